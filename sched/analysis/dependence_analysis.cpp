@@ -1,0 +1,390 @@
+#include "sched/analysis/dependence_analysis.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "sched/target/target.h"
+
+namespace tandem {
+
+namespace {
+
+// `{accumulate}` makes the written accesses read-modify-write (matmul into PSUM).
+bool accumulates(const Instruction& in) { return in.attrs.has("accumulate"); }
+
+
+// Where an instruction sits: its program position and its loop nest.
+struct InstPlace {
+  int pos = -1;
+  std::vector<LoopId> nest;  // outermost first
+};
+
+struct Entry {
+  int pos;
+  InstId inst;
+  const Access* access;  // nullptr: the whole resource (a DMA queue)
+};
+
+struct Resource {
+  std::vector<Entry> writes;
+  std::vector<Entry> reads;
+  const Tensor* tensor = nullptr;  // nullptr for a DMA queue
+};
+
+// How the loops of an expression relate the two instances being compared.
+struct Relation {
+  LoopId carrier = kNoId;  // the loop whose iterations differ by `distance`
+  int64_t distance = 0;
+  int shared_depth = 0;    // loops at depth <= this enclose both at the same iteration
+};
+
+class Analyzer {
+ public:
+  explicit Analyzer(const Kernel& k) : k_(k) {}
+
+  DepGraph run() {
+    order_ = k_.program_order();
+    place_.assign(k_.insts.size(), {});
+    for (size_t i = 0; i < order_.size(); ++i) {
+      place_[order_[i]].pos = static_cast<int>(i);
+      place_[order_[i]].nest = k_.loop_nest(order_[i]);
+    }
+    loop_start_.assign(k_.loops.size(), 0);
+    loop_end_.assign(k_.loops.size(), 0);
+    for (size_t l = 0; l < k_.loops.size(); ++l) {
+      loop_start_[l] = static_cast<int>(order_.size());
+      loop_end_[l] = 0;
+    }
+    for (size_t i = 0; i < order_.size(); ++i)
+      for (LoopId l : place_[order_[i]].nest) {
+        loop_start_[l] = std::min(loop_start_[l], static_cast<int>(i));
+        loop_end_[l] = std::max(loop_end_[l], static_cast<int>(i) + 1);
+      }
+
+    resources_.resize(k_.tensors.size());
+    for (size_t t = 0; t < k_.tensors.size(); ++t) resources_[t].tensor = &k_.tensors[t];
+    for (size_t i = 0; i < order_.size(); ++i) {
+      InstId id = order_[i];
+      const Instruction& in = k_.insts[id];
+      for (const Access& a : in.reads) resources_[a.tensor_id].reads.push_back({static_cast<int>(i), id, &a});
+      for (const Access& a : in.writes) {
+        resources_[a.tensor_id].writes.push_back({static_cast<int>(i), id, &a});
+        if (accumulates(in)) resources_[a.tensor_id].reads.push_back({static_cast<int>(i), id, &a});
+      }
+      if (!in.engine.empty() && k_.target->is_dma_queue(in.engine)) {
+        auto [it, fresh] = queue_index_.emplace(in.engine, resources_.size());
+        if (fresh) resources_.emplace_back();
+        resources_[it->second].writes.push_back({static_cast<int>(i), id, nullptr});
+      }
+    }
+
+    for (size_t i = 0; i < order_.size(); ++i) {
+      InstId id = order_[i];
+      const Instruction& in = k_.insts[id];
+      for (const Access& a : in.reads) visit(id, a.tensor_id, &a, /*is_write=*/false);
+      if (accumulates(in))
+        for (const Access& a : in.writes) visit(id, a.tensor_id, &a, /*is_write=*/false);
+      for (const Access& a : in.writes) visit(id, a.tensor_id, &a, /*is_write=*/true);
+      if (!in.engine.empty() && k_.target->is_dma_queue(in.engine)) visit(id, queue_index_.at(in.engine), nullptr, true);
+    }
+
+    DepGraph g(k_.insts.size());
+    for (const auto& [key, kind] : edges_) g.add_unique(key.src, key.dst, DepEdge{kind, key.distance, key.loop, false});
+    return g;
+  }
+
+ private:
+  struct Key {
+    InstId src, dst;
+    int distance;
+    LoopId loop;
+    bool operator==(const Key& o) const {
+      return src == o.src && dst == o.dst && distance == o.distance && loop == o.loop;
+    }
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      size_t h = static_cast<size_t>(k.src) * 1000003u ^ static_cast<size_t>(k.dst);
+      return h * 31 + static_cast<size_t>(k.distance) * 7 + static_cast<size_t>(k.loop + 1);
+    }
+  };
+
+  void add_edge(InstId src, InstId dst, DepKind kind, int distance, LoopId loop) {
+    auto [it, fresh] = edges_.emplace(Key{src, dst, distance, distance ? loop : kNoId}, kind);
+    if (!fresh && kind > it->second) it->second = kind;
+  }
+
+  static DepKind kind_for(bool src_writes, bool dst_writes, bool queue) {
+    if (queue) return DepKind::Ordered;
+    if (src_writes && dst_writes) return DepKind::Output;
+    return src_writes ? DepKind::Flow : DepKind::Anti;
+  }
+
+  // Entries of `list` with position in [lo, hi), as an index range.
+  static std::pair<size_t, size_t> span(const std::vector<Entry>& list, int lo, int hi) {
+    auto cmp = [](const Entry& e, int p) { return e.pos < p; };
+    size_t a = std::lower_bound(list.begin(), list.end(), lo, cmp) - list.begin();
+    size_t b = std::lower_bound(list.begin(), list.end(), hi, cmp) - list.begin();
+    return {a, b};
+  }
+
+  int common_depth(InstId a, InstId b) const {
+    const auto& na = place_[a].nest;
+    const auto& nb = place_[b].nest;
+    int d = 0;
+    while (d < static_cast<int>(na.size()) && d < static_cast<int>(nb.size()) && na[d] == nb[d]) ++d;
+    return d;
+  }
+
+  // Largest (sign = +1) or smallest (sign = -1) value of
+  //   dst_expr(X's instance) - src_expr(W's instance)
+  // over the iteration space the relation allows.
+  int64_t extreme(const AffineExpr& dst_expr, const AffineExpr& src_expr, const Relation& rel, int sign) const {
+    int64_t total = dst_expr.constant - src_expr.constant;
+    // Coefficient per loop of the shared and carrier variables; free variables bound alone.
+    std::vector<std::pair<LoopId, int64_t>> shared;
+    auto add_shared = [&](LoopId l, int64_t c) {
+      for (auto& [sl, sc] : shared)
+        if (sl == l) {
+          sc += c;
+          return;
+        }
+      shared.push_back({l, c});
+    };
+    auto bound_free = [&](LoopId l, int64_t c) {
+      const Loop& loop = k_.loops[l];
+      int64_t a = c * loop.lo, b = c * (loop.hi - 1);
+      total += sign > 0 ? std::max(a, b) : std::min(a, b);
+    };
+    auto handle = [&](const AffineExpr& e, int64_t side) {  // side: +1 for X, -1 for W
+      for (const AffineTerm& t : e.terms) {
+        int64_t c = side * t.coeff;
+        const Loop& l = k_.loops[t.loop];
+        if (t.loop == rel.carrier) {
+          add_shared(t.loop, c);
+          if (side < 0) total -= c * rel.distance;  // W runs at i - distance: -cW*(i-d) adds +cW*d
+        } else if (l.depth <= rel.shared_depth) {
+          add_shared(t.loop, c);
+        } else {
+          bound_free(t.loop, c);
+        }
+      }
+    };
+    handle(dst_expr, +1);
+    handle(src_expr, -1);
+    for (auto [l, c] : shared) {
+      const Loop& loop = k_.loops[l];
+      int64_t lo = loop.lo + (l == rel.carrier ? rel.distance : 0);
+      int64_t a = c * lo, b = c * (loop.hi - 1);
+      total += sign > 0 ? std::max(a, b) : std::min(a, b);
+    }
+    return total;
+  }
+
+  IndexRange dim_range(const Resource& r, const Access* a, size_t d) const {
+    if (a && !a->whole()) return a->dims[d];
+    IndexRange whole;
+    whole.hi.constant = r.tensor ? r.tensor->shape[d] : 1;
+    return whole;
+  }
+
+  size_t rank(const Resource& r) const { return r.tensor ? r.tensor->shape.size() : 1; }
+
+  static bool uses_register(const IndexRange& x) { return x.lo.uses_register() || x.hi.uses_register(); }
+
+  // Can W's access (src) and X's access (dst) touch a common element under `rel`?
+  // Per dimension: X.hi > W.lo and W.hi > X.lo must both be possible.
+  bool may_overlap(const Resource& r, const Access* src, const Access* dst, const Relation& rel) const {
+    for (size_t d = 0; d < rank(r); ++d) {
+      IndexRange s = dim_range(r, src, d), x = dim_range(r, dst, d);
+      if (uses_register(s) || uses_register(x)) continue;
+      if (extreme(x.hi, s.lo, rel, +1) <= 0) return false;  // X always ends before W starts
+      if (extreme(x.lo, s.hi, rel, -1) >= 0) return false;  // W always ends before X starts
+    }
+    return true;
+  }
+
+  // Does W's access contain X's for every instance pair under `rel`?
+  bool covers(const Resource& r, const Access* src, const Access* dst, const Relation& rel) const {
+    for (size_t d = 0; d < rank(r); ++d) {
+      IndexRange s = dim_range(r, src, d), x = dim_range(r, dst, d);
+      if (uses_register(s) || uses_register(x)) return false;
+      if (extreme(x.lo, s.lo, rel, -1) < 0) return false;  // X may start before W
+      if (extreme(x.hi, s.hi, rel, +1) > 0) return false;  // X may end after W
+    }
+    return true;
+  }
+
+  // Smallest distance d in [1, trip-1] of `carrier` at which the accesses may overlap, or 0.
+  int min_distance(const Resource& r, const Access* src, const Access* dst, LoopId carrier) const {
+    const Loop& l = k_.loops[carrier];
+    int64_t trip = l.trip_count();
+    if (trip < 2) return 0;
+    Relation rel{carrier, 0, l.depth - 1};
+    // Each overlap condition is g(d) = A + B*d > 0 (the maximum over the box is linear in d).
+    int64_t dmin = 1, dmax = trip - 1;
+    for (size_t d = 0; d < rank(r); ++d) {
+      IndexRange s = dim_range(r, src, d), x = dim_range(r, dst, d);
+      if (uses_register(s) || uses_register(x)) continue;
+      for (int cond = 0; cond < 2; ++cond) {
+        auto g = [&](int64_t dist) {
+          Relation at = rel;
+          at.distance = dist;
+          return cond == 0 ? extreme(x.hi, s.lo, at, +1) : -extreme(x.lo, s.hi, at, -1);
+        };
+        int64_t a = g(0), b = g(1) - a;
+        // Need a + b*d > 0, i.e. a + b*d >= 1.
+        if (b == 0) {
+          if (a <= 0) return 0;
+        } else if (b > 0) {
+          int64_t need = (1 - a + b - 1) / b;  // ceil((1 - a) / b)
+          if (1 - a <= 0) need = -((a - 1) / b);
+          dmin = std::max(dmin, need);
+        } else {
+          int64_t nb = -b;  // a - nb*d >= 1  ->  d <= (a - 1) / nb
+          if (a - 1 < 0) return 0;
+          dmax = std::min(dmax, (a - 1) / nb);
+        }
+      }
+    }
+    return dmin <= dmax ? static_cast<int>(dmin) : 0;
+  }
+
+  // All dependences ending at X's access `dst` of resource `res`.
+  void visit(InstId x, size_t res, const Access* dst, bool is_write) {
+    const Resource& r = resources_[res];
+    const bool queue = r.tensor == nullptr;
+    const int p = place_[x].pos;
+    const auto& nest = place_[x].nest;
+
+    // Same iteration of every common loop: scan back to the latest write covering X.
+    int kill_depth = -1;  // carried scans of loops at depth <= this are killed
+    int kill_pos = -1;
+    {
+      auto [a, b] = span(r.writes, 0, p);
+      for (size_t i = b; i-- > a;) {
+        const Entry& w = r.writes[i];
+        Relation rel{kNoId, 0, common_depth(w.inst, x)};
+        if (!may_overlap(r, w.access, dst, rel)) continue;
+        add_edge(w.inst, x, kind_for(true, is_write, queue), 0, kNoId);
+        if (covers(r, w.access, dst, rel)) {
+          kill_depth = rel.shared_depth;
+          kill_pos = w.pos;
+          break;
+        }
+      }
+      if (is_write && !queue) {
+        auto [ra, rb] = span(r.reads, kill_pos + 1, p);
+        for (size_t i = rb; i-- > ra;) {
+          const Entry& rd = r.reads[i];
+          Relation rel{kNoId, 0, common_depth(rd.inst, x)};
+          if (may_overlap(r, rd.access, dst, rel)) add_edge(rd.inst, x, DepKind::Anti, 0, kNoId);
+        }
+      }
+    }
+
+    // Earlier iterations of each enclosing loop, innermost first.
+    for (size_t n = nest.size(); n-- > 0;) {
+      LoopId l = nest[n];
+      if (k_.loops[l].depth <= kill_depth) break;
+      const int s = loop_start_[l], e = loop_end_[l];
+      int cover_pos = -1;
+      // The previous iteration from its end back to X: its latest write covering X kills
+      // everything older.
+      auto [a, b] = span(r.writes, p, e);
+      for (size_t i = b; i-- > a;) {
+        const Entry& w = r.writes[i];
+        int d = min_distance(r, w.access, dst, l);
+        if (!d) continue;
+        add_edge(w.inst, x, kind_for(true, is_write, queue), d, l);
+        if (d == 1 && covers(r, w.access, dst, Relation{l, 1, k_.loops[l].depth - 1})) {
+          cover_pos = w.pos;
+          break;
+        }
+      }
+      if (cover_pos < 0) {
+        auto [c, dd] = span(r.writes, s, p);
+        for (size_t i = dd; i-- > c;) {
+          const Entry& w = r.writes[i];
+          if (int d = min_distance(r, w.access, dst, l)) add_edge(w.inst, x, kind_for(true, is_write, queue), d, l);
+        }
+      }
+      if (is_write && !queue) {
+        auto [ra, rb] = span(r.reads, cover_pos >= 0 ? cover_pos + 1 : s, e);
+        for (size_t i = rb; i-- > ra;) {
+          const Entry& rd = r.reads[i];
+          int d = min_distance(r, rd.access, dst, l);
+          if (d && (cover_pos < 0 || d == 1)) add_edge(rd.inst, x, DepKind::Anti, d, l);
+        }
+      }
+    }
+  }
+
+  const Kernel& k_;
+  std::vector<InstId> order_;
+  std::vector<InstPlace> place_;
+  std::vector<int> loop_start_, loop_end_;
+  std::vector<Resource> resources_;
+  std::unordered_map<std::string, size_t> queue_index_;
+  std::unordered_map<Key, DepKind, KeyHash> edges_;
+};
+
+}  // namespace
+
+DepGraph analyze_dependences(const Kernel& k) { return Analyzer(k).run(); }
+
+DepGraph build_dep_graph(const Kernel& k) {
+  DepGraph g = k.deps_listed() ? DepGraph(k.insts.size()) : analyze_dependences(k);
+  for (const ExplicitDep& d : k.explicit_deps)
+    g.add(d.src, d.dst, static_cast<DepKind>(d.kind), d.distance, d.loop, /*is_explicit=*/true);
+  check_acyclic(k, g);
+  return g;
+}
+
+void check_acyclic(const Kernel& k, const DepGraph& g) {
+  // Iterative DFS over distance-0 edges; a grey target closes a cycle.
+  const auto& graph = g.graph();
+  const size_t n = g.num_vertices();
+  std::vector<char> color(n, 0);  // 0 white, 1 grey, 2 black
+  std::vector<InstId> parent(n, kNoId);
+  for (InstId root = 0; root < static_cast<InstId>(n); ++root) {
+    if (color[root] || k.insts[root].erased) continue;
+    using It = DepGraph::Graph::out_edge_iterator;
+    std::vector<std::pair<InstId, std::pair<It, It>>> stack;
+    color[root] = 1;
+    stack.push_back({root, boost::out_edges(root, graph)});
+    while (!stack.empty()) {
+      auto& [v, range] = stack.back();
+      if (range.first == range.second) {
+        color[v] = 2;
+        stack.pop_back();
+        continue;
+      }
+      auto e = *range.first++;
+      if (graph[e].distance != 0) continue;
+      InstId w = static_cast<InstId>(boost::target(e, graph));
+      if (color[w] == 0) {
+        color[w] = 1;
+        parent[w] = v;
+        stack.push_back({w, boost::out_edges(w, graph)});
+      } else if (color[w] == 1) {
+        // Cycle: w -> ... -> v -> w. Report it at an explicit edge on it.
+        std::vector<InstId> cycle{v};
+        for (InstId u = v; u != w; u = parent[u]) cycle.push_back(parent[u]);
+        std::reverse(cycle.begin(), cycle.end());  // w ... v
+        std::string path;
+        for (InstId u : cycle) path += k.display_name(u) + " -> ";
+        path += k.display_name(w);
+        SourceLoc where = k.loc;
+        for (size_t i = 0; i < cycle.size(); ++i) {
+          InstId a = cycle[i], b = i + 1 < cycle.size() ? cycle[i + 1] : w;
+          for (const ExplicitDep& d : k.explicit_deps)
+            if (d.src == a && d.dst == b && d.distance == 0) where = d.loc;
+        }
+        throw Error(where, "dependence cycle: " + path);
+      }
+    }
+  }
+}
+
+}  // namespace tandem

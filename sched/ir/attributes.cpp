@@ -1,0 +1,89 @@
+#include "sched/ir/attributes.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace tandem {
+
+const AttrValue* Attributes::find(const std::string& key) const {
+  for (const auto& [k, v] : entries_)
+    if (k == key) return &v;
+  return nullptr;
+}
+
+void Attributes::set(const std::string& key, AttrValue value) {
+  for (auto& [k, v] : entries_)
+    if (k == key) {
+      v = std::move(value);
+      return;
+    }
+  entries_.emplace_back(key, std::move(value));
+}
+
+bool Attributes::erase(const std::string& key) {
+  for (auto it = entries_.begin(); it != entries_.end(); ++it)
+    if (it->first == key) {
+      entries_.erase(it);
+      return true;
+    }
+  return false;
+}
+
+std::optional<int64_t> Attributes::get_int(const std::string& key) const {
+  const AttrValue* v = find(key);
+  if (v && std::holds_alternative<int64_t>(*v)) return std::get<int64_t>(*v);
+  return std::nullopt;
+}
+
+std::optional<std::string> Attributes::get_string(const std::string& key) const {
+  const AttrValue* v = find(key);
+  if (v && std::holds_alternative<std::string>(*v)) return std::get<std::string>(*v);
+  return std::nullopt;
+}
+
+static std::string quote(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string format_attr_value(const AttrValue& v) {
+  if (std::holds_alternative<int64_t>(v)) return std::to_string(std::get<int64_t>(v));
+  if (std::holds_alternative<std::string>(v)) return quote(std::get<std::string>(v));
+  if (std::holds_alternative<double>(v)) {
+    // Shortest text that reads back to the same double, always with a '.' or exponent so
+    // that it parses as a real again.
+    double d = std::get<double>(v);
+    char buf[64];
+    for (int precision = 1; precision <= 17; ++precision) {
+      std::snprintf(buf, sizeof buf, "%.*g", precision, d);
+      if (std::strtod(buf, nullptr) == d) break;
+    }
+    std::string s = buf;
+    if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
+    return s;
+  }
+  return "";
+}
+
+std::string Attributes::str() const {
+  if (entries_.empty()) return "";
+  std::string s = "{";
+  bool first = true;
+  for (const auto& [k, v] : entries_) {
+    if (!first) s += ", ";
+    first = false;
+    s += k;
+    if (!std::holds_alternative<std::monostate>(v)) s += " = " + format_attr_value(v);
+  }
+  return s + "}";
+}
+
+}  // namespace tandem

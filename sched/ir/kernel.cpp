@@ -1,0 +1,99 @@
+#include "sched/ir/kernel.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace tandem {
+
+int Kernel::find_tensor(const std::string& n) const {
+  for (size_t i = 0; i < tensors.size(); ++i)
+    if (tensors[i].name == n) return static_cast<int>(i);
+  return kNoId;
+}
+
+InstId Kernel::find_inst(const std::string& n) const {
+  for (size_t i = 0; i < insts.size(); ++i)
+    if (!insts[i].erased && insts[i].name == n) return static_cast<InstId>(i);
+  return kNoId;
+}
+
+static void flatten(const Kernel& k, const std::vector<Stmt>& block, std::vector<InstId>& out) {
+  for (const Stmt& s : block) {
+    if (s.kind == Stmt::kInst)
+      out.push_back(s.id);
+    else
+      flatten(k, k.loops[s.id].body, out);
+  }
+}
+
+std::vector<InstId> Kernel::program_order() const {
+  std::vector<InstId> out;
+  out.reserve(insts.size());
+  flatten(*this, body, out);
+  return out;
+}
+
+std::vector<InstId> Kernel::preheader(LoopId loop) const {
+  const std::vector<Stmt>& block = block_of(loops[loop].parent);
+  std::vector<InstId> out;
+  for (size_t i = 0; i < block.size(); ++i) {
+    if (block[i].kind == Stmt::kLoop && block[i].id == loop) {
+      size_t j = i;
+      while (j > 0 && block[j - 1].kind == Stmt::kInst) --j;
+      for (; j < i; ++j) out.push_back(block[j].id);
+      break;
+    }
+  }
+  return out;
+}
+
+std::vector<LoopId> Kernel::loop_nest(InstId inst) const {
+  std::vector<LoopId> nest;
+  for (LoopId l = insts[inst].loop; l != kNoId; l = loops[l].parent) nest.push_back(l);
+  std::reverse(nest.begin(), nest.end());
+  return nest;
+}
+
+LoopId Kernel::common_loop(InstId a, InstId b) const {
+  std::vector<LoopId> na = loop_nest(a), nb = loop_nest(b);
+  LoopId common = kNoId;
+  for (size_t i = 0; i < na.size() && i < nb.size() && na[i] == nb[i]; ++i) common = na[i];
+  return common;
+}
+
+InstId Kernel::add_inst(Instruction inst) {
+  insts.push_back(std::move(inst));
+  return static_cast<InstId>(insts.size() - 1);
+}
+
+int Kernel::index_in(const std::vector<Stmt>& block, InstId inst) {
+  for (size_t i = 0; i < block.size(); ++i)
+    if (block[i].kind == Stmt::kInst && block[i].id == inst) return static_cast<int>(i);
+  return -1;
+}
+
+void Kernel::insert_before(InstId before, InstId inst) {
+  LoopId loop = insts[before].loop;
+  std::vector<Stmt>& block = block_of(loop);
+  int pos = index_in(block, before);
+  assert(pos >= 0 && "insert_before: anchor is not in its block");
+  block.insert(block.begin() + pos, Stmt{Stmt::kInst, inst});
+  insts[inst].loop = loop;
+}
+
+void Kernel::erase(InstId inst) {
+  std::vector<Stmt>& block = block_of(insts[inst].loop);
+  int pos = index_in(block, inst);
+  assert(pos >= 0 && "erase: instruction is not in its block");
+  block.erase(block.begin() + pos);
+  insts[inst].erased = true;
+}
+
+std::string Kernel::display_name(InstId inst) const {
+  if (!insts[inst].name.empty()) return "%" + insts[inst].name;
+  std::vector<InstId> order = program_order();
+  auto it = std::find(order.begin(), order.end(), inst);
+  return "%" + std::to_string(it - order.begin());
+}
+
+}  // namespace tandem

@@ -1,0 +1,140 @@
+// The kernel IR: tensors, accesses, instructions and counted loops. Instructions and loops
+// live in arenas indexed by InstId/LoopId; blocks (the kernel body, loop bodies) hold the
+// program order as a list of statements. An erased instruction stays in the arena as a
+// tombstone so that ids, and the dependence graph's vertices, stay stable.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sched/ir/affine.h"
+#include "sched/ir/attributes.h"
+#include "sched/support/error.h"
+
+namespace tandem {
+
+struct Target;
+
+using InstId = int32_t;
+using LoopId = int32_t;
+constexpr int32_t kNoId = -1;
+
+struct Tensor {
+  std::string name;   // without the %; a register file's implicit tensor is named by its prefix ("v")
+  std::string space;  // a memory space of the target
+  std::vector<int64_t> shape;  // SBUF/PSUM: shape[0] is the partition dimension
+  std::string dtype;
+  Attributes attrs;   // `address = N` fixes the tensor's address
+  SourceLoc loc;
+  bool register_file = false;  // implicit, never printed as a declaration
+};
+
+// One dimension of an access: [lo, hi). `single` means the text wrote one index (hi = lo+1).
+struct IndexRange {
+  AffineExpr lo;
+  AffineExpr hi;
+  bool single = false;
+};
+
+// A tensor and the index ranges it touches. `dims` empty means the whole tensor. Register
+// groups `v[20:23]` are accesses to the register file's tensor with an inclusive range in the
+// text and a half-open one here.
+struct Access {
+  std::string tensor;
+  int tensor_id = kNoId;
+  std::vector<IndexRange> dims;
+  SourceLoc loc;
+
+  bool whole() const { return dims.empty(); }
+};
+
+struct Instruction {
+  std::string name;    // without '%'; empty when unnamed
+  std::string opcode;
+  std::string engine;  // engine or DMA queue; empty = the scheduler assigns one
+  std::vector<Access> writes;
+  std::vector<Access> reads;
+  Attributes attrs;
+  SourceLoc loc;
+  LoopId loop = kNoId;  // innermost enclosing loop
+  bool erased = false;
+};
+
+struct Stmt {
+  enum Kind { kInst, kLoop } kind;
+  int32_t id;
+};
+
+struct Loop {
+  std::string iv;  // "%k"
+  int64_t lo = 0;
+  int64_t hi = 0;
+  Attributes attrs;
+  std::vector<Stmt> body;
+  LoopId parent = kNoId;
+  int depth = 1;  // 1 for a loop in the kernel body
+  SourceLoc loc;
+
+  int64_t trip_count() const { return hi - lo; }
+};
+
+// A dependence written in the text (`dep %a -> %b anti distance=1`).
+struct ExplicitDep {
+  InstId src = kNoId;
+  InstId dst = kNoId;
+  int kind = 0;      // DepKind, kept as int so that this header does not need the graph
+  int distance = 0;
+  LoopId loop = kNoId;  // carrying loop when distance > 0
+  SourceLoc loc;
+};
+
+class Kernel {
+ public:
+  std::string name;  // without '@'
+  std::string target_name;
+  std::shared_ptr<const Target> target;
+  Attributes attrs;  // `deps_listed`: the dep lines are the whole graph, no analysis
+  std::string file;
+  SourceLoc loc;
+
+  std::vector<Tensor> tensors;
+  std::vector<Instruction> insts;
+  std::vector<Loop> loops;
+  std::vector<Stmt> body;
+  std::vector<ExplicitDep> explicit_deps;
+
+  int find_tensor(const std::string& name) const;  // kNoId when absent
+  InstId find_inst(const std::string& name) const;
+
+  // Live instructions in program order (nested loop bodies flattened in place).
+  std::vector<InstId> program_order() const;
+
+  // The instructions immediately before `loop` in its parent block (its preheader).
+  std::vector<InstId> preheader(LoopId loop) const;
+
+  std::vector<Stmt>& block_of(LoopId loop) { return loop == kNoId ? body : loops[loop].body; }
+  const std::vector<Stmt>& block_of(LoopId loop) const { return loop == kNoId ? body : loops[loop].body; }
+
+  // Enclosing loops of `inst`, outermost first.
+  std::vector<LoopId> loop_nest(InstId inst) const;
+  // Innermost loop enclosing both (kNoId when only the kernel body does).
+  LoopId common_loop(InstId a, InstId b) const;
+
+  // Appends an instruction to the arena (not yet placed in any block).
+  InstId add_inst(Instruction inst);
+  // Places `inst` in the block that holds `before`, immediately before it.
+  void insert_before(InstId before, InstId inst);
+  // Removes `inst` from its block and marks it erased.
+  void erase(InstId inst);
+  // Position of `inst` in `block`, or -1.
+  static int index_in(const std::vector<Stmt>& block, InstId inst);
+
+  // Display name for messages and dep lines: "%name", or "%<program position>" if unnamed.
+  std::string display_name(InstId inst) const;
+
+  bool deps_listed() const { return attrs.has("deps_listed"); }
+};
+
+}  // namespace tandem

@@ -1,0 +1,577 @@
+#include "sched/ir/parser.h"
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+
+#include "sched/ir/lexer.h"
+#include "sched/target/target.h"
+
+namespace tandem {
+
+namespace {
+
+const char* kDepKindNames[] = {"invalid", "ordered", "anti", "output", "flow"};
+
+class Parser {
+ public:
+  Parser(std::vector<Token> toks, const ParseOptions& opts) : toks_(std::move(toks)), opts_(opts) {}
+
+  Kernel parse() {
+    expect_keyword("kernel");
+    k_.loc = peek().loc;
+    k_.name = expect(Tok::At, "kernel name (@name)").text;
+    expect_keyword("target");
+    expect(Tok::Equal, "'='");
+    const Token& tgt = expect(Tok::String, "target name string");
+    k_.target_name = tgt.text;
+    k_.target = opts_.target_override ? opts_.target_override : find_target(tgt.text, tgt.loc);
+    add_register_files();
+    if (attrs_before_block()) k_.attrs = parse_attrs();
+    expect(Tok::LBrace, "'{' to open the kernel body");
+    parse_block(kNoId, k_.body);
+    expect(Tok::RBrace, "'}'");
+    if (peek().kind != Tok::End) fail(peek().loc, "unexpected " + describe(peek()) + " after the kernel");
+    resolve_deps();
+    return std::move(k_);
+  }
+
+ private:
+  // ---- token helpers ----
+  const Token& peek(size_t ahead = 0) const { return toks_[std::min(pos_ + ahead, toks_.size() - 1)]; }
+  const Token& next() { return toks_[pos_ < toks_.size() - 1 ? pos_++ : pos_]; }
+  bool at(Tok k) const { return peek().kind == k; }
+  bool at_keyword(const char* kw) const { return at(Tok::Ident) && peek().text == kw; }
+
+  static std::string describe(const Token& t) {
+    switch (t.kind) {
+      case Tok::End: return "end of file";
+      case Tok::Ident: return "'" + t.text + "'";
+      case Tok::Percent: return "'%" + t.text + "'";
+      case Tok::At: return "'@" + t.text + "'";
+      case Tok::String: return "string \"" + t.text + "\"";
+      default: return "'" + t.text + "'";
+    }
+  }
+
+  [[noreturn]] void fail(const SourceLoc& loc, const std::string& msg) const { throw Error(loc, msg); }
+
+  const Token& expect(Tok k, const std::string& what) {
+    if (!at(k)) fail(peek().loc, "expected " + what + ", found " + describe(peek()));
+    return next();
+  }
+  void expect_keyword(const char* kw) {
+    if (!at_keyword(kw)) fail(peek().loc, std::string("expected '") + kw + "', found " + describe(peek()));
+    next();
+  }
+
+  int64_t parse_int(const std::string& what) {
+    bool neg = false;
+    if (at(Tok::Minus)) {
+      next();
+      neg = true;
+    }
+    const Token& t = peek();
+    if (t.kind == Tok::Real) fail(t.loc, what + " must be an integer, found '" + t.text + "'");
+    if (t.kind != Tok::Int) fail(t.loc, "expected " + what + " (an integer), found " + describe(t));
+    next();
+    try {
+      int64_t v = std::stoll(t.text);
+      return neg ? -v : v;
+    } catch (const std::out_of_range&) {
+      fail(t.loc, "integer '" + t.text + "' is out of range");
+    }
+  }
+
+  // ---- names ----
+  void declare(const std::string& name, const SourceLoc& loc, const char* what) {
+    auto [it, inserted] = names_.emplace(name, loc);
+    if (!inserted)
+      fail(loc, std::string("duplicate name '%") + name + "': " + what + " clashes with the one declared at " +
+                    it->second.str());
+  }
+
+  void add_register_files() {
+    for (const auto& [space_name, s] : k_.target->spaces) {
+      if (!s.is_register_file()) continue;
+      Tensor t;
+      t.name = s.register_prefix;
+      t.space = space_name;
+      t.shape = {s.registers};
+      t.dtype = "b32";
+      t.register_file = true;
+      k_.tensors.push_back(t);
+    }
+  }
+
+  // ---- attributes ----
+  // A `{` right after a kernel or loop header is its attribute dictionary only when another `{`
+  // (the body) follows the matching `}`.
+  bool attrs_before_block() const {
+    if (!at(Tok::LBrace)) return false;
+    size_t i = pos_ + 1;
+    while (i < toks_.size() && toks_[i].kind != Tok::RBrace && toks_[i].kind != Tok::LBrace && toks_[i].kind != Tok::End) ++i;
+    return i + 1 < toks_.size() && toks_[i].kind == Tok::RBrace && toks_[i + 1].kind == Tok::LBrace;
+  }
+
+  Attributes parse_attrs() {
+    Attributes attrs;
+    expect(Tok::LBrace, "'{'");
+    while (!at(Tok::RBrace)) {
+      const Token& key = expect(Tok::Ident, "attribute name");
+      if (attrs.has(key.text)) fail(key.loc, "duplicate attribute '" + key.text + "'");
+      if (at(Tok::Equal)) {
+        next();
+        attrs.set(key.text, parse_attr_value());
+      } else {
+        attrs.set_flag(key.text);
+      }
+      if (!at(Tok::Comma)) break;
+      next();
+    }
+    expect(Tok::RBrace, "',' or '}' in attributes");
+    return attrs;
+  }
+
+  AttrValue parse_attr_value() {
+    bool neg = false;
+    if (at(Tok::Minus)) {
+      next();
+      neg = true;
+    }
+    const Token& t = next();
+    switch (t.kind) {
+      case Tok::Int:
+        try {
+          return neg ? -std::stoll(t.text) : std::stoll(t.text);
+        } catch (const std::out_of_range&) {
+          fail(t.loc, "integer '" + t.text + "' is out of range");
+        }
+      case Tok::Real: return neg ? -std::stod(t.text) : std::stod(t.text);
+      case Tok::String:
+        if (neg) fail(t.loc, "'-' before a string");
+        return t.text;
+      default: fail(t.loc, "expected an attribute value (integer, number or string), found " + describe(t));
+    }
+  }
+
+  // ---- body ----
+  void parse_block(LoopId loop, std::vector<Stmt>& block) {
+    while (!at(Tok::RBrace) && !at(Tok::End)) {
+      if (at_keyword("tensor")) {
+        if (loop != kNoId) fail(peek().loc, "tensors are declared in the kernel body, not inside a loop");
+        parse_tensor();
+      } else if (at_keyword("loop")) {
+        LoopId id = parse_loop(loop);
+        block.push_back({Stmt::kLoop, id});
+      } else if (at_keyword("dep")) {
+        parse_dep(loop);
+      } else if (at(Tok::Percent) || at(Tok::Ident)) {
+        InstId id = parse_inst(loop);
+        block.push_back({Stmt::kInst, id});
+      } else {
+        fail(peek().loc, "expected an instruction, 'loop', 'tensor' or 'dep', found " + describe(peek()));
+      }
+    }
+  }
+
+  void parse_tensor() {
+    next();  // tensor
+    Tensor t;
+    const Token& name = expect(Tok::Percent, "tensor name (%name)");
+    t.name = name.text;
+    t.loc = name.loc;
+    declare(t.name, name.loc, "tensor");
+    expect(Tok::Colon, "':' after the tensor name");
+    const Token& space = expect(Tok::Ident, "memory space");
+    t.space = space.text;
+    const SpaceInfo* s = k_.target->space(space.text);
+    if (!s || s->is_register_file())
+      fail(space.loc, "tensor %" + t.name + " is in space '" + space.text + "', which target '" +
+                          k_.target->name + "' does not have" + space_list());
+    expect(Tok::LBracket, "'[' and the tensor's shape");
+    do {
+      const Token& d = peek();
+      int64_t v = parse_int("tensor dimension");
+      if (v <= 0) fail(d.loc, "tensor dimensions must be positive, found " + std::to_string(v));
+      t.shape.push_back(v);
+      if (!at(Tok::Comma)) break;
+      next();
+    } while (true);
+    expect(Tok::RBracket, "',' or ']' in the shape");
+    if (s->partitions > 0 && t.shape[0] > s->partitions)
+      fail(space.loc, "tensor %" + t.name + " has " + std::to_string(t.shape[0]) + " partitions but " +
+                          space.text + " has " + std::to_string(s->partitions));
+    const Token& dt = expect(Tok::Ident, "element type");
+    if (dtype_bytes(dt.text) == 0) fail(dt.loc, "unknown element type '" + dt.text + "'");
+    t.dtype = dt.text;
+    if (at(Tok::LBrace)) t.attrs = parse_attrs();
+    k_.tensors.push_back(std::move(t));
+  }
+
+  std::string space_list() const {
+    std::string s;
+    for (const auto& [n, sp] : k_.target->spaces)
+      if (!sp.is_register_file()) s += (s.empty() ? " (it has " : ", ") + n;
+    return s.empty() ? s : s + ")";
+  }
+
+  LoopId parse_loop(LoopId parent) {
+    const SourceLoc loc = peek().loc;
+    next();  // loop
+    Loop l;
+    l.loc = loc;
+    l.parent = parent;
+    l.depth = parent == kNoId ? 1 : k_.loops[parent].depth + 1;
+    const Token& iv = expect(Tok::Percent, "induction variable (%name)");
+    l.iv = "%" + iv.text;
+    for (LoopId p = parent; p != kNoId; p = k_.loops[p].parent)
+      if (k_.loops[p].iv == l.iv) fail(iv.loc, "loop variable " + l.iv + " shadows an enclosing loop's");
+    if (names_.count(iv.text)) declare(iv.text, iv.loc, "loop variable");
+    expect(Tok::Equal, "'=' after the induction variable");
+    const Token& lo_tok = peek();
+    l.lo = parse_int("loop lower bound");
+    expect_keyword("to");
+    const Token& hi_tok = peek();
+    l.hi = parse_int("loop upper bound");
+    if (l.hi <= l.lo)
+      fail(hi_tok.loc, "empty loop: " + l.iv + " = " + std::to_string(l.lo) + " to " + std::to_string(l.hi) +
+                           " runs no iteration");
+    (void)lo_tok;
+    if (attrs_before_block()) l.attrs = parse_attrs();
+    expect(Tok::LBrace, "'{' to open the loop body");
+    LoopId id = static_cast<LoopId>(k_.loops.size());
+    k_.loops.push_back(l);
+    std::vector<Stmt> body;
+    parse_block(id, body);
+    expect(Tok::RBrace, "'}' to close the loop");
+    k_.loops[id].body = std::move(body);
+    return id;
+  }
+
+  struct PendingDep {
+    std::string src, dst;
+    SourceLoc src_loc, dst_loc;
+    ExplicitDep dep;
+    std::string loop_iv;
+    SourceLoc loop_loc;
+  };
+
+  void parse_dep(LoopId /*scope*/) {
+    PendingDep p;
+    p.dep.loc = peek().loc;
+    next();  // dep
+    const Token& a = expect(Tok::Percent, "source instruction (%name)");
+    p.src = a.text;
+    p.src_loc = a.loc;
+    expect(Tok::RArrow, "'->'");
+    const Token& b = expect(Tok::Percent, "destination instruction (%name)");
+    p.dst = b.text;
+    p.dst_loc = b.loc;
+    const Token& kind = expect(Tok::Ident, "dependence kind (flow, anti, output, ordered)");
+    int kind_index = -1;
+    for (int i = 1; i < 5; ++i)
+      if (kind.text == kDepKindNames[i]) kind_index = i;
+    if (kind_index < 0) fail(kind.loc, "unknown dependence kind '" + kind.text + "' (use flow, anti, output, ordered)");
+    p.dep.kind = kind_index;
+    while (at(Tok::Ident) && (peek().text == "distance" || peek().text == "loop") && peek(1).kind == Tok::Equal) {
+      std::string key = next().text;
+      next();  // =
+      if (key == "distance") {
+        const Token& d = peek();
+        int64_t dist = parse_int("dependence distance");
+        if (dist < 0) fail(d.loc, "dependence distance must not be negative");
+        p.dep.distance = static_cast<int>(dist);
+      } else {
+        const Token& l = expect(Tok::Percent, "loop variable (%name)");
+        p.loop_iv = "%" + l.text;
+        p.loop_loc = l.loc;
+      }
+    }
+    pending_deps_.push_back(p);
+  }
+
+  InstId resolve_inst_ref(const std::string& ref, const SourceLoc& loc, const std::vector<InstId>& order) {
+    if (!ref.empty() && std::isdigit(static_cast<unsigned char>(ref[0]))) {
+      size_t idx = std::stoul(ref);
+      if (idx < order.size() && k_.insts[order[idx]].name.empty()) return order[idx];
+    } else {
+      auto it = inst_by_name_.find(ref);
+      if (it != inst_by_name_.end()) return it->second;
+    }
+    fail(loc, "dependence names a missing instruction '%" + ref + "'");
+  }
+
+  void resolve_deps() {
+    std::vector<InstId> order = k_.program_order();
+    for (PendingDep& p : pending_deps_) {
+      p.dep.src = resolve_inst_ref(p.src, p.src_loc, order);
+      p.dep.dst = resolve_inst_ref(p.dst, p.dst_loc, order);
+      LoopId common = k_.common_loop(p.dep.src, p.dep.dst);
+      if (!p.loop_iv.empty()) {
+        LoopId found = kNoId;
+        for (LoopId l = common; l != kNoId; l = k_.loops[l].parent)
+          if (k_.loops[l].iv == p.loop_iv) found = l;
+        if (found == kNoId) fail(p.loop_loc, "loop " + p.loop_iv + " does not enclose both instructions");
+        p.dep.loop = found;
+      } else {
+        p.dep.loop = common;
+      }
+      if (p.dep.distance > 0 && p.dep.loop == kNoId)
+        fail(p.dep.loc, "a loop-carried dependence needs a loop enclosing both %" + p.src + " and %" + p.dst);
+      if (p.dep.distance == 0) p.dep.loop = kNoId;
+      k_.explicit_deps.push_back(p.dep);
+    }
+  }
+
+  // ---- instructions ----
+  InstId parse_inst(LoopId loop) {
+    Instruction inst;
+    inst.loop = loop;
+    inst.loc = peek().loc;
+    if (at(Tok::Percent)) {
+      const Token& n = next();
+      if (std::isdigit(static_cast<unsigned char>(n.text[0])))
+        fail(n.loc, "instruction names must start with a letter or '_': '%" + n.text + "'");
+      inst.name = n.text;
+      declare(n.text, n.loc, "instruction");
+      expect(Tok::Equal, "'=' after the instruction name");
+    }
+    const Token& op = expect(Tok::Ident, "opcode");
+    if (op.text == "tensor" || op.text == "loop" || op.text == "dep" || op.text == "kernel")
+      fail(op.loc, "expected an opcode, found keyword '" + op.text + "'");
+    const OpcodeInfo* info = k_.target->opcode(op.text);
+    if (!info) fail(op.loc, "unknown opcode '" + op.text + "' for target '" + k_.target->name + "'");
+    inst.opcode = op.text;
+    if (at_access_start()) parse_access_list(inst.writes, loop);
+    if (at(Tok::LArrow)) {
+      next();
+      if (!at_access_start()) fail(peek().loc, "expected an access after '<-', found " + describe(peek()));
+      parse_access_list(inst.reads, loop);
+    }
+    if (at_keyword("on")) {
+      next();
+      const Token& e = expect(Tok::Ident, "engine or DMA queue name");
+      if (!k_.target->can_run(*info, e.text))
+        fail(e.loc, "'" + op.text + "' cannot run on '" + e.text + "' (" + engines_for(*info) + ")");
+      inst.engine = e.text;
+    }
+    if (at(Tok::LBrace)) inst.attrs = parse_attrs();
+    InstId id = k_.add_inst(std::move(inst));
+    if (!k_.insts[id].name.empty()) inst_by_name_[k_.insts[id].name] = id;
+    return id;
+  }
+
+  std::string engines_for(const OpcodeInfo& info) const {
+    if (info.engines.empty()) return "it takes no engine";
+    std::string s = "it runs on ";
+    for (size_t i = 0; i < info.engines.size(); ++i) {
+      if (i) s += ", ";
+      s += info.engines[i] == "dma" ? "a DMA queue q0..q" + std::to_string(k_.target->dma_queues.size() - 1)
+                                    : info.engines[i];
+    }
+    return s;
+  }
+
+  bool at_access_start() const {
+    if (at(Tok::Percent)) return true;
+    return at(Tok::Ident) && peek(1).kind == Tok::LBracket && k_.target->register_file(peek().text);
+  }
+
+  void parse_access_list(std::vector<Access>& out, LoopId loop) {
+    out.push_back(parse_access(loop));
+    while (at(Tok::Comma)) {
+      next();
+      out.push_back(parse_access(loop));
+    }
+  }
+
+  Access parse_access(LoopId loop) {
+    Access a;
+    a.loc = peek().loc;
+    if (at(Tok::Ident)) return parse_register_group(loop);
+    const Token& name = expect(Tok::Percent, "tensor (%name)");
+    a.tensor = name.text;
+    a.tensor_id = k_.find_tensor(name.text);
+    if (a.tensor_id == kNoId || k_.tensors[a.tensor_id].register_file)
+      fail(name.loc, "unknown tensor '%" + name.text + "'");
+    const Tensor& t = k_.tensors[a.tensor_id];
+    if (at(Tok::LBracket)) {
+      next();
+      std::vector<SourceLoc> dim_locs;
+      do {
+        dim_locs.push_back(peek().loc);
+        IndexRange r;
+        r.lo = parse_expr(loop);
+        if (at(Tok::Colon)) {
+          next();
+          r.hi = parse_expr(loop);
+        } else {
+          r.single = true;
+          r.hi = r.lo + 1;
+        }
+        a.dims.push_back(std::move(r));
+        if (!at(Tok::Comma)) break;
+        next();
+      } while (true);
+      expect(Tok::RBracket, "',' or ']' in the access");
+      if (a.dims.size() != t.shape.size())
+        fail(a.loc, "access to %" + t.name + " has " + std::to_string(a.dims.size()) + " indices but the tensor has " +
+                        std::to_string(t.shape.size()) + " dimensions");
+      for (size_t d = 0; d < a.dims.size(); ++d) check_bounds(t, a.dims[d], d, dim_locs[d]);
+    }
+    return a;
+  }
+
+  Access parse_register_group(LoopId /*loop*/) {
+    Access a;
+    a.loc = peek().loc;
+    const Token& prefix = next();
+    const SpaceInfo* rf = k_.target->register_file(prefix.text);
+    a.tensor = prefix.text;
+    a.tensor_id = k_.find_tensor(prefix.text);
+    expect(Tok::LBracket, "'['");
+    int64_t first = parse_int("register number");
+    int64_t last = first;
+    if (at(Tok::Colon)) {
+      next();
+      last = parse_int("register number");
+    }
+    expect(Tok::RBracket, "']' after the register group");
+    if (first > last) fail(a.loc, "register group " + prefix.text + "[" + std::to_string(first) + ":" +
+                                      std::to_string(last) + "] is reversed");
+    if (first < 0 || last >= rf->registers)
+      fail(a.loc, "register group " + prefix.text + "[" + std::to_string(first) + ":" + std::to_string(last) +
+                      "] is outside the register file (" + std::to_string(rf->registers) + " registers)");
+    IndexRange r;
+    r.lo.constant = first;
+    r.hi.constant = last + 1;
+    r.single = first == last;
+    a.dims.push_back(r);
+    return a;
+  }
+
+  // expr := ['-'] term (('+'|'-') term)*   term := INT ['*' sym] | sym ['*' INT]
+  AffineExpr parse_expr(LoopId loop) {
+    AffineExpr e;
+    int64_t sign = 1;
+    if (at(Tok::Minus)) {
+      next();
+      sign = -1;
+    }
+    parse_term(e, sign, loop);
+    while (at(Tok::Plus) || at(Tok::Minus)) {
+      sign = next().kind == Tok::Plus ? 1 : -1;
+      parse_term(e, sign, loop);
+    }
+    return e;
+  }
+
+  void parse_term(AffineExpr& e, int64_t sign, LoopId loop) {
+    if (at(Tok::Real)) fail(peek().loc, "indices must be integers, found '" + peek().text + "'");
+    int64_t coeff = sign;
+    if (at(Tok::Int)) {
+      int64_t c = parse_int("index");
+      if (!at(Tok::Star)) {
+        e.constant += sign * c;
+        return;
+      }
+      next();
+      coeff *= c;
+    }
+    auto [symbol, sym_loop] = parse_symbol(loop);
+    if (at(Tok::Star) && coeff == sign) {
+      next();
+      coeff *= parse_int("coefficient");
+    }
+    e.add_term(symbol, coeff, sym_loop);
+  }
+
+  LoopId symbol_loop(const std::string& sym, LoopId loop, const SourceLoc& loc) const {
+    if (sym[0] != '%') return kNoId;
+    for (LoopId l = loop; l != kNoId; l = k_.loops[l].parent)
+      if (k_.loops[l].iv == sym) return l;
+    fail(loc, "'" + sym + "' is not the induction variable of an enclosing loop");
+  }
+
+  // A loop variable (%k) or an address register (v10: a register-file prefix and a number).
+  std::pair<std::string, LoopId> parse_symbol(LoopId loop) {
+    const Token& t = peek();
+    std::string sym;
+    if (t.kind == Tok::Percent) {
+      sym = "%" + t.text;
+    } else if (t.kind == Tok::Ident && is_register_name(t.text)) {
+      sym = t.text;
+    } else {
+      fail(t.loc, "expected an index (integer, loop variable or address register), found " + describe(t));
+    }
+    LoopId l = symbol_loop(sym, loop, t.loc);
+    next();
+    return {sym, l};
+  }
+
+  bool is_register_name(const std::string& text) const {
+    for (const auto& [n, s] : k_.target->spaces) {
+      if (!s.is_register_file() || text.rfind(s.register_prefix, 0) != 0) continue;
+      std::string num = text.substr(s.register_prefix.size());
+      if (!num.empty() && num.size() < 10 && std::all_of(num.begin(), num.end(), ::isdigit) &&
+          std::stoll(num) < s.registers)
+        return true;
+    }
+    return false;
+  }
+
+  // Smallest and largest value of `e` over the iteration space of the enclosing loops.
+  std::pair<int64_t, int64_t> range_of(const AffineExpr& e) const {
+    int64_t lo = e.constant, hi = e.constant;
+    for (const auto& t : e.terms) {
+      const Loop& l = k_.loops[t.loop];
+      int64_t a = t.coeff * l.lo, b = t.coeff * (l.hi - 1);
+      lo += std::min(a, b);
+      hi += std::max(a, b);
+    }
+    return {lo, hi};
+  }
+
+  void check_bounds(const Tensor& t, const IndexRange& r, size_t d, const SourceLoc& loc) const {
+    if (r.lo.uses_register() || r.hi.uses_register()) return;  // register value known only at run time
+    auto [lo_min, lo_max] = range_of(r.lo);
+    auto [hi_min, hi_max] = range_of(r.hi);
+    std::string dim = "dimension " + std::to_string(d) + " of %" + t.name;
+    if (lo_min < 0 || hi_max > t.shape[d])
+      fail(loc, "access out of bounds: " + dim + " reaches [" + std::to_string(lo_min) + ", " + std::to_string(hi_max) +
+                    ") but its size is " + std::to_string(t.shape[d]));
+    if (range_of(r.hi - r.lo).first <= 0) fail(loc, "empty index range in " + dim);
+    (void)lo_max;
+    (void)hi_min;
+  }
+
+  std::vector<Token> toks_;
+  size_t pos_ = 0;
+  ParseOptions opts_;
+  Kernel k_;
+  std::unordered_map<std::string, SourceLoc> names_;
+  std::unordered_map<std::string, InstId> inst_by_name_;
+  std::vector<PendingDep> pending_deps_;
+};
+
+}  // namespace
+
+Kernel parse_kernel(const std::string& source, const std::string& file_name, const ParseOptions& opts) {
+  const char* file = intern_file_name(file_name);
+  Kernel k = Parser(lex(source, file), opts).parse();
+  k.file = file_name;
+  return k;
+}
+
+Kernel parse_kernel_file(const std::string& path, const ParseOptions& opts) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(SourceLoc{intern_file_name(path), 0, 0}, "cannot open file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_kernel(ss.str(), path, opts);
+}
+
+}  // namespace tandem

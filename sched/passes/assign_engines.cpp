@@ -1,0 +1,85 @@
+#include "sched/passes/assign_engines.h"
+
+#include <map>
+
+#include <spdlog/spdlog.h>
+
+#include "sched/analysis/dependence_analysis.h"
+#include "sched/support/error.h"
+#include "sched/target/target.h"
+
+namespace tandem {
+
+std::vector<PassOptionSpec> AssignEnginesPass::options() {
+  return {
+      {"queues", PassOptionSpec::Int, "0", "DMA queues to spread transfers over (0 = all the target has)", {}},
+      {"policy", PassOptionSpec::Choice, "first",
+       "first: the first engine the target lists for the opcode; balance: the least loaded of them "
+       "(by dynamic instruction count)",
+       {"first", "balance"}},
+  };
+}
+
+AssignEnginesPass::AssignEnginesPass(const PassOptions& o)
+    : queues_(o.get_int("queues")), balance_(o.get_string("policy") == "balance") {}
+
+void AssignEnginesPass::run(PassContext& ctx) {
+  Kernel& k = ctx.kernel;
+  const Target& t = *k.target;
+  int64_t queues = queues_ == 0 ? static_cast<int64_t>(t.dma_queues.size()) : queues_;
+  if (queues < 0 || queues > static_cast<int64_t>(t.dma_queues.size()))
+    throw Error("assign-engines: queues=" + std::to_string(queues_) + " but target '" + t.name + "' has " +
+                std::to_string(t.dma_queues.size()) + " DMA queues");
+
+  std::map<std::string, int64_t> load;  // dynamic instructions per engine
+  auto dynamic_count = [&](InstId id) {
+    int64_t n = 1;
+    for (LoopId l = k.insts[id].loop; l != kNoId; l = k.loops[l].parent) n *= k.loops[l].trip_count();
+    return n;
+  };
+  std::vector<InstId> order = k.program_order();
+  for (InstId id : order)
+    if (!k.insts[id].engine.empty()) load[k.insts[id].engine] += dynamic_count(id);
+
+  int64_t next_queue = 0;
+  for (InstId id : order) {
+    Instruction& in = k.insts[id];
+    if (!in.engine.empty()) continue;
+    const OpcodeInfo& op = *t.opcode(in.opcode);
+    if (op.engines.empty()) continue;  // barriers and branches take no engine
+    bool dma = op.engines.size() == 1 && op.engines[0] == "dma";
+    if (dma) {
+      if (queues == 0) continue;
+      in.engine = t.dma_queues[next_queue++ % queues];
+      ctx.stats.add("queues_assigned");
+    } else {
+      std::string pick;
+      for (const auto& e : op.engines) {
+        if (e == "dma") continue;
+        if (pick.empty() || (balance_ && load[e] < load[pick])) pick = e;
+      }
+      in.engine = pick;
+      ctx.stats.add("engines_assigned");
+    }
+    load[in.engine] += dynamic_count(id);
+    ctx.log->debug("{} -> {}", k.display_name(id), in.engine);
+  }
+  if (ctx.stats.counters.empty()) {
+    ctx.skip("every instruction already has an engine or queue");
+    return;
+  }
+
+  // Same-queue order is a dependence (Ordered). Where the graph is still the analysis of the
+  // accesses, re-derive it; where passes have edited it, add only the queue edges.
+  if (!k.deps_listed()) {
+    ctx.deps = build_dep_graph(k);
+    return;
+  }
+  for (const DepEdgeRef& e : analyze_dependences(k).edges()) {
+    const std::string& qa = k.insts[e.src].engine;
+    if (qa.empty() || qa != k.insts[e.dst].engine || !t.is_dma_queue(qa)) continue;
+    if (ctx.deps.add(e.src, e.dst, DepKind::Ordered, e.props.distance, e.props.loop)) ctx.stats.add("ordered_edges_added");
+  }
+}
+
+}  // namespace tandem

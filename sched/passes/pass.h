@@ -1,0 +1,69 @@
+// A pass is a small class with one `run` entry point, declared once in the central table
+// (pass_registry.def) with its options, defaults and help.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sched/analysis/dep_graph.h"
+#include "sched/ir/kernel.h"
+
+namespace spdlog {
+class logger;
+}
+
+namespace tandem {
+
+struct PassOptionSpec {
+  enum Type { Int, Flag, String, Choice };
+  std::string name;
+  Type type = Int;
+  std::string default_value;         // text form; "" for a flag means off
+  std::string help;
+  std::vector<std::string> choices;  // for Choice
+};
+
+// Option values of one pipeline step, already checked against the pass's specs.
+class PassOptions {
+ public:
+  PassOptions() = default;
+  PassOptions(std::map<std::string, std::string> values) : values_(std::move(values)) {}
+  int64_t get_int(const std::string& name) const;
+  bool get_flag(const std::string& name) const;
+  std::string get_string(const std::string& name) const;
+  const std::map<std::string, std::string>& values() const { return values_; }
+
+ private:
+  std::map<std::string, std::string> values_;
+};
+
+// What a pass did: named counters, printed by --stats, and why it declined, if it did.
+struct PassStats {
+  std::vector<std::pair<std::string, int64_t>> counters;
+  std::vector<std::string> skip_reasons;
+  void add(const std::string& name, int64_t n = 1);
+  int64_t get(const std::string& name) const;
+};
+
+struct PassContext {
+  Kernel& kernel;
+  DepGraph& deps;
+  PassStats& stats;
+  std::shared_ptr<spdlog::logger> log;
+
+  // The graph now differs from what analysis of the accesses derives: print it in full.
+  void mark_deps_listed() { kernel.attrs.set_flag("deps_listed"); }
+  void skip(const std::string& reason);
+};
+
+class Pass {
+ public:
+  virtual ~Pass() = default;
+  virtual void run(PassContext& ctx) = 0;
+};
+
+}  // namespace tandem

@@ -1,0 +1,80 @@
+#include "sched/passes/pass_manager.h"
+
+#include <ostream>
+
+#include "sched/ir/printer.h"
+#include "sched/passes/assign_engines.h"
+#include "sched/support/log.h"
+
+namespace tandem {
+
+int64_t PassOptions::get_int(const std::string& name) const {
+  auto it = values_.find(name);
+  return it == values_.end() || it->second.empty() ? 0 : std::stoll(it->second);
+}
+
+bool PassOptions::get_flag(const std::string& name) const {
+  auto it = values_.find(name);
+  return it != values_.end() && !it->second.empty();
+}
+
+std::string PassOptions::get_string(const std::string& name) const {
+  auto it = values_.find(name);
+  return it == values_.end() ? "" : it->second;
+}
+
+void PassStats::add(const std::string& name, int64_t n) {
+  for (auto& [k, v] : counters)
+    if (k == name) {
+      v += n;
+      return;
+    }
+  counters.emplace_back(name, n);
+}
+
+int64_t PassStats::get(const std::string& name) const {
+  for (const auto& [k, v] : counters)
+    if (k == name) return v;
+  return 0;
+}
+
+void PassContext::skip(const std::string& reason) {
+  stats.skip_reasons.push_back(reason);
+  log->debug("skipped: {}", reason);
+}
+
+const std::vector<PassInfo>& pass_registry() {
+  static const std::vector<PassInfo> table = {
+#define TANDEM_PASS(NAME, CLASS) \
+  {NAME, CLASS::kHelp, CLASS::options(), [](const PassOptions& o) { return std::make_unique<CLASS>(o); }},
+#include "sched/passes/pass_registry.def"
+#undef TANDEM_PASS
+  };
+  return table;
+}
+
+const PassInfo* find_pass(const std::string& name) {
+  for (const auto& p : pass_registry())
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+void run_pipeline(Kernel& k, DepGraph& g, const std::vector<PipelineStep>& steps, const RunOptions& opts,
+                  std::ostream& diag) {
+  for (const PipelineStep& step : steps) {
+    PassStats stats;
+    PassContext ctx{k, g, stats, logger("sched." + step.pass->name)};
+    step.pass->create(step.options)->run(ctx);
+    g.grow(k.insts.size());
+    if (opts.stats) {
+      diag << "=== stats: " << step.text << " ===\n";
+      for (const auto& [name, value] : stats.counters) diag << "  " << name << ": " << value << "\n";
+      for (const auto& reason : stats.skip_reasons) diag << "  skipped: " << reason << "\n";
+    }
+    if (opts.print_after.count(step.pass->name)) {
+      diag << "# IR after " << step.text << "\n" << print_kernel(k, &g);
+    }
+  }
+}
+
+}  // namespace tandem

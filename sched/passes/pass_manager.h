@@ -1,0 +1,55 @@
+// Pipelines (`a,b{key=value,flag},c`), the pass table, and running a pipeline over a kernel.
+#pragma once
+
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "sched/passes/pass.h"
+
+namespace tandem {
+
+struct PassInfo {
+  std::string name;
+  std::string help;
+  std::vector<PassOptionSpec> options;
+  std::function<std::unique_ptr<Pass>(const PassOptions&)> create;
+};
+
+// Every pass of pass_registry.def, in table order.
+const std::vector<PassInfo>& pass_registry();
+const PassInfo* find_pass(const std::string& name);
+
+// Named pipelines: `none` keeps program order and every dependence.
+struct NamedPipeline {
+  std::string name;
+  std::string expansion;
+  std::string help;
+};
+const std::vector<NamedPipeline>& named_pipelines();
+
+struct PipelineStep {
+  const PassInfo* pass = nullptr;
+  PassOptions options;
+  std::string text;  // the step as written, for messages
+};
+
+// Parses and checks a pipeline string; errors are located as `--passes:1:COL`.
+std::vector<PipelineStep> parse_pipeline(const std::string& text);
+
+// One paragraph per pass and named pipeline, for --help and docs/passes.md.
+std::string describe_passes();
+
+struct RunOptions {
+  bool stats = false;
+  std::set<std::string> print_after;  // pass names
+};
+
+// Runs `steps` in order. Statistics and --print-after output go to `diag`.
+void run_pipeline(Kernel& k, DepGraph& g, const std::vector<PipelineStep>& steps, const RunOptions& opts,
+                  std::ostream& diag);
+
+}  // namespace tandem

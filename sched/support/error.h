@@ -1,0 +1,38 @@
+// User-facing errors (bad input, bad options) carry a source location; internal invariants
+// are asserts. The two are never mixed: an Error always means the user can fix something.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace tandem {
+
+struct SourceLoc {
+  const char* file = nullptr;  // interned, lives for the whole process
+  int line = 0;
+  int col = 0;
+
+  bool valid() const { return file != nullptr; }
+  std::string str() const;  // "file:line:col", "file:line", "file" or ""
+};
+
+// Returns a process-lifetime copy of `name` so SourceLoc can hold a bare pointer.
+const char* intern_file_name(const std::string& name);
+
+class Error : public std::runtime_error {
+ public:
+  Error(SourceLoc loc, const std::string& message);
+  explicit Error(const std::string& message) : Error(SourceLoc{}, message) {}
+
+  const SourceLoc& loc() const { return loc_; }
+  const std::string& message() const { return message_; }
+
+ private:
+  SourceLoc loc_;
+  std::string message_;
+};
+
+// "file:line:col: error: message", the one line every user error prints.
+std::string format_error(const Error& e);
+
+}  // namespace tandem

@@ -1,0 +1,17 @@
+# lit configuration for Tandem's command-line tests. Each test file starts with prose saying
+# what it checks; RUN lines use %tandem, %workloads and %models.
+import os
+import lit.formats
+
+config.name = "tandem"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".kir", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py.in"]
+
+config.substitutions.append(("%tandem", config.tandem_bin))
+config.substitutions.append(("%workloads", os.path.join(config.source_root, "workloads")))
+config.substitutions.append(("%models", os.path.join(config.source_root, "models")))
+config.substitutions.append(("FileCheck", config.filecheck))
+config.substitutions.append(("%not", "not"))
+config.environment["SYSTEMC_DISABLE_COPYRIGHT_MESSAGE"] = "1"

@@ -1,0 +1,47 @@
+// tandem: the command-line front end. Exit codes: 0 success, 1 user error (one `error:`
+// line), 2 internal error.
+#include <cstdio>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "sched/support/error.h"
+#include "sched/support/log.h"
+#include "tools/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "Tandem: a cycle-approximate accelerator simulator with a software-pipelining scheduler.\n"
+      "Reads kernels in the .kir text IR (docs/ir.md) and hardware models from models/."};
+  app.require_subcommand(1);
+  std::string log_level = "warn";
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off (logs go to stderr)")
+      ->capture_default_str();
+  int exit_code = 0;
+  app.parse_complete_callback([&] { tandem::set_log_level(log_level); });
+  tandem::cli::add_opt_command(app, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return 0;
+  } catch (const CLI::CallForAllHelp&) {
+    std::cout << app.help("", CLI::AppFormatMode::All);
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) {
+      app.exit(e);
+      return 0;
+    }
+    std::cerr << "error: " << e.what() << " (see tandem --help)\n";
+    return 1;
+  } catch (const tandem::Error& e) {
+    std::cout.flush();
+    std::cerr << tandem::format_error(e) << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "internal error: " << e.what() << "\n";
+    return 2;
+  }
+  return exit_code;
+}
