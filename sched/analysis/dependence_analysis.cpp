@@ -1,6 +1,7 @@
 #include "sched/analysis/dependence_analysis.h"
 
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 
 #include "sched/target/target.h"
@@ -36,6 +37,62 @@ struct Relation {
   LoopId carrier = kNoId;  // the loop whose iterations differ by `distance`
   int64_t distance = 0;
   int shared_depth = 0;    // loops at depth <= this enclose both at the same iteration
+};
+
+// A constant index box, one half-open interval per dimension.
+using Box = std::vector<std::pair<int64_t, int64_t>>;
+
+// a minus b, as disjoint boxes.
+std::vector<Box> subtract(const Box& a, const Box& b) {
+  for (size_t d = 0; d < a.size(); ++d)
+    if (b[d].second <= a[d].first || a[d].second <= b[d].first) return {a};  // disjoint
+  std::vector<Box> out;
+  Box rest = a;
+  for (size_t d = 0; d < a.size(); ++d) {
+    if (rest[d].first < b[d].first) {
+      Box piece = rest;
+      piece[d] = {rest[d].first, b[d].first};
+      out.push_back(piece);
+      rest[d].first = b[d].first;
+    }
+    if (b[d].second < rest[d].second) {
+      Box piece = rest;
+      piece[d] = {b[d].second, rest[d].second};
+      out.push_back(piece);
+      rest[d].second = b[d].second;
+    }
+  }
+  return out;
+}
+
+// What part of X's access the writes seen so far leave uncovered. Constant accesses (all
+// register groups, most tiles) are tracked exactly, so that two loads filling v[36:39] and
+// v[40:43] together cover a read of v[36:43]; others need one write that covers alone.
+class Coverage {
+ public:
+  explicit Coverage(std::optional<Box> target) : exact_(target.has_value()) {
+    if (target) left_.push_back(*target);
+  }
+  // Returns true once X's access is fully covered.
+  bool add(const std::optional<Box>& write, bool covers_alone) {
+    if (covers_alone) {
+      left_.clear();
+      cleared_ = true;
+    }
+    else if (exact_ && write) {
+      std::vector<Box> next;
+      for (const Box& b : left_)
+        for (Box& piece : subtract(b, *write)) next.push_back(std::move(piece));
+      left_ = std::move(next);
+    }
+    return covered();
+  }
+  bool covered() const { return left_.empty() && (exact_ || cleared_); }
+
+ private:
+  bool exact_;
+  bool cleared_ = false;
+  std::vector<Box> left_;
 };
 
 class Analyzer {
@@ -190,6 +247,16 @@ class Analyzer {
 
   size_t rank(const Resource& r) const { return r.tensor ? r.tensor->shape.size() : 1; }
 
+  std::optional<Box> constant_box(const Resource& r, const Access* a) const {
+    Box box;
+    for (size_t d = 0; d < rank(r); ++d) {
+      IndexRange x = dim_range(r, a, d);
+      if (!x.lo.is_constant() || !x.hi.is_constant()) return std::nullopt;
+      box.push_back({x.lo.constant, x.hi.constant});
+    }
+    return box;
+  }
+
   static bool uses_register(const IndexRange& x) { return x.lo.uses_register() || x.hi.uses_register(); }
 
   // Can W's access (src) and X's access (dst) touch a common element under `rel`?
@@ -260,15 +327,19 @@ class Analyzer {
     // Same iteration of every common loop: scan back to the latest write covering X.
     int kill_depth = -1;  // carried scans of loops at depth <= this are killed
     int kill_pos = -1;
+    const std::optional<Box> x_box = constant_box(r, dst);
     {
+      Coverage cov(x_box);
+      int cover_depth = 1 << 30;
       auto [a, b] = span(r.writes, 0, p);
       for (size_t i = b; i-- > a;) {
         const Entry& w = r.writes[i];
         Relation rel{kNoId, 0, common_depth(w.inst, x)};
         if (!may_overlap(r, w.access, dst, rel)) continue;
         add_edge(w.inst, x, kind_for(true, is_write, queue), 0, kNoId);
-        if (covers(r, w.access, dst, rel)) {
-          kill_depth = rel.shared_depth;
+        cover_depth = std::min(cover_depth, rel.shared_depth);
+        if (cov.add(constant_box(r, w.access), covers(r, w.access, dst, rel))) {
+          kill_depth = cover_depth;
           kill_pos = w.pos;
           break;
         }
@@ -289,15 +360,16 @@ class Analyzer {
       if (k_.loops[l].depth <= kill_depth) break;
       const int s = loop_start_[l], e = loop_end_[l];
       int cover_pos = -1;
-      // The previous iteration from its end back to X: its latest write covering X kills
-      // everything older.
+      // The previous iteration from its end back to X: once its writes cover X, everything
+      // older is hidden.
+      Coverage cov(x_box);
       auto [a, b] = span(r.writes, p, e);
       for (size_t i = b; i-- > a;) {
         const Entry& w = r.writes[i];
         int d = min_distance(r, w.access, dst, l);
         if (!d) continue;
         add_edge(w.inst, x, kind_for(true, is_write, queue), d, l);
-        if (d == 1 && covers(r, w.access, dst, Relation{l, 1, k_.loops[l].depth - 1})) {
+        if (d == 1 && cov.add(constant_box(r, w.access), covers(r, w.access, dst, Relation{l, 1, k_.loops[l].depth - 1}))) {
           cover_pos = w.pos;
           break;
         }
