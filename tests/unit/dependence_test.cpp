@@ -1,1 +1,139 @@
 #include <catch2/catch.hpp>
+
+#include "test_util.h"
+
+using namespace tandem;
+using tandem::test::edge;
+using tandem::test::parse;
+
+TEST_CASE("a doubled edge keeps the stronger kind", "[deps]") {
+  DepGraph g(2);
+  CHECK(g.add(0, 1, DepKind::Anti));
+  CHECK_FALSE(g.add(0, 1, DepKind::Ordered));
+  CHECK(g.find(0, 1)->kind == DepKind::Anti);
+  CHECK(g.add(0, 1, DepKind::Flow));
+  CHECK(g.find(0, 1)->kind == DepKind::Flow);
+  CHECK(g.num_edges() == 1);
+  // The same pair at another distance is another dependence.
+  CHECK(g.add(0, 1, DepKind::Ordered, 1, 0));
+  CHECK(g.num_edges() == 2);
+  CHECK(g.remove(0, 1));
+  CHECK(g.num_edges() == 1);
+  CHECK(g.find(0, 1, 1, 0)->kind == DepKind::Ordered);
+}
+
+TEST_CASE("kinds are ordered Invalid < Ordered < Anti < Output < Flow", "[deps]") {
+  CHECK(DepKind::Invalid < DepKind::Ordered);
+  CHECK(DepKind::Ordered < DepKind::Anti);
+  CHECK(DepKind::Anti < DepKind::Output);
+  CHECK(DepKind::Output < DepKind::Flow);
+}
+
+TEST_CASE("the GEMM K loop has its flow, carried anti and accumulator edges", "[deps]") {
+  Kernel k = parse_kernel_file(std::string(TANDEM_SOURCE_DIR) + "/workloads/trn/gemm_k.kir");
+  DepGraph g = build_dep_graph(k);
+  REQUIRE(edge(k, g, "la", "mm"));
+  CHECK(edge(k, g, "la", "mm")->kind == DepKind::Flow);
+  REQUIRE(edge(k, g, "mm", "la", 1));
+  CHECK(edge(k, g, "mm", "la", 1)->kind == DepKind::Anti);
+  CHECK(edge(k, g, "mm", "la", 1)->loop == 0);
+  CHECK(edge(k, g, "mm", "lb", 1)->kind == DepKind::Anti);
+  CHECK(edge(k, g, "mm", "mm", 1)->kind == DepKind::Flow);
+  CHECK(edge(k, g, "z", "mm")->kind == DepKind::Flow);
+  CHECK_FALSE(edge(k, g, "mm", "la"));      // not at distance 0
+  CHECK_FALSE(edge(k, g, "la", "mm", 1));   // hidden by la of the same iteration
+  CHECK(g.num_edges() == 10);
+}
+
+TEST_CASE("carried distances are the smallest gap at which accesses overlap", "[deps]") {
+  Kernel k = parse(
+      "  tensor %t : sbuf[128, 64] f32\n"
+      "  tensor %u : sbuf[128, 4] f32\n"
+      "  loop %i = 3 to 60 {\n"
+      "    %w = memset %t[0:128, %i]\n"
+      "    %r = activation %u <- %t[0:128, %i - 3 : %i + 1]\n"
+      "  }\n");
+  DepGraph g = build_dep_graph(k);
+  // %r reads columns i-3..i: written this iteration (distance 0) and by the previous three.
+  CHECK(edge(k, g, "w", "r")->kind == DepKind::Flow);
+  CHECK(edge(k, g, "w", "r", 1)->kind == DepKind::Flow);
+  CHECK_FALSE(edge(k, g, "w", "r", 2));  // only the smallest distance is recorded
+  CHECK_FALSE(edge(k, g, "r", "w", 1));  // %r never reads a column %w writes later
+}
+
+TEST_CASE("a loop whose accesses never meet across iterations has no carried edge", "[deps]") {
+  Kernel k = parse(
+      "  tensor %A : dram[128, 1024] bf16\n"
+      "  tensor %B : dram[128, 1024] bf16\n"
+      "  loop %i = 0 to 8 {\n"
+      "    %c = dma_copy %B[0:128, %i*128 : %i*128 + 128] <- %A[0:128, %i*128 : %i*128 + 128]\n"
+      "  }\n");
+  DepGraph g = build_dep_graph(k);
+  CHECK(g.num_edges() == 0);
+}
+
+TEST_CASE("writes that together cover a read hide older writers", "[deps]") {
+  Kernel k = parse(
+      "  tensor %lds : lds[65536] u8\n"
+      "  loop %i = 0 to 4 {\n"
+      "    %a = ds_load_b128 v[36:39] <- %lds[v10 + 0]\n"
+      "    %b = ds_load_b128 v[40:43] <- %lds[v10 + 16]\n"
+      "    %w = v_wmma_f32_16x16x32_bf16 v[100:107] <- v[36:43], v[60:67], v[100:107]\n"
+      "  }\n",
+      "gpu-cu");
+  DepGraph g = build_dep_graph(k);
+  CHECK(edge(k, g, "a", "w")->kind == DepKind::Flow);
+  CHECK(edge(k, g, "b", "w")->kind == DepKind::Flow);
+  CHECK_FALSE(edge(k, g, "a", "w", 1));
+  CHECK_FALSE(edge(k, g, "b", "w", 1));
+  CHECK(edge(k, g, "w", "a", 1)->kind == DepKind::Anti);
+}
+
+TEST_CASE("consecutive transfers on one DMA queue are Ordered, also around the loop", "[deps]") {
+  Kernel k = parse(
+      "  tensor %A : dram[128, 1024] bf16\n"
+      "  tensor %a : sbuf[128, 128] bf16\n"
+      "  tensor %b : sbuf[128, 128] bf16\n"
+      "  loop %i = 0 to 8 {\n"
+      "    %x = load %a <- %A[0:128, %i*128 : %i*128 + 128] on q2\n"
+      "    %y = load %b <- %A[0:128, 0:128] on q2\n"
+      "  }\n");
+  DepGraph g = build_dep_graph(k);
+  CHECK(edge(k, g, "x", "y")->kind == DepKind::Ordered);
+  CHECK(edge(k, g, "y", "x", 1)->kind == DepKind::Ordered);
+  CHECK(edge(k, g, "x", "x", 1)->kind == DepKind::Output);  // stronger than the queue order
+}
+
+TEST_CASE("explicit edges add to analysis, or replace it when deps are listed", "[deps]") {
+  const std::string body =
+      "  tensor %a : sbuf[128, 128] bf16\n"
+      "  tensor %b : sbuf[128, 128] bf16\n"
+      "  %x = memset %a\n"
+      "  %y = memset %b\n"
+      "  %r = activation %b <- %a\n"
+      "  dep %x -> %y ordered\n";
+  Kernel derived = parse(body);
+  DepGraph g = build_dep_graph(derived);
+  CHECK(edge(derived, g, "x", "y")->is_explicit);
+  CHECK(edge(derived, g, "x", "r")->kind == DepKind::Flow);
+
+  Kernel listed = parse_kernel("kernel @t target = \"trn2\" {deps_listed} {\n" + body + "}\n", "t.kir");
+  DepGraph gl = build_dep_graph(listed);
+  CHECK(gl.num_edges() == 1);
+  CHECK(edge(listed, gl, "x", "y"));
+}
+
+TEST_CASE("a cycle at distance 0 is reported at the dep line that closes it", "[deps]") {
+  Kernel k = parse(
+      "  tensor %a : sbuf[128, 128] bf16\n"
+      "  %x = memset %a\n"
+      "  %y = activation %a <- %a\n"
+      "  dep %y -> %x ordered\n");
+  try {
+    build_dep_graph(k);
+    FAIL("expected a cycle error");
+  } catch (const Error& e) {
+    CHECK(e.loc().line == 5);
+    CHECK(e.message() == "dependence cycle: %x -> %y -> %x");
+  }
+}
