@@ -30,6 +30,7 @@ struct Resource {
   std::vector<Entry> writes;
   std::vector<Entry> reads;
   const Tensor* tensor = nullptr;  // nullptr for a DMA queue
+  std::vector<IndexRange> whole;   // the full range of each dimension
 };
 
 // How the loops of an expression relate the two instances being compared.
@@ -119,7 +120,10 @@ class Analyzer {
       }
 
     resources_.resize(k_.tensors.size());
-    for (size_t t = 0; t < k_.tensors.size(); ++t) resources_[t].tensor = &k_.tensors[t];
+    for (size_t t = 0; t < k_.tensors.size(); ++t) {
+      resources_[t].tensor = &k_.tensors[t];
+      for (int64_t extent : k_.tensors[t].shape) resources_[t].whole.push_back(whole_range(extent));
+    }
     for (size_t i = 0; i < order_.size(); ++i) {
       InstId id = order_[i];
       const Instruction& in = k_.insts[id];
@@ -130,11 +134,15 @@ class Analyzer {
       }
       if (!in.engine.empty() && k_.target->is_dma_queue(in.engine)) {
         auto [it, fresh] = queue_index_.emplace(in.engine, resources_.size());
-        if (fresh) resources_.emplace_back();
+        if (fresh) {
+          resources_.emplace_back();
+          resources_.back().whole.push_back(whole_range(1));
+        }
         resources_[it->second].writes.push_back({static_cast<int>(i), id, nullptr});
       }
     }
 
+    edges_.reserve(order_.size() * 3);
     for (size_t i = 0; i < order_.size(); ++i) {
       InstId id = order_[i];
       const Instruction& in = k_.insts[id];
@@ -169,6 +177,12 @@ class Analyzer {
   void add_edge(InstId src, InstId dst, DepKind kind, int distance, LoopId loop) {
     auto [it, fresh] = edges_.emplace(Key{src, dst, distance, distance ? loop : kNoId}, kind);
     if (!fresh && kind > it->second) it->second = kind;
+  }
+
+  static IndexRange whole_range(int64_t extent) {
+    IndexRange r;
+    r.hi.constant = extent;
+    return r;
   }
 
   static DepKind kind_for(bool src_writes, bool dst_writes, bool queue) {
@@ -238,11 +252,8 @@ class Analyzer {
     return total;
   }
 
-  IndexRange dim_range(const Resource& r, const Access* a, size_t d) const {
-    if (a && !a->whole()) return a->dims[d];
-    IndexRange whole;
-    whole.hi.constant = r.tensor ? r.tensor->shape[d] : 1;
-    return whole;
+  static const IndexRange& dim_range(const Resource& r, const Access* a, size_t d) {
+    return a && !a->whole() ? a->dims[d] : r.whole[d];
   }
 
   size_t rank(const Resource& r) const { return r.tensor ? r.tensor->shape.size() : 1; }
@@ -250,7 +261,7 @@ class Analyzer {
   std::optional<Box> constant_box(const Resource& r, const Access* a) const {
     Box box;
     for (size_t d = 0; d < rank(r); ++d) {
-      IndexRange x = dim_range(r, a, d);
+      const IndexRange& x = dim_range(r, a, d);
       if (!x.lo.is_constant() || !x.hi.is_constant()) return std::nullopt;
       box.push_back({x.lo.constant, x.hi.constant});
     }
@@ -263,7 +274,7 @@ class Analyzer {
   // Per dimension: X.hi > W.lo and W.hi > X.lo must both be possible.
   bool may_overlap(const Resource& r, const Access* src, const Access* dst, const Relation& rel) const {
     for (size_t d = 0; d < rank(r); ++d) {
-      IndexRange s = dim_range(r, src, d), x = dim_range(r, dst, d);
+      const IndexRange &s = dim_range(r, src, d), &x = dim_range(r, dst, d);
       if (uses_register(s) || uses_register(x)) continue;
       if (extreme(x.hi, s.lo, rel, +1) <= 0) return false;  // X always ends before W starts
       if (extreme(x.lo, s.hi, rel, -1) >= 0) return false;  // W always ends before X starts
@@ -274,7 +285,7 @@ class Analyzer {
   // Does W's access contain X's for every instance pair under `rel`?
   bool covers(const Resource& r, const Access* src, const Access* dst, const Relation& rel) const {
     for (size_t d = 0; d < rank(r); ++d) {
-      IndexRange s = dim_range(r, src, d), x = dim_range(r, dst, d);
+      const IndexRange &s = dim_range(r, src, d), &x = dim_range(r, dst, d);
       if (uses_register(s) || uses_register(x)) return false;
       if (extreme(x.lo, s.lo, rel, -1) < 0) return false;  // X may start before W
       if (extreme(x.hi, s.hi, rel, +1) > 0) return false;  // X may end after W
@@ -291,7 +302,7 @@ class Analyzer {
     // Each overlap condition is g(d) = A + B*d > 0 (the maximum over the box is linear in d).
     int64_t dmin = 1, dmax = trip - 1;
     for (size_t d = 0; d < rank(r); ++d) {
-      IndexRange s = dim_range(r, src, d), x = dim_range(r, dst, d);
+      const IndexRange &s = dim_range(r, src, d), &x = dim_range(r, dst, d);
       if (uses_register(s) || uses_register(x)) continue;
       for (int cond = 0; cond < 2; ++cond) {
         auto g = [&](int64_t dist) {
