@@ -128,6 +128,8 @@ class Analyzer {
       InstId id = order_[i];
       const Instruction& in = k_.insts[id];
       for (const Access& a : in.reads) resources_[a.tensor_id].reads.push_back({static_cast<int>(i), id, &a});
+      for (const Access& a : address_register_reads(id))
+        resources_[a.tensor_id].reads.push_back({static_cast<int>(i), id, &a});
       for (const Access& a : in.writes) {
         resources_[a.tensor_id].writes.push_back({static_cast<int>(i), id, &a});
         if (accumulates(in)) resources_[a.tensor_id].reads.push_back({static_cast<int>(i), id, &a});
@@ -147,6 +149,7 @@ class Analyzer {
       InstId id = order_[i];
       const Instruction& in = k_.insts[id];
       for (const Access& a : in.reads) visit(id, a.tensor_id, &a, /*is_write=*/false);
+      for (const Access& a : address_register_reads(id)) visit(id, a.tensor_id, &a, /*is_write=*/false);
       if (accumulates(in))
         for (const Access& a : in.writes) visit(id, a.tensor_id, &a, /*is_write=*/false);
       for (const Access& a : in.writes) visit(id, a.tensor_id, &a, /*is_write=*/true);
@@ -177,6 +180,50 @@ class Analyzer {
   void add_edge(InstId src, InstId dst, DepKind kind, int distance, LoopId loop) {
     auto [it, fresh] = edges_.emplace(Key{src, dst, distance, distance ? loop : kNoId}, kind);
     if (!fresh && kind > it->second) it->second = kind;
+  }
+
+  // An index `v10 + 512` reads address register v10: one-register accesses of its file,
+  // made once per instruction and kept (entries point at them).
+  const std::vector<Access>& address_register_reads(InstId id) {
+    static const std::vector<Access> kNone;
+    if (!has_register_file_) return kNone;
+    auto [it, fresh] = register_reads_.try_emplace(id);
+    if (!fresh) return it->second;
+    const Instruction& in = k_.insts[id];
+    for (const auto* list : {&in.reads, &in.writes})
+      for (const Access& a : *list)
+        for (const IndexRange& r : a.dims)
+          for (const AffineExpr* e : {&r.lo, &r.hi})
+            for (const AffineTerm& t : e->terms) {
+              if (t.loop != kNoId) continue;
+              auto [tensor, reg] = register_of(t.symbol);
+              if (tensor == kNoId) continue;
+              bool seen = false;
+              for (const Access& x : it->second) seen |= x.tensor_id == tensor && x.dims[0].lo.constant == reg;
+              if (seen) continue;
+              Access read;
+              read.tensor = k_.tensors[tensor].name;
+              read.tensor_id = tensor;
+              read.loc = a.loc;
+              IndexRange one;
+              one.lo.constant = reg;
+              one.hi.constant = reg + 1;
+              one.single = true;
+              read.dims.push_back(one);
+              it->second.push_back(read);
+            }
+    return it->second;
+  }
+
+  // "v10" -> (the register file tensor for prefix "v", 10), or (kNoId, 0).
+  std::pair<int, int64_t> register_of(const std::string& symbol) const {
+    for (size_t t = 0; t < k_.tensors.size(); ++t) {
+      const Tensor& tensor = k_.tensors[t];
+      if (!tensor.register_file || symbol.rfind(tensor.name, 0) != 0) continue;
+      std::string num = symbol.substr(tensor.name.size());
+      if (!num.empty() && std::all_of(num.begin(), num.end(), ::isdigit)) return {static_cast<int>(t), std::stoll(num)};
+    }
+    return {kNoId, 0};
   }
 
   static IndexRange whole_range(int64_t extent) {
@@ -410,6 +457,9 @@ class Analyzer {
   std::vector<Resource> resources_;
   std::unordered_map<std::string, size_t> queue_index_;
   std::unordered_map<Key, DepKind, KeyHash> edges_;
+  std::unordered_map<InstId, std::vector<Access>> register_reads_;
+  const bool has_register_file_ = std::any_of(k_.tensors.begin(), k_.tensors.end(),
+                                              [](const Tensor& t) { return t.register_file; });
 };
 
 }  // namespace

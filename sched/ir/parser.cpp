@@ -1,6 +1,7 @@
 #include "sched/ir/parser.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -86,11 +87,22 @@ class Parser {
   }
 
   // ---- names ----
+  // Tensors, instructions and loop variables share one namespace; sibling loops may reuse a
+  // loop variable.
   void declare(const std::string& name, const SourceLoc& loc, const char* what) {
-    auto [it, inserted] = names_.emplace(name, loc);
-    if (!inserted)
+    auto clash = [&](const SourceLoc& other) {
       fail(loc, std::string("duplicate name '%") + name + "': " + what + " clashes with the one declared at " +
-                    it->second.str());
+                    other.str());
+    };
+    if (auto iv = loop_vars_.find(name); iv != loop_vars_.end()) clash(iv->second);
+    auto [it, inserted] = names_.emplace(name, loc);
+    if (!inserted) clash(it->second);
+  }
+
+  void declare_loop_var(const std::string& name, const SourceLoc& loc) {
+    if (auto it = names_.find(name); it != names_.end())
+      fail(loc, "duplicate name '%" + name + "': loop variable clashes with the one declared at " + it->second.str());
+    loop_vars_[name] = loc;  // the latest declaration, for messages
   }
 
   void add_register_files() {
@@ -149,7 +161,11 @@ class Parser {
         } catch (const std::out_of_range&) {
           fail(t.loc, "integer '" + t.text + "' is out of range");
         }
-      case Tok::Real: return neg ? -std::stod(t.text) : std::stod(t.text);
+      case Tok::Real: {
+        double v = std::strtod(t.text.c_str(), nullptr);
+        if (!std::isfinite(v)) fail(t.loc, "number '" + t.text + "' is out of range");
+        return neg ? -v : v;
+      }
       case Tok::String:
         if (neg) fail(t.loc, "'-' before a string");
         return t.text;
@@ -184,6 +200,8 @@ class Parser {
     t.name = name.text;
     t.loc = name.loc;
     declare(t.name, name.loc, "tensor");
+    if (k_.target->register_file(t.name))
+      fail(name.loc, "tensor %" + t.name + " has the name of register file '" + t.name + "' of target '" + k_.target->name + "'");
     expect(Tok::Colon, "':' after the tensor name");
     const Token& space = expect(Tok::Ident, "memory space");
     t.space = space.text;
@@ -229,9 +247,8 @@ class Parser {
     l.iv = "%" + iv.text;
     for (LoopId p = parent; p != kNoId; p = k_.loops[p].parent)
       if (k_.loops[p].iv == l.iv) fail(iv.loc, "loop variable " + l.iv + " shadows an enclosing loop's");
-    if (names_.count(iv.text)) declare(iv.text, iv.loc, "loop variable");
+    declare_loop_var(iv.text, iv.loc);
     expect(Tok::Equal, "'=' after the induction variable");
-    const Token& lo_tok = peek();
     l.lo = parse_int("loop lower bound");
     expect_keyword("to");
     const Token& hi_tok = peek();
@@ -239,7 +256,6 @@ class Parser {
     if (l.hi <= l.lo)
       fail(hi_tok.loc, "empty loop: " + l.iv + " = " + std::to_string(l.lo) + " to " + std::to_string(l.hi) +
                            " runs no iteration");
-    (void)lo_tok;
     if (attrs_before_block()) l.attrs = parse_attrs();
     expect(Tok::LBrace, "'{' to open the loop body");
     LoopId id = static_cast<LoopId>(k_.loops.size());
@@ -295,7 +311,8 @@ class Parser {
 
   InstId resolve_inst_ref(const std::string& ref, const SourceLoc& loc, const std::vector<InstId>& order) {
     if (!ref.empty() && std::isdigit(static_cast<unsigned char>(ref[0]))) {
-      size_t idx = std::stoul(ref);
+      bool digits = ref.size() < 10 && std::all_of(ref.begin(), ref.end(), ::isdigit);
+      size_t idx = digits ? std::stoul(ref) : order.size();
       if (idx < order.size() && k_.insts[order[idx]].name.empty()) return order[idx];
     } else {
       auto it = inst_by_name_.find(ref);
@@ -537,15 +554,13 @@ class Parser {
 
   void check_bounds(const Tensor& t, const IndexRange& r, size_t d, const SourceLoc& loc) const {
     if (r.lo.uses_register() || r.hi.uses_register()) return;  // register value known only at run time
-    auto [lo_min, lo_max] = range_of(r.lo);
-    auto [hi_min, hi_max] = range_of(r.hi);
+    const int64_t lo_min = range_of(r.lo).first;
+    const int64_t hi_max = range_of(r.hi).second;
     std::string dim = "dimension " + std::to_string(d) + " of %" + t.name;
     if (lo_min < 0 || hi_max > t.shape[d])
       fail(loc, "access out of bounds: " + dim + " reaches [" + std::to_string(lo_min) + ", " + std::to_string(hi_max) +
                     ") but its size is " + std::to_string(t.shape[d]));
     if (range_of(r.hi - r.lo).first <= 0) fail(loc, "empty index range in " + dim);
-    (void)lo_max;
-    (void)hi_min;
   }
 
   std::vector<Token> toks_;
@@ -553,6 +568,7 @@ class Parser {
   ParseOptions opts_;
   Kernel k_;
   std::unordered_map<std::string, SourceLoc> names_;
+  std::unordered_map<std::string, SourceLoc> loop_vars_;
   std::unordered_map<std::string, InstId> inst_by_name_;
   std::vector<PendingDep> pending_deps_;
 };
