@@ -5,7 +5,7 @@
 #include <fstream>
 #include <mutex>
 
-#include <yaml-cpp/yaml.h>
+#include "sched/support/yaml_file.h"
 
 namespace tandem {
 
@@ -76,53 +76,13 @@ namespace {
 
 class ModelReader {
  public:
-  explicit ModelReader(std::string path) : path_(std::move(path)), file_(intern_file_name(path_)) {}
-
-  SourceLoc loc(const YAML::Node& n) const {
-    const YAML::Mark m = n.Mark();
-    if (m.is_null()) return {file_, 0, 0};
-    return {file_, m.line + 1, m.column + 1};
-  }
-
-  [[noreturn]] void fail(const YAML::Node& n, const std::string& msg) const { throw Error(loc(n), msg); }
-
-  YAML::Node required(const YAML::Node& parent, const std::string& key, const std::string& where) const {
-    YAML::Node n = parent[key];
-    if (!n) fail(parent, "missing field '" + key + "' in " + where);
-    return n;
-  }
-
-  int64_t non_negative_int(const YAML::Node& n, const std::string& what) const {
-    int64_t v = 0;
-    try {
-      v = n.as<int64_t>();
-    } catch (const YAML::Exception&) {
-      fail(n, what + " must be an integer");
-    }
-    if (v < 0) fail(n, what + " must not be negative (got " + std::to_string(v) + ")");
-    return v;
-  }
-
-  std::string str(const YAML::Node& n, const std::string& what) const {
-    if (!n.IsScalar()) fail(n, what + " must be a string");
-    return n.as<std::string>();
-  }
+  explicit ModelReader(const std::string& path) : y_(path) {}
 
   Target read() {
-    YAML::Node root;
-    try {
-      root = YAML::LoadFile(path_);
-    } catch (const YAML::BadFile&) {
-      throw Error(SourceLoc{file_, 0, 0}, "cannot open model file");
-    } catch (const YAML::ParserException& e) {
-      throw Error(SourceLoc{file_, e.mark.line + 1, e.mark.column + 1}, "malformed YAML: " + e.msg);
-    }
-    if (!root.IsMap()) throw Error(SourceLoc{file_, 1, 1}, "model file must be a YAML mapping");
-
+    const YAML::Node& root = y_.root();
     Target t;
-    t.file = path_;
+    t.file = y_.path();
     t.name = str(required(root, "name", "the model"), "name");
-
     YAML::Node spaces = required(root, "spaces", "the model");
     if (!spaces.IsMap()) fail(spaces, "'spaces' must be a mapping of space name to fields");
     for (const auto& kv : spaces) {
@@ -192,8 +152,13 @@ class ModelReader {
   }
 
  private:
-  std::string path_;
-  const char* file_;
+  SourceLoc loc(const YAML::Node& n) const { return y_.loc(n); }
+  [[noreturn]] void fail(const YAML::Node& n, const std::string& msg) const { y_.fail(n, msg); }
+  YAML::Node required(const YAML::Node& p, const std::string& k, const std::string& w) const { return y_.required(p, k, w); }
+  int64_t non_negative_int(const YAML::Node& n, const std::string& w) const { return y_.non_negative_int(n, w); }
+  std::string str(const YAML::Node& n, const std::string& w) const { return y_.str(n, w); }
+
+  YamlFile y_;
 };
 
 }  // namespace

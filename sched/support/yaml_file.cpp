@@ -1,0 +1,81 @@
+#include "sched/support/yaml_file.h"
+
+#include <cmath>
+
+namespace tandem {
+
+YamlFile::YamlFile(const std::string& path) : path_(path), file_(intern_file_name(path)) {
+  try {
+    root_ = YAML::LoadFile(path_);
+  } catch (const YAML::BadFile&) {
+    throw Error(SourceLoc{file_, 0, 0}, "cannot open model file");
+  } catch (const YAML::ParserException& e) {
+    throw Error(SourceLoc{file_, e.mark.line + 1, e.mark.column + 1}, "malformed YAML: " + e.msg);
+  }
+  if (!root_.IsMap()) throw Error(SourceLoc{file_, 1, 1}, "model file must be a YAML mapping");
+}
+
+SourceLoc YamlFile::loc(const YAML::Node& n) const {
+  const YAML::Mark m = n.Mark();
+  if (m.is_null()) return {file_, 0, 0};
+  return {file_, m.line + 1, m.column + 1};
+}
+
+void YamlFile::fail(const YAML::Node& n, const std::string& msg) const { throw Error(loc(n), msg); }
+
+YAML::Node YamlFile::required(const YAML::Node& parent, const std::string& key, const std::string& where) const {
+  if (!parent.IsMap()) fail(parent, where + " must be a mapping");
+  YAML::Node n = parent[key];
+  if (!n) fail(parent, "missing field '" + key + "' in " + where);
+  return n;
+}
+
+void YamlFile::only_keys(const YAML::Node& n, std::initializer_list<const char*> known, const std::string& where) const {
+  if (!n.IsMap()) fail(n, where + " must be a mapping");
+  for (const auto& kv : n) {
+    const std::string key = kv.first.as<std::string>();
+    bool ok = false;
+    std::string list;
+    for (const char* k : known) {
+      ok |= key == k;
+      list += (list.empty() ? "" : ", ") + std::string(k);
+    }
+    if (!ok) fail(kv.first, "unknown field '" + key + "' in " + where + " (known: " + list + ")");
+  }
+}
+
+int64_t YamlFile::non_negative_int(const YAML::Node& n, const std::string& what) const {
+  int64_t v = 0;
+  try {
+    v = n.as<int64_t>();
+  } catch (const YAML::Exception&) {
+    fail(n, what + " must be an integer");
+  }
+  if (v < 0) fail(n, what + " must not be negative (got " + std::to_string(v) + ")");
+  return v;
+}
+
+double YamlFile::non_negative_number(const YAML::Node& n, const std::string& what) const {
+  double v = 0;
+  try {
+    v = n.as<double>();
+  } catch (const YAML::Exception&) {
+    fail(n, what + " must be a number");
+  }
+  if (!std::isfinite(v)) fail(n, what + " must be finite");
+  if (v < 0) fail(n, what + " must not be negative (got " + n.as<std::string>() + ")");
+  return v;
+}
+
+double YamlFile::positive_number(const YAML::Node& n, const std::string& what) const {
+  double v = non_negative_number(n, what);
+  if (v == 0) fail(n, what + " must be positive");
+  return v;
+}
+
+std::string YamlFile::str(const YAML::Node& n, const std::string& what) const {
+  if (!n.IsScalar()) fail(n, what + " must be a string");
+  return n.as<std::string>();
+}
+
+}  // namespace tandem

@@ -1,0 +1,40 @@
+// Reading model files: a loaded YAML document plus field accessors whose errors name
+// file:line:col of the offending key or value (gem5's "fatal": the user's file is wrong).
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+
+#include <yaml-cpp/yaml.h>
+
+#include "sched/support/error.h"
+
+namespace tandem {
+
+class YamlFile {
+ public:
+  // Loads `path`; an unreadable or malformed file is an Error.
+  explicit YamlFile(const std::string& path);
+
+  const YAML::Node& root() const { return root_; }
+  const std::string& path() const { return path_; }
+  SourceLoc loc(const YAML::Node& n) const;
+  [[noreturn]] void fail(const YAML::Node& n, const std::string& msg) const;
+
+  YAML::Node required(const YAML::Node& parent, const std::string& key, const std::string& where) const;
+  // Every key of the mapping `n` must be one of `known`.
+  void only_keys(const YAML::Node& n, std::initializer_list<const char*> known, const std::string& where) const;
+
+  int64_t non_negative_int(const YAML::Node& n, const std::string& what) const;
+  double positive_number(const YAML::Node& n, const std::string& what) const;
+  double non_negative_number(const YAML::Node& n, const std::string& what) const;
+  std::string str(const YAML::Node& n, const std::string& what) const;
+
+ private:
+  std::string path_;
+  const char* file_;
+  YAML::Node root_;
+};
+
+}  // namespace tandem
