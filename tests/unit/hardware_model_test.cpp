@@ -1,0 +1,83 @@
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <regex>
+
+#include "sim/model/hardware_model.h"
+
+using namespace tandem;
+
+namespace {
+
+const std::string kModels = std::string(TANDEM_SOURCE_DIR) + "/models/";
+
+// trn2.yaml with one textual substitution, written to a temporary file.
+std::string variant(const std::string& from, const std::string& to, const std::string& name) {
+  std::ifstream in(kModels + "trn2.yaml");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  text.replace(at, from.size(), to);
+  std::string path = "hardware_model_test_" + name + ".yaml";
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::string load_error(const std::string& path) {
+  try {
+    load_hardware_model(path);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("the bundled models load with their published figures", "[model]") {
+  auto trn2 = load_hardware_model(kModels + "trn2.yaml");
+  CHECK(trn2->name == "trn2");
+  CHECK(trn2->engine("pe")->clock_ghz == 2.4);
+  CHECK(trn2->dma.engines == 16);
+  CHECK(trn2->dma.bandwidth_bytes_per_ns == 23);
+  CHECK(trn2->dma.fixed_cost_ns == 1300);
+  CHECK(trn2->dma.efficiency_at(4096) == 1.0);
+  CHECK(trn2->dma.efficiency_at(100000) == 1.0);
+  CHECK(trn2->dma.efficiency_at(1280) == Approx(0.75));  // halfway between 512 and 2048
+  CHECK(trn2->conflicts.empty());
+  auto trn1 = load_hardware_model(kModels + "trn1.yaml");
+  CHECK(trn1->conflicts.size() == 2);
+  CHECK(trn1->access.at("psum").writers == std::set<std::string>{"pe", "act", "dve"});
+  auto gpu = load_hardware_model(kModels + "gpu-cu.yaml");
+  const OpCost& ds = gpu->engine("wave")->costs.at("ds_load_b128");
+  CHECK(ds.cycles.eval(std::vector<double>(cost_variables().size(), 0)) == 1);
+  CHECK(ds.latency->eval(std::vector<double>(cost_variables().size(), 0)) == 56);
+}
+
+TEST_CASE("a matmul costs what the ISA formula says", "[model]") {
+  auto trn2 = load_hardware_model(kModels + "trn2.yaml");
+  const CostFormula& mm = trn2->engine("pe")->costs.at("matmul").cycles;
+  // N, P, N_stationary, N_moving, is_fp32, bytes, elem_bytes, MIN_II, ranks
+  CHECK(mm.eval({512, 128, 128, 512, 0, 0, 2, 0, 1}) == 512);
+  CHECK(mm.eval({512, 128, 128, 512, 1, 0, 4, 0, 1}) == 2048);
+}
+
+TEST_CASE("a broken model file is a located error", "[model]") {
+  CHECK_THAT(load_error(variant("bandwidth_bytes_per_ns: 23", "bandwidth_bytes_per_ns: -23", "negative")),
+             Catch::Matches(".*negative\\.yaml:86:27: error: dma.bandwidth_bytes_per_ns must not be negative \\(got -23\\)"));
+  CHECK_THAT(load_error(variant("  fixed_cost_ns: 1300", "", "missing")),
+             Catch::Matches(".*missing\\.yaml:83:3: error: missing field 'fixed_cost_ns' in dma"));
+  CHECK_THAT(load_error(variant("\"max(MIN_II, N)\"                         # ISA\n      activation_reduce",
+                                "\"max(MIN_II, Nx)\"                         # ISA\n      activation_reduce", "var")),
+             Catch::Matches(".*var\\.yaml:46:32: error: unknown variable 'Nx' in cost formula \\(known: N, P, .*\\)"));
+  CHECK_THAT(load_error(variant("\"150 + N\"", "\"150 + * N\"", "syntax")),
+             Catch::Matches(".*syntax\\.yaml:\\d+:\\d+: error: unexpected '\\*' in cost formula"));
+  CHECK_THAT(load_error(variant("fixed_cost_ns: 1300", "fixed_cost_nss: 1300", "key")),
+             Catch::Contains("unknown field 'fixed_cost_nss' in dma"));
+  CHECK_THAT(load_error(variant("      iota: \"150 + N\"                                      # ISA\n", "", "nocost")),
+             Catch::Contains("error: opcode 'iota' runs on 'pool' but engines.pool.costs has no entry for it"));
+  CHECK_THAT(load_error(variant("clock_ghz: 2.4               # ARCH-v3", "clock_ghz: 0", "clock")),
+             Catch::Contains("engines.pe.clock_ghz must be positive"));
+  CHECK_THAT(load_error(variant("{bytes_per_partition: 512, efficiency: 0.6}", "{bytes_per_partition: 128, efficiency: 0.6}", "order")),
+             Catch::Contains("dma.efficiency points must have increasing bytes_per_partition"));
+}
