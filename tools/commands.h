@@ -9,5 +9,6 @@ class App;
 namespace tandem::cli {
 
 void add_opt_command(CLI::App& root, int& exit_code);
+void add_sim_command(CLI::App& root, int& exit_code);
 
 }  // namespace tandem::cli

@@ -1,16 +1,12 @@
 // tandem opt: run a pass pipeline over a kernel and print the result.
 #include <iostream>
-#include <sstream>
 
 #include <CLI/CLI.hpp>
 
-#include "sched/analysis/dependence_analysis.h"
-#include "sched/ir/parser.h"
 #include "sched/ir/printer.h"
-#include "sched/passes/pass_manager.h"
 #include "sched/support/output.h"
-#include "sched/target/target.h"
 #include "tools/commands.h"
+#include "tools/kernel_input.h"
 
 namespace tandem::cli {
 
@@ -27,23 +23,12 @@ struct OptArgs {
 };
 
 int run_opt(const OptArgs& a) {
-  ParseOptions popts;
-  if (!a.hw.empty()) popts.target_override = load_target(a.hw);
-  // Check the pipeline before reading the kernel: a typo in --passes should not wait.
-  std::vector<PipelineStep> steps = parse_pipeline(a.passes);
   RunOptions ropts;
   ropts.stats = a.stats;
-  for (const auto& p : a.print_after) {
-    if (!find_pass(p)) throw Error("--print-after names unknown pass '" + p + "'");
-    ropts.print_after.insert(p);
-  }
-
-  Kernel k = parse_kernel_file(a.file, popts);
-  DepGraph g = build_dep_graph(k);
-  run_pipeline(k, g, steps, ropts, std::cerr);
-
-  std::string text = print_kernel(k, &g);
-  if (a.print_deps) text += print_deps(k, g);
+  ropts.print_after.insert(a.print_after.begin(), a.print_after.end());
+  KernelInput in = read_and_schedule(a.file, a.hw, a.passes, ropts);
+  std::string text = print_kernel(in.kernel, &in.deps);
+  if (a.print_deps) text += print_deps(in.kernel, in.deps);
   if (a.out.empty())
     std::cout << text;
   else

@@ -1,6 +1,7 @@
 // tandem: the command-line front end. Exit codes: 0 success, 1 user error (one `error:`
 // line), 2 internal error.
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -10,6 +11,7 @@
 #include "tools/commands.h"
 
 int main(int argc, char** argv) {
+  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
   CLI::App app{
       "Tandem: a cycle-approximate accelerator simulator with a software-pipelining scheduler.\n"
       "Reads kernels in the .kir text IR (docs/ir.md) and hardware models from models/."};
@@ -20,6 +22,7 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   app.parse_complete_callback([&] { tandem::set_log_level(log_level); });
   tandem::cli::add_opt_command(app, exit_code);
+  tandem::cli::add_sim_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {

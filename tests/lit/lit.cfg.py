@@ -12,6 +12,7 @@ config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py.in", "expect_error.p
 config.substitutions.append(("%tandem", config.tandem_bin))
 config.substitutions.append(("%workloads", os.path.join(config.source_root, "workloads")))
 config.substitutions.append(("%models", os.path.join(config.source_root, "models")))
+config.substitutions.append(("%testmodels", os.path.join(config.source_root, "tests", "models")))
 config.substitutions.append(("FileCheck", config.filecheck))
 config.substitutions.append(("%expect-error", "python3 " + os.path.join(config.test_source_root, "expect_error.py")))
 config.environment["SYSTEMC_DISABLE_COPYRIGHT_MESSAGE"] = "1"

@@ -1,0 +1,33 @@
+#include "sim/compute_engine.h"
+
+#include <algorithm>
+
+#include "sim/ledger.h"
+#include "sim/port_arbiter.h"
+
+namespace tandem {
+
+void ComputeEngine::execute(const SimInst& inst, InstanceRecord& r) {
+  const Picos ready = wait_inputs(inst, r);
+  Picos start = std::max(free_, ready);
+  if (ready > free_) r.stall[static_cast<size_t>(input_stall_reason(r))] = ready - free_;
+  if (!inst.ports.empty()) {
+    // Shared ports are arbitrated in simulated time: reach the start first.
+    pending_start_ = start;
+    wait_until(start);
+    Picos granted = start;
+    ctx_.ports->request(index_, inst.ports, inst.cycles_ps, &port_granted_, &granted);
+    wait_for_event(port_granted_);
+    r.stall[static_cast<size_t>(StallReason::Conflict)] = granted - start;
+    start = granted;
+  }
+  r.start = r.busy_start = start;
+  r.busy_end = start + inst.cycles_ps;
+  r.complete = start + inst.latency_ps;
+  free_ = r.busy_end;
+  pending_start_ = std::numeric_limits<Picos>::max();
+  ctx_.ledger->record(r);
+  publish_outputs(inst, r.start, r.busy_end, r.complete);
+}
+
+}  // namespace tandem

@@ -1,0 +1,23 @@
+// A compute engine (TensorE, ScalarE, VectorE, GpSimdE, the collective cores, a GPU wave):
+// runs its stream in order; an instance starts when the engine is free and its inputs are
+// complete, occupies the engine for its cost and completes after its latency. Instructions
+// that touch a space with an access conflict hold that conflict's port while they run,
+// granted in simulated-time order.
+#pragma once
+
+#include "sim/stream_unit.h"
+
+namespace tandem {
+
+class ComputeEngine : public StreamUnit {
+ public:
+  ComputeEngine(sc_core::sc_module_name name, SimContext& ctx, int index) : StreamUnit(name, ctx, index) {}
+
+ protected:
+  void execute(const SimInst& inst, InstanceRecord& r) override;
+
+ private:
+  sc_core::sc_event port_granted_;
+};
+
+}  // namespace tandem

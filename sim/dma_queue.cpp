@@ -1,0 +1,32 @@
+#include "sim/dma_queue.h"
+
+#include <algorithm>
+
+#include "sim/dma_system.h"
+#include "sim/ledger.h"
+
+namespace tandem {
+
+void DmaQueue::execute(const SimInst& inst, InstanceRecord& r) {
+  const Picos ready = wait_inputs(inst, r);
+  const Picos issue = std::max(free_, ready);
+  if (ready > free_) r.stall[static_cast<size_t>(input_stall_reason(r))] = ready - free_;
+  const Picos first_byte = issue + ctx_.program.dma_fixed_ps;
+  const Picos data_start = std::max(first_byte, data_free_);
+  if (data_free_ > first_byte) r.stall[static_cast<size_t>(StallReason::Queue)] = data_free_ - first_byte;
+  pending_start_ = issue;
+  wait_until(data_start);
+  Picos end = data_start;
+  ctx_.dma->start(inst.dma, &done_, &end);
+  wait_for_event(done_);
+  r.start = issue;
+  r.busy_start = data_start;
+  r.busy_end = r.complete = end;
+  free_ = issue;
+  data_free_ = end;
+  pending_start_ = std::numeric_limits<Picos>::max();
+  ctx_.ledger->record(r);
+  publish_outputs(inst, issue, end, end);
+}
+
+}  // namespace tandem

@@ -1,0 +1,70 @@
+// The overlap ledger: folds the stream of instance records into per-unit totals and, for
+// every loop, per-iteration start, end, DMA and compute busy time, overlap and exposed DMA.
+// Memory is bounded by how far units run ahead of each other, not by the number of dynamic
+// instances: an iteration is finalised as soon as all its instances are in and no unit can
+// still produce compute time that overlaps its transfers.
+#pragma once
+
+#include <deque>
+#include <map>
+#include <vector>
+
+#include "sim/sim_context.h"
+#include "sim/sim_result.h"
+
+namespace tandem {
+
+class Ledger {
+ public:
+  Ledger(SimContext& ctx, size_t iterations_kept);
+
+  void record(const InstanceRecord& r);
+  void unit_stall(int unit, StallReason reason, Picos ps);
+  void unit_done() { try_finalize(); }
+  // Finalises everything (all units are done) and fills in the bounds.
+  SimResult finish();
+
+ private:
+  struct Iter {
+    int64_t index = 0;
+    int64_t iv = 0;
+    Picos start = std::numeric_limits<Picos>::max();
+    Picos end = 0;
+    Picos dma_min_start = std::numeric_limits<Picos>::max();
+    Picos dma_max_end = 0;
+    std::vector<std::pair<Picos, Picos>> dma;
+    std::vector<std::pair<Picos, Picos>> compute;
+    Picos exposed = 0;
+    StallArray stall{};
+    int64_t received = 0;
+  };
+  struct LoopState {
+    int64_t expected = 0;      // instance records per iteration
+    int64_t base = 0;          // index of pending.front()
+    std::deque<Iter> pending;
+    bool have_prev = false;
+    int64_t prev_iv = 0;
+    Picos prev_start = 0;
+    std::map<Picos, int64_t> intervals;  // start-to-start deltas and their counts
+    std::vector<IterationResult> head;
+    std::deque<IterationResult> tail;
+    LoopResult result;
+  };
+
+  Iter& iteration(LoopState& s, int64_t index, int64_t iv);
+  void add_compute_busy(Picos a, Picos b);
+  Picos overlap_with_compute(std::vector<std::pair<Picos, Picos>>& dma, Picos* union_len);
+  void try_finalize(bool all_done = false);
+  void finalize(LoopState& s, Iter& it);
+  void compute_bounds(SimResult& out);
+
+  SimContext& ctx_;
+  size_t kept_;
+  std::vector<UnitResult> units_;
+  std::vector<LoopState> loops_;
+  std::map<Picos, Picos> compute_busy_;  // merged busy intervals of all compute engines
+  Picos total_ = 0;
+  int64_t since_finalize_ = 0;
+};
+
+}  // namespace tandem

@@ -1,0 +1,92 @@
+// The simulator's view of a scheduled kernel: every static instruction with its unit (a
+// compute engine, a DMA queue, or the barrier it is), its cost in picoseconds, and the
+// channels (semaphores) that carry each dependence edge between dynamic instances. Built
+// once from the Kernel, its DepGraph and a HardwareModel; the simulator never re-analyses
+// accesses (timing follows only the graph).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sched/analysis/dep_graph.h"
+#include "sched/ir/kernel.h"
+#include "sim/model/hardware_model.h"
+
+namespace tandem {
+
+using Picos = int64_t;
+
+enum class UnitKind { Compute, DmaQueue };
+
+struct SimUnit {
+  std::string name;  // "pe", "q3"
+  UnitKind kind = UnitKind::Compute;
+};
+
+// A node of a unit's walk: a loop (with the nodes it holds) or one of the unit's instructions.
+struct WalkNode {
+  bool is_loop = false;
+  int32_t id = 0;  // LoopId or InstId
+  std::vector<WalkNode> children;
+};
+
+// One dependence edge as a channel between dynamic instances. Keys count the iterations of
+// `key_loop` across the whole run (or are always 0 without one): the source publishes key k
+// at its last instance inside iteration k; the destination in iteration k reads key k -
+// distance when its iteration index within the loop is at least `distance`.
+struct SimChannel {
+  InstId src = kNoId;
+  InstId dst = kNoId;
+  DepKind kind = DepKind::Invalid;
+  int distance = 0;
+  LoopId key_loop = kNoId;
+  std::vector<LoopId> src_inner;  // loops of src deeper than key_loop: publish at their last iteration
+  bool cross_unit = false;        // a semaphore between two units
+};
+
+struct DmaTransfer {
+  double bytes = 0;
+  int first_engine = 0;  // DMA engines [first, first + count) carry it
+  int engine_count = 1;
+  double efficiency = 1;
+};
+
+struct SimInst {
+  InstId id = kNoId;
+  std::string name;  // "%la" for messages and traces
+  OpClass op_class = OpClass::Compute;
+  std::vector<int> units;      // one unit; a barrier lists every unit it fences
+  bool is_barrier = false;
+  Picos cycles_ps = 0;         // unit occupancy
+  Picos latency_ps = 0;        // start to completion (>= cycles_ps)
+  DmaTransfer dma;             // DMA-class instructions
+  std::vector<int> ports;      // conflict ports it must hold while it runs
+  std::vector<int> in_channels;
+  std::vector<int> out_channels;
+  std::vector<LoopId> nest;    // enclosing loops, outermost first
+  int64_t dynamic_count = 1;   // product of the enclosing trip counts
+};
+
+struct SimProgram {
+  std::shared_ptr<const HardwareModel> model;
+  const Kernel* kernel = nullptr;
+  std::vector<SimUnit> units;
+  std::vector<std::vector<WalkNode>> walks;  // per unit
+  std::vector<SimInst> insts;                // indexed by InstId; erased ones have no unit
+  std::vector<SimChannel> channels;
+  std::vector<std::string> ports;            // "sbuf:dve+pool"
+  Picos dma_fixed_ps = 0;
+  int64_t dynamic_instructions = 0;
+
+  double ps_to_cycles(Picos ps) const { return ps * model->reference_clock_ghz / 1000.0; }
+};
+
+// Lowers a kernel for simulation. Every instruction must have an engine or queue (run
+// assign-engines first). Errors (Error, located at the instruction): an engine that may not
+// access an operand's space, live tensors that do not fit SBUF or PSUM, a dependence that an
+// in-order engine can never satisfy.
+SimProgram lower_for_simulation(const Kernel& k, const DepGraph& g, std::shared_ptr<const HardwareModel> model);
+
+}  // namespace tandem

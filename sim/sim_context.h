@@ -1,0 +1,29 @@
+// Shared state of one simulation: the program, the semaphores, the barriers, the DMA
+// system, the conflict ports and the ledger. Owned by Simulator; modules hold a reference.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "sim/program.h"
+#include "sim/semaphore.h"
+
+namespace tandem {
+
+class CoreBarrier;
+class DmaSystem;
+class Ledger;
+class PortArbiter;
+class StreamUnit;
+
+struct SimContext {
+  const SimProgram& program;
+  std::vector<std::unique_ptr<Semaphore>> semaphores;  // one per SimChannel
+  std::vector<CoreBarrier*> barriers;                  // per InstId; null unless a barrier
+  DmaSystem* dma = nullptr;
+  PortArbiter* ports = nullptr;                        // access conflicts, if the model has any
+  Ledger* ledger = nullptr;
+  std::vector<StreamUnit*> units;
+};
+
+}  // namespace tandem

@@ -1,0 +1,58 @@
+#include "sim/simulator.h"
+
+#include <memory>
+#include <stdexcept>
+
+#include <systemc>
+
+#include "sim/compute_engine.h"
+#include "sim/core_barrier.h"
+#include "sim/dma_queue.h"
+#include "sim/dma_system.h"
+#include "sim/ledger.h"
+#include "sim/port_arbiter.h"
+
+namespace tandem {
+
+SimResult simulate(const SimProgram& p, const SimOptions& options) {
+  static bool elaborated = false;
+  if (elaborated) throw std::logic_error("simulate() runs once per process (SystemC elaborates once)");
+  elaborated = true;
+
+  // The modules live until the process ends: SystemC does not support tearing a design down.
+  auto* ctx = new SimContext{p, {}, {}, nullptr, nullptr, nullptr, {}};
+  for (const SimChannel& c : p.channels) {
+    const SimInst& src = p.insts[static_cast<size_t>(c.src)];
+    ctx->semaphores.push_back(std::make_unique<Semaphore>(c, src.is_barrier ? -1 : src.units[0], options.window));
+  }
+  ctx->barriers.assign(p.insts.size(), nullptr);
+  for (const SimInst& inst : p.insts)
+    if (inst.is_barrier && !inst.units.empty())
+      ctx->barriers[static_cast<size_t>(inst.id)] = new CoreBarrier(("barrier_" + inst.name.substr(1)).c_str(), inst);
+  if (p.model->dma.engines > 0) ctx->dma = new DmaSystem("dma", p.model->dma);
+  if (!p.ports.empty()) ctx->ports = new PortArbiter("ports", p.ports.size());
+  for (size_t u = 0; u < p.units.size(); ++u) {
+    const SimUnit& unit = p.units[u];
+    if (unit.kind == UnitKind::DmaQueue)
+      ctx->units.push_back(new DmaQueue(unit.name.c_str(), *ctx, static_cast<int>(u)));
+    else
+      ctx->units.push_back(new ComputeEngine(unit.name.c_str(), *ctx, static_cast<int>(u)));
+  }
+  auto* ledger = new Ledger(*ctx, options.iterations_kept);
+  ctx->ledger = ledger;
+
+  sc_core::sc_start();
+
+  std::string stuck;
+  for (StreamUnit* u : ctx->units)
+    if (!u->done()) stuck += (stuck.empty() ? "" : "; ") + u->describe_wait();
+  if (!stuck.empty()) throw Error("the schedule deadlocks: " + stuck);
+
+  SimResult r = ledger->finish();
+  if (r.total_ps < r.lower_bound_ps)
+    throw std::logic_error("simulated time " + std::to_string(r.total_ps) + " ps is below the model's lower bound " +
+                           std::to_string(r.lower_bound_ps) + " ps (" + r.lower_bound_resource + ")");
+  return r;
+}
+
+}  // namespace tandem

@@ -1,0 +1,20 @@
+// Runs one simulation: elaborates the SystemC modules for a lowered program, runs them to
+// completion and returns the ledger's result. SystemC allows one elaboration per process, so
+// simulate() runs once per process; tools that need several simulations (A/B runs, sweeps)
+// run each in a child process (docs/metrics.md, "One simulation per process").
+#pragma once
+
+#include "sim/program.h"
+#include "sim/sim_result.h"
+
+namespace tandem {
+
+struct SimOptions {
+  size_t iterations_kept = 10000;  // per loop; beyond it, the first and last half are kept
+  size_t window = 256;             // keys a semaphore buffers beyond its distance
+};
+
+// Throws Error when the schedule deadlocks (in-order units waiting on each other).
+SimResult simulate(const SimProgram& program, const SimOptions& options = {});
+
+}  // namespace tandem

@@ -1,0 +1,222 @@
+#include "sim/stream_unit.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "sim/core_barrier.h"
+#include "sim/ledger.h"
+
+namespace tandem {
+
+namespace {
+constexpr Picos kNever = std::numeric_limits<Picos>::max();
+}
+
+StreamUnit::StreamUnit(sc_core::sc_module_name name, SimContext& ctx, int index)
+    : sc_module(name),
+      ctx_(ctx),
+      index_(index),
+      loop_counts_(ctx.program.kernel->loops.size(), 0),
+      loop_ivs_(ctx.program.kernel->loops.size(), 0) {
+  SC_THREAD(thread);
+}
+
+void StreamUnit::thread() {
+  walk(ctx_.program.walks[static_cast<size_t>(index_)]);
+  state_ = State::Done;
+  // Nothing this unit's instructions would read can matter any more.
+  for (auto& s : ctx_.semaphores) {
+    const SimInst& dst = ctx_.program.insts[s->spec().dst];
+    if (!dst.is_barrier && dst.units[0] == index_) s->close();
+  }
+  ctx_.ledger->unit_done();
+}
+
+void StreamUnit::walk(const std::vector<WalkNode>& nodes) {
+  const Kernel& k = *ctx_.program.kernel;
+  for (const WalkNode& n : nodes) {
+    if (n.is_loop) {
+      const Loop& l = k.loops[n.id];
+      for (int64_t iv = l.lo; iv < l.hi; ++iv) {
+        loop_ivs_[n.id] = iv;
+        ++loop_counts_[n.id];
+        walk(n.children);
+      }
+      continue;
+    }
+    const SimInst& inst = ctx_.program.insts[n.id];
+    current_ = n.id;
+    InstanceRecord r;
+    r.inst = n.id;
+    r.unit = index_;
+    r.free = free_;
+    r.loop_counts = loop_counts_.data();
+    r.loop_ivs = loop_ivs_.data();
+    if (inst.is_barrier)
+      run_barrier(inst, r);
+    else
+      execute(inst, r);
+  }
+}
+
+int64_t StreamUnit::needed_key(const Semaphore& s, bool& needed) const {
+  const SimChannel& c = s.spec();
+  needed = true;
+  if (c.key_loop == kNoId) return 0;
+  const int64_t k = loop_counts_[c.key_loop] - 1;
+  const int64_t j = loop_ivs_[c.key_loop] - ctx_.program.kernel->loops[c.key_loop].lo;
+  needed = j >= c.distance;
+  return k - c.distance;
+}
+
+int64_t StreamUnit::produced_key(const Semaphore& s, bool& produce) const {
+  const SimChannel& c = s.spec();
+  const Kernel& k = *ctx_.program.kernel;
+  produce = true;
+  for (LoopId l : c.src_inner) produce &= loop_ivs_[l] == k.loops[l].hi - 1;
+  return c.key_loop == kNoId ? 0 : loop_counts_[c.key_loop] - 1;
+}
+
+Picos StreamUnit::wait_inputs(const SimInst& inst, InstanceRecord& r) {
+  Picos ready = 0;
+  for (int ch : inst.in_channels) {
+    Semaphore& s = *ctx_.semaphores[static_cast<size_t>(ch)];
+    bool needed = false;
+    const int64_t key = needed_key(s, needed);
+    if (s.spec().key_loop != kNoId) s.release_below(key);
+    if (!needed) continue;
+    while (!s.available(key)) {
+      if (s.producer_unit() == index_)
+        throw std::logic_error("semaphore " + inst.name + " waits on its own unit for a value not produced yet");
+      state_ = State::WaitingData;
+      blocked_on_ = &s;
+      s.consumer_waiting_ = true;
+      wait(s.data_event);
+    }
+    s.consumer_waiting_ = false;
+    state_ = State::Running;
+    const Picos v = s.value(key);
+    if (v > ready) {
+      ready = v;
+      r.binding_channel = ch;
+      r.binding_signal = v;
+    }
+  }
+  if (r.binding_channel >= 0) {
+    const SimInst& src = ctx_.program.insts[ctx_.program.channels[static_cast<size_t>(r.binding_channel)].src];
+    r.waited_on_dma = !src.is_barrier && ctx_.program.units[static_cast<size_t>(src.units[0])].kind == UnitKind::DmaQueue;
+  }
+  return ready;
+}
+
+StallReason StreamUnit::input_stall_reason(const InstanceRecord& r) const {
+  if (r.binding_channel < 0) return StallReason::Semaphore;
+  return ctx_.program.channels[static_cast<size_t>(r.binding_channel)].cross_unit ? StallReason::Semaphore
+                                                                                  : StallReason::Dependency;
+}
+
+void StreamUnit::publish_outputs(const SimInst& inst, Picos start, Picos read_done, Picos complete) {
+  for (int ch : inst.out_channels) {
+    Semaphore& s = *ctx_.semaphores[static_cast<size_t>(ch)];
+    bool produce = false;
+    const int64_t key = produced_key(s, produce);
+    if (!produce) continue;
+    if (key != s.next_key()) throw std::logic_error("semaphore keys out of order at " + inst.name);
+    while (!s.has_space()) {
+      state_ = State::WaitingSpace;
+      blocked_on_ = &s;
+      s.producer_waiting_ = true;
+      wait(s.space_event);
+    }
+    s.producer_waiting_ = false;
+    state_ = State::Running;
+    const DepKind kind = s.spec().kind;
+    s.publish(kind == DepKind::Ordered ? start : kind == DepKind::Anti ? read_done : complete);
+  }
+}
+
+void StreamUnit::wait_until(Picos t) {
+  const Picos now = static_cast<Picos>(sc_core::sc_time_stamp().value());
+  if (t < now) throw std::logic_error("causality: a unit needs a shared resource in the past");
+  if (t == now) return;
+  state_ = State::WaitingTime;
+  pending_start_ = std::min(pending_start_, t);
+  wait(sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(t - now)));
+  state_ = State::Running;
+}
+
+void StreamUnit::wait_for_event(sc_core::sc_event& e) {
+  state_ = State::WaitingTime;
+  wait(e);
+  state_ = State::Running;
+}
+
+void StreamUnit::run_barrier(const SimInst& inst, InstanceRecord& r) {
+  CoreBarrier& b = *ctx_.barriers[static_cast<size_t>(inst.id)];
+  const uint64_t generation = b.generation;
+  ++b.arrived;
+  b.latest_arrival = std::max(b.latest_arrival, free_);
+  if (b.arrived < b.fenced()) {
+    state_ = State::WaitingBarrier;
+    blocked_barrier_ = inst.id;
+    while (b.generation == generation) wait(b.released);
+    state_ = State::Running;
+  } else {
+    InstanceRecord br = r;
+    br.unit = -1;
+    const Picos ready = wait_inputs(inst, br);
+    const Picos release = std::max(b.latest_arrival, ready);
+    br.start = br.busy_start = br.busy_end = br.complete = release;
+    br.free = b.latest_arrival;
+    ctx_.ledger->record(br);
+    publish_outputs(inst, release, release, release);
+    b.release_time = release;
+    b.arrived = 0;
+    b.latest_arrival = 0;
+    ++b.generation;
+    b.released.notify(sc_core::SC_ZERO_TIME);
+  }
+  ctx_.ledger->unit_stall(index_, StallReason::Barrier, b.release_time - free_);
+  free_ = std::max(free_, b.release_time);
+  on_barrier(b.release_time);
+}
+
+Picos StreamUnit::horizon(int depth) const {
+  if (depth > static_cast<int>(ctx_.units.size()) + 1) return free_;
+  switch (state_) {
+    case State::Done: return kNever;
+    case State::Running: return free_;
+    case State::WaitingSpace: return free_;
+    case State::WaitingTime: return pending_start_;
+    case State::WaitingData: {
+      int p = blocked_on_->producer_unit();
+      if (p < 0 || p == index_) return free_;
+      return std::max(free_, ctx_.units[static_cast<size_t>(p)]->horizon(depth + 1));
+    }
+    case State::WaitingBarrier: {
+      Picos m = kNever;
+      for (int u : ctx_.program.insts[blocked_barrier_].units)
+        if (u != index_) m = std::min(m, ctx_.units[static_cast<size_t>(u)]->horizon(depth + 1));
+      return std::max(free_, m == kNever ? free_ : m);
+    }
+  }
+  return free_;
+}
+
+std::string StreamUnit::describe_wait() const {
+  const SimProgram& p = ctx_.program;
+  std::string what = p.units[static_cast<size_t>(index_)].name + " at " +
+                     (current_ == kNoId ? std::string("start") : p.insts[current_].name);
+  switch (state_) {
+    case State::WaitingData:
+      return what + " waits for " + p.insts[blocked_on_->spec().src].name;
+    case State::WaitingSpace:
+      return what + " waits for " + p.insts[blocked_on_->spec().dst].name + " to consume";
+    case State::WaitingBarrier:
+      return what + " waits at barrier " + p.insts[blocked_barrier_].name;
+    default:
+      return what;
+  }
+}
+
+}  // namespace tandem

@@ -1,0 +1,21 @@
+// Shared by the commands: read a kernel against a target (or a --hw model file), derive its
+// dependences and run a pass pipeline over it.
+#pragma once
+
+#include <string>
+
+#include "sched/analysis/dep_graph.h"
+#include "sched/ir/kernel.h"
+#include "sched/passes/pass_manager.h"
+
+namespace tandem::cli {
+
+struct KernelInput {
+  Kernel kernel;
+  DepGraph deps;
+};
+
+KernelInput read_and_schedule(const std::string& file, const std::string& hw, const std::string& passes,
+                              const RunOptions& run_options);
+
+}  // namespace tandem::cli

@@ -1,0 +1,80 @@
+// tandem sim: schedule a kernel, simulate it on a hardware model and report.
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "sched/support/log.h"
+#include "sched/support/output.h"
+#include "sched/target/target.h"
+#include "sim/model/hardware_model.h"
+#include "sim/program.h"
+#include "sim/report.h"
+#include "sim/simulator.h"
+#include "tools/commands.h"
+#include "tools/kernel_input.h"
+
+namespace tandem::cli {
+
+namespace {
+
+struct SimArgs {
+  std::string file;
+  std::string hw;
+  std::string passes = "none";
+  std::string out;
+  bool json = false;
+  bool stats = false;
+  size_t iterations_kept = 10000;
+};
+
+bool needs_engines(const Kernel& k) {
+  for (const Instruction& in : k.insts)
+    if (!in.erased && in.engine.empty() && !k.target->opcode(in.opcode)->engines.empty()) return true;
+  return false;
+}
+
+int run_sim(const SimArgs& a) {
+  RunOptions ropts;
+  ropts.stats = a.stats;
+  std::string passes = a.passes;
+  KernelInput in = read_and_schedule(a.file, a.hw, passes, ropts);
+  if (needs_engines(in.kernel)) {
+    logger("sim")->info("assigning engines and queues where the kernel names none");
+    run_pipeline(in.kernel, in.deps, parse_pipeline("assign-engines"), ropts, std::cerr);
+  }
+  auto model = load_hardware_model(a.hw.empty() ? in.kernel.target->file : a.hw);
+  SimProgram program = lower_for_simulation(in.kernel, in.deps, model);
+  SimOptions sopts;
+  sopts.iterations_kept = a.iterations_kept;
+  SimResult result = simulate(program, sopts);
+  std::string text = a.json ? format_json(result) : format_summary(result);
+  if (a.out.empty())
+    std::cout << text;
+  else
+    write_file_atomic(a.out, text);
+  return 0;
+}
+
+}  // namespace
+
+void add_sim_command(CLI::App& root, int& exit_code) {
+  auto args = std::make_shared<SimArgs>();
+  CLI::App* cmd = root.add_subcommand(
+      "sim", "Schedule a kernel with a pass pipeline, simulate it on a hardware model and report cycles and overlap.");
+  cmd->footer(
+      "\nInstructions without an engine or DMA queue get one from assign-engines after the pipeline.\n"
+      "Metrics and the JSON schema (tandem.sim/1) are defined in docs/metrics.md.");
+  cmd->add_option("file", args->file, "kernel in the .kir text format")->required();
+  cmd->add_option("--hw", args->hw, "hardware model file (default: models/<the kernel's target>.yaml)");
+  cmd->add_option("--passes", args->passes, "pass pipeline to run before simulating")->capture_default_str();
+  cmd->add_flag("--json", args->json, "print the tandem.sim/1 JSON document instead of the summary");
+  cmd->add_flag("--stats", args->stats, "print each pass's statistics to stderr");
+  cmd->add_option("--iterations-kept", args->iterations_kept,
+                  "iterations per loop kept in the report; longer loops keep their first and last halves")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 100000000));
+  cmd->add_option("-o,--output", args->out, "write the report here (atomically) instead of stdout");
+  cmd->callback([args, &exit_code] { exit_code = run_sim(*args); });
+}
+
+}  // namespace tandem::cli
