@@ -9,6 +9,7 @@
 #include <boost/graph/strong_components.hpp>
 
 #include "sim/stream_unit.h"
+#include "sim/trace_writer.h"
 
 namespace tandem {
 
@@ -115,6 +116,7 @@ void Ledger::add_compute_busy(Picos a, Picos b) {
 }
 
 void Ledger::record(const InstanceRecord& r) {
+  if (ctx_.trace) ctx_.trace->record(r);
   const SimProgram& p = ctx_.program;
   const SimInst& inst = p.insts[r.inst];
   const bool dma = r.unit >= 0 && p.units[static_cast<size_t>(r.unit)].kind == UnitKind::DmaQueue;

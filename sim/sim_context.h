@@ -14,6 +14,7 @@ class CoreBarrier;
 class DmaSystem;
 class Ledger;
 class PortArbiter;
+class TraceWriter;
 class StreamUnit;
 
 struct SimContext {
@@ -23,6 +24,7 @@ struct SimContext {
   DmaSystem* dma = nullptr;
   PortArbiter* ports = nullptr;                        // access conflicts, if the model has any
   Ledger* ledger = nullptr;
+  TraceWriter* trace = nullptr;                        // --trace, if asked for
   std::vector<StreamUnit*> units;
 };
 

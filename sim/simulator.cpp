@@ -11,6 +11,7 @@
 #include "sim/dma_system.h"
 #include "sim/ledger.h"
 #include "sim/port_arbiter.h"
+#include "sim/trace_writer.h"
 
 namespace tandem {
 
@@ -20,7 +21,12 @@ SimResult simulate(const SimProgram& p, const SimOptions& options) {
   elaborated = true;
 
   // The modules live until the process ends: SystemC does not support tearing a design down.
-  auto* ctx = new SimContext{p, {}, {}, nullptr, nullptr, nullptr, {}};
+  auto* ctx = new SimContext{p, {}, {}, nullptr, nullptr, nullptr, nullptr, {}};
+  std::unique_ptr<TraceWriter> trace;
+  if (!options.trace_path.empty()) {
+    trace = std::make_unique<TraceWriter>(options.trace_path, p);
+    ctx->trace = trace.get();
+  }
   for (const SimChannel& c : p.channels) {
     const SimInst& src = p.insts[static_cast<size_t>(c.src)];
     ctx->semaphores.push_back(std::make_unique<Semaphore>(c, src.is_barrier ? -1 : src.units[0], options.window));
@@ -49,6 +55,7 @@ SimResult simulate(const SimProgram& p, const SimOptions& options) {
   if (!stuck.empty()) throw Error("the schedule deadlocks: " + stuck);
 
   SimResult r = ledger->finish();
+  if (trace) trace->finish();
   if (r.total_ps < r.lower_bound_ps)
     throw std::logic_error("simulated time " + std::to_string(r.total_ps) + " ps is below the model's lower bound " +
                            std::to_string(r.lower_bound_ps) + " ps (" + r.lower_bound_resource + ")");

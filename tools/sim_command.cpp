@@ -22,6 +22,7 @@ struct SimArgs {
   std::string hw;
   std::string passes = "none";
   std::string out;
+  std::string trace;
   bool json = false;
   bool stats = false;
   size_t iterations_kept = 10000;
@@ -46,6 +47,7 @@ int run_sim(const SimArgs& a) {
   SimProgram program = lower_for_simulation(in.kernel, in.deps, model);
   SimOptions sopts;
   sopts.iterations_kept = a.iterations_kept;
+  sopts.trace_path = a.trace;
   SimResult result = simulate(program, sopts);
   std::string text = a.json ? format_json(result) : format_summary(result);
   if (a.out.empty())
@@ -69,6 +71,7 @@ void add_sim_command(CLI::App& root, int& exit_code) {
   cmd->add_option("--passes", args->passes, "pass pipeline to run before simulating")->capture_default_str();
   cmd->add_flag("--json", args->json, "print the tandem.sim/1 JSON document instead of the summary");
   cmd->add_flag("--stats", args->stats, "print each pass's statistics to stderr");
+  cmd->add_option("--trace", args->trace, "write a Trace Event JSON timeline (open it in ui.perfetto.dev)");
   cmd->add_option("--iterations-kept", args->iterations_kept,
                   "iterations per loop kept in the report; longer loops keep their first and last halves")
       ->capture_default_str()
