@@ -1,15 +1,13 @@
-// The DMA engines a core shares among its queues. A transfer is split across the engines
-// its partitions map to; each engine divides its bandwidth equally among the chunks it is
-// moving (the fluid limit of serving its queues round-robin), scaled by each transfer's
-// efficiency at its bytes per partition. Rates change only when a chunk arrives or leaves,
-// so the module wakes only then.
+// The DMA engines a core shares among its queues, as a SystemC module: the bandwidth model
+// (DmaBandwidth) decides when each transfer lands; the module wakes only when a chunk lands
+// and notifies the queue waiting for that transfer.
 #pragma once
 
 #include <vector>
 
 #include <systemc>
 
-#include "sim/program.h"
+#include "sim/dma_bandwidth.h"
 
 namespace tandem {
 
@@ -23,30 +21,16 @@ class DmaSystem : public sc_core::sc_module {
   void start(const DmaTransfer& t, sc_core::sc_event* done, Picos* end);
 
  private:
-  struct Chunk {
-    int transfer;
-    double remaining;   // bytes
-    double efficiency;
-  };
-  struct Engine {
-    std::vector<Chunk> active;
-    double updated_ps = 0;
-  };
-  struct Transfer {
-    int chunks_left = 0;
+  struct Waiter {
     sc_core::sc_event* done = nullptr;
     Picos* end = nullptr;
   };
-
-  double rate(const Engine& e, const Chunk& c) const;  // bytes per ps
-  void advance(Engine& e, double now);
   void reschedule(double now);
   void wake();
 
-  const DmaModel& model_;
-  std::vector<Engine> engines_;
-  std::vector<Transfer> transfers_;
-  std::vector<int> free_slots_;
+  DmaBandwidth bandwidth_;
+  std::vector<Waiter> waiters_;  // per transfer id
+  std::vector<int> done_;
   sc_core::sc_event wake_;
 };
 

@@ -123,7 +123,7 @@ class HardwareModelReader {
     y_.only_keys(d, {"engines", "queues", "partitions_per_engine", "bandwidth_bytes_per_ns", "fixed_cost_ns", "efficiency"},
                  "dma");
     m.dma.engines = y_.non_negative_int(y_.required(d, "engines", "dma"), "dma.engines");
-    if (m.dma.engines == 0) y_.fail(d["engines"], "dma.engines must be at least 1");
+    if (m.dma.engines == 0 || m.dma.engines > 64) y_.fail(d["engines"], "dma.engines must be between 1 and 64");
     m.dma.partitions_per_engine = y_.non_negative_int(y_.required(d, "partitions_per_engine", "dma"), "dma.partitions_per_engine");
     if (m.dma.partitions_per_engine == 0) y_.fail(d["partitions_per_engine"], "dma.partitions_per_engine must be at least 1");
     m.dma.bandwidth_bytes_per_ns = y_.positive_number(y_.required(d, "bandwidth_bytes_per_ns", "dma"), "dma.bandwidth_bytes_per_ns");
