@@ -314,6 +314,22 @@ class Lowering {
 
 }  // namespace
 
+int64_t channel_needed_key(const SimChannel& c, const Kernel& k, const int64_t* counts, const int64_t* ivs,
+                           bool* needed) {
+  *needed = true;
+  if (c.key_loop == kNoId) return 0;
+  const int64_t index_in_loop = ivs[c.key_loop] - k.loops[static_cast<size_t>(c.key_loop)].lo;
+  *needed = index_in_loop >= c.distance;
+  return counts[c.key_loop] - 1 - c.distance;
+}
+
+int64_t channel_produced_key(const SimChannel& c, const Kernel& k, const int64_t* counts, const int64_t* ivs,
+                             bool* produce) {
+  *produce = true;
+  for (LoopId l : c.src_inner) *produce &= ivs[l] == k.loops[static_cast<size_t>(l)].hi - 1;
+  return c.key_loop == kNoId ? 0 : counts[c.key_loop] - 1;
+}
+
 SimProgram lower_for_simulation(const Kernel& k, const DepGraph& g, std::shared_ptr<const HardwareModel> model) {
   return Lowering(k, g, std::move(model)).run();
 }

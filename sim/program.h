@@ -83,6 +83,16 @@ struct SimProgram {
   double ps_to_cycles(Picos ps) const { return ps * model->reference_clock_ghz / 1000.0; }
 };
 
+// The key a channel's destination reads at the current iteration (`counts`, `ivs`: per
+// LoopId, iterations started so far and the induction variable); `*needed` is false in the
+// first `distance` iterations of the key loop, which have no source instance.
+int64_t channel_needed_key(const SimChannel& c, const Kernel& k, const int64_t* counts, const int64_t* ivs,
+                           bool* needed);
+// The key the channel's source publishes now; `*produce` is false unless this is the last
+// instance of the source within the key (every loop below the key loop at its last iteration).
+int64_t channel_produced_key(const SimChannel& c, const Kernel& k, const int64_t* counts, const int64_t* ivs,
+                             bool* produce);
+
 // Lowers a kernel for simulation. Every instruction must have an engine or queue (run
 // assign-engines first). Errors (Error, located at the instruction): an engine that may not
 // access an operand's space, live tensors that do not fit SBUF or PSUM, a dependence that an

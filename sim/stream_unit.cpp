@@ -59,30 +59,13 @@ void StreamUnit::walk(const std::vector<WalkNode>& nodes) {
   }
 }
 
-int64_t StreamUnit::needed_key(const Semaphore& s, bool& needed) const {
-  const SimChannel& c = s.spec();
-  needed = true;
-  if (c.key_loop == kNoId) return 0;
-  const int64_t k = loop_counts_[c.key_loop] - 1;
-  const int64_t j = loop_ivs_[c.key_loop] - ctx_.program.kernel->loops[c.key_loop].lo;
-  needed = j >= c.distance;
-  return k - c.distance;
-}
-
-int64_t StreamUnit::produced_key(const Semaphore& s, bool& produce) const {
-  const SimChannel& c = s.spec();
-  const Kernel& k = *ctx_.program.kernel;
-  produce = true;
-  for (LoopId l : c.src_inner) produce &= loop_ivs_[l] == k.loops[l].hi - 1;
-  return c.key_loop == kNoId ? 0 : loop_counts_[c.key_loop] - 1;
-}
-
 Picos StreamUnit::wait_inputs(const SimInst& inst, InstanceRecord& r) {
   Picos ready = 0;
   for (int ch : inst.in_channels) {
     Semaphore& s = *ctx_.semaphores[static_cast<size_t>(ch)];
     bool needed = false;
-    const int64_t key = needed_key(s, needed);
+    const int64_t key =
+        channel_needed_key(s.spec(), *ctx_.program.kernel, loop_counts_.data(), loop_ivs_.data(), &needed);
     if (s.spec().key_loop != kNoId) s.release_below(key);
     if (!needed) continue;
     while (!s.available(key)) {
@@ -119,7 +102,8 @@ void StreamUnit::publish_outputs(const SimInst& inst, Picos start, Picos read_do
   for (int ch : inst.out_channels) {
     Semaphore& s = *ctx_.semaphores[static_cast<size_t>(ch)];
     bool produce = false;
-    const int64_t key = produced_key(s, produce);
+    const int64_t key =
+        channel_produced_key(s.spec(), *ctx_.program.kernel, loop_counts_.data(), loop_ivs_.data(), &produce);
     if (!produce) continue;
     if (key != s.next_key()) throw std::logic_error("semaphore keys out of order at " + inst.name);
     while (!s.has_space()) {

@@ -57,8 +57,6 @@ class StreamUnit : public sc_core::sc_module {
  private:
   void thread();
   void walk(const std::vector<WalkNode>& nodes);
-  int64_t needed_key(const Semaphore& s, bool& needed) const;
-  int64_t produced_key(const Semaphore& s, bool& produce) const;
 
   State state_ = State::Running;
   const Semaphore* blocked_on_ = nullptr;
