@@ -324,6 +324,7 @@ SimResult Ledger::finish() {
   out.total_ps = total_;
   out.dynamic_instructions = p.dynamic_instructions;
   for (const SimChannel& c : p.channels) out.semaphores += c.cross_unit ? 1 : 0;
+  out.semaphores_available = p.model->semaphores;
   out.units = units_;
   for (const UnitResult& u : units_) out.dma_bytes += u.bytes;
   for (LoopState& s : loops_) {

@@ -278,17 +278,18 @@ class Lowering {
   }
 
   // Every tensor is live for the whole kernel (static allocation): SBUF's bytes per
-  // partition and PSUM's banks must hold them all.
+  // partition and PSUM's banks must hold them all. A space without partitions (LDS) holds
+  // whole tensors.
   void check_capacity() const {
     for (const auto& [name, space] : k_.target->spaces) {
-      if (space.partitions == 0 || space.bytes_per_partition == 0) continue;
+      if (space.bytes_per_partition == 0 || space.is_register_file()) continue;
       const int64_t bank_bytes = space.banks > 0 ? space.bytes_per_partition / space.banks : 0;
       int64_t used = 0, banks = 0;
       std::string list;
       for (const Tensor& t : k_.tensors) {
         if (t.space != name) continue;
         int64_t per_partition = static_cast<int64_t>(dtype_bytes(t.dtype));
-        for (size_t d = 1; d < t.shape.size(); ++d) per_partition *= t.shape[d];
+        for (size_t d = space.partitions > 0 ? 1 : 0; d < t.shape.size(); ++d) per_partition *= t.shape[d];
         per_partition *= t.attrs.get_int("buffers").value_or(1);
         used += per_partition;
         if (bank_bytes) banks += (per_partition + bank_bytes - 1) / bank_bytes;

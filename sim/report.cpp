@@ -79,6 +79,7 @@ std::string format_json(const SimResult& r) {
                       {"lower_bound_resource", r.lower_bound_resource},
                       {"dynamic_instructions", r.dynamic_instructions},
                       {"semaphores", r.semaphores},
+                      {"semaphores_available", r.semaphores_available},
                       {"engines", engines},
                       {"dma", {{"bytes", r.dma_bytes}, {"queues", queues}}},
                       {"loops", loops}};
@@ -91,7 +92,8 @@ std::string format_summary(const SimResult& r) {
     << fmt("%.0f", static_cast<double>(r.total_ps) * r.reference_clock_ghz / 1000.0) << " cycles at "
     << fmt("%g", r.reference_clock_ghz) << " GHz\n";
   o << "lower bound " << fmt("%.3f", ns(r.lower_bound_ps)) << " ns (" << r.lower_bound_resource << "), "
-    << r.dynamic_instructions << " dynamic instructions, " << r.semaphores << " semaphores, "
+    << r.dynamic_instructions << " dynamic instructions, " << r.semaphores << " semaphores"
+    << (r.semaphores_available ? " of " + std::to_string(r.semaphores_available) : std::string()) << ", "
     << fmt("%.0f", r.dma_bytes) << " DMA bytes\n\n";
   o << "unit        busy_ns   util   stall_ns: semaphore dependency    barrier      queue   conflict\n";
   for (const UnitResult& u : r.units) {

@@ -61,6 +61,7 @@ struct SimResult {
   std::string lower_bound_resource;
   int64_t dynamic_instructions = 0;
   int64_t semaphores = 0;  // cross-unit channels
+  int64_t semaphores_available = 0;  // the model's semaphores (0: not modelled)
   double dma_bytes = 0;
   std::vector<UnitResult> units;
   std::vector<LoopResult> loops;

@@ -117,6 +117,7 @@ class ModelReader {
 
     if (YAML::Node dma = root["dma"]) {
       int64_t queues = non_negative_int(required(dma, "queues", "dma"), "dma.queues");
+      if (queues == 0) fail(dma["queues"], "dma.queues must be at least 1");
       for (int64_t q = 0; q < queues; ++q) t.dma_queues.push_back("q" + std::to_string(q));
     }
 
@@ -127,7 +128,7 @@ class ModelReader {
       op.name = kv.first.as<std::string>();
       op.loc = loc(kv.first);
       const std::string where = "opcodes." + op.name;
-      if (!kv.second.IsMap()) fail(kv.second, where + " must be a mapping");
+      y_.only_keys(kv.second, {"class", "engines"}, where);
       YAML::Node cls = required(kv.second, "class", where);
       auto c = parse_op_class(str(cls, where + ".class"));
       if (!c)

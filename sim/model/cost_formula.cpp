@@ -82,10 +82,24 @@ class CostFormulaParser {
     }
     char c = s_[i_];
     if (std::isdigit(static_cast<unsigned char>(c)) || c == '.') {
-      const char* start = s_.c_str() + i_;
+      // Decimal numbers only (strtod alone would also take hexadecimal and "inf").
+      size_t start = i_;
+      while (i_ < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[i_])) || s_[i_] == '.')) ++i_;
+      if (i_ < s_.size() && (s_[i_] == 'e' || s_[i_] == 'E')) {
+        size_t j = i_ + 1;
+        if (j < s_.size() && (s_[j] == '+' || s_[j] == '-')) ++j;
+        if (j < s_.size() && std::isdigit(static_cast<unsigned char>(s_[j]))) {
+          i_ = j;
+          while (i_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[i_]))) ++i_;
+        }
+      }
+      const std::string text = s_.substr(start, i_ - start);
       char* end = nullptr;
-      double v = std::strtod(start, &end);
-      i_ += static_cast<size_t>(end - start);
+      double v = std::strtod(text.c_str(), &end);
+      if (end != text.c_str() + text.size() || (i_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[i_])) || s_[i_] == '_'))) {
+        i_ = start;
+        fail("malformed number in cost formula");
+      }
       return add({Op::Const, v, -1, {}});
     }
     if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
@@ -125,7 +139,7 @@ class CostFormulaParser {
     if (!eat(')')) fail("expected ',' or ')' in " + name + "(...)");
     if (args.size() < min_args || args.size() > max_args) {
       i_ = start;
-      fail(name + "() takes " + (min_args == max_args ? "1 argument" : "at least 2 arguments"));
+      fail(name + "() takes " + (min_args == max_args ? std::string("1 argument") : "2 to " + std::to_string(max_args) + " arguments"));
     }
     return add({op, 0, -1, args});
   }

@@ -152,6 +152,7 @@ class HardwareModelReader {
       rule.space = y_.str(sp, "conflicts[].space");
       if (!m.target->space(rule.space)) y_.fail(sp, "unknown space '" + rule.space + "' in conflicts");
       std::set<std::string> engines = engine_set(m, y_.required(r, "engines", "conflicts[]"), "conflicts[].engines");
+      if (engines.count("dma")) y_.fail(r["engines"], "conflicts are between compute engines; 'dma' is not one");
       if (engines.size() < 2) y_.fail(r, "a conflict needs at least two engines");
       rule.engines.assign(engines.begin(), engines.end());
       m.conflicts.push_back(rule);

@@ -35,7 +35,10 @@ TEST_CASE("cost formula errors point into the model file", "[cost]") {
   CHECK(error_of("max(N, Nx)") == "17 unknown variable 'Nx' in cost formula (known: N, N_stationary, N_moving, MIN_II)");
   CHECK(error_of("max(N,") == "16 cost formula ends early");
   CHECK(error_of("sqrt(N)") == "10 unknown function 'sqrt' in cost formula (use min, max, ceil, floor)");
-  CHECK(error_of("min(N)") == "10 min() takes at least 2 arguments");
+  CHECK(error_of("min(N)") == "10 min() takes 2 to 64 arguments");
   CHECK(error_of("N N") == "12 unexpected 'N' in cost formula");
   CHECK(error_of("(N") == "12 expected ')' in cost formula");
+  CHECK(error_of("0x10 + N") == "10 malformed number in cost formula");
+  CHECK(error_of("1.5.2") == "10 malformed number in cost formula");
+  CHECK(CostFormula::parse("2.5e1 + 1E-1", kVars, at_col(1)).eval({0, 0, 0, 0}) == Approx(25.1));
 }

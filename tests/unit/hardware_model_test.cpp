@@ -80,4 +80,10 @@ TEST_CASE("a broken model file is a located error", "[model]") {
              Catch::Contains("engines.pe.clock_ghz must be positive"));
   CHECK_THAT(load_error(variant("{bytes_per_partition: 512, efficiency: 0.6}", "{bytes_per_partition: 128, efficiency: 0.6}", "order")),
              Catch::Contains("dma.efficiency points must have increasing bytes_per_partition"));
+  CHECK_THAT(load_error(variant("conflicts: []", "conflicts: [{space: sbuf, engines: [dma, pe]}]", "dmaconflict")),
+             Catch::Contains("conflicts are between compute engines; 'dma' is not one"));
+  CHECK_THAT(load_error(variant("iota:               {class: compute, engines: [pool]}",
+                                "iota:               {class: compute, engine: [pool]}", "opfield")),
+             Catch::Contains("unknown field 'engine' in opcodes.iota (known: class, engines)"));
+  CHECK_THAT(load_error(variant("queues: 16 ", "queues: 0 ", "noqueues")), Catch::Contains("dma.queues must be at least 1"));
 }
