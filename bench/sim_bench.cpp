@@ -95,6 +95,20 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// Simulates `text` with SystemC in a child process, timing simulate() alone.
+Measure simulate_in_child(const std::string& text, size_t iterations_kept) {
+  return in_child([&] {
+    Kernel k;
+    DepGraph g;
+    SimProgram p = lower(text, k, g);
+    SimOptions o;
+    o.iterations_kept = iterations_kept;
+    auto t0 = std::chrono::steady_clock::now();
+    SimResult r = simulate(p, o);
+    return Measure{seconds_since(t0), r.total_ps, p.dynamic_instructions, 0};
+  });
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -103,16 +117,7 @@ int main(int argc, char** argv) {
   const int64_t long_trips = argc > 2 ? std::atoll(argv[2]) : 10000000;
 
   const std::string gemm = gemm_k(gemm_trips);
-  Measure sim = in_child([&] {
-    Kernel k;
-    DepGraph g;
-    SimProgram p = lower(gemm, k, g);
-    SimOptions o;
-    o.iterations_kept = 100;
-    auto t0 = std::chrono::steady_clock::now();
-    SimResult r = simulate(p, o);
-    return Measure{seconds_since(t0), r.total_ps, p.dynamic_instructions, 0};
-  });
+  Measure sim = simulate_in_child(gemm, 100);
   Measure base = in_child([&] {
     Kernel k;
     DepGraph g;
@@ -132,16 +137,7 @@ int main(int argc, char** argv) {
   std::printf("  same schedule: %s\n", sim.total_ps == base.total_ps ? "yes" : "NO");
 
   const std::string loop = two_stage(long_trips);
-  Measure mem = in_child([&] {
-    Kernel k;
-    DepGraph g;
-    SimProgram p = lower(loop, k, g);
-    SimOptions o;
-    o.iterations_kept = 1000;
-    auto t0 = std::chrono::steady_clock::now();
-    SimResult r = simulate(p, o);
-    return Measure{seconds_since(t0), r.total_ps, p.dynamic_instructions, 0};
-  });
+  Measure mem = simulate_in_child(loop, 1000);
   std::printf("Loop of %lld iterations (%lld dynamic instructions)\n", static_cast<long long>(long_trips), mem.instances);
   std::printf("  %8.3f s  %7.2f M instructions/s  peak resident %.1f MB (target < 200 MB)\n", mem.seconds,
               static_cast<double>(mem.instances) / mem.seconds / 1e6, static_cast<double>(mem.peak_kb) / 1024);

@@ -4,9 +4,17 @@
 
 #include "sched/analysis/dependence_analysis.h"
 #include "sched/ir/parser.h"
+#include "sched/support/output.h"
 #include "sched/target/target.h"
 
 namespace tandem::cli {
+
+void emit(const std::string& text, const std::string& path) {
+  if (path.empty())
+    std::cout << text;
+  else
+    write_file_atomic(path, text);
+}
 
 KernelInput read_and_schedule(const std::string& file, const std::string& hw, const std::string& passes,
                               const RunOptions& run_options) {

@@ -15,6 +15,9 @@ struct KernelInput {
   DepGraph deps;
 };
 
+// Writes `text` to stdout, or atomically to `path` when one is given.
+void emit(const std::string& text, const std::string& path);
+
 KernelInput read_and_schedule(const std::string& file, const std::string& hw, const std::string& passes,
                               const RunOptions& run_options);
 

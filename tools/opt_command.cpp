@@ -4,7 +4,6 @@
 #include <CLI/CLI.hpp>
 
 #include "sched/ir/printer.h"
-#include "sched/support/output.h"
 #include "tools/commands.h"
 #include "tools/kernel_input.h"
 
@@ -29,10 +28,7 @@ int run_opt(const OptArgs& a) {
   KernelInput in = read_and_schedule(a.file, a.hw, a.passes, ropts);
   std::string text = print_kernel(in.kernel, &in.deps);
   if (a.print_deps) text += print_deps(in.kernel, in.deps);
-  if (a.out.empty())
-    std::cout << text;
-  else
-    write_file_atomic(a.out, text);
+  emit(text, a.out);
   return 0;
 }
 

@@ -4,7 +4,6 @@
 #include <CLI/CLI.hpp>
 
 #include "sched/support/log.h"
-#include "sched/support/output.h"
 #include "sched/target/target.h"
 #include "sim/model/hardware_model.h"
 #include "sim/program.h"
@@ -50,10 +49,7 @@ int run_sim(const SimArgs& a) {
   sopts.trace_path = a.trace;
   SimResult result = simulate(program, sopts);
   std::string text = a.json ? format_json(result) : format_summary(result);
-  if (a.out.empty())
-    std::cout << text;
-  else
-    write_file_atomic(a.out, text);
+  emit(text, a.out);
   return 0;
 }
 
