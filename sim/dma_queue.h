@@ -14,6 +14,7 @@ class DmaQueue : public StreamUnit {
 
  protected:
   void execute(const SimInst& inst, InstanceRecord& r) override;
+  Picos arrival_time() const override { return std::max(free_, data_free_); }
   void on_barrier(Picos release) override { data_free_ = std::max(data_free_, release); }
 
  private:

@@ -47,6 +47,20 @@ int64_t inner_trips(const Kernel& k, const SimInst& inst, LoopId outer) {
 
 bool in_loop(const SimInst& inst, LoopId l) { return std::find(inst.nest.begin(), inst.nest.end(), l) != inst.nest.end(); }
 
+// The instructions a unit runs directly in the body of `loop`, in its order.
+bool find_stream(const std::vector<WalkNode>& nodes, LoopId loop, std::vector<InstId>& out) {
+  for (const WalkNode& n : nodes) {
+    if (!n.is_loop) continue;
+    if (n.id == loop) {
+      for (const WalkNode& c : n.children)
+        if (!c.is_loop) out.push_back(c.id);
+      return true;
+    }
+    if (find_stream(n.children, loop, out)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 const char* stall_reason_name(StallReason r) {
@@ -237,7 +251,8 @@ void Ledger::compute_bounds(SimResult& out) {
   const DmaModel& dma = p.model->dma;
 
   // Work per resource within `loop` (kNoId: the whole kernel), and the busiest resource.
-  auto busiest = [&](LoopId loop, std::string* name) {
+  // Also reports the busiest DMA engine's share in `*dma_work`.
+  auto busiest = [&](LoopId loop, std::string* name, Picos* dma_work = nullptr) {
     std::vector<Picos> unit_work(p.units.size(), 0);
     std::vector<double> engine_work(static_cast<size_t>(std::max<int64_t>(1, dma.engines)), 0.0);
     for (const SimInst& inst : p.insts) {
@@ -260,6 +275,7 @@ void Ledger::compute_bounds(SimResult& out) {
     for (size_t e = 0; e < engine_work.size(); ++e) {
       // The simulator rounds each transfer's end up to whole picoseconds; the bound must not.
       const Picos w = static_cast<Picos>(std::floor(engine_work[e] + 1e-6));
+      if (dma_work) *dma_work = std::max(*dma_work, w);
       if (w > best) {
         best = w;
         *name = "dma engine " + std::to_string(e);
@@ -271,7 +287,13 @@ void Ledger::compute_bounds(SimResult& out) {
   out.lower_bound_ps = busiest(kNoId, &out.lower_bound_resource);
 
   for (LoopResult& l : out.loops) {
-    l.resource_bound_ps = busiest(l.id, &l.bound_resource);
+    Picos dma_work = 0;
+    l.resource_bound_ps = busiest(l.id, &l.bound_resource, &dma_work);
+    // With one CoreBarrier in the body, every transfer of an iteration runs between two of its
+    // releases: the last lands no sooner than the fixed cost plus the busiest DMA engine's work.
+    int barriers = 0;
+    for (const SimInst& inst : p.insts) barriers += inst.is_barrier && !inst.nest.empty() && inst.nest.back() == l.id;
+    const Picos window = barriers == 1 ? p.dma_fixed_ps + dma_work : 0;
     // Recurrence bound: the dependence cycles through this loop's body, latency over distance.
     using G = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, boost::property<boost::vertex_index_t, int>,
                                     boost::property<boost::edge_weight_t, double, boost::property<boost::edge_weight2_t, double>>>;
@@ -294,6 +316,29 @@ void Ledger::compute_bounds(SimResult& out) {
       boost::add_edge(static_cast<size_t>(a), static_cast<size_t>(b),
                       {static_cast<double>(latency), static_cast<double>(c.distance)}, g);
     }
+    // Each unit runs its share of the body in order, and a CoreBarrier holds every unit it
+    // fences: consecutive instructions of a unit form edges too (the next starts after the
+    // previous leaves the unit; a queue reaches a barrier once its transfers have landed).
+    for (size_t u = 0; u < p.units.size(); ++u) {
+      std::vector<InstId> stream;
+      find_stream(p.walks[u], l.id, stream);
+      const bool queue = p.units[u].kind == UnitKind::DmaQueue;
+      for (size_t i = 0; i < stream.size(); ++i) {
+        const SimInst& a = p.insts[static_cast<size_t>(stream[i])];
+        const bool wrap = i + 1 == stream.size();
+        const SimInst& b = p.insts[static_cast<size_t>(stream[wrap ? 0 : i + 1])];
+        const Picos w = a.is_barrier ? 0 : !queue ? a.cycles_ps : b.is_barrier ? a.latency_ps : 0;
+        boost::add_edge(static_cast<size_t>(vertex[static_cast<size_t>(a.id)]), static_cast<size_t>(vertex[static_cast<size_t>(b.id)]),
+                        {static_cast<double>(w), wrap ? 1.0 : 0.0}, g);
+      }
+    }
+    // ... and with one barrier, from one release to the next.
+    if (window > 0)
+      for (const SimInst& inst : p.insts)
+        if (inst.is_barrier && !inst.nest.empty() && inst.nest.back() == l.id && vertex[static_cast<size_t>(inst.id)] >= 0) {
+          const size_t v = static_cast<size_t>(vertex[static_cast<size_t>(inst.id)]);
+          boost::add_edge(v, v, {static_cast<double>(window), 1.0}, g);
+        }
     std::vector<int> comp(static_cast<size_t>(n));
     boost::strong_components(g, boost::make_iterator_property_map(comp.begin(), boost::get(boost::vertex_index, g)));
     G cyc(static_cast<size_t>(n));

@@ -59,6 +59,8 @@ class Lowering {
     pos_.assign(k_.insts.size(), -1);
     for (size_t i = 0; i < order_.size(); ++i) pos_[order_[i]] = static_cast<int>(i);
     make_units();
+    first_of_run_.assign(k_.insts.size(), -1);
+    mark_runs(k_.body);
     p_.insts.resize(k_.insts.size());
     for (InstId id : order_) lower_inst(id);
     make_channels();
@@ -253,7 +255,7 @@ class Lowering {
         if (l == c.key_loop) past_key = true;
       }
       c.cross_unit = s.is_barrier || d.is_barrier || s.units != d.units;
-      if (!c.cross_unit && c.distance == 0 && pos_[e.src] > pos_[e.dst])
+      if (!c.cross_unit && c.distance == 0 && stream_pos(e.src) > stream_pos(e.dst))
         fail(e.dst, "waits for " + s.name + ", which runs after it on " + p_.units[s.units[0]].name +
                         ": an in-order engine can never honour this dependence");
       int id = static_cast<int>(p_.channels.size());
@@ -263,17 +265,42 @@ class Lowering {
     }
   }
 
+  // A unit's walk: its instructions in program order, except that a straight run of
+  // instructions whose every member carries an `order` (list-schedule) follows that order.
+  // Position in its unit's stream order: program position, or the list schedule's order
+  // within the same run (instructions of one run share everything but the order).
+  std::pair<int, int64_t> stream_pos(InstId id) const {
+    auto o = k_.insts[id].attrs.get_int("order");
+    return {o ? first_of_run_[id] : pos_[id], o ? *o : 0};
+  }
+
   std::vector<WalkNode> walk(const std::vector<Stmt>& block, int unit) const {
     std::vector<WalkNode> out;
+    std::vector<InstId> run;
+    auto flush = [&] {
+      const bool ordered = !run.empty() && std::all_of(run.begin(), run.end(), [&](InstId id) {
+        return k_.insts[id].attrs.get_int("order").has_value();
+      });
+      if (ordered)
+        std::stable_sort(run.begin(), run.end(), [&](InstId a, InstId b) {
+          return *k_.insts[a].attrs.get_int("order") < *k_.insts[b].attrs.get_int("order");
+        });
+      for (InstId id : run) {
+        const auto& units = p_.insts[id].units;
+        if (std::find(units.begin(), units.end(), unit) != units.end()) out.push_back({false, id, {}});
+      }
+      run.clear();
+    };
     for (const Stmt& st : block) {
       if (st.kind == Stmt::kInst) {
-        const auto& units = p_.insts[st.id].units;
-        if (std::find(units.begin(), units.end(), unit) != units.end()) out.push_back({false, st.id, {}});
-      } else {
-        std::vector<WalkNode> inner = walk(k_.loops[st.id].body, unit);
-        if (!inner.empty()) out.push_back({true, st.id, std::move(inner)});
+        run.push_back(st.id);
+        continue;
       }
+      flush();
+      std::vector<WalkNode> inner = walk(k_.loops[st.id].body, unit);
+      if (!inner.empty()) out.push_back({true, st.id, std::move(inner)});
     }
+    flush();
     return out;
   }
 
@@ -305,9 +332,24 @@ class Lowering {
     }
   }
 
+  // Program position of the first instruction of each instruction's straight run.
+  void mark_runs(const std::vector<Stmt>& block) {
+    int first = -1;
+    for (const Stmt& st : block) {
+      if (st.kind == Stmt::kLoop) {
+        first = -1;
+        mark_runs(k_.loops[st.id].body);
+        continue;
+      }
+      if (first < 0) first = pos_[st.id];
+      first_of_run_[st.id] = first;
+    }
+  }
+
   const Kernel& k_;
   const DepGraph& g_;
   std::shared_ptr<const HardwareModel> m_;
+  std::vector<int> first_of_run_;
   SimProgram p_;
   std::vector<InstId> order_;
   std::vector<int> pos_;

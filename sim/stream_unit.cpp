@@ -139,7 +139,7 @@ void StreamUnit::run_barrier(const SimInst& inst, InstanceRecord& r) {
   CoreBarrier& b = *ctx_.barriers[static_cast<size_t>(inst.id)];
   const uint64_t generation = b.generation;
   ++b.arrived;
-  b.latest_arrival = std::max(b.latest_arrival, free_);
+  b.latest_arrival = std::max(b.latest_arrival, arrival_time());
   if (b.arrived < b.fenced()) {
     state_ = State::WaitingBarrier;
     blocked_barrier_ = inst.id;
@@ -160,7 +160,7 @@ void StreamUnit::run_barrier(const SimInst& inst, InstanceRecord& r) {
     ++b.generation;
     b.released.notify(sc_core::SC_ZERO_TIME);
   }
-  ctx_.ledger->unit_stall(index_, StallReason::Barrier, b.release_time - free_);
+  ctx_.ledger->unit_stall(index_, StallReason::Barrier, b.release_time - arrival_time());
   free_ = std::max(free_, b.release_time);
   on_barrier(b.release_time);
 }

@@ -46,7 +46,9 @@ class StreamUnit : public sc_core::sc_module {
   // Waits in simulated time for a shared resource to signal `e`.
   void wait_for_event(sc_core::sc_event& e);
   void run_barrier(const SimInst& inst, InstanceRecord& r);
-  // A unit with a second clock (a DMA queue's data phase) moves it past the barrier too.
+  // When the unit reaches a barrier: when its last instruction is done with the unit. A DMA
+  // queue arrives once its transfers have landed (it drains), and moves its data clock too.
+  virtual Picos arrival_time() const { return free_; }
   virtual void on_barrier(Picos /*release*/) {}
 
   SimContext& ctx_;

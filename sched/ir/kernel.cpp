@@ -89,6 +89,33 @@ void Kernel::erase(InstId inst) {
   insts[inst].erased = true;
 }
 
+void Kernel::move_before(InstId inst, InstId before) {
+  std::vector<Stmt>& from = block_of(insts[inst].loop);
+  int pos = index_in(from, inst);
+  assert(pos >= 0 && "move_before: instruction is not in its block");
+  from.erase(from.begin() + pos);
+  insert_before(before, inst);
+}
+
+void Kernel::insert_at_top(LoopId loop, InstId inst) {
+  std::vector<Stmt>& block = block_of(loop);
+  block.insert(block.begin(), Stmt{Stmt::kInst, inst});
+  insts[inst].loop = loop;
+}
+
+bool Kernel::in_loop(InstId inst, LoopId loop) const {
+  for (LoopId l = insts[inst].loop; l != kNoId; l = loops[l].parent)
+    if (l == loop) return true;
+  return false;
+}
+
+std::string Kernel::unique_name(const std::string& base) const {
+  auto taken = [&](const std::string& n) { return find_inst(n) != kNoId || find_tensor(n) != kNoId; };
+  if (!taken(base)) return base;
+  for (int i = 1;; ++i)
+    if (!taken(base + "." + std::to_string(i))) return base + "." + std::to_string(i);
+}
+
 std::string Kernel::display_name(InstId inst) const {
   if (!insts[inst].name.empty()) return "%" + insts[inst].name;
   std::vector<InstId> order = program_order();

@@ -128,6 +128,14 @@ class Kernel {
   void insert_before(InstId before, InstId inst);
   // Removes `inst` from its block and marks it erased.
   void erase(InstId inst);
+  // Moves `inst` (already placed) to just before `before`, in `before`'s block.
+  void move_before(InstId inst, InstId before);
+  // Places `inst` first in the body of `loop`.
+  void insert_at_top(LoopId loop, InstId inst);
+  // Is `inst` inside `loop`, at any depth?
+  bool in_loop(InstId inst, LoopId loop) const;
+  // `base` if no instruction or tensor uses it, else base.1, base.2, ...
+  std::string unique_name(const std::string& base) const;
   // Position of `inst` in `block`, or -1.
   static int index_in(const std::vector<Stmt>& block, InstId inst);
 

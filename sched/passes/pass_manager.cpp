@@ -1,9 +1,15 @@
 #include "sched/passes/pass_manager.h"
 
 #include <ostream>
+#include <stdexcept>
 
+#include "sched/analysis/dependence_analysis.h"
 #include "sched/ir/printer.h"
+#include "sched/passes/address_rotation.h"
 #include "sched/passes/assign_engines.h"
+#include "sched/passes/list_schedule.h"
+#include "sched/passes/prefetch_schedule.h"
+#include "sched/passes/separate_load_compute.h"
 #include "sched/support/log.h"
 
 namespace tandem {
@@ -66,6 +72,11 @@ void run_pipeline(Kernel& k, DepGraph& g, const std::vector<PipelineStep>& steps
     PassContext ctx{k, g, stats, logger("sched." + step.pass->name)};
     step.pass->create(step.options)->run(ctx);
     g.grow(k.insts.size());
+    try {
+      check_acyclic(k, g);
+    } catch (const Error& e) {
+      throw std::logic_error("pass " + step.text + " left a dependence cycle: " + e.message());
+    }
     if (opts.stats) {
       diag << "=== stats: " << step.text << " ===\n";
       for (const auto& [name, value] : stats.counters) diag << "  " << name << ": " << value << "\n";

@@ -54,6 +54,12 @@ bool Target::is_dma_queue(const std::string& n) const {
   return std::find(dma_queues.begin(), dma_queues.end(), n) != dma_queues.end();
 }
 
+const OpcodeInfo* Target::first_of_class(OpClass c) const {
+  for (const auto& [n, op] : opcodes)
+    if (op.op_class == c) return &op;
+  return nullptr;
+}
+
 bool Target::can_run(const OpcodeInfo& op, const std::string& engine) const {
   for (const auto& e : op.engines) {
     if (e == engine) return true;

@@ -58,6 +58,8 @@ struct Target {
   const SpaceInfo* space(const std::string& name) const;
   const SpaceInfo* register_file(const std::string& prefix) const;
   bool is_dma_queue(const std::string& name) const;
+  // The first opcode of a class in name order (core_barrier, memset), or nullptr.
+  const OpcodeInfo* first_of_class(OpClass c) const;
   // May `engine` (an engine or a DMA queue name) run `op`?
   bool can_run(const OpcodeInfo& op, const std::string& engine) const;
 };

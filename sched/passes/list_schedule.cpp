@@ -1,0 +1,124 @@
+#include "sched/passes/list_schedule.h"
+
+#include <algorithm>
+#include <map>
+#include <queue>
+
+#include <spdlog/spdlog.h>
+
+#include "sched/target/target.h"
+
+namespace tandem {
+
+std::vector<PassOptionSpec> ListSchedulePass::options() {
+  return {{"priority", PassOptionSpec::Choice, "critical-path",
+           "critical-path: longest path to the end of the run first; program-order: keep the text's order",
+           {"critical-path", "program-order"}}};
+}
+
+ListSchedulePass::ListSchedulePass(const PassOptions& o) : program_order_(o.get_string("priority") == "program-order") {}
+
+namespace {
+
+// Straight runs of instructions: each block split at its nested loops.
+void collect_runs(const Kernel& k, const std::vector<Stmt>& block, std::vector<std::vector<InstId>>& runs) {
+  std::vector<InstId> run;
+  for (const Stmt& s : block) {
+    if (s.kind == Stmt::kInst) {
+      run.push_back(s.id);
+      continue;
+    }
+    if (!run.empty()) runs.push_back(std::move(run));
+    run.clear();
+    collect_runs(k, k.loops[s.id].body, runs);
+  }
+  if (!run.empty()) runs.push_back(std::move(run));
+}
+
+// The engine an instruction will run on: its own, or its opcode's first (DMA for transfers).
+std::string resource_of(const Kernel& k, InstId id) {
+  const Instruction& in = k.insts[id];
+  if (!in.engine.empty()) return in.engine;
+  const OpcodeInfo* op = k.target->opcode(in.opcode);
+  return op->engines.empty() ? "" : op->engines[0];
+}
+
+}  // namespace
+
+void ListSchedulePass::run(PassContext& ctx) {
+  Kernel& k = ctx.kernel;
+  const DepGraph& g = ctx.deps;
+  std::vector<std::vector<InstId>> runs;
+  collect_runs(k, k.body, runs);
+
+  int64_t longest = 0, busiest = 0;
+  for (const std::vector<InstId>& run : runs) {
+    const size_t n = run.size();
+    std::map<InstId, size_t> index;
+    for (size_t i = 0; i < n; ++i) index[run[i]] = i;
+    std::vector<std::vector<size_t>> succ(n);
+    std::vector<int> preds(n, 0);
+    for (size_t i = 0; i < n; ++i)
+      for (const DepEdgeRef& e : g.out_edges(run[i])) {
+        auto it = index.find(e.dst);
+        if (e.props.distance != 0 || it == index.end()) continue;
+        succ[i].push_back(it->second);
+        ++preds[it->second];
+      }
+    // Priority: instructions on the longest path from here to the end of the run.
+    std::vector<int64_t> height(n, 1);
+    for (size_t i = n; i-- > 0;)
+      for (size_t j : succ[i]) height[i] = std::max(height[i], height[j] + 1);
+    // Edges may point backwards in the text (explicit ones): compute heights to a fixed point.
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (size_t i = 0; i < n; ++i)
+        for (size_t j : succ[i])
+          if (height[j] + 1 > height[i]) {
+            height[i] = height[j] + 1;
+            changed = true;
+          }
+    }
+    std::map<std::string, int64_t> per_resource;
+    for (InstId id : run) ++per_resource[resource_of(k, id)];
+    for (const auto& [r, c] : per_resource)
+      if (!r.empty()) busiest = std::max(busiest, c);
+    const int64_t critical = n ? *std::max_element(height.begin(), height.end()) : 0;
+    longest = std::max(longest, critical);
+
+    // Ready list: highest priority first, ties in program order.
+    auto worse = [&](size_t a, size_t b) {
+      if (!program_order_ && height[a] != height[b]) return height[a] < height[b];
+      return a > b;
+    };
+    std::priority_queue<size_t, std::vector<size_t>, decltype(worse)> ready(worse);
+    for (size_t i = 0; i < n; ++i)
+      if (preds[i] == 0) ready.push(i);
+    std::vector<size_t> order;
+    while (!ready.empty()) {
+      size_t i = ready.top();
+      ready.pop();
+      order.push_back(i);
+      for (size_t j : succ[i])
+        if (--preds[j] == 0) ready.push(j);
+    }
+    bool reordered = false;
+    for (size_t pos = 0; pos < order.size(); ++pos) reordered |= order[pos] != pos;
+    for (size_t pos = 0; pos < order.size(); ++pos) {
+      Instruction& in = k.insts[run[order[pos]]];
+      if (reordered)
+        in.attrs.set("order", static_cast<int64_t>(pos));
+      else
+        in.attrs.erase("order");
+    }
+    if (reordered) {
+      ctx.stats.add("runs_reordered");
+      ctx.log->debug("reordered a run of {} starting at {}: critical path {}", n, k.display_name(run[0]), critical);
+    }
+    ctx.stats.add("runs_scheduled");
+  }
+  ctx.stats.add("critical_path", longest);
+  ctx.stats.add("resource_bound", busiest);
+}
+
+}  // namespace tandem

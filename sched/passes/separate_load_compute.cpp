@@ -1,0 +1,226 @@
+#include "sched/passes/separate_load_compute.h"
+
+#include <algorithm>
+
+#include <spdlog/spdlog.h>
+
+#include "sched/support/error.h"
+#include "sched/target/target.h"
+
+namespace tandem {
+
+std::vector<PassOptionSpec> SeparateLoadComputePass::options() {
+  return {
+      {"memset", PassOptionSpec::Flag, "",
+       "indirect loads (gathers) join the load class; a gather whose index tile is in SBUF gets a zero-init "
+       "memset_<tensor> Flow-wired before it",
+       {}},
+      {"post-ada", PassOptionSpec::Flag, "", "also move the qualified loads physically before the first non-load instruction",
+       {}},
+  };
+}
+
+SeparateLoadComputePass::SeparateLoadComputePass(const PassOptions& o)
+    : memset_(o.get_flag("memset")), post_ada_(o.get_flag("post-ada")) {}
+
+void SeparateLoadComputePass::run(PassContext& ctx) {
+  if (memset_ && post_ada_)
+    throw Error("separate-load-compute: {memset} and {post-ada} are separate variants of the pass; run one at a time");
+  for (LoopId l = 0; l < static_cast<LoopId>(ctx.kernel.loops.size()); ++l) split(ctx, l);
+}
+
+namespace {
+
+// The loop's own instructions (not those of loops nested in it), in program order.
+std::vector<InstId> region_of(const Kernel& k, LoopId loop) {
+  std::vector<InstId> out;
+  for (const Stmt& s : k.loops[loop].body)
+    if (s.kind == Stmt::kInst) out.push_back(s.id);
+  return out;
+}
+
+// An edge the split removes: from inside the loop, at most one iteration back (the WAR that
+// pins load(i) behind compute(i-1)). Edges at a larger distance come from multi-buffering.
+bool cuttable(const Kernel& k, LoopId loop, const DepEdgeRef& e) {
+  return k.in_loop(e.src, loop) && e.props.distance <= 1;
+}
+
+}  // namespace
+
+void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
+  Kernel& k = ctx.kernel;
+  DepGraph& g = ctx.deps;
+  const Target& t = *k.target;
+  const std::string where = "loop " + k.loops[loop].iv;
+
+  // Does an instruction of the loop produce what this load reads from (its source, reads[0])?
+  auto source_produced_here = [&](InstId id) {
+    const Instruction& in = k.insts[id];
+    if (in.reads.empty()) return false;
+    const int source = in.reads[0].tensor_id;
+    for (const DepEdgeRef& e : g.in_edges(id)) {
+      if (e.props.kind != DepKind::Flow || !k.in_loop(e.src, loop)) continue;
+      for (const Access& w : k.insts[e.src].writes)
+        if (w.tensor_id == source) return true;
+    }
+    return false;
+  };
+
+  std::vector<InstId> loads;
+  InstId anchor = kNoId;
+  int64_t disqualified = 0;
+  auto classify = [&] {
+    loads.clear();
+    anchor = kNoId;
+    disqualified = 0;
+    for (InstId id : region_of(k, loop)) {
+      const Instruction& in = k.insts[id];
+      if (in.attrs.has("zero_init")) continue;  // a memset this pass made belongs to the load stage
+      if (in.attrs.has("separation_barrier")) continue;
+      const OpClass c = t.opcode(in.opcode)->op_class;
+      const bool load_class = c == OpClass::Load || (memset_ && c == OpClass::IndirectLoad);
+      if (!load_class) {
+        if (anchor == kNoId) anchor = id;
+        continue;
+      }
+      if (source_produced_here(id)) {
+        ++disqualified;
+        ctx.log->debug("{}: disqualified {} due to flow dependencies", where, k.display_name(id));
+        continue;
+      }
+      ctx.log->debug("{}: found {} without flow dependencies", where, k.display_name(id));
+      loads.push_back(id);
+    }
+  };
+  classify();
+
+  // {memset}: a qualified gather reading an SBUF index tile gets a zero-init of that tile.
+  std::vector<std::pair<InstId, InstId>> zero_inits;  // (memset, gather)
+  if (memset_) {
+    bool inserted = false;
+    for (InstId id : loads) {
+      const Instruction& gather = k.insts[id];
+      if (t.opcode(gather.opcode)->op_class != OpClass::IndirectLoad || gather.reads.size() < 2) continue;
+      const Tensor& index = k.tensors[gather.reads[1].tensor_id];
+      if (index.space != "sbuf") {
+        ctx.log->info("{}: skipping index writer for {}: %{} is in {}", where, k.display_name(id), index.name, index.space);
+        ctx.stats.add("index_tiles_skipped");
+        continue;
+      }
+      const std::string name = "memset_" + index.name;
+      InstId zero = k.find_inst(name);
+      if (zero == kNoId || !k.in_loop(zero, loop)) {
+        const OpcodeInfo* op = t.first_of_class(OpClass::Memset);
+        if (!op) throw Error(gather.loc, "separate-load-compute{memset}: target '" + t.name + "' has no memset opcode");
+        Instruction m;
+        m.name = k.unique_name(name);
+        m.opcode = op->name;
+        m.loc = gather.loc;
+        Access whole;
+        whole.tensor = index.name;
+        whole.tensor_id = gather.reads[1].tensor_id;
+        whole.loc = gather.loc;
+        m.writes.push_back(whole);
+        m.attrs.set("value", int64_t{0});
+        m.attrs.set_flag("zero_init");
+        zero = k.add_inst(std::move(m));
+        g.grow(k.insts.size());
+        k.insert_at_top(loop, zero);
+        ctx.stats.add("memsets_inserted");
+        inserted = true;
+        ctx.log->debug("{}: inserted {} for {}", where, k.display_name(zero), k.display_name(id));
+      }
+      zero_inits.emplace_back(zero, id);
+    }
+    if (inserted) classify();  // program order changed
+  }
+
+  if (loads.empty()) {
+    ctx.skip(where + ": no qualifying loads");
+    return;
+  }
+  if (anchor == kNoId) {
+    ctx.skip(where + ": no non-load instructions");
+    return;
+  }
+
+  // The cut: snapshot each qualified load's predecessors, then remove them.
+  for (InstId id : loads) {
+    const std::vector<DepEdgeRef> preds = g.in_edges(id);
+    bool any = false;
+    for (const DepEdgeRef& e : preds) {
+      if (!cuttable(k, loop, e) || e.props.is_explicit) continue;
+      g.remove(e.src, e.dst, e.props.distance, e.props.loop);
+      ctx.stats.add("edges_cut");
+      any = true;
+    }
+    if (any) ctx.log->debug("{}: removing deps for {}", where, k.display_name(id));
+  }
+  for (const auto& [zero, gather] : zero_inits) g.add(zero, gather, DepKind::Flow);
+
+  // The stage divider: one CoreBarrier before the anchor, every edge Flow. A barrier an
+  // earlier run inserted is kept, and what it already waits for stays in the load stage
+  // (a gather qualified by {memset} is still a load for {post-ada}).
+  InstId barrier = kNoId;
+  for (InstId id : region_of(k, loop))
+    if (k.insts[id].attrs.has("separation_barrier")) barrier = id;
+  if (barrier != kNoId)
+    for (const DepEdgeRef& e : g.in_edges(barrier))
+      if (e.props.kind == DepKind::Flow && e.props.distance == 0 && k.insts[e.src].loop == loop &&
+          !k.insts[e.src].attrs.has("zero_init") && std::find(loads.begin(), loads.end(), e.src) == loads.end())
+        loads.push_back(e.src);
+  if (barrier == kNoId) {
+    const OpcodeInfo* op = t.first_of_class(OpClass::Barrier);
+    if (!op) throw Error(k.insts[anchor].loc, "separate-load-compute: target '" + t.name + "' has no barrier opcode");
+    Instruction b;
+    b.name = k.unique_name("separation_barrier");
+    b.opcode = op->name;
+    b.loc = k.insts[anchor].loc;
+    b.attrs.set_flag("separation_barrier");
+    barrier = k.add_inst(std::move(b));
+    g.grow(k.insts.size());
+    k.insert_before(anchor, barrier);
+    ctx.stats.add("barriers_inserted");
+    ctx.log->debug("{}: inserted CoreBarrier before {}", where, k.display_name(anchor));
+  }
+  for (InstId id : loads) g.add(id, barrier, DepKind::Flow);
+  bool after_anchor = false;
+  for (InstId id : region_of(k, loop)) {
+    if (id == anchor) after_anchor = true;
+    if (!after_anchor || id == barrier || k.insts[id].attrs.has("zero_init")) continue;
+    if (std::find(loads.begin(), loads.end(), id) != loads.end()) continue;
+    g.add(barrier, id, DepKind::Flow);
+  }
+
+  // {post-ada}: the physical hoist, keeping the loads' relative order.
+  if (post_ada_) {
+    for (InstId id : loads) {
+      const std::vector<InstId> order = region_of(k, loop);
+      const auto pos = [&](InstId x) { return std::find(order.begin(), order.end(), x) - order.begin(); };
+      if (pos(id) < pos(barrier)) continue;
+      k.move_before(id, barrier);
+      ctx.stats.add("loads_moved");
+      ctx.log->debug("{}: moving {} before the first non-load instruction", where, k.display_name(id));
+    }
+  }
+
+  // Verification: no edge the split should have removed may survive (the zero-init's Flow
+  // into its gather is the one the split adds).
+  for (InstId id : loads)
+    for (const DepEdgeRef& e : g.in_edges(id)) {
+      if (!cuttable(k, loop, e)) continue;
+      if (e.props.kind == DepKind::Flow && k.insts[e.src].attrs.has("zero_init")) continue;
+      SourceLoc at = k.insts[id].loc;
+      for (const ExplicitDep& d : k.explicit_deps)
+        if (d.src == e.src && d.dst == e.dst) at = d.loc;
+      throw Error(at, "Unexpected edge found. Disable separation pass. (" + k.display_name(e.src) + " -> " +
+                          k.display_name(e.dst) + " " + dep_kind_name(e.props.kind) + " survives the cut in " + where + ")");
+    }
+
+  ctx.stats.add("loops_split");
+  if (disqualified) ctx.stats.add("loads_disqualified", disqualified);
+  ctx.stats.add("loads_qualified", static_cast<int64_t>(loads.size()));
+  ctx.mark_deps_listed();
+}
+
+}  // namespace tandem

@@ -1,0 +1,29 @@
+#pragma once
+
+#include "sched/passes/pass.h"
+
+namespace tandem {
+
+// Seed 000, Separate-Load-and-Compute: in each loop body, loads whose source no instruction
+// of the loop produces qualify for a load stage; their predecessor edges from the loop are
+// cut, and a CoreBarrier `separation_barrier` before the first non-load instruction waits
+// for them (Flow) and holds every compute instruction after it (Flow). The base variant
+// moves nothing; {memset} adds gathers with a zero-initialised SBUF index tile; {post-ada}
+// physically moves the qualified loads before the barrier.
+class SeparateLoadComputePass : public Pass {
+ public:
+  static constexpr const char* kHelp =
+      "split each loop body into a load stage and a compute stage fenced by a CoreBarrier (seed 000)";
+  static std::vector<PassOptionSpec> options();
+
+  explicit SeparateLoadComputePass(const PassOptions& o);
+  void run(PassContext& ctx) override;
+
+ private:
+  void split(PassContext& ctx, LoopId loop);
+
+  bool memset_;
+  bool post_ada_;
+};
+
+}  // namespace tandem
