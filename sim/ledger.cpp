@@ -225,11 +225,40 @@ void Ledger::finalize(LoopState& s, Iter& it) {
   }
 }
 
+Picos Ledger::watermark() const {
+  // Each unit's bound is its floor, raised to what it waits for: iterate to the fixed point
+  // (at most one round per unit, as every value is one of the floors).
+  const size_t n = ctx_.units.size();
+  std::vector<StreamUnit::Horizon> info(n);
+  std::vector<Picos> h(n);
+  for (size_t u = 0; u < n; ++u) {
+    info[u] = ctx_.units[u]->horizon();
+    h[u] = info[u].floor;
+  }
+  for (size_t round = 0; round <= n; ++round) {
+    bool changed = false;
+    for (size_t u = 0; u < n; ++u) {
+      Picos v = info[u].floor;
+      if (info[u].waits_on >= 0) v = std::max(v, h[static_cast<size_t>(info[u].waits_on)]);
+      if (info[u].barrier != kNoId) {
+        Picos m = kNever;
+        for (int o : ctx_.program.insts[static_cast<size_t>(info[u].barrier)].units)
+          if (static_cast<size_t>(o) != u) m = std::min(m, h[static_cast<size_t>(o)]);
+        if (m != kNever) v = std::max(v, m);
+      }
+      if (v != h[u]) {
+        h[u] = v;
+        changed = true;
+      }
+    }
+    if (!changed) break;
+  }
+  return *std::min_element(h.begin(), h.end());
+}
+
 void Ledger::try_finalize(bool all_done) {
   since_finalize_ = 0;
-  Picos watermark = kNever;
-  if (!all_done)
-    for (StreamUnit* u : ctx_.units) watermark = std::min(watermark, u->horizon());
+  const Picos watermark = all_done ? kNever : this->watermark();
   Picos keep_from = watermark;
   for (LoopState& s : loops_) {
     while (!s.pending.empty()) {

@@ -54,6 +54,8 @@ class Ledger {
   Iter& iteration(LoopState& s, int64_t index, int64_t iv);
   void add_compute_busy(Picos a, Picos b);
   Picos overlap_with_compute(std::vector<std::pair<Picos, Picos>>& dma, Picos* union_len);
+  // No unit will still produce a record that starts before this time.
+  Picos watermark() const;
   void try_finalize(bool all_done = false);
   void finalize(LoopState& s, Iter& it);
   void compute_bounds(SimResult& out);

@@ -165,26 +165,17 @@ void StreamUnit::run_barrier(const SimInst& inst, InstanceRecord& r) {
   on_barrier(b.release_time);
 }
 
-Picos StreamUnit::horizon(int depth) const {
-  if (depth > static_cast<int>(ctx_.units.size()) + 1) return free_;
+StreamUnit::Horizon StreamUnit::horizon() const {
   switch (state_) {
-    case State::Done: return kNever;
-    case State::Running: return free_;
-    case State::WaitingSpace: return free_;
-    case State::WaitingTime: return pending_start_;
+    case State::Done: return {kNever};
+    case State::WaitingTime: return {pending_start_};
     case State::WaitingData: {
-      int p = blocked_on_->producer_unit();
-      if (p < 0 || p == index_) return free_;
-      return std::max(free_, ctx_.units[static_cast<size_t>(p)]->horizon(depth + 1));
+      const int p = blocked_on_->producer_unit();
+      return {free_, p == index_ ? -1 : p};
     }
-    case State::WaitingBarrier: {
-      Picos m = kNever;
-      for (int u : ctx_.program.insts[blocked_barrier_].units)
-        if (u != index_) m = std::min(m, ctx_.units[static_cast<size_t>(u)]->horizon(depth + 1));
-      return std::max(free_, m == kNever ? free_ : m);
-    }
+    case State::WaitingBarrier: return {free_, -1, blocked_barrier_};
+    default: return {free_};
   }
-  return free_;
 }
 
 std::string StreamUnit::describe_wait() const {

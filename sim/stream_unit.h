@@ -20,8 +20,15 @@ class StreamUnit : public sc_core::sc_module {
   SC_HAS_PROCESS(StreamUnit);
   StreamUnit(sc_core::sc_module_name name, SimContext& ctx, int index);
 
-  // A lower bound on the start of every record this unit will still produce.
-  Picos horizon(int depth = 0) const;
+  // What bounds the start of every record this unit will still produce: its own `floor`,
+  // raised to the bound of the unit it waits for (`waits_on`), or to the smallest bound of
+  // the other units at the barrier it waits at (`barrier`). Ledger::watermark() solves them.
+  struct Horizon {
+    Picos floor;
+    int waits_on = -1;
+    InstId barrier = kNoId;
+  };
+  Horizon horizon() const;
   bool done() const { return state_ == State::Done; }
   // What the unit is waiting for, for deadlock reports.
   std::string describe_wait() const;

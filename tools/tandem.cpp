@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
       "Tandem: a cycle-approximate accelerator simulator with a software-pipelining scheduler.\n"
       "Reads kernels in the .kir text IR (docs/ir.md) and hardware models from models/."};
   app.require_subcommand(1);
+  app.fallthrough();  // --log-level may follow the subcommand
   std::string log_level = "warn";
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off (logs go to stderr)")
       ->capture_default_str();
