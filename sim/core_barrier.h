@@ -18,7 +18,9 @@ class CoreBarrier : public sc_core::sc_module {
 
   int arrived = 0;
   Picos latest_arrival = 0;
+  bool latest_is_queue = false;   // the last to arrive was a DMA queue draining
   Picos release_time = 0;
+  bool released_by_dma = false;   // a transfer set the release (its waiters wait on DMA)
   uint64_t generation = 0;  // dynamic instances released so far
   sc_core::sc_event released;
 

@@ -94,9 +94,13 @@ Ledger::Ledger(SimContext& ctx, size_t iterations_kept) : ctx_(ctx), kept_(std::
     for (LoopId o = k.loops[l].parent; o != kNoId; o = k.loops[o].parent)
       s.result.dynamic_iterations *= k.loops[o].trip_count();
   }
+  works_in_.assign(k.loops.size(), std::vector<bool>(p.units.size(), false));
   for (const SimInst& inst : p.insts) {
     if (inst.units.empty()) continue;
-    for (LoopId l : inst.nest) loops_[static_cast<size_t>(l)].expected += inner_trips(k, inst, l);
+    for (LoopId l : inst.nest) {
+      loops_[static_cast<size_t>(l)].expected += inner_trips(k, inst, l);
+      if (!inst.is_barrier) works_in_[static_cast<size_t>(l)][static_cast<size_t>(inst.units[0])] = true;
+    }
   }
 }
 
@@ -164,8 +168,20 @@ void Ledger::record(const InstanceRecord& r) {
   if (++since_finalize_ >= 64) try_finalize();
 }
 
-void Ledger::unit_stall(int unit, StallReason reason, Picos ps) {
-  if (ps > 0) units_[static_cast<size_t>(unit)].stall_ps[static_cast<size_t>(reason)] += ps;
+void Ledger::barrier_wait(const InstanceRecord& r, Picos ps, bool released_by_dma) {
+  if (ps <= 0) return;
+  constexpr size_t kBarrier = static_cast<size_t>(StallReason::Barrier);
+  units_[static_cast<size_t>(r.unit)].stall_ps[kBarrier] += ps;
+  const bool compute = ctx_.program.units[static_cast<size_t>(r.unit)].kind == UnitKind::Compute;
+  for (LoopId l : ctx_.program.insts[static_cast<size_t>(r.inst)].nest) {
+    LoopState& s = loops_[static_cast<size_t>(l)];
+    const int64_t index = r.loop_counts[l] - 1;
+    if (index < s.base) continue;  // that iteration is already reported
+    Iter& it = iteration(s, index, r.loop_ivs[l]);
+    it.stall[kBarrier] += ps;
+    // Exposed: a compute engine with work in this loop held back by a transfer.
+    if (compute && released_by_dma && works_in_[static_cast<size_t>(l)][static_cast<size_t>(r.unit)]) it.exposed += ps;
+  }
 }
 
 Picos Ledger::overlap_with_compute(std::vector<std::pair<Picos, Picos>>& dma, Picos* union_len) {

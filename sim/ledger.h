@@ -19,7 +19,9 @@ class Ledger {
   Ledger(SimContext& ctx, size_t iterations_kept);
 
   void record(const InstanceRecord& r);
-  void unit_stall(int unit, StallReason reason, Picos ps);
+  // A unit waited `ps` at a CoreBarrier (`r`: the unit's view of the barrier instance); when a
+  // transfer set the release, a compute unit's wait is exposed DMA of that iteration.
+  void barrier_wait(const InstanceRecord& r, Picos ps, bool released_by_dma);
   void unit_done() { try_finalize(); }
   // Finalises everything (all units are done) and fills in the bounds.
   SimResult finish();
@@ -64,6 +66,7 @@ class Ledger {
   size_t kept_;
   std::vector<UnitResult> units_;
   std::vector<LoopState> loops_;
+  std::vector<std::vector<bool>> works_in_;  // [loop][unit]: the unit runs an instruction in the loop
   std::map<Picos, Picos> compute_busy_;  // merged busy intervals of all compute engines
   Picos total_ = 0;
   int64_t since_finalize_ = 0;

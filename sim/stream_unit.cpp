@@ -139,6 +139,8 @@ void StreamUnit::run_barrier(const SimInst& inst, InstanceRecord& r) {
   CoreBarrier& b = *ctx_.barriers[static_cast<size_t>(inst.id)];
   const uint64_t generation = b.generation;
   ++b.arrived;
+  const bool queue = ctx_.program.units[static_cast<size_t>(index_)].kind == UnitKind::DmaQueue;
+  if (arrival_time() > b.latest_arrival || b.arrived == 1) b.latest_is_queue = queue;
   b.latest_arrival = std::max(b.latest_arrival, arrival_time());
   if (b.arrived < b.fenced()) {
     state_ = State::WaitingBarrier;
@@ -150,6 +152,7 @@ void StreamUnit::run_barrier(const SimInst& inst, InstanceRecord& r) {
     br.unit = -1;
     const Picos ready = wait_inputs(inst, br);
     const Picos release = std::max(b.latest_arrival, ready);
+    b.released_by_dma = release == ready && ready > 0 ? br.waited_on_dma : b.latest_is_queue;
     br.start = br.busy_start = br.busy_end = br.complete = release;
     br.free = b.latest_arrival;
     ctx_.ledger->record(br);
@@ -160,7 +163,7 @@ void StreamUnit::run_barrier(const SimInst& inst, InstanceRecord& r) {
     ++b.generation;
     b.released.notify(sc_core::SC_ZERO_TIME);
   }
-  ctx_.ledger->unit_stall(index_, StallReason::Barrier, b.release_time - arrival_time());
+  ctx_.ledger->barrier_wait(r, b.release_time - arrival_time(), b.released_by_dma);
   free_ = std::max(free_, b.release_time);
   on_barrier(b.release_time);
 }

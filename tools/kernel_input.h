@@ -7,6 +7,7 @@
 #include "sched/analysis/dep_graph.h"
 #include "sched/ir/kernel.h"
 #include "sched/passes/pass_manager.h"
+#include "sim/simulator.h"
 
 namespace tandem::cli {
 
@@ -20,5 +21,10 @@ void emit(const std::string& text, const std::string& path);
 
 KernelInput read_and_schedule(const std::string& file, const std::string& hw, const std::string& passes,
                               const RunOptions& run_options);
+
+// read_and_schedule, then assign-engines where an instruction names no engine or queue, then
+// simulate on `hw` (default: the kernel's target model). Once per process (SystemC).
+SimResult schedule_and_simulate(const std::string& file, const std::string& hw, const std::string& passes,
+                                const RunOptions& run_options, const SimOptions& sim_options);
 
 }  // namespace tandem::cli

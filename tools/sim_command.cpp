@@ -3,12 +3,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "sched/support/log.h"
-#include "sched/target/target.h"
-#include "sim/model/hardware_model.h"
-#include "sim/program.h"
 #include "sim/report.h"
-#include "sim/simulator.h"
 #include "tools/commands.h"
 #include "tools/kernel_input.h"
 
@@ -27,27 +22,13 @@ struct SimArgs {
   size_t iterations_kept = 10000;
 };
 
-bool needs_engines(const Kernel& k) {
-  for (const Instruction& in : k.insts)
-    if (!in.erased && in.engine.empty() && !k.target->opcode(in.opcode)->engines.empty()) return true;
-  return false;
-}
-
 int run_sim(const SimArgs& a) {
   RunOptions ropts;
   ropts.stats = a.stats;
-  std::string passes = a.passes;
-  KernelInput in = read_and_schedule(a.file, a.hw, passes, ropts);
-  if (needs_engines(in.kernel)) {
-    logger("sim")->info("assigning engines and queues where the kernel names none");
-    run_pipeline(in.kernel, in.deps, parse_pipeline("assign-engines"), ropts, std::cerr);
-  }
-  auto model = load_hardware_model(a.hw.empty() ? in.kernel.target->file : a.hw);
-  SimProgram program = lower_for_simulation(in.kernel, in.deps, model);
   SimOptions sopts;
   sopts.iterations_kept = a.iterations_kept;
   sopts.trace_path = a.trace;
-  SimResult result = simulate(program, sopts);
+  SimResult result = schedule_and_simulate(a.file, a.hw, a.passes, ropts, sopts);
   std::string text = a.json ? format_json(result) : format_summary(result);
   emit(text, a.out);
   return 0;

@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   app.parse_complete_callback([&] { tandem::set_log_level(log_level); });
   tandem::cli::add_opt_command(app, exit_code);
   tandem::cli::add_sim_command(app, exit_code);
+  tandem::cli::add_ab_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
