@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""End to end: what the default pipeline buys (issue 4's acceptance, printed and checked).
+
+On the two-stage pipeline and the GEMM K loop:
+  - under `none` every iteration runs its load and its compute one after the other:
+    the steady II is the iteration's DMA time plus its compute time (within 2 %);
+  - under `default` the steady II is within 2 % of the II bound the model allows;
+  - `default` takes less time than `none`.
+On the trn2 calibration matmul written with one buffer per tile (v2 tiled), `default`
+improves on `none`.
+Usage: pipelining.py TANDEM WORKLOADS_DIR"""
+import json
+import subprocess
+import sys
+
+tandem, workloads = sys.argv[1], sys.argv[2]
+failures = []
+
+
+def ab(kernel):
+    out = subprocess.run([tandem, "ab", f"{workloads}/{kernel}", "--a=none", "--b=default", "--json"],
+                         check=True, capture_output=True, text=True).stdout
+    doc = json.loads(out)
+    return doc["a"]["result"], doc["b"]["result"]
+
+
+def steady(loop):
+    its = loop["iterations"]
+    return its[len(its) // 2]
+
+
+for kernel in ("trn/two_stage.kir", "trn/gemm_k.kir"):
+    none, default = ab(kernel)
+    ln, ld = none["loops"][-1], default["loops"][-1]
+    it = steady(ln)
+    serial = it["dma_busy_ns"] + it["compute_busy_ns"]
+    print(f"{kernel}: none II {ln['ii_ns']:.1f} ns (L + C = {serial:.1f} ns); "
+          f"default II {ld['ii_ns']:.1f} ns, bound {ld['ii_bound_ns']:.1f} ns, efficiency {ld['efficiency'] * 100:.1f} %, "
+          f"DMA overlapped {ld['overlap'] * 100:.1f} %; total {none['total_ns']:.0f} -> {default['total_ns']:.0f} ns")
+    if abs(ln["ii_ns"] / serial - 1) > 0.02:
+        failures.append(f"{kernel}: none II {ln['ii_ns']} is not L + C = {serial}")
+    if ld["efficiency"] < 0.98:
+        failures.append(f"{kernel}: default II {ld['ii_ns']} is not within 2 % of its bound {ld['ii_bound_ns']}")
+    if not default["total_ns"] < none["total_ns"]:
+        failures.append(f"{kernel}: default is not faster than none")
+
+none, default = ab("trn/calibration/matmul_v2_tiled_one_buffer.kir")
+print(f"calibration v2 tiled, one buffer per tile: none {none['total_ns'] / 1e6:.2f} ms, "
+      f"default {default['total_ns'] / 1e6:.2f} ms (published, compiled by Neuron: 39.89 ms)")
+if not default["total_ns"] < none["total_ns"]:
+    failures.append("calibration v2: default does not improve on none")
+
+for f in failures:
+    print("FAIL: " + f)
+sys.exit(1 if failures else 0)
