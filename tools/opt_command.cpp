@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include "sched/ir/printer.h"
+#include "sched/support/error.h"
 #include "tools/commands.h"
 #include "tools/kernel_input.h"
 
@@ -19,9 +20,15 @@ struct OptArgs {
   std::vector<std::string> print_after;
   bool print_deps = false;
   bool stats = false;
+  bool list_passes = false;
 };
 
 int run_opt(const OptArgs& a) {
+  if (a.list_passes) {
+    std::cout << describe_passes();
+    return 0;
+  }
+  if (a.file.empty() || a.passes.empty()) throw Error("tandem opt needs a kernel file and --passes (see tandem opt --help)");
   RunOptions ropts;
   ropts.stats = a.stats;
   ropts.print_after.insert(a.print_after.begin(), a.print_after.end());
@@ -40,8 +47,9 @@ void add_opt_command(CLI::App& root, int& exit_code) {
   cmd->footer("\nPipelines are comma-separated passes with options: "
               "--passes='assign-engines{queues=4,policy=balance}'.\n\n" +
               describe_passes());
-  cmd->add_option("file", args->file, "kernel in the .kir text format")->required();
-  cmd->add_option("--passes", args->passes, "pass pipeline to run (`none` runs no pass)")->required();
+  cmd->add_option("file", args->file, "kernel in the .kir text format");
+  cmd->add_option("--passes", args->passes, "pass pipeline to run (`none` runs no pass)");
+  cmd->add_flag("--list-passes", args->list_passes, "print the pass table (passes, options, defaults) and exit");
   cmd->add_flag("--print-deps", args->print_deps,
                 "after the kernel, print every dependence edge: dep %src -> %dst KIND [distance=N]");
   cmd->add_option("--print-after", args->print_after, "print the kernel to stderr after this pass (repeatable)");
