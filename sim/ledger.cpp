@@ -9,6 +9,7 @@
 #include <boost/graph/strong_components.hpp>
 
 #include "sim/stream_unit.h"
+#include "sim/race_checker.h"
 #include "sim/trace_writer.h"
 
 namespace tandem {
@@ -135,6 +136,7 @@ void Ledger::add_compute_busy(Picos a, Picos b) {
 
 void Ledger::record(const InstanceRecord& r) {
   if (ctx_.trace) ctx_.trace->record(r);
+  if (ctx_.checker) ctx_.checker->record(r);
   const SimProgram& p = ctx_.program;
   const SimInst& inst = p.insts[r.inst];
   const bool dma = r.unit >= 0 && p.units[static_cast<size_t>(r.unit)].kind == UnitKind::DmaQueue;
@@ -275,6 +277,12 @@ Picos Ledger::watermark() const {
 void Ledger::try_finalize(bool all_done) {
   since_finalize_ = 0;
   const Picos watermark = all_done ? kNever : this->watermark();
+  if (ctx_.checker) {
+    int64_t min_seq = std::numeric_limits<int64_t>::max();
+    if (!all_done)
+      for (const StreamUnit* u : ctx_.units) min_seq = std::min(min_seq, u->min_future_seq());
+    ctx_.checker->advance(watermark, min_seq);
+  }
   Picos keep_from = watermark;
   for (LoopState& s : loops_) {
     while (!s.pending.empty()) {

@@ -64,6 +64,8 @@ class Lowering {
     p_.insts.resize(k_.insts.size());
     for (InstId id : order_) lower_inst(id);
     make_channels();
+    std::vector<int64_t> strides;
+    number(k_.body, 0, strides);
     p_.walks.resize(p_.units.size());
     for (size_t u = 0; u < p_.units.size(); ++u) p_.walks[u] = walk(k_.body, static_cast<int>(u));
     return std::move(p_);
@@ -329,6 +331,36 @@ class Lowering {
           throw Error(t.loc, "tensors in " + name + " need " + std::to_string(used) + " bytes per partition but " +
                                  name + " has " + std::to_string(space.bytes_per_partition) + " (" + list + ")");
       }
+    }
+  }
+
+  // Dynamic instructions one execution of `block` runs.
+  int64_t block_size(const std::vector<Stmt>& block) const {
+    int64_t n = 0;
+    for (const Stmt& st : block)
+      n += st.kind == Stmt::kInst ? 1 : k_.loops[st.id].trip_count() * block_size(k_.loops[st.id].body);
+    return n;
+  }
+
+  // Sequential program order numbers (SimInst::seq_base, seq_strides, run_seq_base).
+  void number(const std::vector<Stmt>& block, int64_t base, std::vector<int64_t>& strides) {
+    int64_t offset = base, run_base = -1;
+    for (const Stmt& st : block) {
+      if (st.kind == Stmt::kInst) {
+        SimInst& s = p_.insts[st.id];
+        if (run_base < 0) run_base = offset;
+        s.seq_base = offset;
+        s.run_seq_base = run_base;
+        s.seq_strides = strides;
+        ++offset;
+        continue;
+      }
+      run_base = -1;
+      const int64_t body = block_size(k_.loops[st.id].body);
+      strides.push_back(body);
+      number(k_.loops[st.id].body, offset, strides);
+      strides.pop_back();
+      offset += k_.loops[st.id].trip_count() * body;
     }
   }
 

@@ -67,6 +67,21 @@ struct SimInst {
   std::vector<int> out_channels;
   std::vector<LoopId> nest;    // enclosing loops, outermost first
   int64_t dynamic_count = 1;   // product of the enclosing trip counts
+  // Position in sequential program order: seq = seq_base + sum over enclosing loops of
+  // (iv - lo) * that loop's body size in dynamic instructions. run_seq_base is seq_base of
+  // the first instruction of its straight run (list-schedule reorders only within a run).
+  int64_t seq_base = 0;
+  int64_t run_seq_base = 0;
+  std::vector<int64_t> seq_strides;  // per entry of `nest`
+
+  int64_t seq(const int64_t* ivs, const Kernel& k) const { return seq_at(seq_base, ivs, k); }
+  int64_t run_seq(const int64_t* ivs, const Kernel& k) const { return seq_at(run_seq_base, ivs, k); }
+
+ private:
+  int64_t seq_at(int64_t base, const int64_t* ivs, const Kernel& k) const {
+    for (size_t i = 0; i < nest.size(); ++i) base += (ivs[nest[i]] - k.loops[static_cast<size_t>(nest[i])].lo) * seq_strides[i];
+    return base;
+  }
 };
 
 struct SimProgram {

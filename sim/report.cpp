@@ -69,6 +69,9 @@ std::string format_json(const SimResult& r) {
                      {"iterations_folded", l.folded},
                      {"iterations", iters}});
   }
+  nlohmann::ordered_json hazards = nlohmann::ordered_json::array();
+  for (const HazardReport& h : r.hazards)
+    hazards.push_back({{"kind", h.kind}, {"first", h.first}, {"second", h.second}, {"message", h.message}});
   nlohmann::ordered_json j = {{"schema", "tandem.sim/1"},
                       {"kernel", r.kernel},
                       {"model", r.model},
@@ -82,12 +85,19 @@ std::string format_json(const SimResult& r) {
                       {"semaphores_available", r.semaphores_available},
                       {"engines", engines},
                       {"dma", {{"bytes", r.dma_bytes}, {"queues", queues}}},
-                      {"loops", loops}};
+                      {"loops", loops},
+                      {"races_checked", r.checked},
+                      {"hazards", hazards}};
   return j.dump(2) + "\n";
 }
 
 std::string format_summary(const SimResult& r) {
   std::ostringstream o;
+  if (!r.hazards.empty()) {
+    o << r.hazards.size() << (r.hazards.size() == 1 ? " race" : " races") << " (the schedule breaks program order):\n";
+    for (const HazardReport& h : r.hazards) o << "  " << h.message << "\n";
+    o << "\n";
+  }
   o << "kernel @" << r.kernel << " on " << r.model << ": " << fmt("%.3f", ns(r.total_ps)) << " ns, "
     << fmt("%.0f", static_cast<double>(r.total_ps) * r.reference_clock_ghz / 1000.0) << " cycles at "
     << fmt("%g", r.reference_clock_ghz) << " GHz\n";

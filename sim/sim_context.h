@@ -14,6 +14,7 @@ class CoreBarrier;
 class DmaSystem;
 class Ledger;
 class PortArbiter;
+class RaceChecker;
 class TraceWriter;
 class StreamUnit;
 
@@ -25,6 +26,7 @@ struct SimContext {
   PortArbiter* ports = nullptr;                        // access conflicts, if the model has any
   Ledger* ledger = nullptr;
   TraceWriter* trace = nullptr;                        // --trace, if asked for
+  RaceChecker* checker = nullptr;                      // the race checker, unless turned off
   std::vector<StreamUnit*> units;
 };
 

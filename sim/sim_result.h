@@ -52,6 +52,13 @@ struct LoopResult {
   std::vector<IterationResult> iterations;
 };
 
+struct HazardReport {
+  std::string kind;  // RAW, WAR, WAW
+  std::string first;
+  std::string second;
+  std::string message;
+};
+
 struct SimResult {
   std::string kernel;
   std::string model;
@@ -65,6 +72,8 @@ struct SimResult {
   double dma_bytes = 0;
   std::vector<UnitResult> units;
   std::vector<LoopResult> loops;
+  std::vector<HazardReport> hazards;  // races the checker found (docs/checker.md)
+  bool checked = false;               // the race checker ran
 };
 
 }  // namespace tandem

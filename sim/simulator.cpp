@@ -11,6 +11,7 @@
 #include "sim/dma_system.h"
 #include "sim/ledger.h"
 #include "sim/port_arbiter.h"
+#include "sim/race_checker.h"
 #include "sim/trace_writer.h"
 
 namespace tandem {
@@ -44,6 +45,8 @@ SimResult simulate(const SimProgram& p, const SimOptions& options) {
     else
       ctx->units.push_back(new ComputeEngine(unit.name.c_str(), *ctx, static_cast<int>(u)));
   }
+  auto* checker = options.check_races ? new RaceChecker(p) : nullptr;
+  ctx->checker = checker;
   auto* ledger = new Ledger(*ctx, options.iterations_kept);
   ctx->ledger = ledger;
 
@@ -56,6 +59,11 @@ SimResult simulate(const SimProgram& p, const SimOptions& options) {
 
   SimResult r = ledger->finish();
   if (trace) trace->finish();
+  r.checked = checker != nullptr;
+  if (checker)
+    for (const Hazard& h : checker->hazards())
+      r.hazards.push_back({h.kind, p.insts[static_cast<size_t>(h.first)].name, p.insts[static_cast<size_t>(h.second)].name,
+                           h.message});
   if (r.total_ps < r.lower_bound_ps)
     throw std::logic_error("simulated time " + std::to_string(r.total_ps) + " ps is below the model's lower bound " +
                            std::to_string(r.lower_bound_ps) + " ps (" + r.lower_bound_resource + ")");

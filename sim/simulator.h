@@ -13,6 +13,7 @@ struct SimOptions {
   size_t iterations_kept = 10000;  // per loop; beyond it, the first and last half are kept
   size_t window = 256;             // keys a semaphore buffers beyond its distance
   std::string trace_path;          // write a Trace Event JSON file here, if set
+  bool check_races = true;         // run the race checker (docs/checker.md)
 };
 
 // Throws Error when the schedule deadlocks (in-order units waiting on each other).

@@ -181,6 +181,12 @@ StreamUnit::Horizon StreamUnit::horizon() const {
   }
 }
 
+int64_t StreamUnit::min_future_seq() const {
+  if (state_ == State::Done) return std::numeric_limits<int64_t>::max();
+  if (current_ == kNoId) return 0;
+  return ctx_.program.insts[static_cast<size_t>(current_)].run_seq(loop_ivs_.data(), *ctx_.program.kernel);
+}
+
 std::string StreamUnit::describe_wait() const {
   const SimProgram& p = ctx_.program;
   std::string what = p.units[static_cast<size_t>(index_)].name + " at " +

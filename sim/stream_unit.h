@@ -30,6 +30,8 @@ class StreamUnit : public sc_core::sc_module {
   };
   Horizon horizon() const;
   bool done() const { return state_ == State::Done; }
+  // Every instance this unit has not recorded yet comes at or after this in program order.
+  int64_t min_future_seq() const;
   // What the unit is waiting for, for deadlock reports.
   std::string describe_wait() const;
 

@@ -19,6 +19,7 @@ struct SimArgs {
   std::string trace;
   bool json = false;
   bool stats = false;
+  bool no_race_check = false;
   size_t iterations_kept = 10000;
 };
 
@@ -28,10 +29,11 @@ int run_sim(const SimArgs& a) {
   SimOptions sopts;
   sopts.iterations_kept = a.iterations_kept;
   sopts.trace_path = a.trace;
+  sopts.check_races = !a.no_race_check;
   SimResult result = schedule_and_simulate(a.file, a.hw, a.passes, ropts, sopts);
   std::string text = a.json ? format_json(result) : format_summary(result);
   emit(text, a.out);
-  return 0;
+  return result.hazards.empty() ? 0 : 3;
 }
 
 }  // namespace
@@ -42,12 +44,14 @@ void add_sim_command(CLI::App& root, int& exit_code) {
       "sim", "Schedule a kernel with a pass pipeline, simulate it on a hardware model and report cycles and overlap.");
   cmd->footer(
       "\nInstructions without an engine or DMA queue get one from assign-engines after the pipeline.\n"
-      "Metrics and the JSON schema (tandem.sim/1) are defined in docs/metrics.md.");
+      "Metrics and the JSON schema (tandem.sim/1) are defined in docs/metrics.md.\n"
+      "Exit codes: 0 clean; 1 bad input; 2 internal error; 3 the race checker found races (docs/checker.md).");
   cmd->add_option("file", args->file, "kernel in the .kir text format")->required();
   cmd->add_option("--hw", args->hw, "hardware model file (default: models/<the kernel's target>.yaml)");
   cmd->add_option("--passes", args->passes, "pass pipeline to run before simulating")->capture_default_str();
   cmd->add_flag("--json", args->json, "print the tandem.sim/1 JSON document instead of the summary");
   cmd->add_flag("--stats", args->stats, "print each pass's statistics to stderr");
+  cmd->add_flag("--no-race-check", args->no_race_check, "skip the race checker (faster on long runs)");
   cmd->add_option("--trace", args->trace, "write a Trace Event JSON timeline (open it in ui.perfetto.dev)");
   cmd->add_option("--iterations-kept", args->iterations_kept,
                   "iterations per loop kept in the report; longer loops keep their first and last halves")
