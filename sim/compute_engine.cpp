@@ -9,6 +9,9 @@ namespace tandem {
 
 void ComputeEngine::execute(const SimInst& inst, InstanceRecord& r) {
   const Picos ready = wait_inputs(inst, r);
+  const double f = jitter(inst);
+  const Picos cycles = static_cast<Picos>(static_cast<double>(inst.cycles_ps) * f);
+  const Picos latency = std::max(cycles, static_cast<Picos>(static_cast<double>(inst.latency_ps) * f));
   Picos start = std::max(free_, ready);
   if (ready > free_) r.stall[static_cast<size_t>(input_stall_reason(r))] = ready - free_;
   if (!inst.ports.empty()) {
@@ -16,14 +19,14 @@ void ComputeEngine::execute(const SimInst& inst, InstanceRecord& r) {
     pending_start_ = start;
     wait_until(start);
     Picos granted = start;
-    ctx_.ports->request(index_, inst.ports, inst.cycles_ps, &port_granted_, &granted);
+    ctx_.ports->request(index_, inst.ports, cycles, &port_granted_, &granted);
     wait_for_event(port_granted_);
     r.stall[static_cast<size_t>(StallReason::Conflict)] = granted - start;
     start = granted;
   }
   r.start = r.busy_start = start;
-  r.busy_end = start + inst.cycles_ps;
-  r.complete = start + inst.latency_ps;
+  r.busy_end = start + cycles;
+  r.complete = start + latency;
   free_ = r.busy_end;
   pending_start_ = std::numeric_limits<Picos>::max();
   ctx_.ledger->record(r);

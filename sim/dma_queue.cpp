@@ -11,13 +11,16 @@ void DmaQueue::execute(const SimInst& inst, InstanceRecord& r) {
   const Picos ready = wait_inputs(inst, r);
   const Picos issue = std::max(free_, ready);
   if (ready > free_) r.stall[static_cast<size_t>(input_stall_reason(r))] = ready - free_;
-  const Picos first_byte = issue + ctx_.program.dma_fixed_ps;
+  const double f = jitter(inst);
+  const Picos first_byte = issue + static_cast<Picos>(static_cast<double>(ctx_.program.dma_fixed_ps) * f);
   const Picos data_start = std::max(first_byte, data_free_);
   if (data_free_ > first_byte) r.stall[static_cast<size_t>(StallReason::Queue)] = data_free_ - first_byte;
   pending_start_ = issue;
   wait_until(data_start);
   Picos end = data_start;
-  ctx_.dma->start(inst.dma, &done_, &end);
+  DmaTransfer transfer = inst.dma;
+  transfer.efficiency /= f;  // a slower transfer: the same bytes at a lower rate
+  ctx_.dma->start(transfer, &done_, &end);
   wait_for_event(done_);
   r.start = issue;
   r.busy_start = data_start;

@@ -91,6 +91,14 @@ std::string format_json(const SimResult& r) {
   return j.dump(2) + "\n";
 }
 
+std::vector<HazardReport> hazards_from_json(const std::string& sim_json) {
+  std::vector<HazardReport> out;
+  const nlohmann::json doc = nlohmann::json::parse(sim_json);  // must outlive the loop
+  for (const auto& h : doc.at("hazards"))
+    out.push_back({h.at("kind"), h.at("first"), h.at("second"), h.at("message")});
+  return out;
+}
+
 std::string format_summary(const SimResult& r) {
   std::ostringstream o;
   if (!r.hazards.empty()) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "sim/sim_result.h"
 
@@ -10,5 +11,7 @@ namespace tandem {
 
 std::string format_summary(const SimResult& r);
 std::string format_json(const SimResult& r);
+// The hazards of a tandem.sim/1 document (what a run in another process found).
+std::vector<HazardReport> hazards_from_json(const std::string& sim_json);
 
 }  // namespace tandem

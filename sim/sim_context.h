@@ -20,6 +20,8 @@ class StreamUnit;
 
 struct SimContext {
   const SimProgram& program;
+  uint64_t perturb_seed = 0;  // 0: nominal durations
+  double perturb_spread = 0;
   std::vector<std::unique_ptr<Semaphore>> semaphores;  // one per SimChannel
   std::vector<CoreBarrier*> barriers;                  // per InstId; null unless a barrier
   DmaSystem* dma = nullptr;

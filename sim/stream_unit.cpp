@@ -92,6 +92,19 @@ Picos StreamUnit::wait_inputs(const SimInst& inst, InstanceRecord& r) {
   return ready;
 }
 
+double StreamUnit::jitter(const SimInst& inst) const {
+  if (ctx_.perturb_seed == 0) return 1.0;
+  // splitmix64 of (seed, instruction, program-order position): independent of the order
+  // in which SystemC happens to run the units.
+  uint64_t z = ctx_.perturb_seed * 0x9E3779B97F4A7C15ULL ^ static_cast<uint64_t>(inst.id) * 0xBF58476D1CE4E5B9ULL ^
+               static_cast<uint64_t>(inst.seq(loop_ivs_.data(), *ctx_.program.kernel));
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  z ^= z >> 31;
+  const double u = static_cast<double>(z >> 11) * 0x1.0p-53;  // [0, 1)
+  return 1.0 + (2.0 * u - 1.0) * ctx_.perturb_spread;
+}
+
 StallReason StreamUnit::input_stall_reason(const InstanceRecord& r) const {
   if (r.binding_channel < 0) return StallReason::Semaphore;
   return ctx_.program.channels[static_cast<size_t>(r.binding_channel)].cross_unit ? StallReason::Semaphore

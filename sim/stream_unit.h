@@ -48,6 +48,9 @@ class StreamUnit : public sc_core::sc_module {
   // its `start` (an order without data: the destination starts after the source started),
   // for Anti edges `read_done` (the unit has consumed its inputs), else `complete`.
   void publish_outputs(const SimInst& inst, Picos start, Picos read_done, Picos complete);
+  // The factor this instance's durations are scaled by: 1, or a jitter drawn from the
+  // perturbation seed, the instruction and its place in program order.
+  double jitter(const SimInst& inst) const;
   // Semaphore when the binding input came from another unit, Dependency otherwise.
   StallReason input_stall_reason(const InstanceRecord& r) const;
   // Advances SystemC time to `t` (>= now by construction).

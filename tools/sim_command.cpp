@@ -3,6 +3,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "sched/support/error.h"
+#include "sim/isolated.h"
 #include "sim/report.h"
 #include "tools/commands.h"
 #include "tools/kernel_input.h"
@@ -20,8 +22,28 @@ struct SimArgs {
   bool json = false;
   bool stats = false;
   bool no_race_check = false;
+  std::string perturb;
+  int perturb_runs = 0;
   size_t iterations_kept = 10000;
 };
+
+// --perturb=SEED[,SPREAD]
+void parse_perturb(const std::string& text, SimOptions& o) {
+  const size_t comma = text.find(',');
+  try {
+    size_t used = 0;
+    const std::string seed = text.substr(0, comma);
+    o.perturb_seed = std::stoull(seed, &used);
+    if (used != seed.size() || o.perturb_seed == 0) throw std::invalid_argument(seed);
+    if (comma != std::string::npos) {
+      const std::string spread = text.substr(comma + 1);
+      o.perturb_spread = std::stod(spread, &used);
+      if (used != spread.size() || !(o.perturb_spread >= 0 && o.perturb_spread < 1)) throw std::invalid_argument(spread);
+    }
+  } catch (const std::exception&) {
+    throw Error("--perturb needs SEED[,SPREAD]: a seed from 1 and a spread in [0, 1), not '" + text + "'");
+  }
+}
 
 int run_sim(const SimArgs& a) {
   RunOptions ropts;
@@ -30,7 +52,29 @@ int run_sim(const SimArgs& a) {
   sopts.iterations_kept = a.iterations_kept;
   sopts.trace_path = a.trace;
   sopts.check_races = !a.no_race_check;
+  if (!a.perturb.empty()) parse_perturb(a.perturb, sopts);
+  // Perturbed runs first, each in its own process; then the run reported here.
+  std::vector<HazardReport> latent;
+  for (int seed = 1; seed <= a.perturb_runs; ++seed) {
+    SimOptions jittered = sopts;
+    jittered.perturb_seed = static_cast<uint64_t>(seed);
+    jittered.trace_path.clear();
+    const std::string json = run_isolated(
+        [&] { return format_json(schedule_and_simulate(a.file, a.hw, a.passes, RunOptions{}, jittered)); });
+    for (HazardReport h : hazards_from_json(json)) {
+      bool seen = false;
+      for (const HazardReport& o : latent) seen |= o.kind == h.kind && o.first == h.first && o.second == h.second;
+      if (seen) continue;
+      h.message += " [perturbed run, seed " + std::to_string(seed) + "]";
+      latent.push_back(h);
+    }
+  }
   SimResult result = schedule_and_simulate(a.file, a.hw, a.passes, ropts, sopts);
+  for (const HazardReport& h : latent) {
+    bool seen = false;
+    for (const HazardReport& o : result.hazards) seen |= o.kind == h.kind && o.first == h.first && o.second == h.second;
+    if (!seen) result.hazards.push_back(h);
+  }
   std::string text = a.json ? format_json(result) : format_summary(result);
   emit(text, a.out);
   return result.hazards.empty() ? 0 : 3;
@@ -52,6 +96,12 @@ void add_sim_command(CLI::App& root, int& exit_code) {
   cmd->add_flag("--json", args->json, "print the tandem.sim/1 JSON document instead of the summary");
   cmd->add_flag("--stats", args->stats, "print each pass's statistics to stderr");
   cmd->add_flag("--no-race-check", args->no_race_check, "skip the race checker (faster on long runs)");
+  cmd->add_option("--perturb", args->perturb,
+                  "SEED[,SPREAD]: jitter every duration by up to SPREAD (default 0.5) with a seeded generator, "
+                  "to expose races that nominal timing hides; the same seed gives the same run");
+  cmd->add_option("--perturb-runs", args->perturb_runs,
+                  "also simulate K perturbed runs (seeds 1..K, each in its own process) and report any race they find")
+      ->check(CLI::Range(0, 100000));
   cmd->add_option("--trace", args->trace, "write a Trace Event JSON timeline (open it in ui.perfetto.dev)");
   cmd->add_option("--iterations-kept", args->iterations_kept,
                   "iterations per loop kept in the report; longer loops keep their first and last halves")
