@@ -73,7 +73,8 @@ void AddressRotationPass::run(PassContext& ctx) {
     for (size_t ti = 0; ti < k.tensors.size(); ++ti) {
       Tensor& t = k.tensors[ti];
       if (t.space != space_ || t.attrs.has("buffers")) continue;
-      // Who touches the tensor, in program order; it must not be touched outside the loop.
+      // Who touches the tensor, in program order; it must not be touched outside the loop,
+      // and the loop's own body (not a nested loop) must write it.
       std::vector<InstId> readers, writers;
       bool outside = false, moving = false, carried = false, written_first = false, seen = false;
       for (InstId id : order) {
@@ -89,6 +90,9 @@ void AddressRotationPass::run(PassContext& ctx) {
           continue;
         }
         if (in.attrs.has("accumulate") && writes) reads = true;
+        // Rotation follows the loop whose own body rewrites the tensor: a write in a nested
+        // loop belongs to that loop.
+        if (writes && in.loop != loop) outside = true;
         // The value must not flow between iterations: the first touch in the body is a write
         // that is not also a read.
         if (!seen) written_first = writes && !reads;
