@@ -211,7 +211,9 @@ std::string RaceChecker::where(const Event& e) const {
 
 std::string RaceChecker::describe(const Buffer& b, const Box& box) const {
   const Tensor& t = p_.kernel->tensors[static_cast<size_t>(b.first)];
-  std::string s = (t.register_file ? "" : "%") + t.name + "[";
+  if (t.register_file)  // registers read inclusive, as the text writes them
+    return t.name + "[" + std::to_string(box[0].first) + ":" + std::to_string(box[0].second - 1) + "]";
+  std::string s = "%" + t.name + "[";
   for (size_t d = 0; d < box.size(); ++d)
     s += (d ? ", " : "") + std::to_string(box[d].first) + ":" + std::to_string(box[d].second);
   s += "]";

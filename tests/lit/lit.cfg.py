@@ -7,7 +7,7 @@ config.name = "tandem"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".kir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
-config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py.in", "expect_error.py", "check_trace.py"]
+config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py.in", "expect_error.py", "expect_exit.py", "check_trace.py"]
 
 config.substitutions.append(("%tandem", config.tandem_bin))
 config.substitutions.append(("%workloads", os.path.join(config.source_root, "workloads")))
@@ -15,5 +15,6 @@ config.substitutions.append(("%models", os.path.join(config.source_root, "models
 config.substitutions.append(("%testmodels", os.path.join(config.source_root, "tests", "models")))
 config.substitutions.append(("FileCheck", config.filecheck))
 config.substitutions.append(("%expect-error", "python3 " + os.path.join(config.test_source_root, "expect_error.py")))
+config.substitutions.append(("%expect-exit", "python3 " + os.path.join(config.test_source_root, "expect_exit.py")))
 config.substitutions.append(("%check-trace", "python3 " + os.path.join(config.test_source_root, "check_trace.py")))
 config.environment["SYSTEMC_DISABLE_COPYRIGHT_MESSAGE"] = "1"
