@@ -134,23 +134,34 @@ void RaceChecker::advance(Picos watermark, int64_t min_seq) {
   // Writes hidden by a newer write that every future read comes after, both landed.
   const int64_t settled = pending_.empty() ? min_seq : std::min(min_seq, pending_.begin()->first);
   for (auto& [buffer, events] : writes_) {
-    std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) { return a.seq < b.seq; });
-    std::vector<Event> kept;
+    auto by_seq = [](const Event& x, const Event& y) { return x.seq < y.seq; };
+    if (!std::is_sorted(events.begin(), events.end(), by_seq)) std::sort(events.begin(), events.end(), by_seq);
+    // A write is hidden when a newer write that every future read follows (seq below
+    // `settled`) covers it and both have landed; the next few newer writes are the candidates
+    // (usually the very next one rewrites the whole tile). An older write landing after its
+    // cover is a WAW.
+    std::vector<bool> drop(events.size(), false);
     for (size_t i = 0; i < events.size(); ++i) {
       const Event& old = events[i];
-      bool hidden = false;
-      for (size_t j = i + 1; j < events.size() && !hidden; ++j) {
+      if (old.end > watermark || old.seq >= settled) break;
+      for (size_t j = i + 1; j < events.size() && j <= i + 8; ++j) {
         const Event& newer = events[j];
-        if (newer.seq >= settled || newer.end > watermark || old.end > watermark) break;
+        if (newer.seq >= settled || newer.end > watermark) break;
         if (!contains(newer.box, old.box)) continue;
         if (old.end > newer.end)
           report("WAW", old, newer, buffer, intersect(old.box, newer.box),
                  where(old) + " landed at " + ns(old.end) + " ns, after " + where(newer) + " at " + ns(newer.end) + " ns");
-        hidden = true;
+        drop[i] = true;
+        break;
       }
-      if (!hidden) kept.push_back(old);
     }
-    events = std::move(kept);
+    size_t kept = 0;
+    for (size_t i = 0; i < events.size(); ++i)
+      if (!drop[i]) {
+        if (kept != i) events[kept] = std::move(events[i]);
+        ++kept;
+      }
+    events.resize(kept);
   }
 }
 

@@ -1,0 +1,31 @@
+#!/usr/bin/env python3
+"""No false alarms: every kernel in workloads/ simulates clean under `none` and `default`,
+nominal and in 20 perturbed runs (the race checker finds nothing; exit 0).
+Usage: no_false_alarms.py TANDEM WORKLOADS_DIR"""
+import concurrent.futures
+import glob
+import subprocess
+import sys
+
+tandem, workloads = sys.argv[1], sys.argv[2]
+jobs = [(k, p) for k in sorted(glob.glob(f"{workloads}/**/*.kir", recursive=True)) for p in ("none", "default")]
+
+
+def run(job):
+    kernel, pipeline = job
+    proc = subprocess.run([tandem, "sim", kernel, f"--passes={pipeline}", "--perturb-runs=20"],
+                          capture_output=True, text=True)
+    return kernel, pipeline, proc.returncode, proc.stdout.splitlines()[:3] + proc.stderr.splitlines()[:3]
+
+
+failures = 0
+with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+    for kernel, pipeline, code, head in pool.map(run, jobs):
+        status = "clean" if code == 0 else f"exit {code}"
+        print(f"{kernel} [{pipeline}]: {status}")
+        if code != 0:
+            failures += 1
+            for line in head:
+                print("    " + line)
+print(f"{len(jobs) - failures} of {len(jobs)} runs clean")
+sys.exit(1 if failures else 0)
