@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "sched/analysis/dependence_analysis.h"
 #include "sched/support/error.h"
 #include "sched/target/target.h"
 
@@ -39,10 +40,12 @@ std::vector<InstId> region_of(const Kernel& k, LoopId loop) {
   return out;
 }
 
-// An edge the split removes: from inside the loop, at most one iteration back (the WAR that
-// pins load(i) behind compute(i-1)). Edges at a larger distance come from multi-buffering.
+// An edge the split removes: from inside the loop, at most one iteration back, an order
+// rather than data (the WAR that pins load(i) behind compute(i-1), the WAW on its own tile,
+// queue order). Edges at a larger distance come from multi-buffering; a Flow edge carries
+// data the load needs (a gather's index tile) and stays.
 bool cuttable(const Kernel& k, LoopId loop, const DepEdgeRef& e) {
-  return k.in_loop(e.src, loop) && e.props.distance <= 1;
+  return k.in_loop(e.src, loop) && e.props.distance <= 1 && e.props.kind != DepKind::Flow;
 }
 
 }  // namespace
@@ -53,15 +56,20 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
   const Target& t = *k.target;
   const std::string where = "loop " + k.loops[loop].iv;
 
-  // Does an instruction of the loop produce what this load reads from (its source, reads[0])?
-  auto source_produced_here = [&](InstId id) {
-    const Instruction& in = k.insts[id];
-    if (in.reads.empty()) return false;
-    const int source = in.reads[0].tensor_id;
+  // Load-class instructions of the loop, and whether each may run a stage early: it may not
+  // when something the compute stage produces this iteration flows into it (directly, or
+  // through another load that may not).
+  auto load_class = [&](InstId id) {
+    const OpClass c = t.opcode(k.insts[id].opcode)->op_class;
+    return c == OpClass::Load || (memset_ && c == OpClass::IndirectLoad);
+  };
+  auto produced_this_iteration = [&](InstId id, const std::vector<InstId>& disqualified) {
     for (const DepEdgeRef& e : g.in_edges(id)) {
-      if (e.props.kind != DepKind::Flow || !k.in_loop(e.src, loop)) continue;
-      for (const Access& w : k.insts[e.src].writes)
-        if (w.tensor_id == source) return true;
+      if (e.props.kind != DepKind::Flow || e.props.distance != 0 || !k.in_loop(e.src, loop)) continue;
+      const Instruction& src = k.insts[e.src];
+      if (src.attrs.has("zero_init")) continue;
+      if (!load_class(e.src) || src.loop != loop) return true;
+      if (std::find(disqualified.begin(), disqualified.end(), e.src) != disqualified.end()) return true;
     }
     return false;
   };
@@ -72,19 +80,26 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
   auto classify = [&] {
     loads.clear();
     anchor = kNoId;
-    disqualified = 0;
+    std::vector<InstId> candidates, out;
     for (InstId id : region_of(k, loop)) {
       const Instruction& in = k.insts[id];
-      if (in.attrs.has("zero_init")) continue;  // a memset this pass made belongs to the load stage
-      if (in.attrs.has("separation_barrier")) continue;
-      const OpClass c = t.opcode(in.opcode)->op_class;
-      const bool load_class = c == OpClass::Load || (memset_ && c == OpClass::IndirectLoad);
-      if (!load_class) {
-        if (anchor == kNoId) anchor = id;
-        continue;
-      }
-      if (source_produced_here(id)) {
-        ++disqualified;
+      if (in.attrs.has("zero_init") || in.attrs.has("separation_barrier")) continue;  // already stage 0 / the fence
+      if (load_class(id))
+        candidates.push_back(id);
+      else if (anchor == kNoId)
+        anchor = id;
+    }
+    for (bool changed = true; changed;) {  // disqualification spreads along Flow between loads
+      changed = false;
+      for (InstId id : candidates)
+        if (std::find(out.begin(), out.end(), id) == out.end() && produced_this_iteration(id, out)) {
+          out.push_back(id);
+          changed = true;
+        }
+    }
+    disqualified = static_cast<int64_t>(out.size());
+    for (InstId id : candidates) {
+      if (std::find(out.begin(), out.end(), id) != out.end()) {
         ctx.log->debug("{}: disqualified {} due to flow dependencies", where, k.display_name(id));
         continue;
       }
@@ -93,47 +108,6 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
     }
   };
   classify();
-
-  // {memset}: a qualified gather reading an SBUF index tile gets a zero-init of that tile.
-  std::vector<std::pair<InstId, InstId>> zero_inits;  // (memset, gather)
-  if (memset_) {
-    bool inserted = false;
-    for (InstId id : loads) {
-      const Instruction& gather = k.insts[id];
-      if (t.opcode(gather.opcode)->op_class != OpClass::IndirectLoad || gather.reads.size() < 2) continue;
-      const Tensor& index = k.tensors[gather.reads[1].tensor_id];
-      if (index.space != "sbuf") {
-        ctx.log->info("{}: skipping index writer for {}: %{} is in {}", where, k.display_name(id), index.name, index.space);
-        ctx.stats.add("index_tiles_skipped");
-        continue;
-      }
-      const std::string name = "memset_" + index.name;
-      InstId zero = k.find_inst(name);
-      if (zero == kNoId || !k.in_loop(zero, loop)) {
-        const OpcodeInfo* op = t.first_of_class(OpClass::Memset);
-        if (!op) throw Error(gather.loc, "separate-load-compute{memset}: target '" + t.name + "' has no memset opcode");
-        Instruction m;
-        m.name = k.unique_name(name);
-        m.opcode = op->name;
-        m.loc = gather.loc;
-        Access whole;
-        whole.tensor = index.name;
-        whole.tensor_id = gather.reads[1].tensor_id;
-        whole.loc = gather.loc;
-        m.writes.push_back(whole);
-        m.attrs.set("value", int64_t{0});
-        m.attrs.set_flag("zero_init");
-        zero = k.add_inst(std::move(m));
-        g.grow(k.insts.size());
-        k.insert_at_top(loop, zero);
-        ctx.stats.add("memsets_inserted");
-        inserted = true;
-        ctx.log->debug("{}: inserted {} for {}", where, k.display_name(zero), k.display_name(id));
-      }
-      zero_inits.emplace_back(zero, id);
-    }
-    if (inserted) classify();  // program order changed
-  }
 
   if (loads.empty()) {
     ctx.skip(where + ": no qualifying loads");
@@ -149,14 +123,55 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
     const std::vector<DepEdgeRef> preds = g.in_edges(id);
     bool any = false;
     for (const DepEdgeRef& e : preds) {
-      if (!cuttable(k, loop, e) || e.props.is_explicit) continue;
+      if (!cuttable(k, loop, e) || e.props.is_explicit || k.insts[e.src].attrs.has("zero_init")) continue;
       g.remove(e.src, e.dst, e.props.distance, e.props.loop);
       ctx.stats.add("edges_cut");
       any = true;
     }
     if (any) ctx.log->debug("{}: removing deps for {}", where, k.display_name(id));
   }
-  for (const auto& [zero, gather] : zero_inits) g.add(zero, gather, DepKind::Flow);
+
+  // {memset}: a qualified gather reading an SBUF index tile gets a zero-init of that tile,
+  // placed first in the loop (it belongs to the load stage) and wired after the cut: its own
+  // edges from the accesses, and Flow into the gather.
+  if (memset_) {
+    for (InstId id : loads) {
+      const Instruction& gather = k.insts[id];
+      if (t.opcode(gather.opcode)->op_class != OpClass::IndirectLoad || gather.reads.size() < 2) continue;
+      const Tensor& index = k.tensors[gather.reads[1].tensor_id];
+      if (index.space != "sbuf") {
+        ctx.log->info("{}: skipping index writer for {}: %{} is in {}", where, k.display_name(id), index.name, index.space);
+        ctx.stats.add("index_tiles_skipped");
+        continue;
+      }
+      InstId zero = kNoId;
+      for (InstId r : region_of(k, loop))
+        if (k.insts[r].attrs.has("zero_init") && k.insts[r].writes[0].tensor_id == gather.reads[1].tensor_id) zero = r;
+      if (zero == kNoId) {
+        const OpcodeInfo* op = t.first_of_class(OpClass::Memset);
+        if (!op) throw Error(gather.loc, "separate-load-compute{memset}: target '" + t.name + "' has no memset opcode");
+        Instruction m;
+        m.name = k.unique_name("memset_" + index.name);
+        m.opcode = op->name;
+        m.loc = gather.loc;
+        Access whole;
+        whole.tensor = index.name;
+        whole.tensor_id = gather.reads[1].tensor_id;
+        whole.loc = gather.loc;
+        m.writes.push_back(whole);
+        m.attrs.set("value", int64_t{0});
+        m.attrs.set_flag("zero_init");
+        zero = k.add_inst(std::move(m));
+        g.grow(k.insts.size());
+        k.insert_at_top(loop, zero);
+        ctx.stats.add("memsets_inserted");
+        ctx.log->debug("{}: inserted {} for {}", where, k.display_name(zero), k.display_name(id));
+        for (const DepEdgeRef& e : analyze_dependences(k).edges())
+          if (e.src == zero || e.dst == zero) g.add(e.src, e.dst, e.props.kind, e.props.distance, e.props.loop);
+      }
+      g.add(zero, id, DepKind::Flow);
+    }
+  }
 
   // The stage divider: one CoreBarrier before the anchor, every edge Flow. A barrier an
   // earlier run inserted is kept, and what it already waits for stays in the load stage
@@ -204,12 +219,11 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
     }
   }
 
-  // Verification: no edge the split should have removed may survive (the zero-init's Flow
-  // into its gather is the one the split adds).
+  // Verification: no edge the split should have removed may survive (the zero-init's edges
+  // are added after the cut).
   for (InstId id : loads)
     for (const DepEdgeRef& e : g.in_edges(id)) {
-      if (!cuttable(k, loop, e)) continue;
-      if (e.props.kind == DepKind::Flow && k.insts[e.src].attrs.has("zero_init")) continue;
+      if (!cuttable(k, loop, e) || k.insts[e.src].attrs.has("zero_init")) continue;
       SourceLoc at = k.insts[id].loc;
       for (const ExplicitDep& d : k.explicit_deps)
         if (d.src == e.src && d.dst == e.dst) at = d.loc;
