@@ -306,6 +306,18 @@ class Lowering {
     return out;
   }
 
+  // " written by %x, %y": the instructions that fill a tensor, for capacity messages.
+  std::string writers_of(int tensor) const {
+    std::string s;
+    for (const Instruction& in : k_.insts) {
+      if (in.erased) continue;
+      for (const Access& a : in.writes)
+        if (a.tensor_id == tensor && !in.name.empty() && s.find("%" + in.name) == std::string::npos)
+          s += (s.empty() ? " written by %" : ", %") + in.name;
+    }
+    return s;
+  }
+
   // Every tensor is live for the whole kernel (static allocation): SBUF's bytes per
   // partition and PSUM's banks must hold them all. A space without partitions (LDS) holds
   // whole tensors.
@@ -322,7 +334,8 @@ class Lowering {
         per_partition *= t.attrs.get_int("buffers").value_or(1);
         used += per_partition;
         if (bank_bytes) banks += (per_partition + bank_bytes - 1) / bank_bytes;
-        list += (list.empty() ? "" : ", ") + std::string("%") + t.name + " " + std::to_string(per_partition);
+        list += (list.empty() ? "" : ", ") + std::string("%") + t.name + " " + std::to_string(per_partition) +
+                writers_of(static_cast<int>(&t - k_.tensors.data()));
         if (bank_bytes && banks > space.banks)
           throw Error(t.loc, "tensors in " + name + " need " + std::to_string(banks) + " banks of " +
                                  std::to_string(bank_bytes) + " bytes but " + name + " has " +

@@ -21,6 +21,7 @@ struct OptArgs {
   bool print_deps = false;
   bool stats = false;
   bool list_passes = false;
+  bool verify = false;
 };
 
 int run_opt(const OptArgs& a) {
@@ -31,6 +32,7 @@ int run_opt(const OptArgs& a) {
   if (a.file.empty() || a.passes.empty()) throw Error("tandem opt needs a kernel file and --passes (see tandem opt --help)");
   RunOptions ropts;
   ropts.stats = a.stats;
+  ropts.verify = a.verify;
   ropts.print_after.insert(a.print_after.begin(), a.print_after.end());
   KernelInput in = read_and_schedule(a.file, a.hw, a.passes, ropts);
   std::string text = print_kernel(in.kernel, &in.deps);
@@ -54,6 +56,9 @@ void add_opt_command(CLI::App& root, int& exit_code) {
                 "after the kernel, print every dependence edge: dep %src -> %dst KIND [distance=N]");
   cmd->add_option("--print-after", args->print_after, "print the kernel to stderr after this pass (repeatable)");
   cmd->add_flag("--stats", args->stats, "print each pass's statistics and skip reasons to stderr");
+  cmd->add_flag("--verify", args->verify,
+                "after each pass, check by symbolic execution that the kernel still computes what the input did "
+                "(docs/checker.md); name the first pass that changed it");
   cmd->add_option("--hw", args->hw, "hardware model file to use instead of the kernel's target");
   cmd->add_option("-o,--output", args->out, "write the result here (atomically) instead of stdout");
   cmd->callback([args, &exit_code] { exit_code = run_opt(*args); });

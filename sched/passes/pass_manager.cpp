@@ -4,6 +4,8 @@
 #include <stdexcept>
 
 #include "sched/analysis/dependence_analysis.h"
+#include "sched/analysis/translation_validator.h"
+#include "sched/support/error.h"
 #include "sched/ir/printer.h"
 #include "sched/passes/address_rotation.h"
 #include "sched/passes/assign_engines.h"
@@ -67,6 +69,7 @@ const PassInfo* find_pass(const std::string& name) {
 
 void run_pipeline(Kernel& k, DepGraph& g, const std::vector<PipelineStep>& steps, const RunOptions& opts,
                   std::ostream& diag) {
+  const Kernel original = opts.verify ? k : Kernel{};
   for (const PipelineStep& step : steps) {
     PassStats stats;
     PassContext ctx{k, g, stats, logger("sched." + step.pass->name)};
@@ -82,6 +85,9 @@ void run_pipeline(Kernel& k, DepGraph& g, const std::vector<PipelineStep>& steps
       for (const auto& [name, value] : stats.counters) diag << "  " << name << ": " << value << "\n";
       for (const auto& reason : stats.skip_reasons) diag << "  skipped: " << reason << "\n";
     }
+    if (opts.verify)
+      if (auto difference = find_translation_difference(original, k))
+        throw Error("--verify: pass " + step.text + " changed what the kernel computes: " + *difference);
     if (opts.print_after.count(step.pass->name)) {
       diag << "# IR after " << step.text << "\n" << print_kernel(k, &g);
     }

@@ -45,6 +45,7 @@ std::string describe_passes();
 
 struct RunOptions {
   bool stats = false;
+  bool verify = false;  // after each pass, check it still computes what the input did
   std::set<std::string> print_after;  // pass names
 };
 

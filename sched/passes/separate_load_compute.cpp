@@ -48,6 +48,19 @@ bool cuttable(const Kernel& k, LoopId loop, const DepEdgeRef& e) {
   return k.in_loop(e.src, loop) && e.props.distance <= 1 && e.props.kind != DepKind::Flow;
 }
 
+// Could two accesses touch a common element? Exact for constant ranges (register groups,
+// fixed tiles), conservative otherwise.
+bool may_touch(const Access& a, const Access& b) {
+  if (a.tensor_id != b.tensor_id) return false;
+  if (a.whole() || b.whole()) return true;
+  for (size_t d = 0; d < a.dims.size() && d < b.dims.size(); ++d) {
+    const IndexRange &x = a.dims[d], &y = b.dims[d];
+    if (!x.lo.is_constant() || !x.hi.is_constant() || !y.lo.is_constant() || !y.hi.is_constant()) continue;
+    if (x.hi.constant <= y.lo.constant || y.hi.constant <= x.lo.constant) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
@@ -63,13 +76,18 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
     const OpClass c = t.opcode(k.insts[id].opcode)->op_class;
     return c == OpClass::Load || (memset_ && c == OpClass::IndirectLoad);
   };
+  // It may not either when the compute stage still uses its destination earlier in this
+  // iteration (a distance-0 Anti or Output edge): such a load already prefetches for the
+  // next iteration, and a stage earlier it would clobber what is being read.
   auto produced_this_iteration = [&](InstId id, const std::vector<InstId>& disqualified) {
     for (const DepEdgeRef& e : g.in_edges(id)) {
-      if (e.props.kind != DepKind::Flow || e.props.distance != 0 || !k.in_loop(e.src, loop)) continue;
+      if (e.props.distance != 0 || !k.in_loop(e.src, loop) || e.props.kind == DepKind::Ordered) continue;
       const Instruction& src = k.insts[e.src];
       if (src.attrs.has("zero_init")) continue;
       if (!load_class(e.src) || src.loop != loop) return true;
-      if (std::find(disqualified.begin(), disqualified.end(), e.src) != disqualified.end()) return true;
+      if (e.props.kind == DepKind::Flow &&
+          std::find(disqualified.begin(), disqualified.end(), e.src) != disqualified.end())
+        return true;
     }
     return false;
   };
@@ -207,12 +225,27 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
     g.add(barrier, id, DepKind::Flow);
   }
 
-  // {post-ada}: the physical hoist, keeping the loads' relative order.
+  // {post-ada}: the physical hoist, keeping the loads' relative order. A load never passes
+  // an instruction that touches what it writes: that would change what the program means.
   if (post_ada_) {
     for (InstId id : loads) {
       const std::vector<InstId> order = region_of(k, loop);
       const auto pos = [&](InstId x) { return std::find(order.begin(), order.end(), x) - order.begin(); };
       if (pos(id) < pos(barrier)) continue;
+      InstId blocker = kNoId;
+      for (auto p = pos(barrier) + 1; p < pos(id) && blocker == kNoId; ++p) {
+        const Instruction& other = k.insts[order[static_cast<size_t>(p)]];
+        for (const Access& w : k.insts[id].writes)
+          for (const auto* list : {&other.reads, &other.writes})
+            for (const Access& a : *list)
+              if (may_touch(w, a)) blocker = order[static_cast<size_t>(p)];
+      }
+      if (blocker != kNoId) {
+        ctx.log->debug("{}: not moving {}: it would pass {}, which uses what it writes", where, k.display_name(id),
+                       k.display_name(blocker));
+        ctx.stats.add("loads_not_moved");
+        continue;
+      }
       k.move_before(id, barrier);
       ctx.stats.add("loads_moved");
       ctx.log->debug("{}: moving {} before the first non-load instruction", where, k.display_name(id));

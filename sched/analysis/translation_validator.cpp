@@ -1,0 +1,246 @@
+#include "sched/analysis/translation_validator.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "sched/support/error.h"
+
+namespace tandem {
+
+namespace {
+
+using Box = std::vector<std::pair<int64_t, int64_t>>;
+
+uint64_t mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
+  h = (h ^ (h >> 31)) * 0xBF58476D1CE4E5B9ULL;
+  return h ^ (h >> 29);
+}
+uint64_t mix(uint64_t h, const std::string& s) {
+  for (char c : s) h = mix(h, static_cast<uint64_t>(static_cast<unsigned char>(c)));
+  return mix(h, s.size());
+}
+
+bool overlaps(const Box& a, const Box& b) {
+  for (size_t d = 0; d < a.size(); ++d)
+    if (a[d].second <= b[d].first || b[d].second <= a[d].first) return false;
+  return true;
+}
+
+std::vector<Box> subtract(const Box& a, const Box& b) {
+  if (!overlaps(a, b)) return {a};
+  std::vector<Box> out;
+  Box rest = a;
+  for (size_t d = 0; d < a.size(); ++d) {
+    if (rest[d].first < b[d].first) {
+      Box piece = rest;
+      piece[d].second = b[d].first;
+      out.push_back(piece);
+      rest[d].first = b[d].first;
+    }
+    if (b[d].second < rest[d].second) {
+      Box piece = rest;
+      piece[d].first = b[d].second;
+      out.push_back(piece);
+      rest[d].second = b[d].second;
+    }
+  }
+  return out;
+}
+
+std::string box_text(const Box& b) {
+  std::string s = "[";
+  for (size_t d = 0; d < b.size(); ++d) s += (d ? ", " : "") + std::to_string(b[d].first) + ":" + std::to_string(b[d].second);
+  return s + "]";
+}
+
+// Attributes that say how, not what.
+bool scheduling_attr(const std::string& key) {
+  static const std::set<std::string> keys = {"order", "issueCycles", "latencyCycles", "separation_barrier", "zero_init"};
+  return keys.count(key) > 0;
+}
+
+struct Segment {
+  Box box;
+  uint64_t value;
+  Box origin;  // the whole range its write covered
+};
+
+// Symbolic execution of one kernel in program order.
+class Executor {
+ public:
+  explicit Executor(const Kernel& k) : k_(k), ivs_(k.loops.size(), 0), memory_(k.tensors.size()) {}
+
+  void run() { block(k_.body); }
+
+  // Symbols of `tensor` over `box`: what a reader of that range would see.
+  uint64_t read(int tensor, const Box& box) const {
+    uint64_t h = mix(0x7A11D, box.size());
+    std::vector<std::pair<Box, uint64_t>> parts;
+    std::vector<Box> unseen{box};
+    for (const Segment& s : memory_[static_cast<size_t>(tensor)]) {
+      if (!overlaps(s.box, box)) continue;
+      Box inter = box;
+      uint64_t part = s.value;
+      for (size_t d = 0; d < box.size(); ++d) {
+        inter[d] = {std::max(box[d].first, s.box[d].first), std::min(box[d].second, s.box[d].second)};
+        // Where in the read and where in the written range the part lies.
+        part = mix(part, static_cast<uint64_t>(inter[d].first - box[d].first));
+        part = mix(part, static_cast<uint64_t>(inter[d].first - s.origin[d].first));
+        part = mix(part, static_cast<uint64_t>(inter[d].second - inter[d].first));
+      }
+      parts.push_back({inter, part});
+      std::vector<Box> next;
+      for (const Box& u : unseen)
+        for (Box& piece : subtract(u, inter)) next.push_back(std::move(piece));
+      unseen = std::move(next);
+    }
+    // What nobody wrote is input: a symbol of the tensor and the range.
+    for (const Box& u : unseen) {
+      uint64_t part = mix(0x1A9A7, k_.tensors[static_cast<size_t>(tensor)].name);
+      for (size_t d = 0; d < u.size(); ++d) {
+        part = mix(part, static_cast<uint64_t>(u[d].first - box[d].first));
+        part = mix(part, static_cast<uint64_t>(u[d].first));
+        part = mix(part, static_cast<uint64_t>(u[d].second - u[d].first));
+      }
+      parts.push_back({u, part});
+    }
+    std::sort(parts.begin(), parts.end());
+    for (const auto& [b, v] : parts) h = mix(h, v);
+    return h;
+  }
+
+  const std::vector<Segment>& memory(int tensor) const { return memory_[static_cast<size_t>(tensor)]; }
+  const std::set<int>& written() const { return written_; }
+
+ private:
+  void block(const std::vector<Stmt>& stmts) {
+    for (const Stmt& s : stmts) {
+      if (s.kind == Stmt::kInst) {
+        execute(k_.insts[s.id]);
+        continue;
+      }
+      const Loop& l = k_.loops[s.id];
+      // `advance = "v10 += 512"`: the address register moves after every iteration.
+      std::string reg;
+      int64_t step = 0;
+      if (auto adv = l.attrs.get_string("advance")) {
+        std::istringstream in(*adv);
+        std::string op;
+        in >> reg >> op >> step;
+        if (op != "+=" || reg.empty()) throw Error(l.loc, "advance must read 'REGISTER += N', not '" + *adv + "'");
+      }
+      for (int64_t iv = l.lo; iv < l.hi; ++iv) {
+        ivs_[s.id] = iv;
+        block(l.body);
+        if (!reg.empty()) registers_[reg] += step;
+      }
+    }
+  }
+
+  int64_t eval(const AffineExpr& e) const {
+    int64_t v = e.constant;
+    for (const AffineTerm& t : e.terms) {
+      if (t.loop != kNoId) {
+        v += t.coeff * ivs_[t.loop];
+      } else {
+        auto it = registers_.find(t.symbol);
+        v += t.coeff * (it == registers_.end() ? 0 : it->second);
+      }
+    }
+    return v;
+  }
+
+  Box box_of(const Access& a) const {
+    const Tensor& t = k_.tensors[static_cast<size_t>(a.tensor_id)];
+    Box b;
+    if (a.whole()) {
+      for (int64_t d : t.shape) b.push_back({0, d});
+      return b;
+    }
+    for (const IndexRange& r : a.dims) b.push_back({eval(r.lo), eval(r.hi)});
+    return b;
+  }
+
+  void execute(const Instruction& in) {
+    uint64_t h = mix(0x5EED, in.opcode);
+    for (const auto& [key, value] : in.attrs.entries()) {
+      if (scheduling_attr(key)) continue;
+      h = mix(mix(h, key), format_attr_value(value));
+    }
+    for (const Access& a : in.reads) h = mix(h, read(a.tensor_id, box_of(a)));
+    if (in.attrs.has("accumulate"))
+      for (const Access& a : in.writes) h = mix(h, read(a.tensor_id, box_of(a)));
+    for (size_t w = 0; w < in.writes.size(); ++w) {
+      const Access& a = in.writes[w];
+      const Box box = box_of(a);
+      std::vector<Segment>& mem = memory_[static_cast<size_t>(a.tensor_id)];
+      std::vector<Segment> next;
+      for (Segment& s : mem)
+        for (Box& piece : subtract(s.box, box)) next.push_back({std::move(piece), s.value, s.origin});
+      next.push_back({box, mix(h, w), box});
+      mem = std::move(next);
+      written_.insert(a.tensor_id);
+    }
+  }
+
+  const Kernel& k_;
+  std::vector<int64_t> ivs_;
+  std::map<std::string, int64_t> registers_;
+  std::vector<std::vector<Segment>> memory_;
+  std::set<int> written_;
+};
+
+// The ranges whose final contents are the kernel's result: every DRAM range it writes, and
+// the register groups of `live_out` ("v[100:107], v[108:115]").
+std::vector<std::pair<int, Box>> outputs(const Kernel& k, const Executor& run) {
+  std::vector<std::pair<int, Box>> out;
+  for (int t : run.written()) {
+    if (k.tensors[static_cast<size_t>(t)].space != "dram") continue;
+    for (const Segment& s : run.memory(t)) out.push_back({t, s.box});
+  }
+  if (auto live = k.attrs.get_string("live_out")) {
+    std::istringstream in(*live);
+    for (std::string group; std::getline(in, group, ',');) {
+      group.erase(std::remove(group.begin(), group.end(), ' '), group.end());
+      const size_t open = group.find('['), colon = group.find(':'), close = group.find(']');
+      const int t = k.find_tensor(group.substr(0, open));
+      if (t == kNoId || open == std::string::npos || close == std::string::npos)
+        throw Error(k.loc, "live_out names '" + group + "', not a register group such as v[100:107]");
+      const int64_t first = std::stoll(group.substr(open + 1));
+      const int64_t last = colon == std::string::npos ? first : std::stoll(group.substr(colon + 1));
+      out.push_back({t, Box{{first, last + 1}}});
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+std::optional<std::string> find_translation_difference(const Kernel& original, const Kernel& transformed) {
+  Executor a(original), b(transformed);
+  a.run();
+  b.run();
+  auto outs = outputs(original, a);
+  auto outs_b = outputs(transformed, b);
+  outs.insert(outs.end(), outs_b.begin(), outs_b.end());
+  std::sort(outs.begin(), outs.end());
+  outs.erase(std::unique(outs.begin(), outs.end()), outs.end());
+  for (const auto& [t, box] : outs) {
+    const Tensor& tensor = original.tensors[static_cast<size_t>(t)];
+    const int tb = transformed.find_tensor(tensor.name);
+    if (tb == kNoId) return "output %" + tensor.name + " is gone";
+    if (a.read(t, box) != b.read(tb, box)) {
+      const std::string range = tensor.register_file  // registers read inclusive, as written
+                                    ? "[" + std::to_string(box[0].first) + ":" + std::to_string(box[0].second - 1) + "]"
+                                    : box_text(box);
+      return (tensor.register_file ? "" : "%") + tensor.name + range + " holds different values";
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace tandem
