@@ -3,53 +3,12 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "sched/support/box.h"
 #include "sched/target/target.h"
 
 namespace tandem {
 
 namespace {
-
-using Box = std::vector<std::pair<int64_t, int64_t>>;
-
-bool overlaps(const Box& a, const Box& b) {
-  for (size_t d = 0; d < a.size(); ++d)
-    if (a[d].second <= b[d].first || b[d].second <= a[d].first) return false;
-  return true;
-}
-
-bool contains(const Box& outer, const Box& inner) {
-  for (size_t d = 0; d < outer.size(); ++d)
-    if (inner[d].first < outer[d].first || inner[d].second > outer[d].second) return false;
-  return true;
-}
-
-Box intersect(const Box& a, const Box& b) {
-  Box r = a;
-  for (size_t d = 0; d < a.size(); ++d) r[d] = {std::max(a[d].first, b[d].first), std::min(a[d].second, b[d].second)};
-  return r;
-}
-
-// a minus b as disjoint boxes.
-std::vector<Box> subtract(const Box& a, const Box& b) {
-  if (!overlaps(a, b)) return {a};
-  std::vector<Box> out;
-  Box rest = a;
-  for (size_t d = 0; d < a.size(); ++d) {
-    if (rest[d].first < b[d].first) {
-      Box piece = rest;
-      piece[d].second = b[d].first;
-      out.push_back(piece);
-      rest[d].first = b[d].first;
-    }
-    if (b[d].second < rest[d].second) {
-      Box piece = rest;
-      piece[d].first = b[d].second;
-      out.push_back(piece);
-      rest[d].second = b[d].second;
-    }
-  }
-  return out;
-}
 
 int64_t eval(const AffineExpr& e, const int64_t* ivs) {
   int64_t v = e.constant;

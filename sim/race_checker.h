@@ -17,6 +17,7 @@
 #include <tuple>
 #include <vector>
 
+#include "sched/support/box.h"
 #include "sim/instance_record.h"
 
 namespace tandem {
@@ -39,7 +40,6 @@ class RaceChecker {
   const std::vector<Hazard>& hazards() const { return hazards_; }
 
  private:
-  using Box = std::vector<std::pair<int64_t, int64_t>>;
   struct Event {
     int64_t seq;
     Picos start;  // reads: first moment of reading

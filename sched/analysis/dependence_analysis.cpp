@@ -4,6 +4,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "sched/support/box.h"
 #include "sched/target/target.h"
 
 namespace tandem {
@@ -39,32 +40,6 @@ struct Relation {
   int64_t distance = 0;
   int shared_depth = 0;    // loops at depth <= this enclose both at the same iteration
 };
-
-// A constant index box, one half-open interval per dimension.
-using Box = std::vector<std::pair<int64_t, int64_t>>;
-
-// a minus b, as disjoint boxes.
-std::vector<Box> subtract(const Box& a, const Box& b) {
-  for (size_t d = 0; d < a.size(); ++d)
-    if (b[d].second <= a[d].first || a[d].second <= b[d].first) return {a};  // disjoint
-  std::vector<Box> out;
-  Box rest = a;
-  for (size_t d = 0; d < a.size(); ++d) {
-    if (rest[d].first < b[d].first) {
-      Box piece = rest;
-      piece[d] = {rest[d].first, b[d].first};
-      out.push_back(piece);
-      rest[d].first = b[d].first;
-    }
-    if (b[d].second < rest[d].second) {
-      Box piece = rest;
-      piece[d] = {b[d].second, rest[d].second};
-      out.push_back(piece);
-      rest[d].second = b[d].second;
-    }
-  }
-  return out;
-}
 
 // What part of X's access the writes seen so far leave uncovered. Constant accesses (all
 // register groups, most tiles) are tracked exactly, so that two loads filling v[36:39] and

@@ -5,13 +5,12 @@
 #include <set>
 #include <sstream>
 
+#include "sched/support/box.h"
 #include "sched/support/error.h"
 
 namespace tandem {
 
 namespace {
-
-using Box = std::vector<std::pair<int64_t, int64_t>>;
 
 uint64_t mix(uint64_t h, uint64_t v) {
   h ^= v + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
@@ -21,39 +20,6 @@ uint64_t mix(uint64_t h, uint64_t v) {
 uint64_t mix(uint64_t h, const std::string& s) {
   for (char c : s) h = mix(h, static_cast<uint64_t>(static_cast<unsigned char>(c)));
   return mix(h, s.size());
-}
-
-bool overlaps(const Box& a, const Box& b) {
-  for (size_t d = 0; d < a.size(); ++d)
-    if (a[d].second <= b[d].first || b[d].second <= a[d].first) return false;
-  return true;
-}
-
-std::vector<Box> subtract(const Box& a, const Box& b) {
-  if (!overlaps(a, b)) return {a};
-  std::vector<Box> out;
-  Box rest = a;
-  for (size_t d = 0; d < a.size(); ++d) {
-    if (rest[d].first < b[d].first) {
-      Box piece = rest;
-      piece[d].second = b[d].first;
-      out.push_back(piece);
-      rest[d].first = b[d].first;
-    }
-    if (b[d].second < rest[d].second) {
-      Box piece = rest;
-      piece[d].first = b[d].second;
-      out.push_back(piece);
-      rest[d].second = b[d].second;
-    }
-  }
-  return out;
-}
-
-std::string box_text(const Box& b) {
-  std::string s = "[";
-  for (size_t d = 0; d < b.size(); ++d) s += (d ? ", " : "") + std::to_string(b[d].first) + ":" + std::to_string(b[d].second);
-  return s + "]";
 }
 
 // Attributes that say how, not what.
