@@ -40,6 +40,7 @@ class Baseline {
         case kPublish: publish(e.a, e.b, e.value); break;
         case kDmaStart: dma_start(e.a); break;
         case kDmaWake: dma_wake(e.b); break;
+        case kCollectiveDone: finish_transfer(e.a, now_); break;
       }
     }
     for (const Unit& u : units_)
@@ -48,7 +49,7 @@ class Baseline {
   }
 
  private:
-  enum Type { kTry, kPublish, kDmaStart, kDmaWake };
+  enum Type { kTry, kPublish, kDmaStart, kDmaWake, kCollectiveDone };
   struct Event {
     Picos t;
     uint64_t seq;
@@ -142,6 +143,12 @@ class Baseline {
       push(data_start, kDmaStart, ui);
       return;
     }
+    if (inst.collective) {  // start-up, then the ring volume through the DMA engines
+      u.issue = start;
+      publish_outputs(u, inst, DepKind::Ordered, start);
+      push(start + inst.cycles_ps - inst.link_ps, kDmaStart, ui);
+      return;
+    }
     const Picos busy_end = start + inst.cycles_ps, complete = start + inst.latency_ps;
     publish_outputs(u, inst, DepKind::Ordered, start);
     publish_outputs(u, inst, DepKind::Anti, busy_end);
@@ -189,6 +196,23 @@ class Baseline {
     reschedule();
   }
 
+  // A transfer (or a collective's data) has landed at `end`: signal and move on.
+  void finish_transfer(int ui, Picos end) {
+    Unit& u = units_[static_cast<size_t>(ui)];
+    const SimInst& inst = p_.insts[static_cast<size_t>(u.cur)];
+    publish_outputs(u, inst, DepKind::Anti, end);
+    publish_outputs(u, inst, DepKind::Flow, end);
+    result_.total_ps = std::max(result_.total_ps, end);
+    if (inst.collective) {
+      u.free = end;
+    } else {
+      u.data_free = end;
+      u.free = u.issue;
+    }
+    next_instance(u);
+    push(end, kTry, ui);
+  }
+
   void reschedule() {
     const double next = dma_.next_completion();
     if (std::isinf(next)) return;
@@ -203,13 +227,14 @@ class Baseline {
       const int ui = transfer_unit_[static_cast<size_t>(id)];
       Unit& u = units_[static_cast<size_t>(ui)];
       const SimInst& inst = p_.insts[static_cast<size_t>(u.cur)];
-      publish_outputs(u, inst, DepKind::Anti, now_);
-      publish_outputs(u, inst, DepKind::Flow, now_);
-      result_.total_ps = std::max(result_.total_ps, now_);
-      u.data_free = now_;
-      u.free = u.issue;
-      next_instance(u);
-      push(now_, kTry, ui);
+      if (inst.collective) {  // done when both the DMA engines and the link are
+        const Picos end = std::max(now_, u.issue + inst.cycles_ps);
+        if (end > now_) {
+          push(end, kCollectiveDone, ui);
+          continue;
+        }
+      }
+      finish_transfer(ui, now_);
     }
     reschedule();
   }

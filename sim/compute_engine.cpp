@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "sim/dma_system.h"
 #include "sim/ledger.h"
 #include "sim/port_arbiter.h"
 
@@ -27,6 +28,18 @@ void ComputeEngine::execute(const SimInst& inst, InstanceRecord& r) {
   r.start = r.busy_start = start;
   r.busy_end = start + cycles;
   r.complete = start + latency;
+  if (inst.collective) {
+    // After its start-up the collective moves its ring volume through the shared DMA
+    // engines and over the link; it completes when both are done.
+    const Picos link = static_cast<Picos>(static_cast<double>(inst.link_ps) * f);
+    const Picos data_start = start + cycles - link;
+    pending_start_ = start;
+    wait_until(data_start);
+    Picos dma_end = data_start;
+    ctx_.dma->start(inst.dma, &port_granted_, &dma_end);
+    wait_for_event(port_granted_);
+    r.busy_end = r.complete = std::max(dma_end, data_start + link);
+  }
   free_ = r.busy_end;
   pending_start_ = std::numeric_limits<Picos>::max();
   ctx_.ledger->record(r);

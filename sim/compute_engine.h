@@ -2,7 +2,8 @@
 // runs its stream in order; an instance starts when the engine is free and its inputs are
 // complete, occupies the engine for its cost and completes after its latency. Instructions
 // that touch a space with an access conflict hold that conflict's port while they run,
-// granted in simulated-time order.
+// granted in simulated-time order. A collective (on the collective cores) moves its data
+// through the shared DMA engines after its start-up.
 #pragma once
 
 #include "sim/stream_unit.h"
@@ -17,7 +18,7 @@ class ComputeEngine : public StreamUnit {
   void execute(const SimInst& inst, InstanceRecord& r) override;
 
  private:
-  sc_core::sc_event port_granted_;
+  sc_core::sc_event port_granted_;  // also: a collective's data has moved
 };
 
 }  // namespace tandem

@@ -226,11 +226,13 @@ void Ledger::finalize(LoopState& s, Iter& it) {
   r.exposed_dma_ps = it.exposed;
   r.stall_ps = it.stall;
 
+  // Steady-state II: the interval between successive iterations' ends. (Starts can bunch
+  // up while a bottleneck lets loads run ahead; ends leave at the bottleneck's rate.)
   const Loop& l = ctx_.program.kernel->loops[static_cast<size_t>(s.result.id)];
-  if (s.have_prev && r.iv > l.lo && r.iv == s.prev_iv + 1) ++s.intervals[r.start_ps - s.prev_start];
+  if (s.have_prev && r.iv > l.lo && r.iv == s.prev_iv + 1) ++s.intervals[r.end_ps - s.prev_end];
   s.have_prev = true;
   s.prev_iv = r.iv;
-  s.prev_start = r.start_ps;
+  s.prev_end = r.end_ps;
   s.result.dma_busy_ps += dma_union;
   s.result.overlapped_dma_ps += overlapped;
   s.result.exposed_dma_ps += r.exposed_dma_ps;
@@ -313,7 +315,7 @@ void Ledger::compute_bounds(SimResult& out) {
       if (loop != kNoId && !in_loop(inst, loop)) continue;
       const int64_t n = loop == kNoId ? inst.dynamic_count : inner_trips(k, inst, loop);
       unit_work[static_cast<size_t>(inst.units[0])] += inst.cycles_ps * n;
-      if (p.units[static_cast<size_t>(inst.units[0])].kind == UnitKind::DmaQueue)
+      if (p.units[static_cast<size_t>(inst.units[0])].kind == UnitKind::DmaQueue || inst.collective)
         for (int i = 0; i < inst.dma.engine_count; ++i)
           engine_work[static_cast<size_t>((inst.dma.first_engine + i) % dma.engines)] +=
               static_cast<double>(n) * inst.dma.bytes / inst.dma.engine_count /
@@ -430,7 +432,7 @@ SimResult Ledger::finish() {
     r.folded = !s.tail.empty();
     r.iterations = s.head;
     r.iterations.insert(r.iterations.end(), s.tail.begin(), s.tail.end());
-    // Median start-to-start interval over the steady iterations.
+    // Median end-to-end interval over the steady iterations.
     int64_t count = 0, seen = 0;
     for (const auto& [d, c] : s.intervals) count += c;
     for (const auto& [d, c] : s.intervals) {

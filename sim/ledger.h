@@ -46,8 +46,8 @@ class Ledger {
     std::deque<Iter> pending;
     bool have_prev = false;
     int64_t prev_iv = 0;
-    Picos prev_start = 0;
-    std::map<Picos, int64_t> intervals;  // start-to-start deltas and their counts
+    Picos prev_end = 0;
+    std::map<Picos, int64_t> intervals;  // end-to-end deltas and their counts
     std::vector<IterationResult> head;
     std::deque<IterationResult> tail;
     LoopResult result;

@@ -177,6 +177,16 @@ class Lowering {
                                 static_cast<double>(std::max<int64_t>(1, in0.elem_bytes)),
                                 em->min_ii_cycles,
                                 static_cast<double>(in.attrs.get_int("ranks").value_or(1))};
+    if (op.op_class == OpClass::Collective && m_->collective.link_bandwidth_bytes_per_ns > 0) {
+      // Ring algorithm volume; its bytes cross every DMA engine and the link.
+      const int64_t ranks = std::max<int64_t>(1, in.attrs.get_int("ranks").value_or(1));
+      const std::string kind = in.attrs.get_string("op").value_or("all_reduce");
+      const double share = static_cast<double>(ranks - 1) / static_cast<double>(ranks);
+      const double volume = static_cast<double>(bytes) * (kind == "all_reduce" ? 2 * share : share);
+      s.collective = true;
+      s.dma = {volume, 0, static_cast<int>(m_->dma.engines), 1.0};
+      s.link_ps = std::llround(volume / m_->collective.link_bandwidth_bytes_per_ns * 1000);
+    }
     double cycles = cost.cycles.eval(vars);
     double latency = cost.latency ? cost.latency->eval(vars) : cycles;
     if (auto c = in.attrs.get_int("issueCycles")) cycles = static_cast<double>(*c);
@@ -186,6 +196,9 @@ class Lowering {
                    " cycles; a cost must be a finite number >= 0");
     s.cycles_ps = std::llround(cycles * 1000.0 / em->clock_ghz);
     s.latency_ps = std::max(s.cycles_ps, static_cast<Picos>(std::llround(latency * 1000.0 / em->clock_ghz)));
+    // A collective holds its engine through start-up and the link transfer (at least).
+    s.cycles_ps += s.link_ps;
+    s.latency_ps += s.link_ps;
     for (size_t r = 0; r < m_->conflicts.size(); ++r) {
       const ConflictRule& rule = m_->conflicts[r];
       if (std::find(rule.engines.begin(), rule.engines.end(), in.engine) == rule.engines.end()) continue;

@@ -61,7 +61,9 @@ struct SimInst {
   bool is_barrier = false;
   Picos cycles_ps = 0;         // unit occupancy
   Picos latency_ps = 0;        // start to completion (>= cycles_ps)
-  DmaTransfer dma;             // DMA-class instructions
+  DmaTransfer dma;             // DMA-class instructions; a collective's ring volume
+  bool collective = false;     // moves `dma` through the DMA engines and `link_ps` over the link
+  Picos link_ps = 0;
   std::vector<int> ports;      // conflict ports it must hold while it runs
   std::vector<int> in_channels;
   std::vector<int> out_channels;

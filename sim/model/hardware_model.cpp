@@ -38,7 +38,8 @@ class HardwareModelReader {
 
   HardwareModel read() {
     const YAML::Node& root = y_.root();
-    y_.only_keys(root, {"name", "reference_clock_ghz", "spaces", "engines", "dma", "conflicts", "semaphores", "opcodes"},
+    y_.only_keys(root,
+                 {"name", "reference_clock_ghz", "spaces", "engines", "dma", "collective", "conflicts", "semaphores", "opcodes"},
                  "the model");
     HardwareModel m;
     m.target = load_target(y_.path());
@@ -49,6 +50,12 @@ class HardwareModelReader {
     read_engines(m);
     if (root["dma"]) read_dma(m, root["dma"]);
     if (root["conflicts"]) read_conflicts(m, root["conflicts"]);
+    if (YAML::Node c = root["collective"]) {
+      y_.only_keys(c, {"link_bandwidth_bytes_per_ns"}, "collective");
+      m.collective.link_bandwidth_bytes_per_ns = y_.positive_number(
+          y_.required(c, "link_bandwidth_bytes_per_ns", "collective"), "collective.link_bandwidth_bytes_per_ns");
+      if (!root["dma"]) y_.fail(c, "collectives move their data through the DMA engines: the model needs a dma section");
+    }
     check_costs(m);
     return m;
   }

@@ -54,12 +54,17 @@ struct ConflictRule {
   std::vector<std::string> engines;
 };
 
+struct CollectiveModel {
+  double link_bandwidth_bytes_per_ns = 0;  // 0: collectives move no data (start-up only)
+};
+
 struct HardwareModel {
   std::shared_ptr<const Target> target;
   std::string name;
   double reference_clock_ghz = 1;
   std::map<std::string, EngineModel> engines;
   DmaModel dma;
+  CollectiveModel collective;
   std::map<std::string, SpaceAccess> access;
   std::vector<ConflictRule> conflicts;
   int64_t semaphores = 0;

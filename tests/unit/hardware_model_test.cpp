@@ -64,9 +64,9 @@ TEST_CASE("a matmul costs what the ISA formula says", "[model]") {
 
 TEST_CASE("a broken model file is a located error", "[model]") {
   CHECK_THAT(load_error(variant("bandwidth_bytes_per_ns: 23", "bandwidth_bytes_per_ns: -23", "negative")),
-             Catch::Matches(".*negative\\.yaml:86:27: error: dma.bandwidth_bytes_per_ns must not be negative \\(got -23\\)"));
+             Catch::Matches(".*negative\\.yaml:90:27: error: dma.bandwidth_bytes_per_ns must not be negative \\(got -23\\)"));
   CHECK_THAT(load_error(variant("  fixed_cost_ns: 1300", "", "missing")),
-             Catch::Matches(".*missing\\.yaml:83:3: error: missing field 'fixed_cost_ns' in dma"));
+             Catch::Matches(".*missing\\.yaml:87:3: error: missing field 'fixed_cost_ns' in dma"));
   CHECK_THAT(load_error(variant("\"max(MIN_II, N)\"                         # ISA\n      activation_reduce",
                                 "\"max(MIN_II, Nx)\"                         # ISA\n      activation_reduce", "var")),
              Catch::Matches(".*var\\.yaml:46:32: error: unknown variable 'Nx' in cost formula \\(known: N, P, .*\\)"));
