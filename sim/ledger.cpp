@@ -226,13 +226,15 @@ void Ledger::finalize(LoopState& s, Iter& it) {
   r.exposed_dma_ps = it.exposed;
   r.stall_ps = it.stall;
 
-  // Steady-state II: the interval between successive iterations' ends. (Starts can bunch
-  // up while a bottleneck lets loads run ahead; ends leave at the bottleneck's rate.)
+  // Steady-state II: per entry of the loop, the time from the end of its first iteration to
+  // the end of its last over the iterations in between. Ends leave at the bottleneck's rate,
+  // also when a pattern repeats every few iterations; starts bunch up while loads run ahead.
   const Loop& l = ctx_.program.kernel->loops[static_cast<size_t>(s.result.id)];
-  if (s.have_prev && r.iv > l.lo && r.iv == s.prev_iv + 1) ++s.intervals[r.end_ps - s.prev_end];
-  s.have_prev = true;
-  s.prev_iv = r.iv;
-  s.prev_end = r.end_ps;
+  if (r.iv == l.lo) s.first_end = r.end_ps;
+  if (r.iv == l.hi - 1 && l.trip_count() > 1) {
+    s.steady_ps += r.end_ps - s.first_end;
+    s.steady_intervals += l.trip_count() - 1;
+  }
   s.result.dma_busy_ps += dma_union;
   s.result.overlapped_dma_ps += overlapped;
   s.result.exposed_dma_ps += r.exposed_dma_ps;
@@ -346,9 +348,20 @@ void Ledger::compute_bounds(SimResult& out) {
     l.resource_bound_ps = busiest(l.id, &l.bound_resource, &dma_work);
     // With one CoreBarrier in the body, every transfer of an iteration runs between two of its
     // releases: the last lands no sooner than the fixed cost plus the busiest DMA engine's work.
+    // (Only when the barrier fences every queue the loop's transfers run on.)
     int barriers = 0;
-    for (const SimInst& inst : p.insts) barriers += inst.is_barrier && !inst.nest.empty() && inst.nest.back() == l.id;
-    const Picos window = barriers == 1 ? p.dma_fixed_ps + dma_work : 0;
+    bool fences_queues = true;
+    for (const SimInst& inst : p.insts) {
+      if (inst.is_barrier && !inst.nest.empty() && inst.nest.back() == l.id) ++barriers;
+      if (inst.units.empty() || inst.is_barrier || !in_loop(inst, l.id) ||
+          p.units[static_cast<size_t>(inst.units[0])].kind != UnitKind::DmaQueue)
+        continue;
+      for (const SimInst& b : p.insts)
+        if (b.is_barrier && !b.nest.empty() && b.nest.back() == l.id &&
+            std::find(b.units.begin(), b.units.end(), inst.units[0]) == b.units.end())
+          fences_queues = false;
+    }
+    const Picos window = barriers == 1 && fences_queues ? p.dma_fixed_ps + dma_work : 0;
     // Recurrence bound: the dependence cycles through this loop's body, latency over distance.
     using G = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, boost::property<boost::vertex_index_t, int>,
                                     boost::property<boost::edge_weight_t, double, boost::property<boost::edge_weight2_t, double>>>;
@@ -432,17 +445,10 @@ SimResult Ledger::finish() {
     r.folded = !s.tail.empty();
     r.iterations = s.head;
     r.iterations.insert(r.iterations.end(), s.tail.begin(), s.tail.end());
-    // Median end-to-end interval over the steady iterations.
-    int64_t count = 0, seen = 0;
-    for (const auto& [d, c] : s.intervals) count += c;
-    for (const auto& [d, c] : s.intervals) {
-      seen += c;
-      if (2 * seen >= count) {
-        r.ii_ps = d;
-        break;
-      }
-    }
-    if (count == 0 && !r.iterations.empty()) r.ii_ps = r.iterations.front().end_ps - r.iterations.front().start_ps;
+    if (s.steady_intervals > 0)
+      r.ii_ps = s.steady_ps / s.steady_intervals;
+    else if (!r.iterations.empty())
+      r.ii_ps = r.iterations.front().end_ps - r.iterations.front().start_ps;
     out.loops.push_back(std::move(r));
   }
   compute_bounds(out);

@@ -44,10 +44,9 @@ class Ledger {
     int64_t expected = 0;      // instance records per iteration
     int64_t base = 0;          // index of pending.front()
     std::deque<Iter> pending;
-    bool have_prev = false;
-    int64_t prev_iv = 0;
-    Picos prev_end = 0;
-    std::map<Picos, int64_t> intervals;  // end-to-end deltas and their counts
+    Picos first_end = 0;         // end of the current entry's first iteration
+    Picos steady_ps = 0;         // summed over entries: first to last end
+    int64_t steady_intervals = 0;
     std::vector<IterationResult> head;
     std::deque<IterationResult> tail;
     LoopResult result;

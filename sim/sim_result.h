@@ -39,7 +39,7 @@ struct LoopResult {
   std::string iv;
   int64_t trip_count = 0;
   int64_t dynamic_iterations = 0;    // trip count x the enclosing loops' trip counts
-  Picos ii_ps = 0;                   // median interval between successive iterations' ends
+  Picos ii_ps = 0;                   // steady-state interval between iterations' ends (docs/metrics.md)
   Picos resource_bound_ps = 0;       // busiest resource's work per iteration
   std::string bound_resource;
   Picos recurrence_bound_ps = 0;     // max over dependence cycles of latency / distance

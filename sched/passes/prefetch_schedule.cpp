@@ -1,14 +1,213 @@
 #include "sched/passes/prefetch_schedule.h"
 
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <spdlog/spdlog.h>
+
+#include "sched/support/error.h"
+#include "sched/target/target.h"
+
 namespace tandem {
 
 std::vector<PassOptionSpec> PrefetchSchedulePass::options() {
-  return {{"after", PassOptionSpec::Flag, "", "the run after the list scheduler", {}}};
+  return {
+      {"after", PassOptionSpec::Flag, "", "the run after the list scheduler (resolves what the first run marked)", {}},
+      {"cc-dma-alignment", PassOptionSpec::Int, "0",
+       "0: nothing; 1: pin the loads feeding each collective behind its previous store; "
+       "2 (after only): keep the loop's other loads from overlapping a collective",
+       {}},
+      {"force-incoming-order", PassOptionSpec::Int, "-1",
+       "loads of SBUF tensors of at least this many bytes (partitions x bytes per partition) follow their "
+       "incoming order; -1: off",
+       {}},
+      {"prefetch-distance", PassOptionSpec::Int, "0",
+       "after, an experiment beyond the seed: let loads run this many iterations ahead of compute "
+       "(needs that many + 1 buffers); 0: the split's barrier holds loads to one iteration",
+       {}},
+  };
 }
 
+PrefetchSchedulePass::PrefetchSchedulePass(const PassOptions& o)
+    : after_(o.get_flag("after")),
+      cc_mode_(o.get_int("cc-dma-alignment")),
+      min_bytes_(o.get_int("force-incoming-order")),
+      distance_(o.get_int("prefetch-distance")) {
+  if (cc_mode_ < 0 || cc_mode_ > 2)
+    throw Error("prefetch-schedule: cc-dma-alignment must be 0, 1 or 2, not " + std::to_string(cc_mode_));
+  if (cc_mode_ == 2 && !after_)
+    throw Error("prefetch-schedule: cc-dma-alignment=2 runs only after the scheduler (prefetch-schedule{after,...})");
+  if (distance_ < 0) throw Error("prefetch-schedule: prefetch-distance must not be negative");
+  if (distance_ > 0 && !after_)
+    throw Error("prefetch-schedule: prefetch-distance applies after the scheduler (prefetch-schedule{after,...})");
+}
+
+namespace {
+
+bool is_load(const Kernel& k, InstId id) {
+  const OpClass c = k.target->opcode(k.insts[id].opcode)->op_class;
+  return c == OpClass::Load || c == OpClass::IndirectLoad;
+}
+
+// The engine or queue an instruction runs on; unassigned ones count as distinct.
+std::string engine_of(const Kernel& k, InstId id) {
+  const std::string& e = k.insts[id].engine;
+  return e.empty() ? "?" + std::to_string(id) : e;
+}
+
+int64_t footprint(const Kernel& k, const Tensor& t) {
+  const SpaceInfo* s = k.target->space(t.space);
+  int64_t bytes = static_cast<int64_t>(dtype_bytes(t.dtype));
+  for (size_t d = (s && s->partitions > 0) ? 1 : 0; d < t.shape.size(); ++d) bytes *= t.shape[d];
+  const int64_t partitions = s && s->partitions > 0 ? t.shape[0] : 1;
+  return partitions * bytes;
+}
+
+}  // namespace
+
 void PrefetchSchedulePass::run(PassContext& ctx) {
-  ctx.skip(std::string("placeholder (") + (after_ ? "after" : "before") +
-           " the scheduler): prefetch scheduling is not implemented yet");
+  Kernel& k = ctx.kernel;
+  if (min_bytes_ >= 0) force_incoming_order(ctx);
+  if (cc_mode_ > 0) align_collectives(ctx);
+  if (after_)
+    for (LoopId l = 0; l < static_cast<LoopId>(k.loops.size()); ++l) {
+      if (distance_ > 0) set_distance(ctx, l, distance_);
+    }
+  if (ctx.stats.counters.empty())
+    ctx.skip(std::string(after_ ? "after" : "before") + " the scheduler: nothing to do with these options");
+}
+
+// Before: stamp the incoming order of the large loads. After: chain each to the previous one
+// in that order when they run on different engines (one engine already runs them in order).
+void PrefetchSchedulePass::force_incoming_order(PassContext& ctx) {
+  Kernel& k = ctx.kernel;
+  const std::vector<InstId> order = k.program_order();
+  if (!after_) {
+    int64_t n = 0;
+    for (InstId id : order) {
+      if (!is_load(k, id) || k.insts[id].writes.empty()) continue;
+      const Tensor& t = k.tensors[k.insts[id].writes[0].tensor_id];
+      if (t.space != "sbuf" || footprint(k, t) < min_bytes_) continue;
+      k.insts[id].attrs.set("prefetch", n++);
+      ctx.stats.add("loads_marked");
+    }
+    return;
+  }
+  // Marked loads by their stamp (or, when the first run did not mark, as the first run would).
+  std::vector<std::pair<int64_t, InstId>> marked;
+  int64_t n = 0;
+  for (InstId id : order) {
+    if (!is_load(k, id) || k.insts[id].writes.empty()) continue;
+    if (auto stamp = k.insts[id].attrs.get_int("prefetch")) {
+      marked.push_back({*stamp, id});
+      continue;
+    }
+    const Tensor& t = k.tensors[k.insts[id].writes[0].tensor_id];
+    if (t.space == "sbuf" && footprint(k, t) >= min_bytes_) marked.push_back({n++, id});
+  }
+  std::sort(marked.begin(), marked.end());
+  for (size_t i = 1; i < marked.size(); ++i) {
+    const InstId before = marked[i - 1].second, load = marked[i].second;
+    if (k.insts[before].loop != k.insts[load].loop) continue;  // incoming order within one block
+    if (engine_of(k, before) == engine_of(k, load)) {
+      ctx.stats.add("same_engine_pairs");
+      continue;
+    }
+    if (ctx.deps.add(before, load, DepKind::Flow)) ctx.stats.add("order_edges_added");
+    ctx.log->debug("{} follows {} (incoming order)", k.display_name(load), k.display_name(before));
+  }
+  ctx.mark_deps_listed();
+}
+
+void PrefetchSchedulePass::align_collectives(PassContext& ctx) {
+  Kernel& k = ctx.kernel;
+  DepGraph& g = ctx.deps;
+  const std::vector<InstId> order = k.program_order();
+  std::map<InstId, size_t> pos;
+  for (size_t i = 0; i < order.size(); ++i) pos[order[i]] = i;
+  for (InstId c : order) {
+    if (k.target->opcode(k.insts[c].opcode)->op_class != OpClass::Collective) continue;
+    std::set<InstId> feeding;
+    for (const DepEdgeRef& e : g.in_edges(c))
+      if (e.props.kind == DepKind::Flow && e.props.distance == 0 && is_load(k, e.src)) feeding.insert(e.src);
+    if (cc_mode_ == 1) {
+      // The store the collective feeds is its anchor: the next iteration's feeding loads wait for it.
+      InstId store = kNoId;
+      for (const DepEdgeRef& e : g.out_edges(c))
+        if (e.props.kind == DepKind::Flow && e.props.distance == 0 &&
+            k.target->opcode(k.insts[e.dst].opcode)->op_class == OpClass::Store &&
+            (store == kNoId || pos[e.dst] < pos[store]))
+          store = e.dst;
+      const LoopId loop = k.insts[c].loop;
+      if (store == kNoId || loop == kNoId) {
+        ctx.skip("collective " + k.display_name(c) + ": no store it feeds in a loop");
+        continue;
+      }
+      for (InstId l : feeding)
+        if (g.add(store, l, DepKind::Flow, 1, loop)) ctx.stats.add("collective_loads_pinned");
+      continue;
+    }
+    // Mode 2: the loop's other loads do not overlap the collective. One before it in program
+    // order lands before it starts, and its next iteration's instance (the prefetch that would
+    // run under the collective) waits for it to end; one after it waits for it to end.
+    const LoopId loop = k.insts[c].loop;
+    for (InstId id : order) {
+      if (id == c || !is_load(k, id) || feeding.count(id) || k.insts[id].loop != loop || loop == kNoId) continue;
+      if (pos[id] < pos[c]) {
+        bool added = g.add(id, c, DepKind::Flow);
+        added |= g.add(c, id, DepKind::Flow, 1, loop);
+        if (added) ctx.stats.add("prefetches_kept_off_collective");
+      } else if (g.add(c, id, DepKind::Flow)) {
+        ctx.stats.add("prefetches_kept_off_collective");
+      }
+    }
+  }
+  ctx.mark_deps_listed();
+}
+
+// The loop's barrier stops fencing the DMA queues; each of its stage-0 loads waits for the
+// barrier `distance + 1` iterations back (compute of i has started before loads of
+// i + distance + 1 start). The loads' buffers must hold that many iterations in flight.
+void PrefetchSchedulePass::set_distance(PassContext& ctx, LoopId loop, int64_t distance) {
+  Kernel& k = ctx.kernel;
+  const std::string where = "loop " + k.loops[loop].iv;
+  InstId barrier = kNoId;
+  for (const Stmt& s : k.loops[loop].body)
+    if (s.kind == Stmt::kInst && k.insts[s.id].attrs.has("separation_barrier")) barrier = s.id;
+  if (barrier == kNoId) {
+    ctx.skip(where + ": no load/compute split to set a prefetch distance on");
+    return;
+  }
+  std::vector<InstId> loads;
+  for (const DepEdgeRef& e : ctx.deps.in_edges(barrier))
+    if (e.props.kind == DepKind::Flow && e.props.distance == 0 && is_load(k, e.src)) loads.push_back(e.src);
+  for (InstId l : loads)
+    for (const Access& w : k.insts[l].writes) {
+      const Tensor& t = k.tensors[w.tensor_id];
+      const int64_t buffers = t.attrs.get_int("buffers").value_or(1);
+      if (buffers < distance + 1)
+        throw Error(t.loc, "prefetch-schedule: prefetch distance " + std::to_string(distance) + " in " + where +
+                               " needs " + std::to_string(distance + 1) + " buffers of %" + t.name + " (it has " +
+                               std::to_string(buffers) + "; run address-rotation first)");
+    }
+  // Fence the compute engines only.
+  std::set<std::string> engines;
+  for (const Instruction& in : k.insts) {
+    if (in.erased) continue;
+    const OpcodeInfo& op = *k.target->opcode(in.opcode);
+    if (op.engines.empty() || is_dma_class(op.op_class)) continue;
+    engines.insert(in.engine.empty() ? op.engines[0] : in.engine);
+  }
+  std::string fence;
+  for (const std::string& e : engines) fence += (fence.empty() ? "" : ",") + e;
+  k.insts[barrier].attrs.set("fence", fence);
+  for (InstId l : loads)
+    if (ctx.deps.add(barrier, l, DepKind::Flow, static_cast<int>(distance + 1), loop)) ctx.stats.add("distance_edges_added");
+  k.loops[loop].attrs.set("prefetch_distance", distance);
+  ctx.stats.add("loops_with_prefetch_distance");
+  ctx.log->debug("{}: loads run up to {} iteration(s) ahead", where, distance);
+  ctx.mark_deps_listed();
 }
 
 }  // namespace tandem

@@ -4,21 +4,38 @@
 
 namespace tandem {
 
-// Seed 000, Prefetch Scheduling: a placeholder in the pass table and the default pipeline,
-// so that pipelines name it where it belongs; the pass itself (cc-dma-alignment,
-// force-incoming-order, the before/after behaviours) lands with its own issue. It changes
-// nothing and says so in --stats.
+// Seed 000, Prefetch Scheduling: which loads may cross the load/compute boundary, in what
+// order, and how far ahead. One class, two behaviours selected by {after}:
+//  - before the scheduler it marks intent: with force-incoming-order=BYTES it stamps the
+//    incoming order of the loads of SBUF tensors of at least BYTES (`prefetch = N`);
+//  - after the scheduler it resolves them: each stamped load gets a Flow edge from the one
+//    before it in incoming order when the two run on different engines or queues;
+//    and it makes the loop's prefetch distance explicit (below).
+// cc-dma-alignment (both runs): 0 adds nothing; 1 pins the loads feeding each collective
+// behind the store the collective fed in the previous iteration; 2 (after only) keeps the
+// other loads of the loop from overlapping the collective.
+// Prefetch distance is structural, never from latency: a loop marked
+// `prefetch_one_iteration_ahead` (or any split loop, with prefetch-distance=D) lets loads of
+// iteration i+D run while compute of i has not started, and no further: the barrier stops
+// fencing the DMA queues and holds each stage-0 load to D+1 iterations behind it.
 class PrefetchSchedulePass : public Pass {
  public:
   static constexpr const char* kHelp =
-      "placeholder for prefetch scheduling (seed 000): changes nothing yet; {after} marks the after-scheduler run";
+      "prefetch scheduling (seed 000): incoming-order pinning of large loads, collective/DMA alignment, prefetch distance";
   static std::vector<PassOptionSpec> options();
 
-  explicit PrefetchSchedulePass(const PassOptions& o) : after_(o.get_flag("after")) {}
+  explicit PrefetchSchedulePass(const PassOptions& o);
   void run(PassContext& ctx) override;
 
  private:
+  void force_incoming_order(PassContext& ctx);
+  void align_collectives(PassContext& ctx);
+  void set_distance(PassContext& ctx, LoopId loop, int64_t distance);
+
   bool after_;
+  int64_t cc_mode_;
+  int64_t min_bytes_;
+  int64_t distance_;  // 0: the loop's attribute decides (1 when marked)
 };
 
 }  // namespace tandem
