@@ -7,7 +7,9 @@ On the two-stage pipeline and the GEMM K loop:
   - under `default` the steady II is within 2 % of the II bound the model allows;
   - `default` takes less time than `none`.
 On the trn2 calibration matmul written with one buffer per tile (v2 tiled), `default`
-improves on `none`.
+improves on `none`. Prefetch scheduling: the three cc-dma-alignment modes give different
+times on the all-reduce kernel; prefetch distance 2 pays over 1 on small tiles and changes
+nothing on large ones; every run is race-free.
 Usage: pipelining.py TANDEM WORKLOADS_DIR"""
 import json
 import subprocess
@@ -49,6 +51,32 @@ print(f"calibration v2 tiled, one buffer per tile: none {none['total_ns'] / 1e6:
       f"default {default['total_ns'] / 1e6:.2f} ms (published, compiled by Neuron: 39.89 ms)")
 if not default["total_ns"] < none["total_ns"]:
     failures.append("calibration v2: default does not improve on none")
+
+
+def sim(kernel, passes):
+    proc = subprocess.run([tandem, "sim", f"{workloads}/{kernel}", f"--passes={passes}", "--json", "--perturb-runs=3"],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        failures.append(f"{kernel} under {passes}: exit {proc.returncode}")
+        return float("nan")
+    return json.loads(proc.stdout)["total_ns"]
+
+
+steps = "separate-load-compute{{memset}},list-schedule,address-rotation{{space=sbuf}},prefetch-schedule{{after{}}},separate-load-compute{{post-ada}}"
+modes = [sim("trn/allreduce.kir", ("prefetch-schedule{cc-dma-alignment=1}," if m == 1 else "prefetch-schedule,") +
+             steps.format("" if m == 0 else f",cc-dma-alignment={m}")) for m in (0, 1, 2)]
+print("all-reduce, cc-dma-alignment 0 / 1 / 2: " + " / ".join(f"{t:.0f} ns" for t in modes))
+if len(set(modes)) != 3:
+    failures.append("the cc-dma-alignment modes do not give three different times")
+split = "separate-load-compute{memset},list-schedule,address-rotation{buffers=3}"
+for kernel, pays in (("trn/prefetch_small_tiles.kir", True), ("trn/prefetch_large_tiles.kir", False)):
+    d1, d2 = (sim(kernel, f"{split},prefetch-schedule{{after,prefetch-distance={d}}},separate-load-compute{{post-ada}}")
+              for d in (1, 2))
+    print(f"{kernel}: prefetch distance 1 {d1:.0f} ns, distance 2 {d2:.0f} ns")
+    if pays and not d2 < 0.95 * d1:
+        failures.append(f"{kernel}: distance 2 does not pay")
+    if not pays and abs(d2 / d1 - 1) > 0.01:
+        failures.append(f"{kernel}: distance 2 should change nothing on a DMA-bound loop")
 
 for f in failures:
     print("FAIL: " + f)
