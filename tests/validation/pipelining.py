@@ -78,6 +78,40 @@ for kernel, pays in (("trn/prefetch_small_tiles.kir", True), ("trn/prefetch_larg
     if not pays and abs(d2 / d1 - 1) > 0.01:
         failures.append(f"{kernel}: distance 2 should change nothing on a DMA-bound loop")
 
+# The structural distance, read off the trace of the GEMM K loop (marked
+# prefetch_one_iteration_ahead): under default, loads of iteration k+2 never start before the
+# matmul of k has started; with prefetch-distance=2, loads of k+2 may, those of k+3 may not.
+def starts(passes):
+    import os
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = os.path.join(tmp, "t.json")
+        subprocess.run([tandem, "sim", f"{workloads}/trn/gemm_k.kir", f"--passes={passes}", "--trace", trace],
+                       check=True, capture_output=True)
+        events = json.load(open(trace))["traceEvents"]
+    out = {}
+    for e in events:
+        if e.get("ph") == "X" and "[k=" in e["name"]:
+            name, k = e["name"][1:-1].split("[k=")
+            out[(name, int(k))] = e["ts"]
+    return out
+
+
+def ahead(s, extra):
+    """Loads of iteration k + extra that started before the matmul of k."""
+    return sum(1 for k in range(64 - extra) if s[("la", k + extra)] < s[("mm", k)] or s[("lb", k + extra)] < s[("mm", k)])
+
+
+structural = starts("default")
+deep = starts("separate-load-compute{memset},list-schedule,address-rotation{buffers=3},"
+              "prefetch-schedule{after,prefetch-distance=2},separate-load-compute{post-ada}")
+print(f"gemm_k: loads started before the matmul two iterations back: default {ahead(structural, 2)}, "
+      f"distance 2 {ahead(deep, 2)}; three back: distance 2 {ahead(deep, 3)}")
+if ahead(structural, 2) != 0:
+    failures.append("default lets loads run two iterations ahead")
+if ahead(deep, 2) == 0 or ahead(deep, 3) != 0:
+    failures.append("prefetch-distance=2 does not run loads exactly two iterations ahead")
+
 for f in failures:
     print("FAIL: " + f)
 sys.exit(1 if failures else 0)
