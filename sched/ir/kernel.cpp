@@ -62,6 +62,7 @@ LoopId Kernel::common_loop(InstId a, InstId b) const {
 }
 
 InstId Kernel::add_inst(Instruction inst) {
+  edited();
   insts.push_back(std::move(inst));
   return static_cast<InstId>(insts.size() - 1);
 }
@@ -73,6 +74,7 @@ int Kernel::index_in(const std::vector<Stmt>& block, InstId inst) {
 }
 
 void Kernel::insert_before(InstId before, InstId inst) {
+  edited();
   LoopId loop = insts[before].loop;
   std::vector<Stmt>& block = block_of(loop);
   int pos = index_in(block, before);
@@ -82,6 +84,7 @@ void Kernel::insert_before(InstId before, InstId inst) {
 }
 
 void Kernel::erase(InstId inst) {
+  edited();
   std::vector<Stmt>& block = block_of(insts[inst].loop);
   int pos = index_in(block, inst);
   assert(pos >= 0 && "erase: instruction is not in its block");
@@ -90,6 +93,7 @@ void Kernel::erase(InstId inst) {
 }
 
 void Kernel::move_before(InstId inst, InstId before) {
+  edited();
   std::vector<Stmt>& from = block_of(insts[inst].loop);
   int pos = index_in(from, inst);
   assert(pos >= 0 && "move_before: instruction is not in its block");
@@ -98,6 +102,7 @@ void Kernel::move_before(InstId inst, InstId before) {
 }
 
 void Kernel::insert_at_top(LoopId loop, InstId inst) {
+  edited();
   std::vector<Stmt>& block = block_of(loop);
   block.insert(block.begin(), Stmt{Stmt::kInst, inst});
   insts[inst].loop = loop;
@@ -118,9 +123,12 @@ std::string Kernel::unique_name(const std::string& base) const {
 
 std::string Kernel::display_name(InstId inst) const {
   if (!insts[inst].name.empty()) return "%" + insts[inst].name;
-  std::vector<InstId> order = program_order();
-  auto it = std::find(order.begin(), order.end(), inst);
-  return "%" + std::to_string(it - order.begin());
+  if (positions_.size() != insts.size()) {
+    positions_.assign(insts.size(), -1);
+    std::vector<InstId> order = program_order();
+    for (size_t i = 0; i < order.size(); ++i) positions_[static_cast<size_t>(order[i])] = static_cast<int>(i);
+  }
+  return "%" + std::to_string(positions_[static_cast<size_t>(inst)]);
 }
 
 }  // namespace tandem

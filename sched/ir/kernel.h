@@ -143,6 +143,11 @@ class Kernel {
   std::string display_name(InstId inst) const;
 
   bool deps_listed() const { return attrs.has("deps_listed"); }
+
+ private:
+  // Program positions for display_name, rebuilt after an edit through the methods above.
+  mutable std::vector<int> positions_;
+  void edited() { positions_.clear(); }
 };
 
 }  // namespace tandem
