@@ -35,6 +35,8 @@ std::vector<Row> compare(const Json& a, const Json& b) {
     const std::string p = "loop " + la[i].at("name").get<std::string>() + " ";
     for (const char* key : {"ii_ns", "ii_bound_ns", "exposed_dma_ns", "dma_busy_ns"}) add(p, la[i], lb[i], key);
     for (const char* key : {"efficiency", "overlap"}) add(p, la[i], lb[i], key, true);
+    if (la[i].at("wmmas").get<int64_t>() + lb[i].at("wmmas").get<int64_t>() > 0)
+      add(p, la[i], lb[i], "wmma_bubble_cycles_per_iteration");
   }
   auto units = [&](const Json& x) {
     std::vector<Json> all(x.at("engines").begin(), x.at("engines").end());
@@ -75,14 +77,14 @@ std::string format_ab_summary(const AbInput& a, const AbInput& b) {
   o << "kernel @" << ja.at("kernel").get<std::string>() << " on " << ja.at("model").get<std::string>() << "\n";
   o << "  A: " << a.pipeline << "\n  B: " << b.pipeline << "\n\n";
   char line[256];
-  std::snprintf(line, sizeof line, "%-34s %16s %16s %16s %9s\n", "", "A", "B", "B - A", "B / A");
+  std::snprintf(line, sizeof line, "%-46s %16s %16s %16s %9s\n", "", "A", "B", "B - A", "B / A");
   o << line;
   for (const Row& r : compare(ja, jb)) {
     if (r.percent)
-      std::snprintf(line, sizeof line, "%-34s %15.1f%% %15.1f%% %+15.1f%% %9s\n", r.name.c_str(), 100 * r.a, 100 * r.b,
+      std::snprintf(line, sizeof line, "%-46s %15.1f%% %15.1f%% %+15.1f%% %9s\n", r.name.c_str(), 100 * r.a, 100 * r.b,
                     100 * (r.b - r.a), "");
     else
-      std::snprintf(line, sizeof line, "%-34s %16.3f %16.3f %+16.3f %9.3f\n", r.name.c_str(), r.a, r.b, r.b - r.a,
+      std::snprintf(line, sizeof line, "%-46s %16.3f %16.3f %+16.3f %9.3f\n", r.name.c_str(), r.a, r.b, r.b - r.a,
                     r.a != 0 ? r.b / r.a : 0.0);
     o << line;
   }

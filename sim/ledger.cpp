@@ -164,6 +164,10 @@ void Ledger::record(const InstanceRecord& r) {
         if (r.waited_on_dma) it.exposed += r.stall[static_cast<size_t>(StallReason::Semaphore)];
       }
       for (size_t i = 0; i < it.stall.size(); ++i) it.stall[i] += r.stall[i];
+      if (inst.wmma) {
+        for (Picos s : r.stall) it.wmma_bubble += s;
+        ++it.wmmas;
+      }
     }
     ++it.received;
   }
@@ -225,6 +229,7 @@ void Ledger::finalize(LoopState& s, Iter& it) {
   r.overlap = dma_union > 0 ? static_cast<double>(overlapped) / static_cast<double>(dma_union) : 0.0;
   r.exposed_dma_ps = it.exposed;
   r.stall_ps = it.stall;
+  r.wmma_bubble_ps = it.wmma_bubble;
 
   // Steady-state II: per entry of the loop, the time from the end of its first iteration to
   // the end of its last over the iterations in between. Ends leave at the bottleneck's rate,
@@ -238,6 +243,8 @@ void Ledger::finalize(LoopState& s, Iter& it) {
   s.result.dma_busy_ps += dma_union;
   s.result.overlapped_dma_ps += overlapped;
   s.result.exposed_dma_ps += r.exposed_dma_ps;
+  s.result.wmma_bubble_ps += it.wmma_bubble;
+  s.result.wmma_instances += it.wmmas;
 
   if (static_cast<size_t>(s.result.dynamic_iterations) <= kept_ || s.head.size() < kept_ / 2) {
     s.head.push_back(r);

@@ -38,6 +38,8 @@ class Ledger {
     std::vector<std::pair<Picos, Picos>> compute;
     Picos exposed = 0;
     StallArray stall{};
+    Picos wmma_bubble = 0;
+    int64_t wmmas = 0;
     int64_t received = 0;
   };
   struct LoopState {

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "sched/analysis/wmma_reorder_plan.h"
+
 namespace tandem {
 
 namespace {
@@ -120,6 +122,7 @@ class Lowering {
     s.id = id;
     s.name = in.name.empty() ? "%" + std::to_string(pos_[id]) : "%" + in.name;
     s.op_class = op.op_class;
+    s.wmma = is_wmma(in);
     s.nest = k_.loop_nest(id);
     for (LoopId l : s.nest) s.dynamic_count *= k_.loops[l].trip_count();
     p_.dynamic_instructions += s.dynamic_count;

@@ -59,6 +59,7 @@ struct SimInst {
   OpClass op_class = OpClass::Compute;
   std::vector<int> units;      // one unit; a barrier lists every unit it fences
   bool is_barrier = false;
+  bool wmma = false;           // a WMMA: its issue waits are the loop's WMMA bubbles
   Picos cycles_ps = 0;         // unit occupancy
   Picos latency_ps = 0;        // start to completion (>= cycles_ps)
   DmaTransfer dma;             // DMA-class instructions; a collective's ring volume

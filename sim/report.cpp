@@ -10,6 +10,10 @@ namespace tandem {
 namespace {
 
 double ns(Picos ps) { return static_cast<double>(ps) / 1000.0; }
+double cycles(Picos ps, double ghz) { return static_cast<double>(ps) * ghz / 1000.0; }
+double wmma_bubbles_per_iteration(const LoopResult& l, double ghz) {
+  return l.dynamic_iterations > 0 ? cycles(l.wmma_bubble_ps, ghz) / static_cast<double>(l.dynamic_iterations) : 0.0;
+}
 
 std::string fmt(const char* f, double v) {
   char buf[64];
@@ -53,6 +57,7 @@ std::string format_json(const SimResult& r) {
                        {"compute_busy_ns", ns(it.compute_busy_ps)},
                        {"overlap", it.overlap},
                        {"exposed_dma_ns", ns(it.exposed_dma_ps)},
+                       {"wmma_bubble_cycles", cycles(it.wmma_bubble_ps, r.reference_clock_ghz)},
                        {"stalls", stalls_json(it.stall_ps)}});
     loops.push_back({{"name", l.iv},
                      {"trip_count", l.trip_count},
@@ -66,6 +71,8 @@ std::string format_json(const SimResult& r) {
                      {"dma_busy_ns", ns(l.dma_busy_ps)},
                      {"overlap", loop_overlap(l)},
                      {"exposed_dma_ns", ns(l.exposed_dma_ps)},
+                     {"wmmas", l.wmma_instances},
+                     {"wmma_bubble_cycles_per_iteration", wmma_bubbles_per_iteration(l, r.reference_clock_ghz)},
                      {"iterations_folded", l.folded},
                      {"iterations", iters}});
   }
@@ -127,6 +134,10 @@ std::string format_summary(const SimResult& r) {
       << (l.recurrence_bound_ps > l.resource_bound_ps ? std::string("recurrence") : l.bound_resource) << "), efficiency "
       << fmt("%.1f", 100 * l.efficiency) << "%, DMA overlapped " << fmt("%.1f", 100 * loop_overlap(l)) << "%, exposed DMA "
       << fmt("%.3f", ns(l.exposed_dma_ps)) << " ns\n";
+    if (l.wmma_instances > 0)
+      o << "  WMMA issue bubbles: " << fmt("%.2f", wmma_bubbles_per_iteration(l, r.reference_clock_ghz))
+        << " cycles per iteration (" << l.wmma_instances / std::max<int64_t>(1, l.dynamic_iterations)
+        << " WMMAs each; time a WMMA waited for its operands after the issue stream was free)\n";
     o << "  iteration     start_ns       end_ns  dma_busy_ns  compute_busy_ns  overlap  exposed_dma_ns\n";
     // Folded: the first two, one steady iteration from the middle, and the last.
     const auto& its = l.iterations;

@@ -32,6 +32,7 @@ struct IterationResult {
   double overlap = 0;         // fraction of dma_busy during which some compute engine was busy
   Picos exposed_dma_ps = 0;   // engine time its compute instances waited on DMA transfers
   StallArray stall_ps{};
+  Picos wmma_bubble_ps = 0;   // time its WMMAs waited to issue after the stream was free
 };
 
 struct LoopResult {
@@ -48,6 +49,8 @@ struct LoopResult {
   Picos dma_busy_ps = 0;
   Picos overlapped_dma_ps = 0;
   Picos exposed_dma_ps = 0;
+  Picos wmma_bubble_ps = 0;          // summed over iterations
+  int64_t wmma_instances = 0;
   bool folded = false;               // iterations[] keeps only the first and last ones
   std::vector<IterationResult> iterations;
 };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <stdexcept>
 
 namespace tandem {
 
@@ -101,6 +102,30 @@ void Kernel::move_before(InstId inst, InstId before) {
   insert_before(before, inst);
 }
 
+void Kernel::insert_before_loop(LoopId loop, InstId inst) {
+  edited();
+  std::vector<Stmt>& block = block_of(loops[loop].parent);
+  auto it = std::find_if(block.begin(), block.end(), [&](const Stmt& s) { return s.kind == Stmt::kLoop && s.id == loop; });
+  assert(it != block.end() && "insert_before_loop: loop is not in its parent block");
+  block.insert(it, Stmt{Stmt::kInst, inst});
+  insts[inst].loop = loops[loop].parent;
+}
+
+void Kernel::reorder_block(LoopId loop, const std::vector<InstId>& order) {
+  edited();
+  std::vector<Stmt>& block = block_of(loop);
+  std::vector<InstId> before, after = order;
+  for (const Stmt& s : block) {
+    if (s.kind != Stmt::kInst) throw std::logic_error("reorder_block: the block holds a loop");
+    before.push_back(s.id);
+  }
+  std::sort(before.begin(), before.end());
+  std::sort(after.begin(), after.end());
+  if (before != after) throw std::logic_error("reorder_block: the new order is not a permutation of the block");
+  block.clear();
+  for (InstId id : order) block.push_back(Stmt{Stmt::kInst, id});
+}
+
 void Kernel::insert_at_top(LoopId loop, InstId inst) {
   edited();
   std::vector<Stmt>& block = block_of(loop);
@@ -119,6 +144,14 @@ std::string Kernel::unique_name(const std::string& base) const {
   if (!taken(base)) return base;
   for (int i = 1;; ++i)
     if (!taken(base + "." + std::to_string(i))) return base + "." + std::to_string(i);
+}
+
+int Kernel::virtual_register_file(int physical, int number) {
+  Tensor t = tensors[static_cast<size_t>(physical)];
+  t.name += "reg" + std::to_string(number);
+  if (int existing = find_tensor(t.name); existing != kNoId) return existing;
+  tensors.push_back(t);
+  return static_cast<int>(tensors.size() - 1);
 }
 
 std::string Kernel::display_name(InstId inst) const {

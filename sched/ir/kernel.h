@@ -130,6 +130,10 @@ class Kernel {
   void erase(InstId inst);
   // Moves `inst` (already placed) to just before `before`, in `before`'s block.
   void move_before(InstId inst, InstId before);
+  // Places `inst` immediately before `loop`, in its parent block (the end of its preheader).
+  void insert_before_loop(LoopId loop, InstId inst);
+  // Rewrites the body of `loop` (instructions only) to `order`, a permutation of it.
+  void reorder_block(LoopId loop, const std::vector<InstId>& order);
   // Places `inst` first in the body of `loop`.
   void insert_at_top(LoopId loop, InstId inst);
   // Is `inst` inside `loop`, at any depth?
@@ -138,6 +142,11 @@ class Kernel {
   std::string unique_name(const std::string& base) const;
   // Position of `inst` in `block`, or -1.
   static int index_in(const std::vector<Stmt>& block, InstId inst);
+
+  // The file of virtual register `number` of register file `physical` ("vreg0" for "v"): a
+  // placeholder left for register allocation, indexed like the physical file. Created on
+  // first use; returns its tensor id.
+  int virtual_register_file(int physical, int number);
 
   // Display name for messages and dep lines: "%name", or "%<program position>" if unnamed.
   std::string display_name(InstId inst) const;

@@ -392,9 +392,25 @@ class Parser {
     return s;
   }
 
-  bool at_access_start() const {
+  bool at_access_start() {
     if (at(Tok::Percent)) return true;
-    return at(Tok::Ident) && peek(1).kind == Tok::LBracket && k_.target->register_file(peek().text);
+    return at(Tok::Ident) && peek(1).kind == Tok::LBracket && register_group_file(peek().text) != kNoId;
+  }
+
+  // The tensor a register group's prefix names: the register file (`v`) or one of its virtual
+  // registers (`vreg0`, left by wmma-reorder for register allocation); kNoId for neither.
+  int register_group_file(const std::string& text) {
+    for (const auto& [n, s] : k_.target->spaces) {
+      if (!s.is_register_file() || text.rfind(s.register_prefix, 0) != 0) continue;
+      const int physical = k_.find_tensor(s.register_prefix);
+      if (text == s.register_prefix) return physical;
+      const std::string virt = s.register_prefix + "reg";
+      if (text.rfind(virt, 0) != 0) continue;
+      const std::string num = text.substr(virt.size());
+      if (!num.empty() && num.size() < 7 && std::all_of(num.begin(), num.end(), ::isdigit))
+        return k_.virtual_register_file(physical, std::stoi(num));
+    }
+    return kNoId;
   }
 
   void parse_access_list(std::vector<Access>& out, LoopId loop) {
@@ -446,9 +462,9 @@ class Parser {
     Access a;
     a.loc = peek().loc;
     const Token& prefix = next();
-    const SpaceInfo* rf = k_.target->register_file(prefix.text);
     a.tensor = prefix.text;
-    a.tensor_id = k_.find_tensor(prefix.text);
+    a.tensor_id = register_group_file(prefix.text);
+    const SpaceInfo* rf = k_.target->space(k_.tensors[a.tensor_id].space);
     expect(Tok::LBracket, "'['");
     int64_t first = parse_int("register number");
     int64_t last = first;

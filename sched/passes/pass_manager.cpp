@@ -8,6 +8,7 @@
 #include "sched/support/error.h"
 #include "sched/ir/printer.h"
 #include "sched/passes/address_rotation.h"
+#include "sched/passes/wmma_reorder.h"
 #include "sched/passes/assign_engines.h"
 #include "sched/passes/list_schedule.h"
 #include "sched/passes/prefetch_schedule.h"

@@ -80,6 +80,14 @@ size_t dtype_bytes(const std::string& t) {
 
 namespace {
 
+// A YAML scalar holding a plain non-negative integer ("56"), else nothing.
+std::optional<int64_t> plain_integer(const YAML::Node& n) {
+  if (!n || !n.IsScalar()) return std::nullopt;
+  const std::string text = n.Scalar();
+  if (text.empty() || text.size() > 12 || !std::all_of(text.begin(), text.end(), ::isdigit)) return std::nullopt;
+  return std::stoll(text);
+}
+
 class ModelReader {
  public:
   explicit ModelReader(const std::string& path) : y_(path) {}
@@ -118,6 +126,13 @@ class ModelReader {
       EngineInfo e;
       e.name = kv.first.as<std::string>();
       if (kv.second.IsMap() && kv.second["kind"]) e.kind = str(kv.second["kind"], "engines." + e.name + ".kind");
+      if (kv.second.IsMap() && kv.second["costs"] && kv.second["costs"].IsMap())
+        for (const auto& cost : kv.second["costs"]) {
+          if (!cost.second.IsMap()) continue;  // the simulator reports malformed costs
+          const std::string op = cost.first.as<std::string>();
+          if (auto n = plain_integer(cost.second["cycles"])) e.constant_cycles[op] = *n;
+          if (auto n = plain_integer(cost.second["latency"])) e.constant_latency[op] = *n;
+        }
       t.engines[e.name] = e;
     }
 

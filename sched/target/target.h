@@ -44,6 +44,11 @@ struct SpaceInfo {
 struct EngineInfo {
   std::string name;
   std::string kind;
+  // Costs whose formula is a plain number of cycles (`{cycles: "16", latency: "32"}`), for
+  // passes that reason in issue slots (wmma-reorder's default distance). The simulator
+  // evaluates every formula itself.
+  std::map<std::string, int64_t> constant_cycles;
+  std::map<std::string, int64_t> constant_latency;
 };
 
 struct Target {

@@ -34,7 +34,7 @@ TEST_CASE("pipeline errors point at the column of the problem", "[passes]") {
   };
   CHECK(error_at("assign-engines,nope") ==
         std::make_pair(16, std::string("unknown pass 'nope' (known: none, default, assign-engines, prefetch-schedule, "
-                                       "separate-load-compute, list-schedule, address-rotation)")));
+                                       "separate-load-compute, list-schedule, address-rotation, wmma-reorder)")));
   CHECK(error_at("assign-engines{x=1}").first == 16);
   CHECK(error_at("assign-engines{queues=}").second == "option 'queues' of pass 'assign-engines' needs an integer value, not ''");
   CHECK(error_at("assign-engines{queues=1").second == "expected ',' or '}' in the options of 'assign-engines'");

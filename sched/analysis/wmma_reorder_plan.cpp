@@ -1,0 +1,380 @@
+#include "sched/analysis/wmma_reorder_plan.h"
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <map>
+#include <numeric>
+
+#include "sched/support/error.h"
+#include "sched/target/target.h"
+
+namespace tandem {
+
+bool is_wmma(const Instruction& in) { return in.opcode.rfind("v_wmma", 0) == 0; }
+bool is_ds_load(const Instruction& in) { return in.opcode.rfind("ds_load", 0) == 0; }
+
+namespace {
+
+// ---- order modes ----
+
+class ReverseOrder : public WmmaOrderProvider {
+ public:
+  WmmaOrder order(const Kernel&, const std::vector<InstId>& wmmas) const override {
+    WmmaOrder o;
+    o.perm.resize(wmmas.size());
+    std::iota(o.perm.rbegin(), o.perm.rend(), 0);
+    return o;
+  }
+};
+
+class ExplicitOrder : public WmmaOrderProvider {
+ public:
+  explicit ExplicitOrder(std::vector<int> perm, std::string text) : perm_(std::move(perm)), text_(std::move(text)) {}
+  WmmaOrder order(const Kernel& k, const std::vector<InstId>& wmmas) const override {
+    std::vector<int> sorted = perm_;
+    std::sort(sorted.begin(), sorted.end());
+    std::vector<int> identity(wmmas.size());
+    std::iota(identity.begin(), identity.end(), 0);
+    if (sorted != identity)
+      throw Error(k.loops[k.insts[wmmas[0]].loop].loc,
+                  "wmma-reorder: order=" + text_ + " is not a permutation of 0.." + std::to_string(wmmas.size() - 1) +
+                      " (the loop has " + std::to_string(wmmas.size()) + " WMMAs)");
+    return {perm_, ""};
+  }
+
+ private:
+  std::vector<int> perm_;
+  std::string text_;
+};
+
+// The order with the smallest peak of live A/B operand registers (then the smallest sum over
+// the issue slots), found exactly by dynamic programming over the sets of WMMAs issued so
+// far. An operand is live from its first reader to its last. The WMMAs name their operand
+// tiles with `a_tile`/`b_tile` attributes; without them there is nothing to group.
+class VgprPressureOrder : public WmmaOrderProvider {
+ public:
+  WmmaOrder order(const Kernel& k, const std::vector<InstId>& wmmas) const override {
+    const size_t n = wmmas.size();
+    if (n > 16) return {{}, "more than 16 WMMAs in the body (the exact order search stops at 16)"};
+    std::map<std::string, std::pair<uint32_t, int64_t>> operands;  // tile -> (readers, registers)
+    for (size_t i = 0; i < n; ++i) {
+      const Instruction& w = k.insts[wmmas[i]];
+      for (int operand = 0; operand < 2; ++operand) {
+        const char* key = operand == 0 ? "a_tile" : "b_tile";
+        const AttrValue* tile = w.attrs.find(key);
+        if (!tile || w.reads.size() < 2)
+          return {{}, "WMMA " + k.display_name(wmmas[i]) + " carries no operand grouping (a_tile/b_tile)"};
+        const IndexRange& r = w.reads[operand].dims.at(0);
+        auto& [readers, regs] = operands[std::string(key) + "=" + format_attr_value(*tile)];
+        readers |= 1u << i;
+        regs = std::max(regs, r.hi.constant - r.lo.constant);
+      }
+    }
+    struct Best {
+      int64_t peak = std::numeric_limits<int64_t>::max(), sum = 0;
+      int last = -1;
+    };
+    std::vector<Best> best(size_t{1} << n);
+    best[0] = {0, 0, -1};
+    for (uint32_t s = 0; s + 1 < best.size(); ++s) {
+      if (best[s].last < 0 && s != 0) continue;
+      for (size_t w = 0; w < n; ++w) {
+        if (s & (1u << w)) continue;
+        const uint32_t next = s | (1u << w);
+        int64_t live = 0;
+        for (const auto& [tile, info] : operands)
+          if ((info.first & next) && (info.first & ~s)) live += info.second;
+        const int64_t peak = std::max(best[s].peak, live), sum = best[s].sum + live;
+        Best& b = best[next];
+        if (b.last < 0 || peak < b.peak || (peak == b.peak && sum < b.sum)) b = {peak, sum, static_cast<int>(w)};
+      }
+    }
+    WmmaOrder o;
+    for (uint32_t s = static_cast<uint32_t>(best.size() - 1); s; s &= ~(1u << best[s].last))
+      o.perm.push_back(best[s].last);
+    std::reverse(o.perm.begin(), o.perm.end());
+    return o;
+  }
+};
+
+// ---- registers ----
+
+struct Regs {
+  int tensor = kNoId;
+  int64_t lo = 0, hi = 0;  // [lo, hi)
+};
+
+Regs regs_of(const Access& a) { return {a.tensor_id, a.dims.at(0).lo.constant, a.dims.at(0).hi.constant}; }
+bool overlap(const Regs& a, const Regs& b) { return a.tensor == b.tensor && a.lo < b.hi && b.lo < a.hi; }
+
+bool reads_regs(const Kernel& k, const Instruction& in, const Regs& r) {
+  for (const Access& a : in.reads)
+    if (k.tensors[a.tensor_id].register_file && overlap(regs_of(a), r)) return true;
+  return false;
+}
+
+// Same address operands: one tensor, index expressions equal but for the constant offset.
+std::optional<int64_t> offset_difference(const Access& body, const Access& pre) {
+  if (body.tensor_id != pre.tensor_id || body.dims.size() != 1 || pre.dims.size() != 1) return std::nullopt;
+  const AffineExpr& b = body.dims[0].lo;
+  const AffineExpr& p = pre.dims[0].lo;
+  if (!(b - p).is_constant()) return std::nullopt;
+  return b.constant - p.constant;
+}
+
+int64_t cycles_of(const Kernel& k, const Instruction& in, const char* attr, bool latency) {
+  if (auto v = in.attrs.get_int(attr)) return *v;
+  std::string engine = in.engine;
+  if (engine.empty())
+    if (const OpcodeInfo* op = k.target->opcode(in.opcode); op && !op->engines.empty()) engine = op->engines[0];
+  auto e = k.target->engines.find(engine);
+  if (e == k.target->engines.end()) return -1;
+  const auto& table = latency ? e->second.constant_latency : e->second.constant_cycles;
+  auto it = table.find(in.opcode);
+  return it == table.end() ? -1 : it->second;
+}
+
+// Live window of a load on the circular body positions: [from, to] inclusive, wrapping when
+// from > to.
+struct Window {
+  int from, to;
+  bool covers(int p) const { return from <= to ? (p >= from && p <= to) : (p >= from || p <= to); }
+};
+bool intersect(const Window& a, const Window& b) { return a.covers(b.from) || b.covers(a.from); }
+
+}  // namespace
+
+std::unique_ptr<WmmaOrderProvider> make_wmma_order(const std::string& mode, const std::string& explicit_order) {
+  if (mode == "explicit") {
+    if (explicit_order.empty()) throw Error("wmma-reorder: mode=explicit needs order=I:J:... (a permutation)");
+    std::vector<int> perm;
+    size_t start = 0;
+    while (start <= explicit_order.size()) {
+      size_t end = explicit_order.find(':', start);
+      if (end == std::string::npos) end = explicit_order.size();
+      const std::string part = explicit_order.substr(start, end - start);
+      if (part.empty() || part.size() > 4 || !std::all_of(part.begin(), part.end(), ::isdigit))
+        throw Error("wmma-reorder: order=" + explicit_order + " must be WMMA positions separated by ':' (e.g. 3:2:1:0)");
+      perm.push_back(std::stoi(part));
+      start = end + 1;
+    }
+    return std::make_unique<ExplicitOrder>(std::move(perm), explicit_order);
+  }
+  if (!explicit_order.empty()) throw Error("wmma-reorder: order= is only for mode=explicit");
+  if (mode == "reverse") return std::make_unique<ReverseOrder>();
+  return std::make_unique<VgprPressureOrder>();
+}
+
+WmmaReorderPlan plan_wmma_reorder(const Kernel& k, LoopId loop, const DepGraph& g, const WmmaOrderProvider& provider,
+                                  int distance, int next_virtual) {
+  WmmaReorderPlan plan;
+  plan.loop = loop;
+  auto skip = [&](std::string why) {
+    plan.skip_reason = std::move(why);
+    return plan;
+  };
+
+  // The body: ds_loads and WMMAs only.
+  std::vector<InstId> old_body, old_wmmas;
+  for (const Stmt& s : k.loops[loop].body) {
+    if (s.kind == Stmt::kLoop) return skip("the body holds a nested loop");
+    const Instruction& in = k.insts[s.id];
+    const OpcodeInfo* op = k.target->opcode(in.opcode);
+    if (op && op->op_class == OpClass::Barrier)
+      return skip("the WMMA sequence spans " + k.display_name(s.id) + " (" + in.opcode + ")");
+    if (!is_wmma(in) && !is_ds_load(in))
+      return skip(k.display_name(s.id) + " (" + in.opcode + ") is neither a ds_load nor a WMMA");
+    if (is_ds_load(in) && (in.writes.size() != 1 || !k.tensors[in.writes[0].tensor_id].register_file))
+      return skip(k.display_name(s.id) + " does not load one register group");
+    old_body.push_back(s.id);
+    if (is_wmma(in)) old_wmmas.push_back(s.id);
+  }
+  const int n = static_cast<int>(old_wmmas.size());
+  if (n == 0) return skip("no WMMA in the body");
+
+  // The stride, read off preheader/body pairs: same register group, same address operands.
+  std::map<InstId, InstId> twin_of;
+  std::vector<InstId> preheader = k.preheader(loop);
+  for (InstId b : old_body) {
+    const Instruction& body_load = k.insts[b];
+    if (!is_ds_load(body_load)) continue;
+    for (InstId p : preheader) {
+      const Instruction& pre = k.insts[p];
+      if (!is_ds_load(pre) || pre.writes.size() != 1 || pre.reads.size() != 1 || body_load.reads.size() != 1) continue;
+      const Regs rb = regs_of(body_load.writes[0]), rp = regs_of(pre.writes[0]);
+      if (rb.tensor != rp.tensor || rb.lo != rp.lo || rb.hi != rp.hi) continue;
+      auto delta = offset_difference(body_load.reads[0], pre.reads[0]);
+      if (!delta || *delta == 0) continue;
+      if (plan.stride && *plan.stride != *delta)
+        return skip("preheader/body ds_load pairs disagree on the stride (" + std::to_string(*plan.stride) + ", and " +
+                    std::to_string(*delta) + " for " + k.display_name(b) + ")");
+      plan.stride = *delta;
+      twin_of[b] = p;
+    }
+  }
+
+  // Who reads each load's value, in the input order: the WMMAs after it up to the next write
+  // of its registers; for a prefetched load, those at the top of the next iteration.
+  const int m = static_cast<int>(old_body.size());
+  for (int p = 0; p < m; ++p) {
+    const InstId id = old_body[p];
+    if (!is_ds_load(k.insts[id])) continue;
+    LoadPlacement lp;
+    lp.load = id;
+    auto twin = twin_of.find(id);
+    lp.twin = twin == twin_of.end() ? kNoId : twin->second;
+    const Regs r = regs_of(k.insts[id].writes[0]);
+    for (int step = 1; step < (lp.twin != kNoId ? m : m - p); ++step) {
+      const int q = (p + step) % m;
+      const Instruction& other = k.insts[old_body[q]];
+      if (is_wmma(other) && reads_regs(k, other, r)) {
+        if (lp.twin != kNoId && q > p)
+          return skip(k.display_name(id) + " has a preheader copy but is read in its own iteration by " +
+                      k.display_name(old_body[q]));
+        lp.consumers.push_back(old_body[q]);
+      }
+      if (is_ds_load(other) && overlap(regs_of(other.writes[0]), r)) break;
+    }
+    if (lp.consumers.empty()) return skip(k.display_name(id) + " feeds no WMMA");
+    plan.loads.push_back(std::move(lp));
+  }
+
+  // The distance: a load's latency over a WMMA's issue cycles, unless given.
+  if (distance < 0) {
+    int64_t latency = 0, issue = std::numeric_limits<int64_t>::max();
+    for (const LoadPlacement& lp : plan.loads) latency = std::max(latency, cycles_of(k, k.insts[lp.load], "latencyCycles", true));
+    for (InstId w : old_wmmas) issue = std::min(issue, cycles_of(k, k.insts[w], "issueCycles", false));
+    if (latency <= 0 || issue <= 0) return skip("no ds_load latency or WMMA issue cycles known; give distance=N");
+    distance = static_cast<int>(std::max<int64_t>(1, (latency + issue - 1) / issue));
+  }
+  plan.distance = distance;
+
+  // The new WMMA order, which must keep the WMMAs' own dependences.
+  WmmaOrder order = provider.order(k, old_wmmas);
+  if (!order.decline.empty()) return skip(order.decline);
+  std::map<InstId, int> new_pos;
+  for (int i = 0; i < n; ++i) {
+    plan.wmmas.push_back(old_wmmas[order.perm[i]]);
+    new_pos[old_wmmas[order.perm[i]]] = i;
+    plan.wmmas_moved += order.perm[i] != i;
+  }
+  for (InstId w : old_wmmas)
+    for (const DepEdgeRef& e : g.out_edges(w))
+      if (e.props.distance == 0 && new_pos.count(e.dst) && new_pos[e.dst] < new_pos[w])
+        return skip("the order puts " + k.display_name(e.dst) + " before " + k.display_name(w) + ", which it depends on (" +
+                    dep_kind_name(e.props.kind) + ")");
+
+  // Placement: `distance` slots before the first consumer; a negative slot wraps to the
+  // previous iteration, but never before the last WMMA reading the load's registers.
+  for (LoadPlacement& lp : plan.loads) {
+    int first = n, last_reader = -1;
+    for (InstId c : lp.consumers) first = std::min(first, new_pos[c]);
+    const Regs r = regs_of(k.insts[lp.load].writes[0]);
+    for (int i = 0; i < n; ++i)
+      if (reads_regs(k, k.insts[plan.wmmas[i]], r)) last_reader = i;
+    const int want = first - distance;
+    if (want >= 0 || !plan.stride) {
+      lp.slot = std::max(want, 0);
+      continue;
+    }
+    const int wrapped = std::max(want + n, last_reader + 1);
+    if (wrapped <= n - 1) {
+      lp.slot = wrapped;
+      lp.wrapped = true;
+    } else if (lp.twin != kNoId) {
+      return skip("at distance " + std::to_string(distance) + ", prefetched " + k.display_name(lp.load) + " has no legal slot: " +
+                  k.display_name(plan.wmmas[last_reader]) + ", the last WMMA reading its registers, is the last of the body");
+    } else {
+      lp.slot = 0;  // no head start across the back edge: as early as the top of the body allows
+    }
+  }
+
+  // The new body: each slot's loads in their input order, then the slot's WMMA.
+  std::vector<int> pos_in_body(k.insts.size(), -1);
+  for (int s = 0; s < n; ++s) {
+    for (const LoadPlacement& lp : plan.loads)
+      if (lp.slot == s) plan.body.push_back(lp.load);
+    plan.body.push_back(plan.wmmas[s]);
+  }
+  for (int p = 0; p < m; ++p) pos_in_body[plan.body[p]] = p;
+
+  // Loads moved: a different next WMMA, or a different iteration.
+  for (const LoadPlacement& lp : plan.loads) {
+    auto next_wmma = [&](const std::vector<InstId>& body, InstId id) {
+      auto it = std::find(body.begin(), body.end(), id);
+      auto w = std::find_if(it, body.end(), [&](InstId x) { return is_wmma(k.insts[x]); });
+      return w == body.end() ? kNoId : *w;
+    };
+    const bool was_prefetched = lp.twin != kNoId;
+    plan.loads_moved += next_wmma(old_body, lp.load) != next_wmma(plan.body, lp.load) || was_prefetched != lp.wrapped;
+    plan.prefetches_added += lp.wrapped && !was_prefetched;
+    plan.prefetches_removed += !lp.wrapped && was_prefetched;
+  }
+
+  // Producer groups: loads feeding one operand access of a shared consumer.
+  const size_t nl = plan.loads.size();
+  std::vector<size_t> group(nl);
+  std::iota(group.begin(), group.end(), 0);
+  std::function<size_t(size_t)> root = [&](size_t i) { return group[i] == i ? i : group[i] = root(group[i]); };
+  for (size_t i = 0; i < nl; ++i)
+    for (size_t j = i + 1; j < nl; ++j)
+      for (InstId c : plan.loads[i].consumers) {
+        if (std::find(plan.loads[j].consumers.begin(), plan.loads[j].consumers.end(), c) == plan.loads[j].consumers.end())
+          continue;
+        for (const Access& a : k.insts[c].reads)
+          if (overlap(regs_of(a), regs_of(k.insts[plan.loads[i].load].writes[0])) &&
+              overlap(regs_of(a), regs_of(k.insts[plan.loads[j].load].writes[0])))
+            group[root(j)] = root(i);
+      }
+
+  // Collisions: two producers of overlapping registers whose live windows meet. The later
+  // group (by new position) moves, with its consumers and preheader copy, to a virtual register.
+  auto window = [&](const LoadPlacement& lp) {
+    int last = -1;
+    for (InstId c : lp.consumers) last = std::max(last, pos_in_body[c]);
+    return Window{pos_in_body[lp.load], last};
+  };
+  std::vector<int> group_first(nl, m);
+  for (size_t i = 0; i < nl; ++i) group_first[root(i)] = std::min(group_first[root(i)], pos_in_body[plan.loads[i].load]);
+  std::map<size_t, int> virtual_of;  // group root -> virtual number
+  std::vector<size_t> by_position(nl);
+  std::iota(by_position.begin(), by_position.end(), 0);
+  std::sort(by_position.begin(), by_position.end(),
+            [&](size_t a, size_t b) { return pos_in_body[plan.loads[a].load] < pos_in_body[plan.loads[b].load]; });
+  for (size_t bi = 0; bi < nl; ++bi)
+    for (size_t ai = 0; ai < bi; ++ai) {
+      const size_t a = by_position[ai], b = by_position[bi];
+      if (root(a) == root(b) || virtual_of.count(root(a)) || virtual_of.count(root(b))) continue;
+      const LoadPlacement& la = plan.loads[a];
+      const LoadPlacement& lb = plan.loads[b];
+      if (!overlap(regs_of(k.insts[la.load].writes[0]), regs_of(k.insts[lb.load].writes[0]))) continue;
+      if (!intersect(window(la), window(lb))) continue;
+      const size_t later = group_first[root(a)] > group_first[root(b)] ? root(a) : root(b);
+      virtual_of[later] = next_virtual + static_cast<int>(plan.virtuals.size());
+      VirtualRegister v;
+      v.number = virtual_of[later];
+      for (size_t i = 0; i < nl; ++i)
+        if (root(i) == later) v.loads.push_back(plan.loads[i].load);
+      // A consumer must read the group whole: a read that mixes it with other registers cannot move.
+      for (InstId l : v.loads)
+        for (const LoadPlacement& lp : plan.loads)
+          if (lp.load == l)
+            for (InstId c : lp.consumers)
+              for (const Access& acc : k.insts[c].reads) {
+                const Regs rr = regs_of(acc);
+                if (!overlap(rr, regs_of(k.insts[l].writes[0]))) continue;
+                for (int64_t reg = rr.lo; reg < rr.hi; ++reg) {
+                  bool covered = false;
+                  for (InstId l2 : v.loads) covered |= overlap({rr.tensor, reg, reg + 1}, regs_of(k.insts[l2].writes[0]));
+                  if (!covered)
+                    return skip("registers of " + k.display_name(l) + " collide in the new order, but " +
+                                k.display_name(c) + " reads them together with registers of other producers");
+                }
+              }
+      plan.virtuals.push_back(std::move(v));
+    }
+  return plan;
+}
+
+}  // namespace tandem

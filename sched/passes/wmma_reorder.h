@@ -1,0 +1,28 @@
+#pragma once
+
+#include <memory>
+
+#include "sched/analysis/wmma_reorder_plan.h"
+#include "sched/passes/pass.h"
+
+namespace tandem {
+
+// Seed 004: rewrites a loop of ds_loads and WMMAs to a new WMMA issue order and repairs the
+// LDS software pipeline across the back edge. The loop body is only permuted; prefetches are
+// added to and removed from the preheader. The analysis is plan_wmma_reorder; this pass
+// applies its plan to every innermost loop with WMMAs.
+class WmmaReorderPass : public Pass {
+ public:
+  static constexpr const char* kHelp =
+      "reorder a loop's WMMAs (mode vgpr|explicit|reverse) and re-place the ds_loads feeding them across the back edge";
+  static std::vector<PassOptionSpec> options();
+
+  explicit WmmaReorderPass(const PassOptions& o);
+  void run(PassContext& ctx) override;
+
+ private:
+  std::unique_ptr<WmmaOrderProvider> order_;
+  int distance_;
+};
+
+}  // namespace tandem
