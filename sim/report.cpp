@@ -136,8 +136,8 @@ std::string format_summary(const SimResult& r) {
       << fmt("%.3f", ns(l.exposed_dma_ps)) << " ns\n";
     if (l.wmma_instances > 0)
       o << "  WMMA issue bubbles: " << fmt("%.2f", wmma_bubbles_per_iteration(l, r.reference_clock_ghz))
-        << " cycles per iteration (" << l.wmma_instances / std::max<int64_t>(1, l.dynamic_iterations)
-        << " WMMAs each; time a WMMA waited for its operands after the issue stream was free)\n";
+        << " cycles per iteration over " << l.wmma_instances / std::max<int64_t>(1, l.dynamic_iterations)
+        << " WMMA(s) (time a WMMA waited for its operands after the issue stream was free)\n";
     o << "  iteration     start_ns       end_ns  dma_busy_ns  compute_busy_ns  overlap  exposed_dma_ns\n";
     // Folded: the first two, one steady iteration from the middle, and the last.
     const auto& its = l.iterations;
