@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <map>
 #include <queue>
 #include <stdexcept>
 
@@ -69,6 +70,7 @@ class Baseline {
     std::vector<int64_t> counts, ivs;
     InstId cur = kNoId;
     Picos free = 0, data_free = 0, issue = 0;
+    std::map<int, Picos> pipe_free;  // register loads queued on a space's pipe (the LDS)
   };
   struct Chan {
     std::deque<Picos> values;  // keys [base, base + size)
@@ -149,7 +151,14 @@ class Baseline {
       push(start + inst.cycles_ps - inst.link_ps, kDmaStart, ui);
       return;
     }
-    const Picos busy_end = start + inst.cycles_ps, complete = start + inst.latency_ps;
+    const Picos busy_end = start + inst.cycles_ps;
+    Picos complete = start + inst.latency_ps;
+    if (inst.pipe >= 0) {
+      Picos& pipe_free = u.pipe_free[inst.pipe];
+      const Picos pipe_start = std::max(start, pipe_free);
+      pipe_free = pipe_start + inst.pipe_ps;
+      complete = std::max(pipe_start + inst.latency_ps, pipe_free);
+    }
     publish_outputs(u, inst, DepKind::Ordered, start);
     publish_outputs(u, inst, DepKind::Anti, busy_end);
     publish_outputs(u, inst, DepKind::Flow, complete);

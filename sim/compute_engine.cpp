@@ -28,6 +28,13 @@ void ComputeEngine::execute(const SimInst& inst, InstanceRecord& r) {
   r.start = r.busy_start = start;
   r.busy_end = start + cycles;
   r.complete = start + latency;
+  if (inst.pipe >= 0) {
+    // The bytes queue behind earlier loads' on the space's pipe; the wait adds to the latency.
+    Picos& pipe_free = pipe_free_[static_cast<size_t>(inst.pipe)];
+    const Picos pipe_start = std::max(start, pipe_free);
+    pipe_free = pipe_start + static_cast<Picos>(static_cast<double>(inst.pipe_ps) * f);
+    r.complete = std::max(pipe_start + latency, pipe_free);
+  }
   if (inst.collective) {
     // After its start-up the collective moves its ring volume through the shared DMA
     // engines and over the link; it completes when both are done.

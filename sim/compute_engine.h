@@ -3,7 +3,8 @@
 // complete, occupies the engine for its cost and completes after its latency. Instructions
 // that touch a space with an access conflict hold that conflict's port while they run,
 // granted in simulated-time order. A collective (on the collective cores) moves its data
-// through the shared DMA engines after its start-up.
+// through the shared DMA engines after its start-up. A register load from a space with a
+// bandwidth (the LDS) queues its bytes on that space's pipe of this engine.
 #pragma once
 
 #include "sim/stream_unit.h"
@@ -12,13 +13,15 @@ namespace tandem {
 
 class ComputeEngine : public StreamUnit {
  public:
-  ComputeEngine(sc_core::sc_module_name name, SimContext& ctx, int index) : StreamUnit(name, ctx, index) {}
+  ComputeEngine(sc_core::sc_module_name name, SimContext& ctx, int index)
+      : StreamUnit(name, ctx, index), pipe_free_(ctx.program.pipes.size(), 0) {}
 
  protected:
   void execute(const SimInst& inst, InstanceRecord& r) override;
 
  private:
   sc_core::sc_event port_granted_;  // also: a collective's data has moved
+  std::vector<Picos> pipe_free_;    // per pipe: when its last queued bytes are through
 };
 
 }  // namespace tandem

@@ -319,11 +319,13 @@ void Ledger::compute_bounds(SimResult& out) {
   auto busiest = [&](LoopId loop, std::string* name, Picos* dma_work = nullptr) {
     std::vector<Picos> unit_work(p.units.size(), 0);
     std::vector<double> engine_work(static_cast<size_t>(std::max<int64_t>(1, dma.engines)), 0.0);
+    std::vector<Picos> pipe_work(p.pipes.size(), 0);
     for (const SimInst& inst : p.insts) {
       if (inst.units.empty() || inst.is_barrier) continue;
       if (loop != kNoId && !in_loop(inst, loop)) continue;
       const int64_t n = loop == kNoId ? inst.dynamic_count : inner_trips(k, inst, loop);
       unit_work[static_cast<size_t>(inst.units[0])] += inst.cycles_ps * n;
+      if (inst.pipe >= 0) pipe_work[static_cast<size_t>(inst.pipe)] += inst.pipe_ps * n;
       if (p.units[static_cast<size_t>(inst.units[0])].kind == UnitKind::DmaQueue || inst.collective)
         for (int i = 0; i < inst.dma.engine_count; ++i)
           engine_work[static_cast<size_t>((inst.dma.first_engine + i) % dma.engines)] +=
@@ -335,6 +337,11 @@ void Ledger::compute_bounds(SimResult& out) {
       if (unit_work[u] > best) {
         best = unit_work[u];
         *name = p.units[u].name;
+      }
+    for (size_t i = 0; i < pipe_work.size(); ++i)
+      if (pipe_work[i] > best) {
+        best = pipe_work[i];
+        *name = p.pipes[i] + " pipe";
       }
     for (size_t e = 0; e < engine_work.size(); ++e) {
       // The simulator rounds each transfer's end up to whole picoseconds; the bound must not.

@@ -210,6 +210,30 @@ class Lowering {
         for (const Access& a : *list) touches |= k_.tensors[a.tensor_id].space == rule.space;
       if (touches) s.ports.push_back(port_index(rule));
     }
+    // A register load from a bandwidth-limited space (the LDS) moves its registers' bytes
+    // once per lane through that space's pipe on this engine.
+    for (const Access& r : in.reads) {
+      auto acc = m_->access.find(k_.tensors[r.tensor_id].space);
+      if (acc == m_->access.end() || acc->second.bandwidth_bytes_per_cycle <= 0) continue;
+      double bytes = 0;
+      for (const Access& w : in.writes) {
+        const Tensor& t = k_.tensors[w.tensor_id];
+        const SpaceInfo* rf = k_.target->space(t.space);
+        if (t.register_file && rf)
+          bytes += static_cast<double>((w.dims[0].hi.constant - w.dims[0].lo.constant) * rf->register_bytes * em->lanes);
+      }
+      if (bytes <= 0) continue;
+      s.pipe = pipe_index(in.engine + ":" + acc->first);
+      s.pipe_ps = std::llround(bytes / acc->second.bandwidth_bytes_per_cycle * 1000.0 / em->clock_ghz);
+      break;
+    }
+  }
+
+  int pipe_index(const std::string& name) {
+    for (size_t i = 0; i < p_.pipes.size(); ++i)
+      if (p_.pipes[i] == name) return static_cast<int>(i);
+    p_.pipes.push_back(name);
+    return static_cast<int>(p_.pipes.size() - 1);
   }
 
   int port_index(const ConflictRule& rule) {

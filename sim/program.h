@@ -66,6 +66,8 @@ struct SimInst {
   bool collective = false;     // moves `dma` through the DMA engines and `link_ps` over the link
   Picos link_ps = 0;
   std::vector<int> ports;      // conflict ports it must hold while it runs
+  int pipe = -1;               // a register load from a space with bandwidth: its pipe ...
+  Picos pipe_ps = 0;           // ... and how long the bytes occupy it
   std::vector<int> in_channels;
   std::vector<int> out_channels;
   std::vector<LoopId> nest;    // enclosing loops, outermost first
@@ -95,6 +97,7 @@ struct SimProgram {
   std::vector<SimInst> insts;                // indexed by InstId; erased ones have no unit
   std::vector<SimChannel> channels;
   std::vector<std::string> ports;            // "sbuf:dve+pool"
+  std::vector<std::string> pipes;            // "wave:lds", one per engine and bandwidth-limited space
   Picos dma_fixed_ps = 0;
   int64_t dynamic_instructions = 0;
 

@@ -68,10 +68,13 @@ class HardwareModelReader {
       SpaceAccess access;
       if (kv.second.IsMap()) {
         y_.only_keys(kv.second, {"partitions", "bytes_per_partition", "banks", "register_prefix", "registers",
-                                 "register_bytes", "readers", "writers"},
+                                 "register_bytes", "readers", "writers", "bandwidth_bytes_per_cycle"},
                      where);
         access.readers = engine_set(m, kv.second["readers"], where + ".readers");
         access.writers = engine_set(m, kv.second["writers"], where + ".writers");
+        if (kv.second["bandwidth_bytes_per_cycle"])
+          access.bandwidth_bytes_per_cycle =
+              y_.positive_number(kv.second["bandwidth_bytes_per_cycle"], where + ".bandwidth_bytes_per_cycle");
       }
       m.access[name] = access;
     }
@@ -95,7 +98,8 @@ class HardwareModelReader {
       e.name = kv.first.as<std::string>();
       const std::string where = "engines." + e.name;
       const YAML::Node& f = kv.second;
-      y_.only_keys(f, {"kind", "clock_ghz", "min_ii_cycles", "costs"}, where);
+      y_.only_keys(f, {"kind", "clock_ghz", "min_ii_cycles", "lanes", "costs"}, where);
+      if (f["lanes"]) e.lanes = static_cast<int64_t>(y_.positive_number(f["lanes"], where + ".lanes"));
       e.clock_ghz = y_.positive_number(y_.required(f, "clock_ghz", where), where + ".clock_ghz");
       if (f["min_ii_cycles"]) e.min_ii_cycles = y_.non_negative_number(f["min_ii_cycles"], where + ".min_ii_cycles");
       if (YAML::Node costs = f["costs"]) {

@@ -28,6 +28,7 @@ struct EngineModel {
   std::string name;
   double clock_ghz = 1;
   double min_ii_cycles = 0;
+  int64_t lanes = 1;  // a register load moves its registers' bytes once per lane (a GPU wave)
   std::map<std::string, OpCost> costs;  // opcode -> cost on this engine
 };
 
@@ -46,6 +47,9 @@ struct DmaModel {
 struct SpaceAccess {
   std::set<std::string> readers;  // engine names; "dma" for the DMA queues
   std::set<std::string> writers;
+  // Bytes per cycle (of the reading engine) the space returns into registers; 0 = unlimited.
+  // Register loads from it queue on one pipe per engine (gpu-cu: the LDS).
+  double bandwidth_bytes_per_cycle = 0;
 };
 
 // Engines that cannot use `space` at the same time.
