@@ -1,9 +1,13 @@
 #include "sim/isolated.h"
 
+#include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <vector>
 #include <stdexcept>
 
 #include "sched/support/error.h"
@@ -31,9 +35,12 @@ std::string read_all(int fd) {
   return s;
 }
 
-}  // namespace
+struct Child {
+  pid_t pid;
+  int fd;
+};
 
-std::string run_isolated(const std::function<std::string()>& job) {
+Child spawn(const std::function<std::string()>& job) {
   int fd[2];
   if (::pipe(fd) != 0) throw std::runtime_error("pipe failed");
   std::fflush(nullptr);
@@ -54,21 +61,78 @@ std::string run_isolated(const std::function<std::string()>& job) {
     _exit(write_all(fd[1], answer) ? 0 : 2);
   }
   ::close(fd[1]);
-  std::string answer = read_all(fd[0]);
-  ::close(fd[0]);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
+  return {pid, fd[0]};
+}
+
+// The child's output; its user Error rethrown with its location, anything else as an internal error.
+std::string decode(std::string answer, int status) {
   if (answer.empty()) throw std::runtime_error("simulation process died (status " + std::to_string(status) + ")");
   const char kind = answer[0];
   answer.erase(0, 1);
   if (kind == 'o') return answer;
   if (kind == 'x') throw std::runtime_error(answer);
-  // Rebuild the child's Error with its location.
   size_t a = answer.find('\n'), b = answer.find('\n', a + 1), c = answer.find('\n', b + 1);
   const std::string file = answer.substr(0, a);
   SourceLoc loc{file.empty() ? nullptr : intern_file_name(file), std::stoi(answer.substr(a + 1, b - a - 1)),
                 std::stoi(answer.substr(b + 1, c - b - 1))};
   throw Error(loc, answer.substr(c + 1));
+}
+
+}  // namespace
+
+std::string run_isolated(const std::function<std::string()>& job) {
+  const Child child = spawn(job);
+  std::string answer = read_all(child.fd);
+  ::close(child.fd);
+  int status = 0;
+  ::waitpid(child.pid, &status, 0);
+  return decode(std::move(answer), status);
+}
+
+void run_isolated_pool(size_t count, int parallel, const std::function<std::string(size_t)>& job,
+                       const std::function<void(size_t, const IsolatedOutcome&)>& done) {
+  struct Running {
+    size_t index;
+    Child child;
+    std::string answer;
+  };
+  std::vector<Running> running;
+  size_t next = 0;
+  while (next < count || !running.empty()) {
+    while (next < count && static_cast<int>(running.size()) < std::max(1, parallel)) {
+      const size_t i = next++;
+      running.push_back({i, spawn([&job, i] { return job(i); }), ""});
+    }
+    std::vector<pollfd> fds;
+    for (const Running& r : running) fds.push_back({r.child.fd, POLLIN, 0});
+    if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) throw std::runtime_error("poll failed");
+    for (size_t k = fds.size(); k-- > 0;) {
+      if (!(fds[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      Running& r = running[k];
+      char buf[65536];
+      const ssize_t n = ::read(r.child.fd, buf, sizeof buf);
+      if (n > 0) {
+        r.answer.append(buf, static_cast<size_t>(n));
+        continue;
+      }
+      ::close(r.child.fd);
+      int status = 0;
+      ::waitpid(r.child.pid, &status, 0);
+      IsolatedOutcome outcome;
+      try {
+        outcome.output = decode(std::move(r.answer), status);
+        outcome.ok = true;
+      } catch (const Error& e) {
+        outcome.error = e.what();
+      } catch (const std::exception& e) {
+        outcome.error = std::string("internal error: ") + e.what();
+        outcome.internal = true;
+      }
+      const size_t index = r.index;
+      running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
+      done(index, outcome);
+    }
+  }
 }
 
 }  // namespace tandem

@@ -10,4 +10,16 @@ namespace tandem {
 
 std::string run_isolated(const std::function<std::string()>& job);
 
+struct IsolatedOutcome {
+  bool ok = false;
+  std::string output;     // when ok
+  std::string error;      // else: "file:line:col: error: message", or an internal error
+  bool internal = false;
+};
+
+// Runs job(i) for every i below `count` in forked children, at most `parallel` at a time, and
+// calls done(i, outcome) here as each one finishes (in completion order).
+void run_isolated_pool(size_t count, int parallel, const std::function<std::string(size_t)>& job,
+                       const std::function<void(size_t, const IsolatedOutcome&)>& done);
+
 }  // namespace tandem

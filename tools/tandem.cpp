@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   tandem::cli::add_opt_command(app, exit_code);
   tandem::cli::add_sim_command(app, exit_code);
   tandem::cli::add_ab_command(app, exit_code);
+  tandem::cli::add_sweep_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {

@@ -40,6 +40,9 @@ struct PipelineStep {
 // Parses and checks a pipeline string; errors are located as `--passes:1:COL`.
 std::vector<PipelineStep> parse_pipeline(const std::string& text);
 
+// The pipeline string of `steps` (named pipelines expanded): parse_pipeline reads it back.
+std::string format_pipeline(const std::vector<PipelineStep>& steps);
+
 // One paragraph per pass and named pipeline, for --help and docs/passes.md.
 std::string describe_passes();
 

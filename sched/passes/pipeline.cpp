@@ -185,4 +185,26 @@ std::string describe_passes() {
   return out.str();
 }
 
+std::string format_pipeline(const std::vector<PipelineStep>& steps) {
+  if (steps.empty()) return "none";
+  std::string out;
+  for (const PipelineStep& step : steps) {
+    if (!out.empty()) out += ",";
+    out += step.pass->name;
+    std::string opts;
+    for (const auto& [key, value] : step.options.values()) {
+      const PassOptionSpec* spec = nullptr;
+      for (const auto& o : step.pass->options)
+        if (o.name == key) spec = &o;
+      if (spec && spec->type == PassOptionSpec::Flag) {
+        if (!value.empty()) opts += (opts.empty() ? "" : ",") + key;
+      } else {
+        opts += (opts.empty() ? "" : ",") + key + "=" + value;
+      }
+    }
+    if (!opts.empty()) out += "{" + opts + "}";
+  }
+  return out;
+}
+
 }  // namespace tandem

@@ -4,15 +4,15 @@
 
 namespace tandem {
 
-YamlFile::YamlFile(const std::string& path) : path_(path), file_(intern_file_name(path)) {
+YamlFile::YamlFile(const std::string& path, const std::string& what) : path_(path), file_(intern_file_name(path)) {
   try {
     root_ = YAML::LoadFile(path_);
   } catch (const YAML::BadFile&) {
-    throw Error(SourceLoc{file_, 0, 0}, "cannot open model file");
+    throw Error(SourceLoc{file_, 0, 0}, "cannot open " + what);
   } catch (const YAML::ParserException& e) {
     throw Error(SourceLoc{file_, e.mark.line + 1, e.mark.column + 1}, "malformed YAML: " + e.msg);
   }
-  if (!root_.IsMap()) throw Error(SourceLoc{file_, 1, 1}, "model file must be a YAML mapping");
+  if (!root_.IsMap()) throw Error(SourceLoc{file_, 1, 1}, what + " must be a YAML mapping");
 }
 
 SourceLoc YamlFile::loc(const YAML::Node& n) const {

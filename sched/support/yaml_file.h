@@ -14,8 +14,8 @@ namespace tandem {
 
 class YamlFile {
  public:
-  // Loads `path`; an unreadable or malformed file is an Error.
-  explicit YamlFile(const std::string& path);
+  // Loads `path`; an unreadable or malformed file is an Error. `what` names it in messages.
+  explicit YamlFile(const std::string& path, const std::string& what = "model file");
 
   const YAML::Node& root() const { return root_; }
   const std::string& path() const { return path_; }

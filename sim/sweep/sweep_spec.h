@@ -1,0 +1,44 @@
+// A sweep file (docs/sweeps.md): kernels, a base model and pipeline, the parameters to vary
+// (model fields by path, pass options as pass.option, whole pipelines) as a cartesian
+// product or an explicit list of points, and the metrics to record. Everything is checked
+// when the file is read; errors name file:line:col.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace tandem {
+
+struct SweepParameter {
+  enum Kind { ModelField, PassOption, Pipeline };
+  Kind kind = ModelField;
+  std::string name;  // as written: "dma.queues", "address-rotation.buffers", "pipeline"
+};
+
+struct SweepSpec {
+  std::string file;
+  std::vector<std::string> kernels;  // paths, each glob's matches sorted
+  std::string model;                 // base model file; "" = each kernel's target model
+  std::string pipeline = "default";  // base pipeline
+  std::vector<SweepParameter> parameters;
+  std::vector<std::vector<std::string>> points;  // one value per parameter
+  std::vector<std::string> metrics;
+
+  size_t size() const { return kernels.size() * points.size(); }
+};
+
+SweepSpec load_sweep(const std::string& path);
+
+// The metric names a sweep may record, and those it records when it names none.
+const std::vector<std::string>& known_sweep_metrics();
+
+// The base model file of `kernel` in the sweep.
+std::string sweep_base_model(const SweepSpec& spec, const std::string& kernel);
+
+// The pipeline of a point: the base (or the point's `pipeline`) with its pass options set.
+std::string point_pipeline(const SweepSpec& spec, const std::vector<std::string>& values);
+
+// The base model's YAML text with the point's model fields set; "" when the point sets none.
+std::string point_model_yaml(const SweepSpec& spec, const std::string& base_model, const std::vector<std::string>& values);
+
+}  // namespace tandem

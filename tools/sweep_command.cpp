@@ -1,0 +1,134 @@
+// tandem sweep: every (kernel, point) of a sweep file simulated in its own process, N at a
+// time, one CSV row per point as it finishes (docs/sweeps.md).
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <CLI/CLI.hpp>
+
+#include "sim/isolated.h"
+#include "sim/sweep/sweep_spec.h"
+#include "sim/sweep/sweep_table.h"
+#include "tools/commands.h"
+#include "tools/kernel_input.h"
+
+namespace tandem::cli {
+
+namespace {
+
+struct SweepArgs {
+  std::string file;
+  std::string out;
+  int jobs = 1;
+  bool resume = false;
+  bool progress = false;
+};
+
+// One point, in its own process: the point's model (if it sets model fields) goes to a file
+// of the sweep's scratch directory; a model error names the point rather than that file.
+std::string run_point(const SweepSpec& spec, const SweepTable& table, size_t point, const std::string& scratch) {
+  const size_t n = spec.points.size();
+  const std::string& kernel = spec.kernels[point / n];
+  const std::vector<std::string>& values = spec.points[point % n];
+  const std::string base = sweep_base_model(spec, kernel);
+  std::string hw = spec.model;
+  const std::string yaml = point_model_yaml(spec, base, values);
+  if (!yaml.empty()) {
+    hw = scratch + "/point-" + std::to_string(point) + ".yaml";
+    std::ofstream(hw) << yaml;
+  }
+  try {
+    return table.metric_cells(schedule_and_simulate(kernel, hw, point_pipeline(spec, values), RunOptions{}, SimOptions{}));
+  } catch (const Error& e) {
+    if (e.loc().file && hw != spec.model && e.loc().file == std::string(hw))
+      throw Error(base + " with this point's values: " + e.message());
+    throw;
+  }
+}
+
+class Progress {
+ public:
+  Progress(size_t total, bool forced) : total_(total), tty_(::isatty(2)), on_(forced || tty_) {}
+  void update(size_t done, size_t failed) {
+    if (!on_) return;
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const double rate = s > 0 ? static_cast<double>(done) / s : 0;
+    const double eta = rate > 0 ? static_cast<double>(total_ - done) / rate : 0;
+    std::fprintf(stderr, "%ssweep: %zu/%zu points, %zu failed, %.2f points/s, ETA %.0f s%s", tty_ ? "\r" : "", done, total_,
+                 failed, rate, eta, tty_ ? "   " : "\n");
+    std::fflush(stderr);
+  }
+  void finish() {
+    if (on_ && tty_) std::fputc('\n', stderr);
+  }
+
+ private:
+  size_t total_;
+  bool tty_, on_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+int run_sweep(const SweepArgs& args) {
+  if (args.jobs < 1) throw Error("-j must be at least 1");
+  const SweepSpec spec = load_sweep(args.file);
+  const SweepTable table(spec);
+  const std::string out = args.out.empty() ? std::filesystem::path(args.file).stem().string() + ".csv" : args.out;
+  std::set<size_t> done = args.resume ? table.done_points(out) : std::set<size_t>{};
+  if (done.empty() && !(args.resume && std::filesystem::exists(out))) std::ofstream(out, std::ios::trunc) << table.header() << "\n";
+  std::vector<size_t> todo;
+  for (size_t p = 0; p < spec.size(); ++p)
+    if (!done.count(p)) todo.push_back(p);
+
+  char scratch_template[] = "/tmp/tandem-sweep-XXXXXX";
+  if (!::mkdtemp(scratch_template)) throw std::runtime_error("cannot create a scratch directory");
+  const std::string scratch = scratch_template;
+  std::FILE* csv = std::fopen(out.c_str(), "a");
+  if (!csv) throw Error("cannot write " + out);
+  Progress progress(todo.size(), args.progress);
+  size_t finished = 0, failed = 0;
+  bool internal = false;
+  run_isolated_pool(
+      todo.size(), args.jobs, [&](size_t i) { return run_point(spec, table, todo[i], scratch); },
+      [&](size_t i, const IsolatedOutcome& o) {
+        // One write per whole row, flushed: an interrupted sweep leaves only complete rows.
+        const std::string row = o.ok ? table.row(todo[i], "ok", o.output, "")
+                                     : table.row(todo[i], o.internal ? "internal-error" : "error", "", o.error);
+        std::fputs((row + "\n").c_str(), csv);
+        std::fflush(csv);
+        ++finished;
+        failed += !o.ok;
+        internal |= o.internal;
+        progress.update(finished, failed);
+      });
+  std::fclose(csv);
+  progress.finish();
+  std::filesystem::remove_all(scratch);
+  sort_csv_rows(out);
+  std::fprintf(stderr, "sweep: %zu points run (%zu failed), %zu kept from before; rows in %s\n", finished, failed,
+               done.size(), out.c_str());
+  return internal ? 2 : 0;
+}
+
+}  // namespace
+
+void add_sweep_command(CLI::App& root, int& exit_code) {
+  auto args = std::make_shared<SweepArgs>();
+  CLI::App* cmd = root.add_subcommand("sweep", "Simulate every kernel at every point of a sweep file and write a CSV.");
+  cmd->footer(
+      "\nThe sweep file names kernels, a base model and pipeline, the parameters to vary (model fields by path, "
+      "pass options as pass.option, whole pipelines) and the metrics (docs/sweeps.md). Each point runs in its own "
+      "process; rows are appended as points finish and sorted by point at the end. A failed point gets a row with "
+      "its error and the sweep goes on.");
+  cmd->add_option("file", args->file, "the sweep file (YAML)")->required();
+  cmd->add_option("-o,--output", args->out, "the CSV (default: the sweep file's name with .csv, here)");
+  cmd->add_option("-j,--jobs", args->jobs, "points simulated at once")->capture_default_str();
+  cmd->add_flag("--resume", args->resume, "keep the rows already in the CSV and run only the missing points");
+  cmd->add_flag("--progress", args->progress, "print progress lines even when stderr is not a terminal");
+  cmd->callback([args, &exit_code] { exit_code = run_sweep(*args); });
+}
+
+}  // namespace tandem::cli
