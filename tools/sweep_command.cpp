@@ -1,5 +1,5 @@
 // tandem sweep: every (kernel, point) of a sweep file simulated in its own process, N at a
-// time, one CSV row per point as it finishes (docs/sweeps.md).
+// time (or over MPI ranks under mpirun), one CSV row per point as it finishes (docs/sweeps.md).
 #include <unistd.h>
 
 #include <chrono>
@@ -7,10 +7,15 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <set>
 
 #include <CLI/CLI.hpp>
 
 #include "sim/isolated.h"
+#ifdef TANDEM_HAVE_MPI
+#include "sim/sweep/mpi_pool.h"
+#endif
 #include "sim/sweep/sweep_spec.h"
 #include "sim/sweep/sweep_table.h"
 #include "tools/commands.h"
@@ -72,44 +77,76 @@ class Progress {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
+// A scratch directory for the points' models, removed at the end.
+struct Scratch {
+  std::string path;
+  Scratch() {
+    char name[] = "/tmp/tandem-sweep-XXXXXX";
+    if (!::mkdtemp(name)) throw std::runtime_error("cannot create a scratch directory");
+    path = name;
+  }
+  ~Scratch() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+};
+
 int run_sweep(const SweepArgs& args) {
   if (args.jobs < 1) throw Error("-j must be at least 1");
   const SweepSpec spec = load_sweep(args.file);
   const SweepTable table(spec);
+  const Scratch scratch;
+  auto job = [&](size_t point) { return run_point(spec, table, point, scratch.path); };
+#ifdef TANDEM_HAVE_MPI
+  std::unique_ptr<MpiPool> mpi;
+  if (launched_under_mpi()) mpi = std::make_unique<MpiPool>();
+  if (mpi && mpi->rank() != 0) {
+    mpi->work(job);
+    return 0;
+  }
+#endif
+
+  // Here (rank 0 under MPI): the CSV, its rows as points finish, the progress line.
   const std::string out = args.out.empty() ? std::filesystem::path(args.file).stem().string() + ".csv" : args.out;
-  std::set<size_t> done = args.resume ? table.done_points(out) : std::set<size_t>{};
-  if (done.empty() && !(args.resume && std::filesystem::exists(out))) std::ofstream(out, std::ios::trunc) << table.header() << "\n";
+  if (std::filesystem::exists(out) && !std::filesystem::is_regular_file(out))
+    throw Error("-o " + out + ": the CSV must be a regular file (it is appended to, then rewritten sorted)");
+  const std::set<size_t> done = args.resume ? table.done_points(out) : std::set<size_t>{};
+  if (!args.resume || !std::filesystem::exists(out)) std::ofstream(out, std::ios::trunc) << table.header() << "\n";
   std::vector<size_t> todo;
   for (size_t p = 0; p < spec.size(); ++p)
     if (!done.count(p)) todo.push_back(p);
-
-  char scratch_template[] = "/tmp/tandem-sweep-XXXXXX";
-  if (!::mkdtemp(scratch_template)) throw std::runtime_error("cannot create a scratch directory");
-  const std::string scratch = scratch_template;
   std::FILE* csv = std::fopen(out.c_str(), "a");
   if (!csv) throw Error("cannot write " + out);
   Progress progress(todo.size(), args.progress);
   size_t finished = 0, failed = 0;
   bool internal = false;
-  run_isolated_pool(
-      todo.size(), args.jobs, [&](size_t i) { return run_point(spec, table, todo[i], scratch); },
-      [&](size_t i, const IsolatedOutcome& o) {
-        // One write per whole row, flushed: an interrupted sweep leaves only complete rows.
-        const std::string row = o.ok ? table.row(todo[i], "ok", o.output, "")
-                                     : table.row(todo[i], o.internal ? "internal-error" : "error", "", o.error);
-        std::fputs((row + "\n").c_str(), csv);
-        std::fflush(csv);
-        ++finished;
-        failed += !o.ok;
-        internal |= o.internal;
-        progress.update(finished, failed);
-      });
+  auto record = [&](size_t point, const IsolatedOutcome& o) {
+    // One write per whole row, flushed: an interrupted sweep leaves only complete rows.
+    const std::string row = o.ok ? table.row(point, "ok", o.output, "")
+                                 : table.row(point, o.internal ? "internal-error" : "error", "", o.error);
+    std::fputs((row + "\n").c_str(), csv);
+    std::fflush(csv);
+    ++finished;
+    failed += !o.ok;
+    internal |= o.internal;
+    progress.update(finished, failed);
+  };
+#ifdef TANDEM_HAVE_MPI
+  if (mpi)
+    mpi->coordinate(todo, record);
+  else
+#endif
+    run_isolated_pool(todo.size(), args.jobs, [&](size_t i) { return job(todo[i]); },
+                      [&](size_t i, const IsolatedOutcome& o) { record(todo[i], o); });
   std::fclose(csv);
   progress.finish();
-  std::filesystem::remove_all(scratch);
   sort_csv_rows(out);
-  std::fprintf(stderr, "sweep: %zu points run (%zu failed), %zu kept from before; rows in %s\n", finished, failed,
-               done.size(), out.c_str());
+  std::string where;
+#ifdef TANDEM_HAVE_MPI
+  if (mpi) where = "; over " + std::to_string(mpi->size() - 1) + " MPI worker rank(s)";
+#endif
+  std::fprintf(stderr, "sweep: %zu points run (%zu failed), %zu kept from before; rows in %s%s\n", finished, failed,
+               done.size(), out.c_str(), where.c_str());
   return internal ? 2 : 0;
 }
 

@@ -18,3 +18,8 @@ config.substitutions.append(("%expect-error", "python3 " + os.path.join(config.t
 config.substitutions.append(("%expect-exit", "python3 " + os.path.join(config.test_source_root, "expect_exit.py")))
 config.substitutions.append(("%check-trace", "python3 " + os.path.join(config.test_source_root, "check_trace.py")))
 config.environment["SYSTEMC_DISABLE_COPYRIGHT_MESSAGE"] = "1"
+
+# `REQUIRES: mpi` tests run `%mpirun N ...` (more ranks than cores allowed; root allowed, as CI runs as root).
+if config.mpirun:
+    config.available_features.add("mpi")
+    config.substitutions.append(("%mpirun", config.mpirun + " --oversubscribe --allow-run-as-root -n"))
