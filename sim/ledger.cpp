@@ -1,6 +1,7 @@
 #include "sim/ledger.h"
 
 #include <algorithm>
+#include <tuple>
 #include <cmath>
 #include <limits>
 
@@ -76,7 +77,8 @@ const char* stall_reason_name(StallReason r) {
   return "?";
 }
 
-Ledger::Ledger(SimContext& ctx, size_t iterations_kept) : ctx_(ctx), kept_(std::max<size_t>(2, iterations_kept)) {
+Ledger::Ledger(SimContext& ctx, size_t iterations_kept, bool capture_timeline)
+    : ctx_(ctx), kept_(std::max<size_t>(2, iterations_kept)) {
   const SimProgram& p = ctx.program;
   const Kernel& k = *p.kernel;
   for (const SimUnit& u : p.units) {
@@ -94,6 +96,15 @@ Ledger::Ledger(SimContext& ctx, size_t iterations_kept) : ctx_(ctx), kept_(std::
     s.result.dynamic_iterations = k.loops[l].trip_count();
     for (LoopId o = k.loops[l].parent; o != kNoId; o = k.loops[o].parent)
       s.result.dynamic_iterations *= k.loops[o].trip_count();
+  }
+  if (capture_timeline)
+    for (size_t l = 0; l < loops_.size(); ++l)
+      if (timeline_loop_ == kNoId ||
+          loops_[l].result.dynamic_iterations > loops_[static_cast<size_t>(timeline_loop_)].result.dynamic_iterations)
+        timeline_loop_ = static_cast<LoopId>(l);
+  if (timeline_loop_ != kNoId) {
+    const int64_t n = loops_[static_cast<size_t>(timeline_loop_)].result.dynamic_iterations;
+    timeline_iterations_ = {0, n / 2, n - 1};
   }
   works_in_.assign(k.loops.size(), std::vector<bool>(p.units.size(), false));
   for (const SimInst& inst : p.insts) {
@@ -148,6 +159,13 @@ void Ledger::record(const InstanceRecord& r) {
     for (size_t i = 0; i < u.stall_ps.size(); ++i) u.stall_ps[i] += r.stall[i];
     if (dma) u.bytes += inst.dma.bytes;
     if (!dma) add_compute_busy(r.busy_start, r.busy_end);
+  }
+  if (timeline_loop_ != kNoId && r.unit >= 0 &&
+      std::find(inst.nest.begin(), inst.nest.end(), timeline_loop_) != inst.nest.end()) {
+    const int64_t index = r.loop_counts[timeline_loop_] - 1;
+    if (std::find(timeline_iterations_.begin(), timeline_iterations_.end(), index) != timeline_iterations_.end())
+      timeline_.push_back({p.units[static_cast<size_t>(r.unit)].name, inst.name, index, dma ? r.start : r.busy_start,
+                           dma ? r.complete : r.busy_end});
   }
   for (LoopId l : inst.nest) {
     LoopState& s = loops_[static_cast<size_t>(l)];
@@ -454,6 +472,13 @@ SimResult Ledger::finish() {
   out.semaphores_available = p.model->semaphores;
   out.units = units_;
   for (const UnitResult& u : units_) out.dma_bytes += u.bytes;
+  if (timeline_loop_ != kNoId) {
+    out.timeline_loop = p.kernel->loops[static_cast<size_t>(timeline_loop_)].iv;
+    out.timeline = timeline_;
+    std::sort(out.timeline.begin(), out.timeline.end(), [](const TimelineSpan& a, const TimelineSpan& b) {
+      return std::tie(a.iteration, a.start_ps, a.unit, a.inst) < std::tie(b.iteration, b.start_ps, b.unit, b.inst);
+    });
+  }
   for (LoopState& s : loops_) {
     LoopResult r = s.result;
     r.folded = !s.tail.empty();

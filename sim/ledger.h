@@ -16,7 +16,9 @@ namespace tandem {
 
 class Ledger {
  public:
-  Ledger(SimContext& ctx, size_t iterations_kept);
+  // `capture_timeline`: keep every span of the first, middle and last iteration of the loop
+  // with the most dynamic iterations.
+  Ledger(SimContext& ctx, size_t iterations_kept, bool capture_timeline = false);
 
   void record(const InstanceRecord& r);
   // A unit waited `ps` at a CoreBarrier (`r`: the unit's view of the barrier instance); when a
@@ -70,6 +72,9 @@ class Ledger {
   std::vector<std::vector<bool>> works_in_;  // [loop][unit]: the unit runs an instruction in the loop
   std::map<Picos, Picos> compute_busy_;  // merged busy intervals of all compute engines
   Picos total_ = 0;
+  LoopId timeline_loop_ = kNoId;
+  std::vector<int64_t> timeline_iterations_;
+  std::vector<TimelineSpan> timeline_;
   int64_t since_finalize_ = 0;
 };
 

@@ -95,6 +95,13 @@ std::string format_json(const SimResult& r) {
                       {"loops", loops},
                       {"races_checked", r.checked},
                       {"hazards", hazards}};
+  if (!r.timeline_loop.empty()) {  // only when captured (tandem sim --report)
+    nlohmann::ordered_json spans = nlohmann::ordered_json::array();
+    for (const TimelineSpan& s : r.timeline)
+      spans.push_back({{"unit", s.unit}, {"inst", s.inst}, {"iteration", s.iteration}, {"start_ns", ns(s.start_ps)},
+                       {"end_ns", ns(s.end_ps)}});
+    j["timeline"] = {{"loop", r.timeline_loop}, {"spans", spans}};
+  }
   return j.dump(2) + "\n";
 }
 

@@ -62,6 +62,15 @@ struct HazardReport {
   std::string message;
 };
 
+// One unit's busy span in a captured iteration (the report's timeline).
+struct TimelineSpan {
+  std::string unit;
+  std::string inst;
+  int64_t iteration = 0;
+  Picos start_ps = 0;  // DMA: issue; compute: start
+  Picos end_ps = 0;    // DMA: last byte; compute: the unit is free again
+};
+
 struct SimResult {
   std::string kernel;
   std::string model;
@@ -77,6 +86,8 @@ struct SimResult {
   std::vector<LoopResult> loops;
   std::vector<HazardReport> hazards;  // races the checker found (docs/checker.md)
   bool checked = false;               // the race checker ran
+  std::string timeline_loop;          // the captured loop (the one with the most iterations), if any
+  std::vector<TimelineSpan> timeline;
 };
 
 }  // namespace tandem

@@ -47,7 +47,7 @@ SimResult simulate(const SimProgram& p, const SimOptions& options) {
   }
   auto* checker = options.check_races ? new RaceChecker(p) : nullptr;
   ctx->checker = checker;
-  auto* ledger = new Ledger(*ctx, options.iterations_kept);
+  auto* ledger = new Ledger(*ctx, options.iterations_kept, options.capture_timeline);
   ctx->ledger = ledger;
 
   sc_core::sc_start();

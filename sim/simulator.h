@@ -14,6 +14,7 @@ struct SimOptions {
   size_t window = 256;             // keys a semaphore buffers beyond its distance
   std::string trace_path;          // write a Trace Event JSON file here, if set
   bool check_races = true;         // run the race checker (docs/checker.md)
+  bool capture_timeline = false;   // keep the main loop's first, middle and last iterations (reports)
   // Jitter every duration by a factor in [1 - spread, 1 + spread], drawn per dynamic
   // instance from `perturb_seed` (0: no jitter). The same seed gives the same run.
   uint64_t perturb_seed = 0;

@@ -1,7 +1,9 @@
 // tandem ab: the same kernel under two pipelines, simulated each in its own process.
 #include <CLI/CLI.hpp>
 
+#include "sched/support/output.h"
 #include "sim/ab_report.h"
+#include "sim/html_report.h"
 #include "sim/isolated.h"
 #include "sim/report.h"
 #include "tools/commands.h"
@@ -17,6 +19,7 @@ struct AbArgs {
   std::string b;
   std::string hw;
   std::string out;
+  std::string report;
   bool json = false;
 };
 
@@ -24,13 +27,15 @@ int run_ab(const AbArgs& args) {
   // Check both pipelines before simulating either.
   parse_pipeline(args.a);
   parse_pipeline(args.b);
+  SimOptions sopts;
+  sopts.capture_timeline = !args.report.empty();
   auto run = [&](const std::string& passes) {
-    return run_isolated([&] {
-      return format_json(schedule_and_simulate(args.file, args.hw, passes, RunOptions{}, SimOptions{}));
-    });
+    return run_isolated([&] { return format_json(schedule_and_simulate(args.file, args.hw, passes, RunOptions{}, sopts)); });
   };
   const AbInput a{args.a, run(args.a)};
   const AbInput b{args.b, run(args.b)};
+  if (!args.report.empty())
+    write_file_atomic(args.report, html_ab_report(a.pipeline, a.sim_json, b.pipeline, b.sim_json, format_ab_summary(a, b)));
   emit(args.json ? format_ab_json(a, b) : format_ab_summary(a, b), args.out);
   return 0;
 }
@@ -47,6 +52,7 @@ void add_ab_command(CLI::App& root, int& exit_code) {
   cmd->add_option("--hw", args->hw, "hardware model file (default: models/<the kernel's target>.yaml)");
   cmd->add_flag("--json", args->json, "print the tandem.ab/1 JSON document: both results and the differences");
   cmd->add_option("-o,--output", args->out, "write the report here (atomically) instead of stdout");
+  cmd->add_option("--report", args->report, "write a self-contained HTML report with both runs side by side");
   cmd->callback([args, &exit_code] { exit_code = run_ab(*args); });
 }
 

@@ -4,6 +4,8 @@
 #include <CLI/CLI.hpp>
 
 #include "sched/support/error.h"
+#include "sched/support/output.h"
+#include "sim/html_report.h"
 #include "sim/isolated.h"
 #include "sim/report.h"
 #include "tools/commands.h"
@@ -19,6 +21,7 @@ struct SimArgs {
   std::string passes = "none";
   std::string out;
   std::string trace;
+  std::string report;
   bool json = false;
   bool stats = false;
   bool no_race_check = false;
@@ -52,6 +55,7 @@ int run_sim(const SimArgs& a) {
   sopts.iterations_kept = a.iterations_kept;
   sopts.trace_path = a.trace;
   sopts.check_races = !a.no_race_check;
+  sopts.capture_timeline = !a.report.empty();
   if (!a.perturb.empty()) parse_perturb(a.perturb, sopts);
   // Perturbed runs first, each in its own process; then the run reported here.
   std::vector<HazardReport> latent;
@@ -76,6 +80,7 @@ int run_sim(const SimArgs& a) {
     if (!seen) result.hazards.push_back(h);
   }
   std::string text = a.json ? format_json(result) : format_summary(result);
+  if (!a.report.empty()) write_file_atomic(a.report, html_sim_report(format_json(result)));
   emit(text, a.out);
   return result.hazards.empty() ? 0 : 3;
 }
@@ -103,6 +108,9 @@ void add_sim_command(CLI::App& root, int& exit_code) {
                   "also simulate K perturbed runs (seeds 1..K, each in its own process) and report any race they find")
       ->check(CLI::Range(0, 100000));
   cmd->add_option("--trace", args->trace, "write a Trace Event JSON timeline (open it in ui.perfetto.dev)");
+  cmd->add_option("--report", args->report,
+                  "write a self-contained HTML report: timeline of the main loop's first, middle and last "
+                  "iteration, overlap per iteration, unit utilisation and stalls, II against its bound");
   cmd->add_option("--iterations-kept", args->iterations_kept,
                   "iterations per loop kept in the report; longer loops keep their first and last halves")
       ->capture_default_str()

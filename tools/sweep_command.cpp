@@ -7,11 +7,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <set>
 
 #include <CLI/CLI.hpp>
 
+#include "sched/support/output.h"
+#include "sim/html_report.h"
 #include "sim/isolated.h"
 #ifdef TANDEM_HAVE_MPI
 #include "sim/sweep/mpi_pool.h"
@@ -31,6 +34,7 @@ struct SweepArgs {
   int jobs = 1;
   bool resume = false;
   bool progress = false;
+  std::string report;
 };
 
 // One point, in its own process: the point's model (if it sets model fields) goes to a file
@@ -141,6 +145,13 @@ int run_sweep(const SweepArgs& args) {
   std::fclose(csv);
   progress.finish();
   sort_csv_rows(out);
+  if (!args.report.empty()) {
+    std::vector<std::string> parameters;
+    for (const SweepParameter& p : spec.parameters) parameters.push_back(p.name);
+    std::ifstream in(out);
+    const std::string csv_text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    write_file_atomic(args.report, html_sweep_report("Tandem sweep: " + args.file, parameters, csv_text));
+  }
   std::string where;
 #ifdef TANDEM_HAVE_MPI
   if (mpi) where = "; over " + std::to_string(mpi->size() - 1) + " MPI worker rank(s)";
@@ -165,6 +176,8 @@ void add_sweep_command(CLI::App& root, int& exit_code) {
   cmd->add_option("-j,--jobs", args->jobs, "points simulated at once")->capture_default_str();
   cmd->add_flag("--resume", args->resume, "keep the rows already in the CSV and run only the missing points");
   cmd->add_flag("--progress", args->progress, "print progress lines even when stderr is not a terminal");
+  cmd->add_option("--report", args->report,
+                  "also write a self-contained HTML report: each metric against each parameter, and the best point");
   cmd->callback([args, &exit_code] { exit_code = run_sweep(*args); });
 }
 

@@ -7,7 +7,8 @@ config.name = "tandem"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".kir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
-config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py.in", "expect_error.py", "expect_exit.py", "check_trace.py"]
+config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py.in", "expect_error.py", "expect_exit.py", "check_trace.py",
+                   "check_report.py"]
 
 config.substitutions.append(("%tandem", config.tandem_bin))
 config.substitutions.append(("%workloads", os.path.join(config.source_root, "workloads")))
@@ -18,6 +19,12 @@ config.substitutions.append(("%expect-error", "python3 " + os.path.join(config.t
 config.substitutions.append(("%expect-exit", "python3 " + os.path.join(config.test_source_root, "expect_exit.py")))
 config.substitutions.append(("%check-trace", "python3 " + os.path.join(config.test_source_root, "check_trace.py")))
 config.environment["SYSTEMC_DISABLE_COPYRIGHT_MESSAGE"] = "1"
+
+# `REQUIRES: chromium` tests load HTML reports in headless Chromium (scripts/setup installs it).
+import shutil
+if shutil.which("chromium"):
+    config.available_features.add("chromium")
+config.substitutions.append(("%check-report", "python3 " + os.path.join(config.test_source_root, "check_report.py")))
 
 # `REQUIRES: mpi` tests run `%mpirun N ...` (more ranks than cores allowed; root allowed, as CI runs as root).
 if config.mpirun:

@@ -1,0 +1,26 @@
+// The HTML report (tandem sim/ab/sweep --report): one self-contained file, inline SVG and CSS,
+// no script and no network. Built from the tandem.sim/1 JSON documents, so that a report of
+// an A/B run (each simulation in its own process) is made the same way as one of a single
+// simulation.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace tandem {
+
+// A simulation: its timeline (first, middle and last iteration of the main loop, when the
+// document carries one), overlap and exposed DMA per iteration, unit utilisation and stall
+// breakdown, each loop's II against its bound.
+std::string html_sim_report(const std::string& sim_json);
+
+// Two simulations side by side, under their pipelines, with the A/B table.
+std::string html_ab_report(const std::string& pipeline_a, const std::string& sim_json_a, const std::string& pipeline_b,
+                           const std::string& sim_json_b, const std::string& ab_summary);
+
+// A sweep's CSV: each metric against each varied parameter (one series per kernel), and the
+// best point (least total time, or least of the first metric without it).
+std::string html_sweep_report(const std::string& title, const std::vector<std::string>& parameters,
+                              const std::string& csv_text);
+
+}  // namespace tandem
