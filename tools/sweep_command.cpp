@@ -62,9 +62,12 @@ std::string run_point(const SweepSpec& spec, const SweepTable& table, size_t poi
 class Progress {
  public:
   Progress(size_t total, bool forced) : total_(total), tty_(::isatty(2)), on_(forced || tty_) {}
+  // On a terminal the line is rewritten in place; elsewhere a line at most every second.
   void update(size_t done, size_t failed) {
     if (!on_) return;
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    if (!tty_ && done < total_ && printed_ >= 0 && s - printed_ < 1.0) return;
+    printed_ = s;
     const double rate = s > 0 ? static_cast<double>(done) / s : 0;
     const double eta = rate > 0 ? static_cast<double>(total_ - done) / rate : 0;
     std::fprintf(stderr, "%ssweep: %zu/%zu points, %zu failed, %.2f points/s, ETA %.0f s%s", tty_ ? "\r" : "", done, total_,
@@ -78,6 +81,7 @@ class Progress {
  private:
   size_t total_;
   bool tty_, on_;
+  double printed_ = -1;  // seconds into the sweep of the last line printed
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
@@ -121,7 +125,12 @@ int run_sweep(const SweepArgs& args) {
     if (!done.count(p)) todo.push_back(p);
   std::FILE* csv = std::fopen(out.c_str(), "a");
   if (!csv) throw Error("cannot write " + out);
-  Progress progress(todo.size(), args.progress);
+  // Under mpirun stderr is not a terminal, but the user is watching: print progress lines.
+  bool progress_lines = args.progress;
+#ifdef TANDEM_HAVE_MPI
+  progress_lines |= mpi != nullptr;
+#endif
+  Progress progress(todo.size(), progress_lines);
   size_t finished = 0, failed = 0;
   bool internal = false;
   auto record = [&](size_t point, const IsolatedOutcome& o) {
