@@ -80,6 +80,20 @@ std::string decode(std::string answer, int status) {
 
 }  // namespace
 
+IsolatedOutcome outcome_of(const std::function<std::string()>& produce) {
+  IsolatedOutcome o;
+  try {
+    o.output = produce();
+    o.ok = true;
+  } catch (const Error& e) {
+    o.error = e.what();
+  } catch (const std::exception& e) {
+    o.error = std::string("internal error: ") + e.what();
+    o.internal = true;
+  }
+  return o;
+}
+
 std::string run_isolated(const std::function<std::string()>& job) {
   const Child child = spawn(job);
   std::string answer = read_all(child.fd);
@@ -118,16 +132,7 @@ void run_isolated_pool(size_t count, int parallel, const std::function<std::stri
       ::close(r.child.fd);
       int status = 0;
       ::waitpid(r.child.pid, &status, 0);
-      IsolatedOutcome outcome;
-      try {
-        outcome.output = decode(std::move(r.answer), status);
-        outcome.ok = true;
-      } catch (const Error& e) {
-        outcome.error = e.what();
-      } catch (const std::exception& e) {
-        outcome.error = std::string("internal error: ") + e.what();
-        outcome.internal = true;
-      }
+      const IsolatedOutcome outcome = outcome_of([&] { return decode(std::move(r.answer), status); });
       const size_t index = r.index;
       running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
       done(index, outcome);

@@ -17,6 +17,9 @@ struct IsolatedOutcome {
   bool internal = false;
 };
 
+// What `produce` returns, or the error it throws, as an outcome.
+IsolatedOutcome outcome_of(const std::function<std::string()>& produce);
+
 // Runs job(i) for every i below `count` in forked children, at most `parallel` at a time, and
 // calls done(i, outcome) here as each one finishes (in completion order).
 void run_isolated_pool(size_t count, int parallel, const std::function<std::string(size_t)>& job,

@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <stdexcept>
 
-#include "sched/support/error.h"
 
 namespace tandem {
 
@@ -76,17 +75,8 @@ void MpiPool::work(const std::function<std::string(size_t)>& job) {
     long long point = -1;
     MPI_Recv(&point, 1, MPI_LONG_LONG, 0, kPointTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     if (point < 0) return;
-    IsolatedOutcome o;
-    try {
-      o.output = run_isolated([&] { return job(static_cast<size_t>(point)); });
-      o.ok = true;
-    } catch (const Error& e) {
-      o.error = e.what();
-    } catch (const std::exception& e) {
-      o.error = std::string("internal error: ") + e.what();
-      o.internal = true;
-    }
-    message = encode(static_cast<size_t>(point), o);
+    message = encode(static_cast<size_t>(point),
+                     outcome_of([&] { return run_isolated([&] { return job(static_cast<size_t>(point)); }); }));
   }
 }
 
