@@ -182,8 +182,9 @@ void Ledger::record(const InstanceRecord& r) {
         if (r.waited_on_dma) it.exposed += r.stall[static_cast<size_t>(StallReason::Semaphore)];
       }
       for (size_t i = 0; i < it.stall.size(); ++i) it.stall[i] += r.stall[i];
-      if (inst.wmma) {
-        for (Picos s : r.stall) it.wmma_bubble += s;
+      if (inst.wmma) {  // waits for operands: the scoreboard (dependency) or another unit's result
+        it.wmma_bubble += r.stall[static_cast<size_t>(StallReason::Dependency)] +
+                          r.stall[static_cast<size_t>(StallReason::Semaphore)];
         ++it.wmmas;
       }
     }

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "sched/support/box.h"
 #include "sched/support/error.h"
@@ -92,12 +93,7 @@ class Executor {
       // `advance = "v10 += 512"`: the address register moves after every iteration.
       std::string reg;
       int64_t step = 0;
-      if (auto adv = l.attrs.get_string("advance")) {
-        std::istringstream in(*adv);
-        std::string op;
-        in >> reg >> op >> step;
-        if (op != "+=" || reg.empty()) throw Error(l.loc, "advance must read 'REGISTER += N', not '" + *adv + "'");
-      }
+      if (auto adv = l.advance()) std::tie(reg, step) = *adv;
       for (int64_t iv = l.lo; iv < l.hi; ++iv) {
         ivs_[s.id] = iv;
         block(l.body);
@@ -167,19 +163,8 @@ std::vector<std::pair<int, Box>> outputs(const Kernel& k, const Executor& run) {
     if (k.tensors[static_cast<size_t>(t)].space != "dram") continue;
     for (const Segment& s : run.memory(t)) out.push_back({t, s.box});
   }
-  if (auto live = k.attrs.get_string("live_out")) {
-    std::istringstream in(*live);
-    for (std::string group; std::getline(in, group, ',');) {
-      group.erase(std::remove(group.begin(), group.end(), ' '), group.end());
-      const size_t open = group.find('['), colon = group.find(':'), close = group.find(']');
-      const int t = k.find_tensor(group.substr(0, open));
-      if (t == kNoId || open == std::string::npos || close == std::string::npos)
-        throw Error(k.loc, "live_out names '" + group + "', not a register group such as v[100:107]");
-      const int64_t first = std::stoll(group.substr(open + 1));
-      const int64_t last = colon == std::string::npos ? first : std::stoll(group.substr(colon + 1));
-      out.push_back({t, Box{{first, last + 1}}});
-    }
-  }
+  for (const Access& a : k.live_out_registers())
+    out.push_back({a.tensor_id, Box{{a.dims[0].lo.constant, a.dims[0].hi.constant}}});
   std::sort(out.begin(), out.end());
   return out;
 }

@@ -4,6 +4,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <set>
 #include <numeric>
 
 #include "sched/support/error.h"
@@ -194,11 +195,18 @@ WmmaReorderPlan plan_wmma_reorder(const Kernel& k, LoopId loop, const DepGraph& 
   if (n == 0) return skip("no WMMA in the body");
 
   // The stride, read off preheader/body pairs: same register group, same address operands.
+  // Only the body's last writer of a group carries its value into the next iteration.
   std::map<InstId, InstId> twin_of;
   std::vector<InstId> preheader = k.preheader(loop);
-  for (InstId b : old_body) {
+  for (size_t bi = 0; bi < old_body.size(); ++bi) {
+    const InstId b = old_body[bi];
     const Instruction& body_load = k.insts[b];
     if (!is_ds_load(body_load)) continue;
+    bool rewritten_later = false;
+    for (size_t later = bi + 1; later < old_body.size(); ++later)
+      rewritten_later |= is_ds_load(k.insts[old_body[later]]) &&
+                         overlap(regs_of(k.insts[old_body[later]].writes[0]), regs_of(body_load.writes[0]));
+    if (rewritten_later) continue;
     for (InstId p : preheader) {
       const Instruction& pre = k.insts[p];
       if (!is_ds_load(pre) || pre.writes.size() != 1 || pre.reads.size() != 1 || body_load.reads.size() != 1) continue;
@@ -213,6 +221,12 @@ WmmaReorderPlan plan_wmma_reorder(const Kernel& k, LoopId loop, const DepGraph& 
       twin_of[b] = p;
     }
   }
+
+  // A real prefetch pair loads, in the preheader, what the body copy loads one iteration later:
+  // their offset difference is the loop's own advance of the address register.
+  if (auto adv = k.loops[loop].advance(); adv && plan.stride && *plan.stride != adv->second)
+    return skip("preheader/body ds_load pairs differ by " + std::to_string(*plan.stride) + ", but the loop advances " +
+                adv->first + " by " + std::to_string(adv->second));
 
   // Who reads each load's value, in the input order: the WMMAs after it up to the next write
   // of its registers; for a prefetched load, those at the top of the next iteration.
@@ -239,8 +253,27 @@ WmmaReorderPlan plan_wmma_reorder(const Kernel& k, LoopId loop, const DepGraph& 
     if (lp.consumers.empty()) return skip(k.display_name(id) + " feeds no WMMA");
     plan.loads.push_back(std::move(lp));
   }
+  // A WMMA that reads registers no load of this iteration (or a prefetch) has written yet
+  // reads a value carried from the previous iteration with nothing in the preheader to pair
+  // with: the pass cannot tell where that value must come from, so it leaves the loop alone.
+  for (int q = 0; q < m; ++q) {
+    const Instruction& w = k.insts[old_body[q]];
+    if (!is_wmma(w)) continue;
+    for (const LoadPlacement& lp : plan.loads) {
+      const Regs r = regs_of(k.insts[lp.load].writes[0]);
+      if (!reads_regs(k, w, r)) continue;
+      bool attributed = false;
+      for (const LoadPlacement& other : plan.loads)
+        attributed |= overlap(regs_of(k.insts[other.load].writes[0]), r) &&
+                      std::find(other.consumers.begin(), other.consumers.end(), old_body[q]) != other.consumers.end();
+      if (!attributed)
+        return skip(k.display_name(old_body[q]) + " reads registers of " + k.display_name(lp.load) +
+                    " before any load of the iteration writes them, and no preheader load pairs with it");
+    }
+  }
 
   // The distance: a load's latency over a WMMA's issue cycles, unless given.
+  if (distance < 0 && plan.loads.empty()) distance = 0;  // nothing to place
   if (distance < 0) {
     int64_t latency = 0, issue = std::numeric_limits<int64_t>::max();
     for (const LoadPlacement& lp : plan.loads) latency = std::max(latency, cycles_of(k, k.insts[lp.load], "latencyCycles", true));
@@ -266,7 +299,8 @@ WmmaReorderPlan plan_wmma_reorder(const Kernel& k, LoopId loop, const DepGraph& 
                     dep_kind_name(e.props.kind) + ")");
 
   // Placement: `distance` slots before the first consumer; a negative slot wraps to the
-  // previous iteration, but never before the last WMMA reading the load's registers.
+  // previous iteration, but never before the last WMMA reading the load's registers (slot n:
+  // after the last WMMA of the body).
   for (LoadPlacement& lp : plan.loads) {
     int first = n, last_reader = -1;
     for (InstId c : lp.consumers) first = std::min(first, new_pos[c]);
@@ -278,24 +312,16 @@ WmmaReorderPlan plan_wmma_reorder(const Kernel& k, LoopId loop, const DepGraph& 
       lp.slot = std::max(want, 0);
       continue;
     }
-    const int wrapped = std::max(want + n, last_reader + 1);
-    if (wrapped <= n - 1) {
-      lp.slot = wrapped;
-      lp.wrapped = true;
-    } else if (lp.twin != kNoId) {
-      return skip("at distance " + std::to_string(distance) + ", prefetched " + k.display_name(lp.load) + " has no legal slot: " +
-                  k.display_name(plan.wmmas[last_reader]) + ", the last WMMA reading its registers, is the last of the body");
-    } else {
-      lp.slot = 0;  // no head start across the back edge: as early as the top of the body allows
-    }
+    lp.slot = std::max(want + n, last_reader + 1);
+    lp.wrapped = true;
   }
 
   // The new body: each slot's loads in their input order, then the slot's WMMA.
   std::vector<int> pos_in_body(k.insts.size(), -1);
-  for (int s = 0; s < n; ++s) {
+  for (int s = 0; s <= n; ++s) {
     for (const LoadPlacement& lp : plan.loads)
       if (lp.slot == s) plan.body.push_back(lp.load);
-    plan.body.push_back(plan.wmmas[s]);
+    if (s < n) plan.body.push_back(plan.wmmas[s]);
   }
   for (int p = 0; p < m; ++p) pos_in_body[plan.body[p]] = p;
 
@@ -345,33 +371,57 @@ WmmaReorderPlan plan_wmma_reorder(const Kernel& k, LoopId loop, const DepGraph& 
   for (size_t bi = 0; bi < nl; ++bi)
     for (size_t ai = 0; ai < bi; ++ai) {
       const size_t a = by_position[ai], b = by_position[bi];
-      if (root(a) == root(b) || virtual_of.count(root(a)) || virtual_of.count(root(b))) continue;
+      if (virtual_of.count(root(a)) || virtual_of.count(root(b))) continue;
       const LoadPlacement& la = plan.loads[a];
       const LoadPlacement& lb = plan.loads[b];
       if (!overlap(regs_of(k.insts[la.load].writes[0]), regs_of(k.insts[lb.load].writes[0]))) continue;
       if (!intersect(window(la), window(lb))) continue;
+      if (root(a) == root(b))  // one operand group: moving either would split a consumer's read
+        return skip(k.display_name(la.load) + " and " + k.display_name(lb.load) +
+                    " write the same registers for one operand group, and the new order makes both values live at once");
       const size_t later = group_first[root(a)] > group_first[root(b)] ? root(a) : root(b);
       virtual_of[later] = next_virtual + static_cast<int>(plan.virtuals.size());
       VirtualRegister v;
       v.number = virtual_of[later];
-      for (size_t i = 0; i < nl; ++i)
-        if (root(i) == later) v.loads.push_back(plan.loads[i].load);
-      // A consumer must read the group whole: a read that mixes it with other registers cannot move.
-      for (InstId l : v.loads)
-        for (const LoadPlacement& lp : plan.loads)
-          if (lp.load == l)
-            for (InstId c : lp.consumers)
-              for (const Access& acc : k.insts[c].reads) {
-                const Regs rr = regs_of(acc);
-                if (!overlap(rr, regs_of(k.insts[l].writes[0]))) continue;
-                for (int64_t reg = rr.lo; reg < rr.hi; ++reg) {
-                  bool covered = false;
-                  for (InstId l2 : v.loads) covered |= overlap({rr.tensor, reg, reg + 1}, regs_of(k.insts[l2].writes[0]));
-                  if (!covered)
-                    return skip("registers of " + k.display_name(l) + " collide in the new order, but " +
-                                k.display_name(c) + " reads them together with registers of other producers");
-                }
-              }
+      std::set<std::pair<int, int64_t>> regs;  // the group's registers
+      std::set<InstId> consumers;
+      bool prefetched = false;
+      for (size_t i = 0; i < nl; ++i) {
+        if (root(i) != later) continue;
+        v.loads.push_back(plan.loads[i].load);
+        consumers.insert(plan.loads[i].consumers.begin(), plan.loads[i].consumers.end());
+        prefetched |= plan.loads[i].twin != kNoId;
+        const Regs r = regs_of(k.insts[plan.loads[i].load].writes[0]);
+        for (int64_t reg = r.lo; reg < r.hi; ++reg) regs.insert({r.tensor, reg});
+      }
+      auto in_group = [&](const Regs& r) {
+        for (int64_t reg = r.lo; reg < r.hi; ++reg)
+          if (regs.count({r.tensor, reg})) return true;
+        return false;
+      };
+      const InstId earlier = plan.loads[root(a) == later ? b : a].load;  // the producer it collides with
+      const std::string what = (prefetched ? "prefetched " : "") + k.display_name(v.loads[0]) +
+                               (prefetched ? " has no legal slot: its registers" : ": its registers") + " collide with " +
+                               k.display_name(earlier) + "'s in the new order";
+      // Its consumers must read the group whole: a read mixing it with other registers cannot move.
+      for (InstId c : consumers)
+        for (size_t ri = 0; ri < k.insts[c].reads.size(); ++ri) {
+          const Regs rr = regs_of(k.insts[c].reads[ri]);
+          if (!in_group(rr)) continue;
+          for (int64_t reg = rr.lo; reg < rr.hi; ++reg)
+            if (!regs.count({rr.tensor, reg}))
+              return skip(what + ", and " + k.display_name(c) + " reads them with other registers");
+          v.reads.push_back({c, ri});
+        }
+      // Nor may the registers be read after the loop: their value must end up in them.
+      bool live_after = false;
+      for (const Access& live : k.live_out_registers()) live_after |= in_group(regs_of(live));
+      for (InstId id : k.program_order())
+        if (!k.in_loop(id, loop))
+          for (const Access& acc : k.insts[id].reads)
+            live_after |= k.tensors[acc.tensor_id].register_file && in_group(regs_of(acc));
+      if (live_after)
+        return skip(what + " and are still read after the loop");
       plan.virtuals.push_back(std::move(v));
     }
   return plan;

@@ -44,6 +44,7 @@ struct LoadPlacement {
 struct VirtualRegister {
   int number = 0;
   std::vector<InstId> loads;
+  std::vector<std::pair<InstId, size_t>> reads;  // consumers' read operands that move with it
 };
 
 struct WmmaReorderPlan {

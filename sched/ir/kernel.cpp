@@ -2,9 +2,21 @@
 
 #include <algorithm>
 #include <cassert>
+#include <sstream>
 #include <stdexcept>
 
 namespace tandem {
+
+std::optional<std::pair<std::string, int64_t>> Loop::advance() const {
+  auto adv = attrs.get_string("advance");
+  if (!adv) return std::nullopt;
+  std::istringstream in(*adv);
+  std::string reg, op;
+  int64_t step = 0;
+  in >> reg >> op >> step;
+  if (op != "+=" || reg.empty()) throw Error(loc, "advance must read 'REGISTER += N', not '" + *adv + "'");
+  return std::make_pair(reg, step);
+}
 
 int Kernel::find_tensor(const std::string& n) const {
   for (size_t i = 0; i < tensors.size(); ++i)
@@ -144,6 +156,31 @@ std::string Kernel::unique_name(const std::string& base) const {
   if (!taken(base)) return base;
   for (int i = 1;; ++i)
     if (!taken(base + "." + std::to_string(i))) return base + "." + std::to_string(i);
+}
+
+std::vector<Access> Kernel::live_out_registers() const {
+  std::vector<Access> out;
+  auto live = attrs.get_string("live_out");
+  if (!live) return out;
+  std::istringstream in(*live);
+  for (std::string group; std::getline(in, group, ',');) {
+    group.erase(std::remove(group.begin(), group.end(), ' '), group.end());
+    const size_t open = group.find('['), colon = group.find(':'), close = group.find(']');
+    const int t = open == std::string::npos ? kNoId : find_tensor(group.substr(0, open));
+    if (t == kNoId || close == std::string::npos || !tensors[static_cast<size_t>(t)].register_file)
+      throw Error(loc, "live_out names '" + group + "', not a register group such as v[100:107]");
+    const int64_t first = std::stoll(group.substr(open + 1));
+    const int64_t last = colon == std::string::npos ? first : std::stoll(group.substr(colon + 1));
+    Access a;
+    a.tensor = tensors[static_cast<size_t>(t)].name;
+    a.tensor_id = t;
+    IndexRange r;
+    r.lo.constant = first;
+    r.hi.constant = last + 1;
+    a.dims.push_back(r);
+    out.push_back(a);
+  }
+  return out;
 }
 
 int Kernel::virtual_register_file(int physical, int number) {

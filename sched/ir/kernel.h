@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,9 @@ struct Loop {
   SourceLoc loc;
 
   int64_t trip_count() const { return hi - lo; }
+  // `advance = "v10 += 512"`: the address register that moves after every iteration, and by
+  // how much; nullopt without the attribute, an Error when it is malformed.
+  std::optional<std::pair<std::string, int64_t>> advance() const;
 };
 
 // A dependence written in the text (`dep %a -> %b anti distance=1`).
@@ -142,6 +146,10 @@ class Kernel {
   std::string unique_name(const std::string& base) const;
   // Position of `inst` in `block`, or -1.
   static int index_in(const std::vector<Stmt>& block, InstId inst);
+
+  // The register groups of the `live_out` attribute ("v[100:107], v[108:115]"): registers
+  // whose final contents are the kernel's result. Error when it names something else.
+  std::vector<Access> live_out_registers() const;
 
   // The file of virtual register `number` of register file `physical` ("vreg0" for "v"): a
   // placeholder left for register allocation, indexed like the physical file. Created on

@@ -407,7 +407,8 @@ class Parser {
       const std::string virt = s.register_prefix + "reg";
       if (text.rfind(virt, 0) != 0) continue;
       const std::string num = text.substr(virt.size());
-      if (!num.empty() && num.size() < 7 && std::all_of(num.begin(), num.end(), ::isdigit))
+      if (!num.empty() && num.size() < 7 && std::all_of(num.begin(), num.end(), ::isdigit) &&
+          (num[0] != '0' || num.size() == 1))
         return k_.virtual_register_file(physical, std::stoi(num));
     }
     return kNoId;

@@ -34,6 +34,19 @@ void shift_offset(Access& a, int64_t by) {
   a.dims[0].hi = a.dims[0].hi + by;
 }
 
+// Virtual registers already in the kernel (an earlier run's) keep their numbers.
+int first_free_virtual_register(const Kernel& k) {
+  int next = 0;
+  for (const Tensor& t : k.tensors) {
+    const size_t at = t.name.find("reg");
+    if (!t.register_file || at == std::string::npos || at == 0) continue;
+    const std::string num = t.name.substr(at + 3);
+    if (!num.empty() && num.size() < 7 && std::all_of(num.begin(), num.end(), ::isdigit))
+      next = std::max(next, std::stoi(num) + 1);
+  }
+  return next;
+}
+
 void retarget(Kernel& k, Access& a, int tensor) {
   a.tensor_id = tensor;
   a.tensor = k.tensors[tensor].name;
@@ -47,7 +60,7 @@ void WmmaReorderPass::run(PassContext& ctx) {
     ctx.skip("the kernel lists its dependences; wmma-reorder needs them derived from the accesses");
     return;
   }
-  int applied = 0, next_virtual = 0;
+  int applied = 0, next_virtual = first_free_virtual_register(k);
   for (LoopId loop = 0; loop < static_cast<LoopId>(k.loops.size()); ++loop) {
     const std::vector<Stmt>& body = k.loops[loop].body;
     if (std::none_of(body.begin(), body.end(), [&](const Stmt& s) { return s.kind == Stmt::kInst && is_wmma(k.insts[s.id]); }))
@@ -84,21 +97,14 @@ void WmmaReorderPass::run(PassContext& ctx) {
       }
     }
 
-    // Collisions: the later producer group, its consumers and preheader copies take a virtual register.
+    // Collisions: the later producer group, its consumers' reads and preheader copies take a virtual register.
     for (const VirtualRegister& v : plan.virtuals) {
-      const int physical = k.insts[v.loads[0]].writes[0].tensor_id;
-      const int file = k.virtual_register_file(physical, v.number);
+      const int file = k.virtual_register_file(k.insts[v.loads[0]].writes[0].tensor_id, v.number);
       for (InstId l : v.loads) {
-        const Access group = k.insts[l].writes[0];
-        auto lp = std::find_if(plan.loads.begin(), plan.loads.end(), [&](const LoadPlacement& p) { return p.load == l; });
-        for (InstId c : lp->consumers)
-          for (Access& a : k.insts[c].reads)
-            if (a.tensor_id == physical && a.dims[0].lo.constant < group.dims[0].hi.constant &&
-                group.dims[0].lo.constant < a.dims[0].hi.constant)
-              retarget(k, a, file);
         retarget(k, k.insts[l].writes[0], file);
         if (auto pre = preheader_copy.find(l); pre != preheader_copy.end()) retarget(k, k.insts[pre->second].writes[0], file);
       }
+      for (const auto& [consumer, read] : v.reads) retarget(k, k.insts[consumer].reads[read], file);
       ctx.log->debug("{}: {} moved to {}", where, k.display_name(v.loads[0]), k.tensors[file].name);
     }
 

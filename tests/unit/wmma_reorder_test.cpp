@@ -46,7 +46,7 @@ TEST_CASE("every order and distance only permutes the body and keeps what the ke
   const Kernel original = load(kSeed);
   std::vector<int> perm(4);
   std::iota(perm.begin(), perm.end(), 0);
-  int applied = 0, refused = 0;
+  int changed = 0;
   do {
     for (int distance = 0; distance <= 4; ++distance) {
       Kernel k = original;
@@ -57,13 +57,10 @@ TEST_CASE("every order and distance only permutes the body and keeps what the ke
       CHECK(sorted_body(k, 0) == sorted_body(original, 0));  // same instructions, same count
       CHECK(k.loops[0].body.size() == original.loops[0].body.size());
       CHECK_FALSE(find_translation_difference(original, k));
-      const bool changed = print_kernel(k) != print_kernel(original);
-      applied += changed;
-      refused += !changed;
+      changed += print_kernel(k) != print_kernel(original);
     }
   } while (std::next_permutation(perm.begin(), perm.end()));
-  CHECK(applied > 0);
-  CHECK(refused > 0);  // some orders leave a prefetched load without a legal slot
+  CHECK(changed > 100);  // of 120 runs; the identity order at distance 2 is the input itself
 }
 
 TEST_CASE("the plan is a pure function of the kernel", "[wmma]") {
@@ -90,10 +87,23 @@ TEST_CASE("the plan is a pure function of the kernel", "[wmma]") {
 }
 
 TEST_CASE("a refused loop is left byte-identical", "[wmma]") {
-  Kernel k = load(kSeed);
+  Kernel k = load("tests/lit/passes/wmma/Inputs/no_slot.kir");
   const std::string before = print_kernel(k);
-  run(k, "wmma-reorder{mode=reverse,distance=4}");
+  run(k, "wmma-reorder{mode=reverse,distance=2}");
   CHECK(print_kernel(k) == before);
+}
+
+TEST_CASE("virtual registers already in the kernel keep their numbers", "[wmma]") {
+  // Hoisting %tb over %w0 moves it to vreg0; a second run hoists %tc over %w1 and must not
+  // reuse vreg0, which still holds %tb's value.
+  Kernel k = load("tests/lit/passes/wmma/Inputs/three_producers.kir");
+  const Kernel original = k;
+  run(k, "wmma-reorder{mode=explicit,order=0:1:2,distance=1}");
+  run(k, "wmma-reorder{mode=explicit,order=0:1:2,distance=2}");
+  const auto file_of = [&](const char* inst) { return k.tensors[k.insts[k.find_inst(inst)].writes[0].tensor_id].name; };
+  CHECK(file_of("tb0") == "vreg0");
+  CHECK(file_of("tc0") == "vreg1");
+  CHECK_FALSE(find_translation_difference(original, k));
 }
 
 TEST_CASE("the validator catches a prefetch migrated with a wrong stride or before its last reader", "[wmma]") {
