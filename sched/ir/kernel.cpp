@@ -186,6 +186,7 @@ std::vector<Access> Kernel::live_out_registers() const {
 int Kernel::virtual_register_file(int physical, int number) {
   Tensor t = tensors[static_cast<size_t>(physical)];
   t.name += "reg" + std::to_string(number);
+  t.virtual_number = number;
   if (int existing = find_tensor(t.name); existing != kNoId) return existing;
   tensors.push_back(t);
   return static_cast<int>(tensors.size() - 1);

@@ -30,6 +30,7 @@ struct Tensor {
   Attributes attrs;   // `address = N` fixes the tensor's address
   SourceLoc loc;
   bool register_file = false;  // implicit, never printed as a declaration
+  int virtual_number = -1;     // a virtual register file (vreg<N>): N
 };
 
 // One dimension of an access: [lo, hi). `single` means the text wrote one index (hi = lo+1).

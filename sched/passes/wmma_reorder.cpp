@@ -34,19 +34,6 @@ void shift_offset(Access& a, int64_t by) {
   a.dims[0].hi = a.dims[0].hi + by;
 }
 
-// Virtual registers already in the kernel (an earlier run's) keep their numbers.
-int first_free_virtual_register(const Kernel& k) {
-  int next = 0;
-  for (const Tensor& t : k.tensors) {
-    const size_t at = t.name.find("reg");
-    if (!t.register_file || at == std::string::npos || at == 0) continue;
-    const std::string num = t.name.substr(at + 3);
-    if (!num.empty() && num.size() < 7 && std::all_of(num.begin(), num.end(), ::isdigit))
-      next = std::max(next, std::stoi(num) + 1);
-  }
-  return next;
-}
-
 void retarget(Kernel& k, Access& a, int tensor) {
   a.tensor_id = tensor;
   a.tensor = k.tensors[tensor].name;
@@ -60,7 +47,9 @@ void WmmaReorderPass::run(PassContext& ctx) {
     ctx.skip("the kernel lists its dependences; wmma-reorder needs them derived from the accesses");
     return;
   }
-  int applied = 0, next_virtual = first_free_virtual_register(k);
+  // Virtual registers already in the kernel (an earlier run's) keep their numbers.
+  int applied = 0, next_virtual = 0;
+  for (const Tensor& t : k.tensors) next_virtual = std::max(next_virtual, t.virtual_number + 1);
   for (LoopId loop = 0; loop < static_cast<LoopId>(k.loops.size()); ++loop) {
     const std::vector<Stmt>& body = k.loops[loop].body;
     if (std::none_of(body.begin(), body.end(), [&](const Stmt& s) { return s.kind == Stmt::kInst && is_wmma(k.insts[s.id]); }))
