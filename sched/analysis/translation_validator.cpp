@@ -23,12 +23,6 @@ uint64_t mix(uint64_t h, const std::string& s) {
   return mix(h, s.size());
 }
 
-// Attributes that say how, not what.
-bool scheduling_attr(const std::string& key) {
-  static const std::set<std::string> keys = {"order", "issueCycles", "latencyCycles", "separation_barrier", "zero_init"};
-  return keys.count(key) > 0;
-}
-
 struct Segment {
   Box box;
   uint64_t value;
@@ -129,7 +123,7 @@ class Executor {
   void execute(const Instruction& in) {
     uint64_t h = mix(0x5EED, in.opcode);
     for (const auto& [key, value] : in.attrs.entries()) {
-      if (scheduling_attr(key)) continue;
+      if (is_scheduling_attribute(key)) continue;
       h = mix(mix(h, key), format_attr_value(value));
     }
     for (const Access& a : in.reads) h = mix(h, read(a.tensor_id, box_of(a)));

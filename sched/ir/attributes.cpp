@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <set>
 
 namespace tandem {
 
@@ -52,6 +53,14 @@ static std::string quote(const std::string& s) {
     out += c;
   }
   return out + "\"";
+}
+
+bool is_scheduling_attribute(const std::string& key) {
+  static const std::set<std::string> keys = {
+      "order", "prefetch", "fence",                          // list-schedule, prefetch-schedule, the split's barrier
+      "separation_barrier", "zero_init",                     // separate-load-compute's markers
+      "issueCycles", "latencyCycles"};                       // per-instruction costs (seed 004)
+  return keys.count(key) > 0;
 }
 
 std::string format_attr_value(const AttrValue& v) {

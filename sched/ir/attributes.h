@@ -37,4 +37,9 @@ class Attributes {
 
 std::string format_attr_value(const AttrValue& v);
 
+// Instruction attributes that say how an instruction is scheduled, not what it computes
+// (the translation validator ignores them). A pass that stamps a new scheduling attribute
+// on instructions adds its key here.
+bool is_scheduling_attribute(const std::string& key);
+
 }  // namespace tandem
