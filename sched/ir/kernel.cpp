@@ -5,6 +5,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "sched/target/target.h"
+
 namespace tandem {
 
 std::optional<std::pair<std::string, int64_t>> Loop::advance() const {
@@ -167,10 +169,18 @@ std::vector<Access> Kernel::live_out_registers() const {
     group.erase(std::remove(group.begin(), group.end(), ' '), group.end());
     const size_t open = group.find('['), colon = group.find(':'), close = group.find(']');
     const int t = open == std::string::npos ? kNoId : find_tensor(group.substr(0, open));
-    if (t == kNoId || close == std::string::npos || !tensors[static_cast<size_t>(t)].register_file)
-      throw Error(loc, "live_out names '" + group + "', not a register group such as v[100:107]");
-    const int64_t first = std::stoll(group.substr(open + 1));
-    const int64_t last = colon == std::string::npos ? first : std::stoll(group.substr(colon + 1));
+    auto number = [&](size_t from, size_t to) -> int64_t {  // digits only, else -1
+      const std::string digits = group.substr(from, to - from);
+      if (digits.empty() || digits.size() > 9 || !std::all_of(digits.begin(), digits.end(), ::isdigit)) return -1;
+      return std::stoll(digits);
+    };
+    const bool ranged = colon != std::string::npos && colon < close;
+    const int64_t first = close == std::string::npos ? -1 : number(open + 1, ranged ? colon : close);
+    const int64_t last = !ranged ? first : number(colon + 1, close);
+    const SpaceInfo* rf = t == kNoId ? nullptr : target->space(tensors[static_cast<size_t>(t)].space);
+    if (!rf || !tensors[static_cast<size_t>(t)].register_file || close + 1 != group.size() || first < 0 || last < first ||
+        last >= rf->registers)
+      throw Error(loc, "live_out names '" + group + "', not a register group of the register file such as v[100:107]");
     Access a;
     a.tensor = tensors[static_cast<size_t>(t)].name;
     a.tensor_id = t;

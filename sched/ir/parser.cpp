@@ -31,6 +31,7 @@ class Parser {
     k_.target = opts_.target_override ? opts_.target_override : find_target(tgt.text, tgt.loc);
     add_register_files();
     if (attrs_before_block()) k_.attrs = parse_attrs();
+    (void)k_.live_out_registers();  // a malformed live_out is the kernel header's error
     expect(Tok::LBrace, "'{' to open the kernel body");
     parse_block(kNoId, k_.body);
     expect(Tok::RBrace, "'}'");
