@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <regex>
 
@@ -18,12 +19,16 @@ std::string variant(const std::string& from, const std::string& to, const std::s
   size_t at = text.find(from);
   REQUIRE(at != std::string::npos);
   text.replace(at, from.size(), to);
-  std::string path = "hardware_model_test_" + name + ".yaml";
+  std::string path = (std::filesystem::temp_directory_path() / ("hardware_model_test_" + name + ".yaml")).string();
   std::ofstream(path) << text;
   return path;
 }
 
 std::string load_error(const std::string& path) {
+  struct Remove {
+    const std::string& path;
+    ~Remove() { std::filesystem::remove(path); }
+  } remove_after{path};
   try {
     load_hardware_model(path);
   } catch (const Error& e) {

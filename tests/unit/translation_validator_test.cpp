@@ -66,8 +66,8 @@ TEST_CASE("a prefetch migrated with the wrong stride is caught", "[validator]") 
   CHECK_FALSE(difference(loop, loop));
   const std::string wrong = replace(loop, "%l0a = ds_load_b128 v[20:23] <- %lds[v10 + 512]", "%l0a = ds_load_b128 v[20:23] <- %lds[v10 + 520]");
   CHECK(difference(loop, wrong) == std::string("v[100:131] holds different values"));
-  // Moving the preheader's copy into the body at the right stride is the same computation:
-  // iteration 0 reads offset 0, as the preheader did (v10 is 0 before the loop).
+  // The address register's advance is meaning too: advancing by 256 instead of 512 makes
+  // every later iteration read other data.
   const std::string advance = replace(loop, "{advance = \"v10 += 512\"}", "{advance = \"v10 += 256\"}");
   CHECK(difference(loop, advance));
 }

@@ -10,6 +10,8 @@ import sys
 
 tandem, workloads = sys.argv[1], sys.argv[2]
 jobs = [(k, p) for k in sorted(glob.glob(f"{workloads}/**/*.kir", recursive=True)) for p in ("none", "default")]
+if not jobs:
+    sys.exit(f"no kernels under {workloads}")
 
 
 def run(job):
