@@ -24,11 +24,36 @@ std::string ns(Picos ps) {
 
 }  // namespace
 
-RaceChecker::RaceChecker(const SimProgram& p) : p_(p) {}
+RaceChecker::RaceChecker(const SimProgram& p) : p_(p), plans_(p.insts.size()) {
+  // What each instruction touches, worked out once: the simulator calls record() per instance.
+  const Kernel& k = *p.kernel;
+  for (size_t id = 0; id < p.insts.size(); ++id) {
+    const Instruction& in = k.insts[id];
+    auto plan = [&](const Access& a, bool read) {
+      AccessPlan ap{&a, read, 0, kNoId};
+      const Tensor& t = k.tensors[static_cast<size_t>(a.tensor_id)];
+      const auto buffers = t.attrs.get_int("buffers");
+      const auto loop_iv = t.attrs.get_string("rotate");
+      if (buffers && loop_iv && *buffers >= 2)
+        for (LoopId l : p.insts[id].nest)
+          if (k.loops[static_cast<size_t>(l)].iv == *loop_iv) {
+            ap.buffers = *buffers;
+            ap.rotate = l;
+            break;
+          }
+      plans_[id].push_back(ap);
+    };
+    for (const Access& a : in.reads) plan(a, true);
+    if (in.attrs.has("accumulate"))  // an accumulating write reads what it adds to
+      for (const Access& a : in.writes) plan(a, true);
+    for (const Access& a : in.writes) plan(a, false);
+  }
+}
 
 bool RaceChecker::box_of(const Access& a, const int64_t* ivs, Box& out) const {
   const Tensor& t = p_.kernel->tensors[static_cast<size_t>(a.tensor_id)];
   out.clear();
+  out.reserve(a.whole() ? t.shape.size() : a.dims.size());
   if (a.whole()) {
     for (int64_t d : t.shape) out.push_back({0, d});
     return true;
@@ -40,42 +65,30 @@ bool RaceChecker::box_of(const Access& a, const int64_t* ivs, Box& out) const {
   return true;
 }
 
-int64_t RaceChecker::buffer_of(const Tensor& t, const SimInst& inst, const int64_t* ivs) const {
-  const auto buffers = t.attrs.get_int("buffers");
-  const auto loop_iv = t.attrs.get_string("rotate");
-  if (!buffers || !loop_iv || *buffers < 2) return 0;
-  for (LoopId l : inst.nest)
-    if (p_.kernel->loops[static_cast<size_t>(l)].iv == *loop_iv)
-      return (ivs[l] - p_.kernel->loops[static_cast<size_t>(l)].lo) % *buffers;
-  return 0;
+int64_t RaceChecker::buffer_of(const AccessPlan& ap, const int64_t* ivs) const {
+  if (ap.rotate == kNoId) return 0;
+  return (ivs[ap.rotate] - p_.kernel->loops[static_cast<size_t>(ap.rotate)].lo) % ap.buffers;
 }
 
 void RaceChecker::record(const InstanceRecord& r) {
   if (r.unit < 0) return;  // a barrier touches no memory
   const SimInst& inst = p_.insts[static_cast<size_t>(r.inst)];
-  const Instruction& in = p_.kernel->insts[static_cast<size_t>(r.inst)];
-  const Kernel& k = *p_.kernel;
-  Event e{inst.seq(r.loop_ivs, k), r.start, 0, r.inst, {}, {}};
+  Event e{inst.seq(r.loop_ivs, *p_.kernel), r.start, 0, r.inst, {}, {}};
+  e.ivs.reserve(inst.nest.size());
   for (LoopId l : inst.nest) e.ivs.push_back(r.loop_ivs[l]);
   // Reads last while the unit consumes its inputs; writes land at completion.
   const Picos read_end = std::max(r.busy_end, r.start);
-  auto reads = [&](const Access& a) {
-    Event rd = e;
-    if (!box_of(a, r.loop_ivs, rd.box)) return;
-    rd.end = read_end;
-    const Tensor& t = k.tensors[static_cast<size_t>(a.tensor_id)];
-    pending_.emplace(rd.seq, std::make_pair(Buffer{a.tensor_id, buffer_of(t, inst, r.loop_ivs)}, rd));
-  };
-  for (const Access& a : in.reads) reads(a);
-  if (in.attrs.has("accumulate"))
-    for (const Access& a : in.writes) reads(a);
-  for (const Access& a : in.writes) {
-    Event w = e;
-    if (!box_of(a, r.loop_ivs, w.box)) continue;
-    w.start = r.start;
-    w.end = r.complete;
-    const Tensor& t = k.tensors[static_cast<size_t>(a.tensor_id)];
-    writes_[Buffer{a.tensor_id, buffer_of(t, inst, r.loop_ivs)}].push_back(std::move(w));
+  for (const AccessPlan& ap : plans_[static_cast<size_t>(r.inst)]) {
+    Event ev = e;
+    if (!box_of(*ap.access, r.loop_ivs, ev.box)) continue;
+    const Buffer buffer{ap.access->tensor_id, buffer_of(ap, r.loop_ivs)};
+    if (ap.read) {
+      ev.end = read_end;
+      pending_.emplace(ev.seq, std::make_pair(buffer, std::move(ev)));
+    } else {
+      ev.end = r.complete;
+      writes_[buffer].push_back(std::move(ev));
+    }
   }
 }
 

@@ -51,7 +51,14 @@ class RaceChecker {
   using Buffer = std::pair<int, int64_t>;  // tensor, rotation buffer
 
   bool box_of(const Access& a, const int64_t* ivs, Box& out) const;
-  int64_t buffer_of(const Tensor& t, const SimInst& inst, const int64_t* ivs) const;
+  // One access of an instruction, with its rotation (tensor attributes `buffers`, `rotate`).
+  struct AccessPlan {
+    const Access* access;
+    bool read;        // reads, and the reads of accumulating writes
+    int64_t buffers;  // rotation buffers (when `rotate` is set)
+    LoopId rotate;    // the loop the tensor rotates over, kNoId when it does not
+  };
+  int64_t buffer_of(const AccessPlan& ap, const int64_t* ivs) const;
   void check(const Buffer& b, const Event& read);
   // `earlier` and `later` in program order; `what` says what happened, naming both.
   void report(const char* kind, const Event& earlier, const Event& later, const Buffer& b, const Box& box,
@@ -60,6 +67,7 @@ class RaceChecker {
   std::string describe(const Buffer& b, const Box& box) const;
 
   const SimProgram& p_;
+  std::vector<std::vector<AccessPlan>> plans_;  // per instruction
   std::map<Buffer, std::vector<Event>> writes_;
   std::multimap<int64_t, std::pair<Buffer, Event>> pending_;  // reads by seq
   std::set<std::tuple<std::string, InstId, InstId>> reported_;
