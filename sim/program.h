@@ -101,7 +101,6 @@ struct SimProgram {
   Picos dma_fixed_ps = 0;
   int64_t dynamic_instructions = 0;
 
-  double ps_to_cycles(Picos ps) const { return ps * model->reference_clock_ghz / 1000.0; }
 };
 
 // The key a channel's destination reads at the current iteration (`counts`, `ivs`: per

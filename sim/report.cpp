@@ -9,11 +9,8 @@ namespace tandem {
 
 namespace {
 
-double ns(Picos ps) { return static_cast<double>(ps) / 1000.0; }
-double cycles(Picos ps, double ghz) { return static_cast<double>(ps) * ghz / 1000.0; }
-double wmma_bubbles_per_iteration(const LoopResult& l, double ghz) {
-  return l.dynamic_iterations > 0 ? cycles(l.wmma_bubble_ps, ghz) / static_cast<double>(l.dynamic_iterations) : 0.0;
-}
+double ns(Picos ps) { return ps_to_ns(ps); }
+double cycles(Picos ps, double ghz) { return ps_to_ns(ps) * ghz; }
 
 std::string fmt(const char* f, double v) {
   char buf[64];
@@ -35,10 +32,6 @@ nlohmann::ordered_json unit_json(const UnitResult& u, Picos total) {
                       {"stalls", stalls_json(u.stall_ps)}};
   if (u.is_queue) j["bytes"] = u.bytes;
   return j;
-}
-
-double loop_overlap(const LoopResult& l) {
-  return l.dma_busy_ps > 0 ? static_cast<double>(l.overlapped_dma_ps) / static_cast<double>(l.dma_busy_ps) : 0.0;
 }
 
 }  // namespace
@@ -69,10 +62,10 @@ std::string format_json(const SimResult& r) {
                      {"recurrence_bound_ns", ns(l.recurrence_bound_ps)},
                      {"efficiency", l.efficiency},
                      {"dma_busy_ns", ns(l.dma_busy_ps)},
-                     {"overlap", loop_overlap(l)},
+                     {"overlap", l.overlap()},
                      {"exposed_dma_ns", ns(l.exposed_dma_ps)},
                      {"wmmas", l.wmma_instances},
-                     {"wmma_bubble_cycles_per_iteration", wmma_bubbles_per_iteration(l, r.reference_clock_ghz)},
+                     {"wmma_bubble_cycles_per_iteration", l.wmma_bubble_cycles_per_iteration(r.reference_clock_ghz)},
                      {"iterations_folded", l.folded},
                      {"iterations", iters}});
   }
@@ -84,7 +77,7 @@ std::string format_json(const SimResult& r) {
                       {"model", r.model},
                       {"reference_clock_ghz", r.reference_clock_ghz},
                       {"total_ns", ns(r.total_ps)},
-                      {"total_cycles", static_cast<double>(r.total_ps) * r.reference_clock_ghz / 1000.0},
+                      {"total_cycles", cycles(r.total_ps, r.reference_clock_ghz)},
                       {"lower_bound_ns", ns(r.lower_bound_ps)},
                       {"lower_bound_resource", r.lower_bound_resource},
                       {"dynamic_instructions", r.dynamic_instructions},
@@ -121,7 +114,7 @@ std::string format_summary(const SimResult& r) {
     o << "\n";
   }
   o << "kernel @" << r.kernel << " on " << r.model << ": " << fmt("%.3f", ns(r.total_ps)) << " ns, "
-    << fmt("%.0f", static_cast<double>(r.total_ps) * r.reference_clock_ghz / 1000.0) << " cycles at "
+    << fmt("%.0f", cycles(r.total_ps, r.reference_clock_ghz)) << " cycles at "
     << fmt("%g", r.reference_clock_ghz) << " GHz\n";
   o << "lower bound " << fmt("%.3f", ns(r.lower_bound_ps)) << " ns (" << r.lower_bound_resource << "), "
     << r.dynamic_instructions << " dynamic instructions, " << r.semaphores << " semaphores"
@@ -139,10 +132,10 @@ std::string format_summary(const SimResult& r) {
     o << "\nloop " << l.iv << " (" << l.dynamic_iterations << " iterations): II " << fmt("%.3f", ns(l.ii_ps))
       << " ns, bound " << fmt("%.3f", ns(l.ii_bound_ps)) << " ns ("
       << (l.recurrence_bound_ps > l.resource_bound_ps ? std::string("recurrence") : l.bound_resource) << "), efficiency "
-      << fmt("%.1f", 100 * l.efficiency) << "%, DMA overlapped " << fmt("%.1f", 100 * loop_overlap(l)) << "%, exposed DMA "
+      << fmt("%.1f", 100 * l.efficiency) << "%, DMA overlapped " << fmt("%.1f", 100 * l.overlap()) << "%, exposed DMA "
       << fmt("%.3f", ns(l.exposed_dma_ps)) << " ns\n";
     if (l.wmma_instances > 0)
-      o << "  WMMA issue bubbles: " << fmt("%.2f", wmma_bubbles_per_iteration(l, r.reference_clock_ghz))
+      o << "  WMMA issue bubbles: " << fmt("%.2f", l.wmma_bubble_cycles_per_iteration(r.reference_clock_ghz))
         << " cycles per iteration over " << l.wmma_instances / std::max<int64_t>(1, l.dynamic_iterations)
         << " WMMA(s) (time a WMMA waited for its operands after the issue stream was free)\n";
     o << "  iteration     start_ns       end_ns  dma_busy_ns  compute_busy_ns  overlap  exposed_dma_ns\n";

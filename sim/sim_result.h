@@ -35,6 +35,8 @@ struct IterationResult {
   Picos wmma_bubble_ps = 0;   // time its WMMAs waited to issue after the stream was free
 };
 
+inline double ps_to_ns(Picos ps) { return static_cast<double>(ps) / 1000.0; }
+
 struct LoopResult {
   LoopId id = kNoId;
   std::string iv;
@@ -53,6 +55,16 @@ struct LoopResult {
   int64_t wmma_instances = 0;
   bool folded = false;               // iterations[] keeps only the first and last ones
   std::vector<IterationResult> iterations;
+
+  // Fraction of the loop's DMA time during which some compute engine was busy.
+  double overlap() const {
+    return dma_busy_ps > 0 ? static_cast<double>(overlapped_dma_ps) / static_cast<double>(dma_busy_ps) : 0.0;
+  }
+  // WMMA issue bubbles per iteration, in cycles of a `ghz` clock.
+  double wmma_bubble_cycles_per_iteration(double ghz) const {
+    return dynamic_iterations > 0 ? static_cast<double>(wmma_bubble_ps) * ghz / 1000.0 / static_cast<double>(dynamic_iterations)
+                                  : 0.0;
+  }
 };
 
 struct HazardReport {

@@ -27,7 +27,6 @@ std::string num(double v, const char* format) {
   return buf;
 }
 
-double ns(Picos ps) { return static_cast<double>(ps) / 1000.0; }
 
 // The loop the loop metrics describe: the one with the most dynamic iterations (first on ties).
 const LoopResult* main_loop(const SimResult& r) {
@@ -35,10 +34,6 @@ const LoopResult* main_loop(const SimResult& r) {
   for (const LoopResult& l : r.loops)
     if (!best || l.dynamic_iterations > best->dynamic_iterations) best = &l;
   return best;
-}
-
-double overlap_of(const LoopResult& l) {
-  return l.dma_busy_ps > 0 ? static_cast<double>(l.overlapped_dma_ps) / static_cast<double>(l.dma_busy_ps) : 0.0;
 }
 
 }  // namespace
@@ -73,9 +68,9 @@ std::string SweepTable::metric_cells(const SimResult& r) const {
   const double total = static_cast<double>(std::max<Picos>(1, r.total_ps));
   std::vector<std::string> cells;
   for (const std::string& m : spec_.metrics) {
-    if (m == "total_ns") cells.push_back(num(ns(r.total_ps), "%.3f"));
-    else if (m == "total_cycles") cells.push_back(num(ns(r.total_ps) * r.reference_clock_ghz, "%.0f"));
-    else if (m == "lower_bound_ns") cells.push_back(num(ns(r.lower_bound_ps), "%.3f"));
+    if (m == "total_ns") cells.push_back(num(ps_to_ns(r.total_ps), "%.3f"));
+    else if (m == "total_cycles") cells.push_back(num(ps_to_ns(r.total_ps) * r.reference_clock_ghz, "%.0f"));
+    else if (m == "lower_bound_ns") cells.push_back(num(ps_to_ns(r.lower_bound_ps), "%.3f"));
     else if (m == "races") cells.push_back(std::to_string(r.hazards.size()));
     else if (m == "utilisation") {
       double queue_busy = 0;
@@ -92,13 +87,13 @@ std::string SweepTable::metric_cells(const SimResult& r) const {
       cells.push_back(num(queues ? queue_busy / queues : 0.0, "%.4f"));
     } else if (!loop) {
       cells.push_back("");  // a loop metric of a kernel without loops
-    } else if (m == "ii_ns") cells.push_back(num(ns(loop->ii_ps), "%.3f"));
-    else if (m == "ii_bound_ns") cells.push_back(num(ns(loop->ii_bound_ps), "%.3f"));
+    } else if (m == "ii_ns") cells.push_back(num(ps_to_ns(loop->ii_ps), "%.3f"));
+    else if (m == "ii_bound_ns") cells.push_back(num(ps_to_ns(loop->ii_bound_ps), "%.3f"));
     else if (m == "efficiency") cells.push_back(num(loop->efficiency, "%.4f"));
-    else if (m == "overlap") cells.push_back(num(overlap_of(*loop), "%.4f"));
-    else if (m == "exposed_dma_ns") cells.push_back(num(ns(loop->exposed_dma_ps), "%.3f"));
+    else if (m == "overlap") cells.push_back(num(loop->overlap(), "%.4f"));
+    else if (m == "exposed_dma_ns") cells.push_back(num(ps_to_ns(loop->exposed_dma_ps), "%.3f"));
     else if (m == "wmma_bubbles")
-      cells.push_back(num(ns(loop->wmma_bubble_ps) * r.reference_clock_ghz / static_cast<double>(std::max<int64_t>(1, loop->dynamic_iterations)), "%.3f"));
+      cells.push_back(num(loop->wmma_bubble_cycles_per_iteration(r.reference_clock_ghz), "%.3f"));
   }
   std::string out;
   for (size_t i = 0; i < cells.size(); ++i) out += (i ? "," : "") + cells[i];
