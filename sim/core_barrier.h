@@ -13,7 +13,6 @@ class CoreBarrier : public sc_core::sc_module {
  public:
   CoreBarrier(sc_core::sc_module_name name, const SimInst& inst) : sc_module(name), inst_(inst) {}
 
-  const SimInst& inst() const { return inst_; }
   int fenced() const { return static_cast<int>(inst_.units.size()); }
 
   int arrived = 0;

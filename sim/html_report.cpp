@@ -112,7 +112,8 @@ std::string line_chart(const std::string& cls, const std::string& x_label, const
 }
 
 // Tracks per unit: each span a rect over the iteration's time.
-std::string timeline_svg(const std::vector<const Json*>& spans, const std::vector<std::string>& units) {
+std::string timeline_svg(const std::vector<const Json*>& spans, const std::vector<std::string>& units,
+                         const std::set<std::string>& queues) {
   double t0 = 1e300, t1 = -1e300;
   for (const Json* s : spans) {
     t0 = std::min(t0, s->at("start_ns").get<double>());
@@ -134,7 +135,7 @@ std::string timeline_svg(const std::vector<const Json*>& spans, const std::vecto
   for (const Json* s : spans) {
     const std::string unit = s->at("unit");
     const double a = s->at("start_ns"), b = s->at("end_ns");
-    const bool queue = unit.rfind("q", 0) == 0 && unit.size() > 1 && std::isdigit(static_cast<unsigned char>(unit[1]));
+    const bool queue = queues.count(unit) > 0;
     o << "<rect class=\"span\" x=\"" << fmt(px(a), "%.1f") << "\" y=\"" << row * static_cast<double>(track[unit]) + 3
       << "\" width=\"" << fmt(std::max(1.0, px(b) - px(a)), "%.1f") << "\" height=\"" << row - 6 << "\" fill=\""
       << (queue ? "#66ccee" : "#4477aa") << "\"><title>" << esc(s->at("inst").get<std::string>()) << " on " << esc(unit)
@@ -199,8 +200,12 @@ std::string sim_body(const Json& doc) {
     const Json& tl = doc.at("timeline");
     o << "<h2>Timeline of loop " << esc(tl.at("loop")) << ": first, middle and last iteration</h2>\n";
     std::vector<std::string> units;
+    std::set<std::string> queues;
     for (const Json& u : doc.at("engines")) units.push_back(u.at("name"));
-    for (const Json& q : doc.at("dma").at("queues")) units.push_back(q.at("name"));
+    for (const Json& q : doc.at("dma").at("queues")) {
+      units.push_back(q.at("name"));
+      queues.insert(q.at("name").get<std::string>());
+    }
     std::map<int64_t, std::vector<const Json*>> by_iteration;
     for (const Json& s : tl.at("spans")) by_iteration[s.at("iteration").get<int64_t>()].push_back(&s);
     for (const auto& [iteration, spans] : by_iteration) {
@@ -209,7 +214,7 @@ std::string sim_body(const Json& doc) {
       std::vector<std::string> tracks;
       for (const std::string& u : units)
         if (used.count(u)) tracks.push_back(u);
-      o << "<h3>iteration " << iteration << "</h3>\n" << timeline_svg(spans, tracks);
+      o << "<h3>iteration " << iteration << "</h3>\n" << timeline_svg(spans, tracks, queues);
     }
   }
 

@@ -120,7 +120,7 @@ class Lowering {
     const OpcodeInfo& op = *k_.target->opcode(in.opcode);
     SimInst& s = p_.insts[id];
     s.id = id;
-    s.name = in.name.empty() ? "%" + std::to_string(pos_[id]) : "%" + in.name;
+    s.name = k_.display_name(id);
     s.op_class = op.op_class;
     s.wmma = is_wmma(in);
     s.nest = k_.loop_nest(id);
@@ -307,8 +307,6 @@ class Lowering {
     }
   }
 
-  // A unit's walk: its instructions in program order, except that a straight run of
-  // instructions whose every member carries an `order` (list-schedule) follows that order.
   // Position in its unit's stream order: program position, or the list schedule's order
   // within the same run (instructions of one run share everything but the order).
   std::pair<int, int64_t> stream_pos(InstId id) const {
@@ -316,6 +314,8 @@ class Lowering {
     return {o ? first_of_run_[id] : pos_[id], o ? *o : 0};
   }
 
+  // A unit's walk: its instructions in program order, except that a straight run of
+  // instructions whose every member carries an `order` (list-schedule) follows that order.
   std::vector<WalkNode> walk(const std::vector<Stmt>& block, int unit) const {
     std::vector<WalkNode> out;
     std::vector<InstId> run;

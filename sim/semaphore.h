@@ -52,7 +52,6 @@ class Semaphore {
     released_ = produced_;
     if (producer_waiting_) space_event.notify(sc_core::SC_ZERO_TIME);
   }
-  bool closed() const { return closed_; }
 
   sc_core::sc_event data_event;
   sc_core::sc_event space_event;

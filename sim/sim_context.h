@@ -1,5 +1,6 @@
 // Shared state of one simulation: the program, the semaphores, the barriers, the DMA
-// system, the conflict ports and the ledger. Owned by Simulator; modules hold a reference.
+// system, the conflict ports and the ledger. simulate() creates it and modules hold a
+// reference; it is never freed (one simulation per process, docs/metrics.md).
 #pragma once
 
 #include <memory>

@@ -52,7 +52,6 @@ bool DepGraph::remove(InstId src, InstId dst, int distance, LoopId loop) {
   return false;
 }
 
-void DepGraph::remove_all_in(InstId dst) { boost::clear_in_edges(dst, g_); }
 
 std::vector<DepEdgeRef> DepGraph::in_edges(InstId dst) const {
   std::vector<DepEdgeRef> out;

@@ -49,8 +49,6 @@ class DepGraph {
   // Adds without looking for an existing edge; the caller guarantees uniqueness.
   void add_unique(InstId src, InstId dst, const DepEdge& e) { boost::add_edge(src, dst, e, g_); }
   bool remove(InstId src, InstId dst, int distance = 0, LoopId loop = kNoId);
-  void remove_all_in(InstId dst);
-  void clear_vertex(InstId v) { boost::clear_vertex(v, g_); }
 
   std::vector<DepEdgeRef> in_edges(InstId dst) const;
   std::vector<DepEdgeRef> out_edges(InstId src) const;

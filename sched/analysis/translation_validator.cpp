@@ -43,10 +43,9 @@ class Executor {
     std::vector<Box> unseen{box};
     for (const Segment& s : memory_[static_cast<size_t>(tensor)]) {
       if (!overlaps(s.box, box)) continue;
-      Box inter = box;
+      const Box inter = intersect(box, s.box);
       uint64_t part = s.value;
       for (size_t d = 0; d < box.size(); ++d) {
-        inter[d] = {std::max(box[d].first, s.box[d].first), std::min(box[d].second, s.box[d].second)};
         // Where in the read and where in the written range the part lies.
         part = mix(part, static_cast<uint64_t>(inter[d].first - box[d].first));
         part = mix(part, static_cast<uint64_t>(inter[d].first - s.origin[d].first));

@@ -112,9 +112,6 @@ std::string print_deps(const Kernel& k, const DepGraph& g, bool explicit_only) {
   std::vector<InstId> order = k.program_order();
   std::vector<int> pos(k.insts.size(), -1);
   for (size_t i = 0; i < order.size(); ++i) pos[order[i]] = static_cast<int>(i);
-  auto name = [&](InstId id) {
-    return k.insts[id].name.empty() ? "%" + std::to_string(pos[id]) : "%" + k.insts[id].name;
-  };
 
   struct Line {
     int src, dst, distance, kind;
@@ -124,7 +121,7 @@ std::string print_deps(const Kernel& k, const DepGraph& g, bool explicit_only) {
   for (const DepEdgeRef& e : g.edges()) {
     if (explicit_only && !e.props.is_explicit) continue;
     if (pos[e.src] < 0 || pos[e.dst] < 0) continue;  // erased instruction
-    std::string t = "dep " + name(e.src) + " -> " + name(e.dst) + " " + dep_kind_name(e.props.kind);
+    std::string t = "dep " + k.display_name(e.src) + " -> " + k.display_name(e.dst) + " " + dep_kind_name(e.props.kind);
     if (e.props.distance > 0) {
       t += " distance=" + std::to_string(e.props.distance);
       if (e.props.loop != k.common_loop(e.src, e.dst)) t += " loop=" + k.loops[e.props.loop].iv;

@@ -70,10 +70,8 @@ void PrefetchSchedulePass::run(PassContext& ctx) {
   Kernel& k = ctx.kernel;
   if (min_bytes_ >= 0) force_incoming_order(ctx);
   if (cc_mode_ > 0) align_collectives(ctx);
-  if (after_)
-    for (LoopId l = 0; l < static_cast<LoopId>(k.loops.size()); ++l) {
-      if (distance_ > 0) set_distance(ctx, l, distance_);
-    }
+  if (after_ && distance_ > 0)
+    for (LoopId l = 0; l < static_cast<LoopId>(k.loops.size()); ++l) set_distance(ctx, l, distance_);
   if (ctx.stats.counters.empty())
     ctx.skip(std::string(after_ ? "after" : "before") + " the scheduler: nothing to do with these options");
 }

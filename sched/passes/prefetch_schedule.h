@@ -14,10 +14,11 @@ namespace tandem {
 // cc-dma-alignment (both runs): 0 adds nothing; 1 pins the loads feeding each collective
 // behind the store the collective fed in the previous iteration; 2 (after only) keeps the
 // other loads of the loop from overlapping the collective.
-// Prefetch distance is structural, never from latency: a loop marked
-// `prefetch_one_iteration_ahead` (or any split loop, with prefetch-distance=D) lets loads of
-// iteration i+D run while compute of i has not started, and no further: the barrier stops
-// fencing the DMA queues and holds each stage-0 load to D+1 iterations behind it.
+// Prefetch distance is structural, never from latency. The split alone holds loads one
+// iteration ahead (the `prefetch_one_iteration_ahead` loop attribute only records that);
+// prefetch-distance=D (after, D > 0) lets loads of iteration i+D run while compute of i has
+// not started, and no further: the barrier stops fencing the DMA queues and holds each
+// stage-0 load to D+1 iterations behind it.
 class PrefetchSchedulePass : public Pass {
  public:
   static constexpr const char* kHelp =
@@ -35,7 +36,7 @@ class PrefetchSchedulePass : public Pass {
   bool after_;
   int64_t cc_mode_;
   int64_t min_bytes_;
-  int64_t distance_;  // 0: the loop's attribute decides (1 when marked)
+  int64_t distance_;  // 0: leave the split's one-iteration prefetch as it is
 };
 
 }  // namespace tandem
