@@ -4,9 +4,10 @@
 #include <CLI/CLI.hpp>
 
 #include "sched/ir/printer.h"
+#include "sched/passes/schedule_file.h"
 #include "sched/support/error.h"
 #include "tools/commands.h"
-#include "tools/kernel_input.h"
+#include "tools/output.h"
 
 namespace tandem::cli {
 

@@ -9,8 +9,9 @@
 #include "sim/html_report.h"
 #include "sim/isolated.h"
 #include "sim/report.h"
+#include "sim/simulate_file.h"
 #include "tools/commands.h"
-#include "tools/kernel_input.h"
+#include "tools/output.h"
 
 namespace tandem::cli {
 

@@ -1,0 +1,25 @@
+#include "sched/passes/schedule_file.h"
+
+#include <iostream>
+
+#include "sched/analysis/dependence_analysis.h"
+#include "sched/ir/parser.h"
+#include "sched/target/target.h"
+
+namespace tandem {
+
+KernelInput read_and_schedule(const std::string& file, const std::string& hw, const std::string& passes,
+                              const RunOptions& run_options) {
+  ParseOptions popts;
+  if (!hw.empty()) popts.target_override = load_target(hw);
+  // Check the pipeline before reading the kernel: a typo in --passes should not wait.
+  std::vector<PipelineStep> steps = parse_pipeline(passes);
+  for (const auto& p : run_options.print_after)
+    if (!find_pass(p)) throw Error("--print-after names unknown pass '" + p + "'");
+  KernelInput in{parse_kernel_file(file, popts), DepGraph()};
+  in.deps = build_dep_graph(in.kernel);
+  run_pipeline(in.kernel, in.deps, steps, run_options, std::cerr);
+  return in;
+}
+
+}  // namespace tandem

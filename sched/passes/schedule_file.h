@@ -1,0 +1,23 @@
+// Read a kernel file against its target (or a model file given instead), derive its
+// dependences and run a pass pipeline over it: what `tandem opt` does, and the first half of
+// every simulation.
+#pragma once
+
+#include <string>
+
+#include "sched/analysis/dep_graph.h"
+#include "sched/ir/kernel.h"
+#include "sched/passes/pass_manager.h"
+
+namespace tandem {
+
+struct KernelInput {
+  Kernel kernel;
+  DepGraph deps;
+};
+
+// `hw` empty: the kernel's own target. The pipeline is checked before the kernel is read.
+KernelInput read_and_schedule(const std::string& file, const std::string& hw, const std::string& passes,
+                              const RunOptions& run_options);
+
+}  // namespace tandem

@@ -1,0 +1,22 @@
+// Running a sweep (docs/sweeps.md): every (kernel, point) simulated in its own process, N
+// at a time, or spread over MPI ranks under mpirun; one CSV row per point as it finishes,
+// progress on stderr, resume, the sorted file at the end and, if asked, the HTML report.
+#pragma once
+
+#include <string>
+
+namespace tandem {
+
+struct SweepRun {
+  std::string file;    // the sweep file
+  std::string out;     // the CSV; "" = the sweep file's name with .csv, in the working directory
+  int jobs = 1;        // points at once on this machine
+  bool resume = false;
+  bool progress = false;  // progress lines even off a terminal
+  std::string report;     // an HTML report too, if set
+};
+
+// 0, or 2 when a point failed with an internal error; Error for a bad sweep file or option.
+int run_sweep(const SweepRun& run);
+
+}  // namespace tandem
