@@ -81,29 +81,35 @@ void PrefetchSchedulePass::run(PassContext& ctx) {
 void PrefetchSchedulePass::force_incoming_order(PassContext& ctx) {
   Kernel& k = ctx.kernel;
   const std::vector<InstId> order = k.program_order();
+  auto qualifies = [&](InstId id) {  // a large SBUF load
+    if (!is_load(k, id) || k.insts[id].writes.empty()) return false;
+    const Tensor& t = k.tensors[k.insts[id].writes[0].tensor_id];
+    return t.space == "sbuf" && footprint(k, t) >= min_bytes_;
+  };
   if (!after_) {
     int64_t n = 0;
-    for (InstId id : order) {
-      if (!is_load(k, id) || k.insts[id].writes.empty()) continue;
-      const Tensor& t = k.tensors[k.insts[id].writes[0].tensor_id];
-      if (t.space != "sbuf" || footprint(k, t) < min_bytes_) continue;
-      k.insts[id].attrs.set("prefetch", n++);
-      ctx.stats.add("loads_marked");
-    }
+    for (InstId id : order)
+      if (qualifies(id)) {
+        k.insts[id].attrs.set("prefetch", n++);
+        ctx.stats.add("loads_marked");
+      }
     return;
   }
-  // Marked loads by their stamp (or, when the first run did not mark, as the first run would).
+  // Marked loads by their stamp; loads the first run did not mark (it did not run, or with
+  // another threshold) follow in program order, numbered after the largest stamp.
   std::vector<std::pair<int64_t, InstId>> marked;
-  int64_t n = 0;
+  std::vector<InstId> unmarked;
+  int64_t next = 0;
   for (InstId id : order) {
     if (!is_load(k, id) || k.insts[id].writes.empty()) continue;
     if (auto stamp = k.insts[id].attrs.get_int("prefetch")) {
       marked.push_back({*stamp, id});
-      continue;
+      next = std::max(next, *stamp + 1);
+    } else if (qualifies(id)) {
+      unmarked.push_back(id);
     }
-    const Tensor& t = k.tensors[k.insts[id].writes[0].tensor_id];
-    if (t.space == "sbuf" && footprint(k, t) >= min_bytes_) marked.push_back({n++, id});
   }
+  for (InstId id : unmarked) marked.push_back({next++, id});
   std::sort(marked.begin(), marked.end());
   for (size_t i = 1; i < marked.size(); ++i) {
     const InstId before = marked[i - 1].second, load = marked[i].second;
