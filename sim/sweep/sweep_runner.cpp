@@ -32,7 +32,7 @@ std::string run_point(const SweepSpec& spec, const SweepTable& table, size_t poi
   const size_t n = spec.points.size();
   const std::string& kernel = spec.kernels[point / n];
   const std::vector<std::string>& values = spec.points[point % n];
-  const std::string base = sweep_base_model(spec, kernel);
+  const std::string base = sweep_base_model(spec, point / n);
   std::string hw = spec.model;
   const std::string yaml = point_model_yaml(spec, base, values);
   if (!yaml.empty()) {

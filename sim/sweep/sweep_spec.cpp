@@ -102,7 +102,8 @@ class SweepReader {
       if (found.empty()) y_.fail(p, "kernel pattern '" + p.Scalar() + "' matches no file");
       std::sort(found.begin(), found.end());
       for (const std::string& f : found) {
-        (void)parse_kernel_file(f);  // a broken kernel is the sweep file's error, found now
+        // A broken kernel is the sweep file's error, found now.
+        spec_.kernel_targets.push_back(parse_kernel_file(f).target->file);
         spec_.kernels.push_back(f);
       }
     }
@@ -154,7 +155,7 @@ class SweepReader {
 
   std::vector<std::string> base_models() const {
     std::set<std::string> models;
-    for (const std::string& k : spec_.kernels) models.insert(sweep_base_model(spec_, k));
+    for (size_t k = 0; k < spec_.kernels.size(); ++k) models.insert(sweep_base_model(spec_, k));
     return {models.begin(), models.end()};
   }
 
@@ -270,9 +271,8 @@ class SweepReader {
 
 SweepSpec load_sweep(const std::string& path) { return SweepReader(path).read(); }
 
-std::string sweep_base_model(const SweepSpec& spec, const std::string& kernel) {
-  if (!spec.model.empty()) return spec.model;
-  return parse_kernel_file(kernel).target->file;
+std::string sweep_base_model(const SweepSpec& spec, size_t kernel) {
+  return spec.model.empty() ? spec.kernel_targets[kernel] : spec.model;
 }
 
 std::string point_pipeline(const SweepSpec& spec, const std::vector<std::string>& values) {

@@ -18,6 +18,7 @@ struct SweepParameter {
 struct SweepSpec {
   std::string file;
   std::vector<std::string> kernels;  // paths, each glob's matches sorted
+  std::vector<std::string> kernel_targets;  // each kernel's own target model file
   std::string model;                 // base model file; "" = each kernel's target model
   std::string pipeline = "default";  // base pipeline
   std::vector<SweepParameter> parameters;
@@ -32,8 +33,8 @@ SweepSpec load_sweep(const std::string& path);
 // The metric names a sweep may record, and those it records when it names none.
 const std::vector<std::string>& known_sweep_metrics();
 
-// The base model file of `kernel` in the sweep.
-std::string sweep_base_model(const SweepSpec& spec, const std::string& kernel);
+// The base model file of kernel number `kernel` in the sweep.
+std::string sweep_base_model(const SweepSpec& spec, size_t kernel);
 
 // The pipeline of a point: the base (or the point's `pipeline`) with its pass options set.
 std::string point_pipeline(const SweepSpec& spec, const std::vector<std::string>& values);

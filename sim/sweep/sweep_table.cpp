@@ -40,7 +40,7 @@ const LoopResult* main_loop(const SimResult& r) {
 
 SweepTable::SweepTable(const SweepSpec& spec) : spec_(spec) {
   std::set<std::string> engines;
-  for (const std::string& k : spec.kernels)
+  for (size_t k = 0; k < spec.kernels.size(); ++k)
     for (const auto& [name, e] : load_target(sweep_base_model(spec, k))->engines) engines.insert(name);
   engines_.assign(engines.begin(), engines.end());
   for (const std::string& m : spec.metrics) {
