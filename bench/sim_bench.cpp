@@ -1,7 +1,7 @@
 // Simulator benchmarks (DESIGN.md, Performance targets), printed, never asserted:
 //  1. throughput: dynamic instructions per second of the SystemC simulator on a GEMM K loop
 //     of about a million dynamic instructions, against a plain priority-queue event loop
-//     doing the same scheduling work (bench/event_loop_baseline.cpp), in the same run;
+//     doing the same scheduling work (tests/oracle/event_loop.cpp), in the same run;
 //  2. memory: peak resident set of a ten-million-iteration loop.
 // SystemC elaborates once per process, so each measurement runs in a child process.
 #include <sys/resource.h>
@@ -16,12 +16,12 @@
 #include <sstream>
 #include <string>
 
-#include "event_loop_baseline.h"
+#include "tests/oracle/event_loop.h"
 #include "sched/analysis/dependence_analysis.h"
 #include "sched/ir/parser.h"
 #include "sched/passes/pass_manager.h"
 #include "sched/target/target.h"
-#include "sim/simulator.h"
+#include "sim/driver/simulator.h"
 
 using namespace tandem;
 

@@ -2,11 +2,11 @@
 #include <CLI/CLI.hpp>
 
 #include "sched/support/output.h"
-#include "sim/ab_report.h"
-#include "sim/html_report.h"
-#include "sim/isolated.h"
-#include "sim/report.h"
-#include "sim/simulate_file.h"
+#include "sim/report/ab_report.h"
+#include "sim/report/html_report.h"
+#include "sim/driver/isolated.h"
+#include "sim/report/report.h"
+#include "sim/driver/simulate_file.h"
 #include "tools/commands.h"
 #include "tools/output.h"
 

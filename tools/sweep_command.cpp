@@ -1,9 +1,9 @@
-// tandem sweep: options only; the work is run_sweep (sim/sweep/sweep_runner.h).
+// tandem sweep: options only; the work is run_sweep (sim/driver/sweep/sweep_runner.h).
 #include <memory>
 
 #include <CLI/CLI.hpp>
 
-#include "sim/sweep/sweep_runner.h"
+#include "sim/driver/sweep/sweep_runner.h"
 #include "tools/commands.h"
 
 namespace tandem::cli {

@@ -4,7 +4,7 @@
 // iterations of a loop carry the smallest distance at which the accesses can overlap.
 #pragma once
 
-#include "sched/analysis/dep_graph.h"
+#include "sched/ir/dep_graph.h"
 #include "sched/ir/kernel.h"
 
 namespace tandem {

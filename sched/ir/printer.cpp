@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "sched/analysis/dep_graph.h"
+#include "sched/ir/dep_graph.h"
 
 namespace tandem {
 

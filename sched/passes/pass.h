@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "sched/analysis/dep_graph.h"
+#include "sched/ir/dep_graph.h"
 #include "sched/ir/kernel.h"
 
 namespace spdlog {

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "sched/analysis/dep_graph.h"
+#include "sched/ir/dep_graph.h"
 #include "sched/ir/kernel.h"
 #include "sched/passes/pass_manager.h"
 

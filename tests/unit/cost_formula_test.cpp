@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "sim/model/cost_formula.h"
+#include "sched/target/cost_formula.h"
 
 using namespace tandem;
 

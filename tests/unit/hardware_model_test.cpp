@@ -4,7 +4,7 @@
 #include <fstream>
 #include <regex>
 
-#include "sim/model/hardware_model.h"
+#include "sched/target/hardware_model.h"
 
 using namespace tandem;
 

@@ -6,12 +6,12 @@
 
 #include <iostream>
 
-#include "event_loop_baseline.h"
+#include "tests/oracle/event_loop.h"
 #include "sched/analysis/dependence_analysis.h"
 #include "sched/ir/parser.h"
 #include "sched/passes/pass_manager.h"
-#include "sim/dma_bandwidth.h"
-#include "sim/simulator.h"
+#include "sim/units/dma_bandwidth.h"
+#include "sim/driver/simulator.h"
 
 using namespace tandem;
 

@@ -1,0 +1,85 @@
+#include "sched/ir/dep_graph.h"
+
+namespace tandem {
+
+const char* dep_kind_name(DepKind k) {
+  switch (k) {
+    case DepKind::Invalid: return "invalid";
+    case DepKind::Ordered: return "ordered";
+    case DepKind::Anti: return "anti";
+    case DepKind::Output: return "output";
+    case DepKind::Flow: return "flow";
+  }
+  return "?";
+}
+
+void DepGraph::grow(size_t n) {
+  while (boost::num_vertices(g_) < n) boost::add_vertex(g_);
+}
+
+static bool same_key(const DepEdge& e, int distance, LoopId loop) {
+  return e.distance == distance && (distance == 0 || e.loop == loop);
+}
+
+bool DepGraph::add(InstId src, InstId dst, DepKind kind, int distance, LoopId loop, bool is_explicit) {
+  if (distance == 0) loop = kNoId;
+  for (auto [it, end] = boost::out_edges(src, g_); it != end; ++it) {
+    if (static_cast<InstId>(boost::target(*it, g_)) != dst) continue;
+    DepEdge& e = g_[*it];
+    if (!same_key(e, distance, loop)) continue;
+    bool changed = false;
+    if (kind > e.kind) {
+      e.kind = kind;
+      changed = true;
+    }
+    if (is_explicit && !e.is_explicit) {
+      e.is_explicit = true;
+      changed = true;
+    }
+    return changed;
+  }
+  boost::add_edge(src, dst, DepEdge{kind, distance, loop, is_explicit}, g_);
+  return true;
+}
+
+bool DepGraph::remove(InstId src, InstId dst, int distance, LoopId loop) {
+  for (auto [it, end] = boost::out_edges(src, g_); it != end; ++it) {
+    if (static_cast<InstId>(boost::target(*it, g_)) == dst && same_key(g_[*it], distance, loop)) {
+      boost::remove_edge(*it, g_);
+      return true;
+    }
+  }
+  return false;
+}
+
+
+std::vector<DepEdgeRef> DepGraph::in_edges(InstId dst) const {
+  std::vector<DepEdgeRef> out;
+  for (auto [it, end] = boost::in_edges(dst, g_); it != end; ++it)
+    out.push_back({static_cast<InstId>(boost::source(*it, g_)), dst, g_[*it]});
+  return out;
+}
+
+std::vector<DepEdgeRef> DepGraph::out_edges(InstId src) const {
+  std::vector<DepEdgeRef> out;
+  for (auto [it, end] = boost::out_edges(src, g_); it != end; ++it)
+    out.push_back({src, static_cast<InstId>(boost::target(*it, g_)), g_[*it]});
+  return out;
+}
+
+std::vector<DepEdgeRef> DepGraph::edges() const {
+  std::vector<DepEdgeRef> out;
+  out.reserve(num_edges());
+  for (auto [it, end] = boost::edges(g_); it != end; ++it)
+    out.push_back({static_cast<InstId>(boost::source(*it, g_)), static_cast<InstId>(boost::target(*it, g_)), g_[*it]});
+  return out;
+}
+
+const DepEdge* DepGraph::find(InstId src, InstId dst, int distance, LoopId loop) const {
+  if (distance == 0) loop = kNoId;
+  for (auto [it, end] = boost::out_edges(src, g_); it != end; ++it)
+    if (static_cast<InstId>(boost::target(*it, g_)) == dst && same_key(g_[*it], distance, loop)) return &g_[*it];
+  return nullptr;
+}
+
+}  // namespace tandem

@@ -1,0 +1,83 @@
+#include "sim/driver/sweep/mpi_pool.h"
+
+#include <mpi.h>
+
+#include <cstdlib>
+#include <stdexcept>
+
+
+namespace tandem {
+
+namespace {
+
+constexpr int kResultTag = 1;  // worker -> 0: "" (ready) or a result; 0 -> worker never uses it
+constexpr int kPointTag = 2;   // 0 -> worker: a point number, or -1 to stop
+
+// A result on the wire: 'o' output, 'e' user error, 'x' internal error; then the point
+// number, a newline and the text.
+std::string encode(size_t point, const IsolatedOutcome& o) {
+  const char kind = o.ok ? 'o' : (o.internal ? 'x' : 'e');
+  return std::string(1, kind) + std::to_string(point) + "\n" + (o.ok ? o.output : o.error);
+}
+
+IsolatedOutcome decode(const std::string& s, size_t* point) {
+  const size_t nl = s.find('\n');
+  *point = static_cast<size_t>(std::stoull(s.substr(1, nl - 1)));
+  IsolatedOutcome o;
+  o.ok = s[0] == 'o';
+  o.internal = s[0] == 'x';
+  (o.ok ? o.output : o.error) = s.substr(nl + 1);
+  return o;
+}
+
+}  // namespace
+
+bool launched_under_mpi() {
+  const char* size = std::getenv("OMPI_COMM_WORLD_SIZE");
+  return size && std::atoi(size) > 1;
+}
+
+MpiPool::MpiPool() {
+  MPI_Init(nullptr, nullptr);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+}
+
+MpiPool::~MpiPool() { MPI_Finalize(); }
+
+void MpiPool::coordinate(const std::vector<size_t>& points, const std::function<void(size_t, const IsolatedOutcome&)>& done) {
+  size_t next = 0, received = 0;
+  int stopped = 0;
+  while (stopped < size_ - 1) {
+    MPI_Status status;
+    MPI_Probe(MPI_ANY_SOURCE, kResultTag, MPI_COMM_WORLD, &status);
+    int length = 0;
+    MPI_Get_count(&status, MPI_CHAR, &length);
+    std::string message(static_cast<size_t>(length), '\0');
+    MPI_Recv(message.data(), length, MPI_CHAR, status.MPI_SOURCE, kResultTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (!message.empty()) {
+      size_t point = 0;
+      const IsolatedOutcome o = decode(message, &point);
+      done(point, o);
+      ++received;
+    }
+    long long reply = next < points.size() ? static_cast<long long>(points[next++]) : -1;
+    if (reply < 0) ++stopped;
+    MPI_Send(&reply, 1, MPI_LONG_LONG, status.MPI_SOURCE, kPointTag, MPI_COMM_WORLD);
+  }
+  if (received != points.size()) throw std::logic_error("MPI sweep: results missing");
+}
+
+void MpiPool::work(const std::function<std::string(size_t)>& job) {
+  std::string message;  // the first request carries no result
+  for (;;) {
+    MPI_Send(message.data(), static_cast<int>(message.size()), MPI_CHAR, 0, kResultTag, MPI_COMM_WORLD);
+    long long point = -1;
+    MPI_Recv(&point, 1, MPI_LONG_LONG, 0, kPointTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (point < 0) return;
+    message = encode(static_cast<size_t>(point),
+                     outcome_of([&] { return run_isolated([&] { return job(static_cast<size_t>(point)); }); }));
+  }
+}
+
+}  // namespace tandem

@@ -1,0 +1,37 @@
+// Sweep points spread over MPI ranks (Open MPI): rank 0 hands out point numbers one at a time
+// as ranks ask for work (slow points do not idle the others) and collects every result; the
+// other ranks run each point in a forked child, as a local sweep does. Built when CMake finds
+// MPI (TANDEM_HAVE_MPI).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "sim/driver/isolated.h"
+
+namespace tandem {
+
+// Under mpirun with more than one rank (Open MPI's environment says so).
+bool launched_under_mpi();
+
+class MpiPool {
+ public:
+  MpiPool();  // MPI_Init
+  ~MpiPool();  // MPI_Finalize
+  MpiPool(const MpiPool&) = delete;
+  MpiPool& operator=(const MpiPool&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+
+  // Rank 0: runs `points` on the other ranks and calls done(point, outcome) as each returns.
+  void coordinate(const std::vector<size_t>& points, const std::function<void(size_t, const IsolatedOutcome&)>& done);
+  // The other ranks: run job(point) for each point rank 0 sends, until it says stop.
+  void work(const std::function<std::string(size_t)>& job);
+
+ private:
+  int rank_ = 0, size_ = 1;
+};
+
+}  // namespace tandem

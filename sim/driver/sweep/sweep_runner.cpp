@@ -1,0 +1,164 @@
+#include "sim/driver/sweep/sweep_runner.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <set>
+
+#include "sched/support/error.h"
+#include "sched/support/output.h"
+#include "sim/report/html_report.h"
+#include "sim/driver/isolated.h"
+#include "sim/driver/simulate_file.h"
+#ifdef TANDEM_HAVE_MPI
+#include "sim/driver/sweep/mpi_pool.h"
+#endif
+#include "sim/driver/sweep/sweep_spec.h"
+#include "sim/driver/sweep/sweep_table.h"
+
+namespace tandem {
+
+namespace {
+
+// One point, in its own process: the point's model (if it sets model fields) goes to a file
+// of the sweep's scratch directory; a model error names the point rather than that file.
+std::string run_point(const SweepSpec& spec, const SweepTable& table, size_t point, const std::string& scratch) {
+  const size_t n = spec.points.size();
+  const std::string& kernel = spec.kernels[point / n];
+  const std::vector<std::string>& values = spec.points[point % n];
+  const std::string base = sweep_base_model(spec, point / n);
+  std::string hw = spec.model;
+  const std::string yaml = point_model_yaml(spec, base, values);
+  if (!yaml.empty()) {
+    hw = scratch + "/point-" + std::to_string(point) + ".yaml";
+    std::ofstream(hw) << yaml;
+  }
+  try {
+    return table.metric_cells(schedule_and_simulate(kernel, hw, point_pipeline(spec, values), RunOptions{}, SimOptions{}));
+  } catch (const Error& e) {
+    if (e.loc().file && hw != spec.model && e.loc().file == std::string(hw))
+      throw Error(base + " with this point's values: " + e.message());
+    throw;
+  }
+}
+
+class Progress {
+ public:
+  Progress(size_t total, bool forced) : total_(total), tty_(::isatty(2)), on_(forced || tty_) {}
+  // On a terminal the line is rewritten in place; elsewhere a line at most every second.
+  void update(size_t done, size_t failed) {
+    if (!on_) return;
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    if (!tty_ && done < total_ && printed_ >= 0 && s - printed_ < 1.0) return;
+    printed_ = s;
+    const double rate = s > 0 ? static_cast<double>(done) / s : 0;
+    const double eta = rate > 0 ? static_cast<double>(total_ - done) / rate : 0;
+    std::fprintf(stderr, "%ssweep: %zu/%zu points, %zu failed, %.2f points/s, ETA %.0f s%s", tty_ ? "\r" : "", done, total_,
+                 failed, rate, eta, tty_ ? "   " : "\n");
+    std::fflush(stderr);
+  }
+  void finish() {
+    if (on_ && tty_) std::fputc('\n', stderr);
+  }
+
+ private:
+  size_t total_;
+  bool tty_, on_;
+  double printed_ = -1;  // seconds into the sweep of the last line printed
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+// A scratch directory for the points' models, removed at the end.
+struct Scratch {
+  std::string path;
+  Scratch() {
+    char name[] = "/tmp/tandem-sweep-XXXXXX";
+    if (!::mkdtemp(name)) throw std::runtime_error("cannot create a scratch directory");
+    path = name;
+  }
+  ~Scratch() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+};
+
+}  // namespace
+
+int run_sweep(const SweepRun& args) {
+  if (args.jobs < 1) throw Error("-j must be at least 1");
+  const SweepSpec spec = load_sweep(args.file);
+  const SweepTable table(spec);
+  const Scratch scratch;
+  auto job = [&](size_t point) { return run_point(spec, table, point, scratch.path); };
+#ifdef TANDEM_HAVE_MPI
+  std::unique_ptr<MpiPool> mpi;
+  if (launched_under_mpi()) mpi = std::make_unique<MpiPool>();
+  if (mpi && mpi->rank() != 0) {
+    mpi->work(job);
+    return 0;
+  }
+#endif
+
+  // Here (rank 0 under MPI): the CSV, its rows as points finish, the progress line.
+  const std::string out = args.out.empty() ? std::filesystem::path(args.file).stem().string() + ".csv" : args.out;
+  if (std::filesystem::exists(out) && !std::filesystem::is_regular_file(out))
+    throw Error("-o " + out + ": the CSV must be a regular file (it is appended to, then rewritten sorted)");
+  const std::set<size_t> done = args.resume ? table.done_points(out) : std::set<size_t>{};
+  if (!args.resume || !std::filesystem::exists(out)) std::ofstream(out, std::ios::trunc) << table.header() << "\n";
+  std::vector<size_t> todo;
+  for (size_t p = 0; p < spec.size(); ++p)
+    if (!done.count(p)) todo.push_back(p);
+  std::FILE* csv = std::fopen(out.c_str(), "a");
+  if (!csv) throw Error("cannot write " + out);
+  // Under mpirun stderr is not a terminal, but the user is watching: print progress lines.
+  bool progress_lines = args.progress;
+#ifdef TANDEM_HAVE_MPI
+  progress_lines |= mpi != nullptr;
+#endif
+  Progress progress(todo.size(), progress_lines);
+  size_t finished = 0, failed = 0;
+  bool internal = false;
+  auto record = [&](size_t point, const IsolatedOutcome& o) {
+    // One write per whole row, flushed: an interrupted sweep leaves only complete rows.
+    const std::string row = o.ok ? table.row(point, "ok", o.output, "")
+                                 : table.row(point, o.internal ? "internal-error" : "error", "", o.error);
+    std::fputs((row + "\n").c_str(), csv);
+    std::fflush(csv);
+    ++finished;
+    failed += !o.ok;
+    internal |= o.internal;
+    progress.update(finished, failed);
+  };
+#ifdef TANDEM_HAVE_MPI
+  if (mpi)
+    mpi->coordinate(todo, record);
+  else
+#endif
+    run_isolated_pool(todo.size(), args.jobs, [&](size_t i) { return job(todo[i]); },
+                      [&](size_t i, const IsolatedOutcome& o) { record(todo[i], o); });
+  std::fclose(csv);
+  progress.finish();
+  sort_csv_rows(out);
+  if (!args.report.empty()) {
+    std::vector<std::string> parameters;
+    for (const SweepParameter& p : spec.parameters) parameters.push_back(p.name);
+    std::ifstream in(out);
+    const std::string csv_text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    write_file_atomic(args.report, html_sweep_report("Tandem sweep: " + args.file, parameters, csv_text));
+  }
+  std::string where;
+#ifdef TANDEM_HAVE_MPI
+  if (mpi) where = "; over " + std::to_string(mpi->size() - 1) + " MPI worker rank(s)";
+#endif
+  std::fprintf(stderr, "sweep: %zu points run (%zu failed), %zu kept from before; rows in %s%s\n", finished, failed,
+               done.size(), out.c_str(), where.c_str());
+  return internal ? 2 : 0;
+}
+
+}  // namespace tandem

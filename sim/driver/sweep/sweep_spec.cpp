@@ -1,0 +1,317 @@
+#include "sim/driver/sweep/sweep_spec.h"
+
+#include <glob.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "sched/ir/parser.h"
+#include "sched/passes/pass_manager.h"
+#include "sched/support/yaml_file.h"
+#include "sched/target/target.h"
+
+namespace tandem {
+
+const std::vector<std::string>& known_sweep_metrics() {
+  static const std::vector<std::string> all = {"total_ns", "total_cycles", "lower_bound_ns", "ii_ns",
+                                               "ii_bound_ns", "efficiency", "overlap", "exposed_dma_ns",
+                                               "wmma_bubbles", "utilisation", "races"};
+  return all;
+}
+
+namespace {
+
+const std::vector<std::string> kDefaultMetrics = {"total_ns", "total_cycles", "ii_ns", "efficiency", "overlap",
+                                                  "utilisation", "races"};
+
+std::string directory_of(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+std::string relative_to(const std::string& dir, const std::string& path) {
+  return !path.empty() && path[0] == '/' ? path : dir + "/" + path;
+}
+
+std::vector<std::string> split_dots(const std::string& path) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (size_t dot; (dot = path.find('.', start)) != std::string::npos; start = dot + 1) parts.push_back(path.substr(start, dot - start));
+  parts.push_back(path.substr(start));
+  return parts;
+}
+
+// The node at a dotted path in a model document, or an undefined node.
+YAML::Node model_field(const YAML::Node& root, const std::string& path) {
+  YAML::Node n;
+  n.reset(root);
+  for (const std::string& part : split_dots(path)) {
+    if (!n.IsMap() || !n[part]) return YAML::Node(YAML::NodeType::Undefined);
+    n.reset(n[part]);
+  }
+  return n;
+}
+
+bool is_number(const std::string& s) {
+  try {
+    size_t used = 0;
+    std::stod(s, &used);
+    return used == s.size();
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+class SweepReader {
+ public:
+  explicit SweepReader(const std::string& path) : y_(path, "sweep file") { spec_.file = path; }
+
+  SweepSpec read() {
+    const YAML::Node& root = y_.root();
+    y_.only_keys(root, {"kernels", "model", "pipeline", "parameters", "points", "metrics"}, "the sweep");
+    read_kernels(y_.required(root, "kernels", "the sweep"));
+    if (root["model"]) read_model(root["model"]);
+    if (root["pipeline"]) {
+      spec_.pipeline = y_.str(root["pipeline"], "pipeline");
+      check_pipeline(root["pipeline"], spec_.pipeline);
+    }
+    if (root["parameters"] && root["points"]) y_.fail(root["points"], "give either parameters (a product) or points (a list), not both");
+    if (root["parameters"]) read_product(root["parameters"]);
+    else if (root["points"]) read_points(root["points"]);
+    else spec_.points.push_back({});  // no parameter: one point, the base
+    read_metrics(root["metrics"]);
+    return spec_;
+  }
+
+ private:
+  void read_kernels(const YAML::Node& n) {
+    std::vector<YAML::Node> patterns;
+    if (n.IsScalar()) patterns.push_back(n);
+    else if (n.IsSequence())
+      for (const YAML::Node& p : n) patterns.push_back(p);
+    if (patterns.empty()) y_.fail(n, "kernels must be a file, a glob or a list of them");
+    for (const YAML::Node& p : patterns) {
+      const std::string pattern = relative_to(directory_of(spec_.file), y_.str(p, "kernels[]"));
+      glob_t g{};
+      const int rc = ::glob(pattern.c_str(), 0, nullptr, &g);
+      std::vector<std::string> found;
+      for (size_t i = 0; rc == 0 && i < g.gl_pathc; ++i) found.push_back(g.gl_pathv[i]);
+      ::globfree(&g);
+      if (found.empty()) y_.fail(p, "kernel pattern '" + p.Scalar() + "' matches no file");
+      std::sort(found.begin(), found.end());
+      for (const std::string& f : found) {
+        // A broken kernel is the sweep file's error, found now.
+        spec_.kernel_targets.push_back(parse_kernel_file(f).target->file);
+        spec_.kernels.push_back(f);
+      }
+    }
+  }
+
+  void read_model(const YAML::Node& n) {
+    const std::string m = y_.str(n, "model");
+    std::string path = model_path_for(m);
+    if (path.empty()) path = relative_to(directory_of(spec_.file), m);
+    if (!std::ifstream(path)) y_.fail(n, "model '" + m + "' is neither a model name nor a file");
+    spec_.model = path;
+  }
+
+  void check_pipeline(const YAML::Node& at, const std::string& text) {
+    try {
+      parse_pipeline(text);
+    } catch (const Error& e) {
+      y_.fail(at, "pipeline '" + text + "': " + e.message());
+    }
+  }
+
+  // Classifies and checks a parameter name against the base models and passes.
+  SweepParameter classify(const YAML::Node& key) {
+    SweepParameter p;
+    p.name = key.as<std::string>();
+    if (p.name == "pipeline") {
+      p.kind = SweepParameter::Pipeline;
+      return p;
+    }
+    const size_t dot = p.name.find('.');
+    if (dot != std::string::npos && find_pass(p.name.substr(0, dot))) {
+      const PassInfo* pass = find_pass(p.name.substr(0, dot));
+      const std::string option = p.name.substr(dot + 1);
+      std::string known;
+      for (const auto& o : pass->options) {
+        if (o.name == option) p.kind = SweepParameter::PassOption;
+        known += (known.empty() ? "" : ", ") + o.name;
+      }
+      if (p.kind != SweepParameter::PassOption)
+        y_.fail(key, "pass '" + pass->name + "' has no option '" + option + "' (options: " + (known.empty() ? "none" : known) + ")");
+      return p;
+    }
+    p.kind = SweepParameter::ModelField;
+    for (const std::string& model : base_models())
+      if (!model_field(YamlFile(model).root(), p.name))
+        y_.fail(key, "unknown parameter '" + p.name + "': neither a field of " + model + " nor PASS.OPTION of a known pass");
+    return p;
+  }
+
+  std::vector<std::string> base_models() const {
+    std::set<std::string> models;
+    for (size_t k = 0; k < spec_.kernels.size(); ++k) models.insert(sweep_base_model(spec_, k));
+    return {models.begin(), models.end()};
+  }
+
+  // Checks one value of parameter `p` at `node`.
+  std::string value(const SweepParameter& p, const YAML::Node& node) {
+    if (!node.IsScalar()) y_.fail(node, p.name + " values must be scalars");
+    const std::string v = node.Scalar();
+    if (p.kind == SweepParameter::Pipeline) {
+      check_pipeline(node, v);
+    } else if (p.kind == SweepParameter::PassOption) {
+      const size_t dot = p.name.find('.');
+      const std::string step = p.name.substr(0, dot) + "{" + p.name.substr(dot + 1) + "=" + v + "}";
+      try {
+        parse_pipeline(step);
+      } catch (const Error& e) {
+        y_.fail(node, p.name + ": " + e.message());
+      }
+    } else {
+      for (const std::string& model : base_models()) {
+        const YAML::Node base = model_field(YamlFile(model).root(), p.name);
+        if (!base.IsScalar()) y_.fail(node, p.name + " is not a single value in " + model + "; sweep one of its fields");
+        if (is_number(base.Scalar()) && !is_number(v))
+          y_.fail(node, p.name + " values must be numbers, as in " + model + " (got '" + v + "')");
+      }
+    }
+    return v;
+  }
+
+  void read_product(const YAML::Node& n) {
+    if (!n.IsMap() || n.size() == 0) y_.fail(n, "parameters must map each parameter to its list of values");
+    std::vector<std::vector<std::string>> lists;
+    for (const auto& kv : n) {
+      SweepParameter p = classify(kv.first);
+      if (!kv.second.IsSequence() || kv.second.size() == 0) y_.fail(kv.second, "parameter '" + p.name + "' needs a non-empty list of values");
+      std::vector<std::string> values;
+      for (const YAML::Node& v : kv.second) values.push_back(value(p, v));
+      spec_.parameters.push_back(p);
+      lists.push_back(values);
+    }
+    // The product, the first parameter varying slowest.
+    std::vector<size_t> at(lists.size(), 0);
+    for (bool more = true; more;) {
+      std::vector<std::string> point;
+      for (size_t i = 0; i < lists.size(); ++i) point.push_back(lists[i][at[i]]);
+      spec_.points.push_back(point);
+      more = false;
+      for (size_t i = lists.size(); i-- > 0;) {
+        if (++at[i] < lists[i].size()) {
+          more = true;
+          break;
+        }
+        at[i] = 0;
+      }
+    }
+    check_passes_present(n);
+  }
+
+  void read_points(const YAML::Node& n) {
+    if (!n.IsSequence() || n.size() == 0) y_.fail(n, "points must be a non-empty list of {parameter: value} mappings");
+    for (const auto& kv : n[0]) spec_.parameters.push_back(classify(kv.first));
+    for (const YAML::Node& point : n) {
+      if (!point.IsMap() || point.size() != spec_.parameters.size())
+        y_.fail(point, "every point must set the same parameters as the first");
+      std::vector<std::string> values;
+      for (const SweepParameter& p : spec_.parameters) {
+        if (!point[p.name]) y_.fail(point, "this point does not set '" + p.name + "', which the first point sets");
+        values.push_back(value(p, point[p.name]));
+      }
+      spec_.points.push_back(values);
+    }
+    check_passes_present(n);
+  }
+
+  // A pass option must find its pass in every pipeline it would apply to.
+  void check_passes_present(const YAML::Node& at) {
+    for (const auto& point : spec_.points) {
+      std::string pipeline = spec_.pipeline;
+      for (size_t i = 0; i < spec_.parameters.size(); ++i)
+        if (spec_.parameters[i].kind == SweepParameter::Pipeline) pipeline = point[i];
+      const std::vector<PipelineStep> steps = parse_pipeline(pipeline);
+      for (const SweepParameter& p : spec_.parameters) {
+        if (p.kind != SweepParameter::PassOption) continue;
+        const std::string pass = p.name.substr(0, p.name.find('.'));
+        if (std::none_of(steps.begin(), steps.end(), [&](const PipelineStep& s) { return s.pass->name == pass; }))
+          y_.fail(at, p.name + ": pipeline '" + pipeline + "' has no " + pass + " step to set it on");
+      }
+    }
+  }
+
+  void read_metrics(const YAML::Node& n) {
+    if (!n) {
+      spec_.metrics = kDefaultMetrics;
+      return;
+    }
+    if (!n.IsSequence() || n.size() == 0) y_.fail(n, "metrics must be a non-empty list");
+    for (const YAML::Node& m : n) {
+      const std::string name = y_.str(m, "metrics[]");
+      const auto& known = known_sweep_metrics();
+      if (std::find(known.begin(), known.end(), name) == known.end()) {
+        std::string list;
+        for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+        y_.fail(m, "unknown metric '" + name + "' (known: " + list + ")");
+      }
+      spec_.metrics.push_back(name);
+    }
+  }
+
+  YamlFile y_;
+  SweepSpec spec_;
+};
+
+}  // namespace
+
+SweepSpec load_sweep(const std::string& path) { return SweepReader(path).read(); }
+
+std::string sweep_base_model(const SweepSpec& spec, size_t kernel) {
+  return spec.model.empty() ? spec.kernel_targets[kernel] : spec.model;
+}
+
+std::string point_pipeline(const SweepSpec& spec, const std::vector<std::string>& values) {
+  std::string text = spec.pipeline;
+  for (size_t i = 0; i < spec.parameters.size(); ++i)
+    if (spec.parameters[i].kind == SweepParameter::Pipeline) text = values[i];
+  std::vector<PipelineStep> steps = parse_pipeline(text);
+  for (size_t i = 0; i < spec.parameters.size(); ++i) {
+    const SweepParameter& p = spec.parameters[i];
+    if (p.kind != SweepParameter::PassOption) continue;
+    const size_t dot = p.name.find('.');
+    for (PipelineStep& step : steps) {
+      if (step.pass->name != p.name.substr(0, dot)) continue;
+      // The option's value as the pipeline parser normalises it (flags: "1" or "").
+      const std::string option = p.name.substr(dot + 1);
+      const PipelineStep one = parse_pipeline(step.pass->name + "{" + option + "=" + values[i] + "}")[0];
+      std::map<std::string, std::string> options = step.options.values();
+      options[option] = one.options.values().at(option);
+      step.options = PassOptions(options);
+    }
+  }
+  return format_pipeline(steps);
+}
+
+std::string point_model_yaml(const SweepSpec& spec, const std::string& base_model, const std::vector<std::string>& values) {
+  YAML::Node root = YAML::Clone(YamlFile(base_model).root());
+  bool any = false;
+  for (size_t i = 0; i < spec.parameters.size(); ++i) {
+    if (spec.parameters[i].kind != SweepParameter::ModelField) continue;
+    std::vector<std::string> parts = split_dots(spec.parameters[i].name);
+    YAML::Node n = root;
+    for (size_t j = 0; j + 1 < parts.size(); ++j) n.reset(n[parts[j]]);
+    n[parts.back()] = values[i];
+    any = true;
+  }
+  if (!any) return "";
+  YAML::Emitter out;
+  out << root;
+  return std::string(out.c_str()) + "\n";
+}
+
+}  // namespace tandem

@@ -1,0 +1,144 @@
+#include "sim/driver/sweep/sweep_table.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "sched/support/error.h"
+#include "sched/support/output.h"
+#include "sched/target/target.h"
+
+namespace tandem {
+
+namespace {
+
+std::string csv_cell(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c == '\n' ? ' ' : c);
+  return q + "\"";
+}
+
+std::string num(double v, const char* format) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+
+// The loop the loop metrics describe: the one with the most dynamic iterations (first on ties).
+const LoopResult* main_loop(const SimResult& r) {
+  const LoopResult* best = nullptr;
+  for (const LoopResult& l : r.loops)
+    if (!best || l.dynamic_iterations > best->dynamic_iterations) best = &l;
+  return best;
+}
+
+}  // namespace
+
+SweepTable::SweepTable(const SweepSpec& spec) : spec_(spec) {
+  std::set<std::string> engines;
+  for (size_t k = 0; k < spec.kernels.size(); ++k)
+    for (const auto& [name, e] : load_target(sweep_base_model(spec, k))->engines) engines.insert(name);
+  engines_.assign(engines.begin(), engines.end());
+  for (const std::string& m : spec.metrics) {
+    if (m == "utilisation") {
+      for (const std::string& e : engines_) metric_columns_.push_back("util_" + e);
+      metric_columns_.push_back("util_dma_queues");
+    } else if (m == "wmma_bubbles") {
+      metric_columns_.push_back("wmma_bubble_cycles");
+    } else {
+      metric_columns_.push_back(m);
+    }
+  }
+}
+
+std::string SweepTable::header() const {
+  std::string h = "point,kernel";
+  for (const SweepParameter& p : spec_.parameters) h += "," + csv_cell(p.name);
+  h += ",status";
+  for (const std::string& c : metric_columns_) h += "," + c;
+  return h + ",error";
+}
+
+std::string SweepTable::metric_cells(const SimResult& r) const {
+  const LoopResult* loop = main_loop(r);
+  const double total = static_cast<double>(std::max<Picos>(1, r.total_ps));
+  std::vector<std::string> cells;
+  for (const std::string& m : spec_.metrics) {
+    if (m == "total_ns") cells.push_back(num(ps_to_ns(r.total_ps), "%.3f"));
+    else if (m == "total_cycles") cells.push_back(num(ps_to_ns(r.total_ps) * r.reference_clock_ghz, "%.0f"));
+    else if (m == "lower_bound_ns") cells.push_back(num(ps_to_ns(r.lower_bound_ps), "%.3f"));
+    else if (m == "races") cells.push_back(std::to_string(r.hazards.size()));
+    else if (m == "utilisation") {
+      double queue_busy = 0;
+      int queues = 0;
+      for (const std::string& e : engines_) {
+        auto u = std::find_if(r.units.begin(), r.units.end(), [&](const UnitResult& x) { return !x.is_queue && x.name == e; });
+        cells.push_back(u == r.units.end() ? "0.0000" : num(static_cast<double>(u->busy_ps) / total, "%.4f"));
+      }
+      for (const UnitResult& u : r.units)
+        if (u.is_queue) {
+          queue_busy += static_cast<double>(u.busy_ps) / total;
+          ++queues;
+        }
+      cells.push_back(num(queues ? queue_busy / queues : 0.0, "%.4f"));
+    } else if (!loop) {
+      cells.push_back("");  // a loop metric of a kernel without loops
+    } else if (m == "ii_ns") cells.push_back(num(ps_to_ns(loop->ii_ps), "%.3f"));
+    else if (m == "ii_bound_ns") cells.push_back(num(ps_to_ns(loop->ii_bound_ps), "%.3f"));
+    else if (m == "efficiency") cells.push_back(num(loop->efficiency, "%.4f"));
+    else if (m == "overlap") cells.push_back(num(loop->overlap(), "%.4f"));
+    else if (m == "exposed_dma_ns") cells.push_back(num(ps_to_ns(loop->exposed_dma_ps), "%.3f"));
+    else if (m == "wmma_bubbles")
+      cells.push_back(num(loop->wmma_bubble_cycles_per_iteration(r.reference_clock_ghz), "%.3f"));
+  }
+  std::string out;
+  for (size_t i = 0; i < cells.size(); ++i) out += (i ? "," : "") + cells[i];
+  return out;
+}
+
+std::string SweepTable::row(size_t point, const std::string& status, const std::string& cells, const std::string& error) const {
+  const size_t n = spec_.points.size();
+  const std::vector<std::string>& values = spec_.points[point % n];
+  std::string r = std::to_string(point) + "," + csv_cell(spec_.kernels[point / n]);
+  for (const std::string& v : values) r += "," + csv_cell(v);
+  r += "," + status + ",";
+  r += cells.empty() ? std::string(metric_columns_.size() - 1, ',') : cells;
+  return r + "," + csv_cell(error);
+}
+
+std::set<size_t> SweepTable::done_points(const std::string& csv) const {
+  std::set<size_t> done;
+  std::ifstream in(csv);
+  if (!in) return done;
+  std::string line;
+  if (!std::getline(in, line)) return done;
+  if (line != header())
+    throw Error(SourceLoc{intern_file_name(csv), 1, 1}, "--resume: this file was written by a different sweep (its header differs)");
+  for (int line_no = 2; std::getline(in, line); ++line_no) {
+    if (line.empty()) continue;
+    try {
+      done.insert(static_cast<size_t>(std::stoull(line.substr(0, line.find(',')))));
+    } catch (const std::exception&) {
+      throw Error(SourceLoc{intern_file_name(csv), line_no, 1}, "--resume: row does not start with a point number");
+    }
+  }
+  return done;
+}
+
+void sort_csv_rows(const std::string& path) {
+  std::ifstream in(path);
+  std::string header, line;
+  std::getline(in, header);
+  std::map<size_t, std::string> rows;
+  while (std::getline(in, line))
+    if (!line.empty()) rows[static_cast<size_t>(std::stoull(line.substr(0, line.find(','))))] = line;
+  std::string text = header + "\n";
+  for (const auto& [point, row] : rows) text += row + "\n";
+  write_file_atomic(path, text);
+}
+
+}  // namespace tandem

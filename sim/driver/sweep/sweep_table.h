@@ -1,0 +1,38 @@
+// The CSV of a sweep (docs/sweeps.md): one row per (kernel, point) with the parameter values,
+// a status, the metrics and the error of a failed point. Rows are appended as points finish;
+// a finished sweep's file is rewritten sorted by point, so that it is the same whatever the
+// order the points ran in.
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "sim/observe/sim_result.h"
+#include "sim/driver/sweep/sweep_spec.h"
+
+namespace tandem {
+
+class SweepTable {
+ public:
+  explicit SweepTable(const SweepSpec& spec);
+
+  std::string header() const;
+  // The metric cells of one simulation, comma-separated (computed in the point's process).
+  std::string metric_cells(const SimResult& r) const;
+  // A whole row; `cells` empty for a failed point.
+  std::string row(size_t point, const std::string& status, const std::string& cells, const std::string& error) const;
+
+  // Points already in `csv` (for --resume); an Error when its header is not this sweep's.
+  std::set<size_t> done_points(const std::string& csv) const;
+
+ private:
+  const SweepSpec& spec_;
+  std::vector<std::string> engines_;        // compute engines of the base models, for utilisation
+  std::vector<std::string> metric_columns_;
+};
+
+// Rewrites a CSV with its rows sorted by their first field (the point), atomically.
+void sort_csv_rows(const std::string& path);
+
+}  // namespace tandem

@@ -1,0 +1,465 @@
+#include "sim/lower/program.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "sched/analysis/wmma_reorder_plan.h"
+
+namespace tandem {
+
+namespace {
+
+// Largest value of `e` over the iteration space of its loops.
+int64_t max_of(const Kernel& k, const AffineExpr& e) {
+  int64_t v = e.constant;
+  for (const auto& t : e.terms) {
+    if (t.loop == kNoId) continue;  // an address register: its value is not known here
+    const Loop& l = k.loops[t.loop];
+    v += std::max(t.coeff * l.lo, t.coeff * (l.hi - 1));
+  }
+  return v;
+}
+
+struct Shape {
+  int64_t partitions = 1;
+  int64_t free = 1;  // elements per partition
+  int64_t elem_bytes = 0;
+  std::string dtype;
+  int64_t bytes() const { return partitions * free * elem_bytes; }
+};
+
+Shape shape_of(const Kernel& k, const Target& t, const Access& a) {
+  const Tensor& tensor = k.tensors[a.tensor_id];
+  std::vector<int64_t> extent = tensor.shape;
+  if (!a.whole())
+    for (size_t d = 0; d < a.dims.size(); ++d) extent[d] = std::max<int64_t>(1, max_of(k, a.dims[d].hi - a.dims[d].lo));
+  Shape s;
+  const SpaceInfo* space = t.space(tensor.space);
+  size_t first_free = 0;
+  if (space && space->partitions > 0) {
+    s.partitions = extent[0];
+    first_free = 1;
+  }
+  for (size_t d = first_free; d < extent.size(); ++d) s.free *= extent[d];
+  s.dtype = tensor.dtype;
+  s.elem_bytes = tensor.register_file && space ? space->register_bytes : static_cast<int64_t>(dtype_bytes(tensor.dtype));
+  return s;
+}
+
+class Lowering {
+ public:
+  Lowering(const Kernel& k, const DepGraph& g, std::shared_ptr<const HardwareModel> m) : k_(k), g_(g), m_(std::move(m)) {
+    p_.model = m_;
+    p_.kernel = &k_;
+    p_.dma_fixed_ps = std::llround(m_->dma.fixed_cost_ns * 1000);
+  }
+
+  SimProgram run() {
+    check_capacity();
+    order_ = k_.program_order();
+    pos_.assign(k_.insts.size(), -1);
+    for (size_t i = 0; i < order_.size(); ++i) pos_[order_[i]] = static_cast<int>(i);
+    make_units();
+    first_of_run_.assign(k_.insts.size(), -1);
+    mark_runs(k_.body);
+    p_.insts.resize(k_.insts.size());
+    for (InstId id : order_) lower_inst(id);
+    make_channels();
+    std::vector<int64_t> strides;
+    number(k_.body, 0, strides);
+    p_.walks.resize(p_.units.size());
+    for (size_t u = 0; u < p_.units.size(); ++u) p_.walks[u] = walk(k_.body, static_cast<int>(u));
+    return std::move(p_);
+  }
+
+ private:
+  [[noreturn]] void fail(InstId id, const std::string& msg) const {
+    throw Error(k_.insts[id].loc, k_.display_name(id) + ": " + msg);
+  }
+
+  void make_units() {
+    std::vector<std::string> engines, queues;
+    for (InstId id : order_) {
+      const std::string& e = k_.insts[id].engine;
+      if (e.empty()) continue;
+      auto& list = k_.target->is_dma_queue(e) ? queues : engines;
+      if (std::find(list.begin(), list.end(), e) == list.end()) list.push_back(e);
+    }
+    std::sort(engines.begin(), engines.end());
+    std::sort(queues.begin(), queues.end(), [](const std::string& a, const std::string& b) {
+      return std::stoi(a.substr(1)) < std::stoi(b.substr(1));
+    });
+    for (const auto& e : engines) p_.units.push_back({e, UnitKind::Compute});
+    for (const auto& q : queues) p_.units.push_back({q, UnitKind::DmaQueue});
+  }
+
+  int unit_index(const std::string& name) const {
+    for (size_t u = 0; u < p_.units.size(); ++u)
+      if (p_.units[u].name == name) return static_cast<int>(u);
+    return -1;
+  }
+
+  void check_access(InstId id, const Access& a, bool write) const {
+    const Instruction& in = k_.insts[id];
+    const Tensor& t = k_.tensors[a.tensor_id];
+    auto it = m_->access.find(t.space);
+    if (it == m_->access.end()) return;
+    const std::set<std::string>& allowed = write ? it->second.writers : it->second.readers;
+    if (allowed.empty()) return;
+    const std::string who = k_.target->is_dma_queue(in.engine) ? "dma" : in.engine;
+    if (allowed.count(who)) return;
+    std::string list;
+    for (const auto& e : allowed) list += (list.empty() ? "" : ", ") + e;
+    fail(id, who + " may not " + (write ? "write " : "read ") + t.space + " (tensor " + (t.register_file ? "" : "%") +
+                 t.name + "); " + t.space + (write ? " writers: " : " readers: ") + list);
+  }
+
+  void lower_inst(InstId id) {
+    const Instruction& in = k_.insts[id];
+    const OpcodeInfo& op = *k_.target->opcode(in.opcode);
+    SimInst& s = p_.insts[id];
+    s.id = id;
+    s.name = k_.display_name(id);
+    s.op_class = op.op_class;
+    s.wmma = is_wmma(in);
+    s.nest = k_.loop_nest(id);
+    for (LoopId l : s.nest) s.dynamic_count *= k_.loops[l].trip_count();
+    p_.dynamic_instructions += s.dynamic_count;
+
+    if (op.op_class == OpClass::Branch) fail(id, "branch instructions are not simulated");
+    if (op.op_class == OpClass::Barrier) {
+      s.is_barrier = true;
+      std::optional<std::string> fence = in.attrs.get_string("fence");
+      if (fence) {
+        std::stringstream ss(*fence);
+        for (std::string name; std::getline(ss, name, ',');) {
+          int u = unit_index(name);
+          if (u < 0) fail(id, "fences '" + name + "', which runs no instruction of this kernel");
+          s.units.push_back(u);
+        }
+      } else {
+        for (size_t u = 0; u < p_.units.size(); ++u) s.units.push_back(static_cast<int>(u));
+      }
+      return;
+    }
+    if (in.engine.empty()) fail(id, "has no engine or DMA queue (run assign-engines)");
+    s.units.push_back(unit_index(in.engine));
+    for (const Access& a : in.writes) check_access(id, a, true);
+    for (const Access& a : in.reads) check_access(id, a, false);
+
+    std::vector<Shape> reads, writes;
+    for (const Access& a : in.reads) reads.push_back(shape_of(k_, *k_.target, a));
+    for (const Access& a : in.writes) writes.push_back(shape_of(k_, *k_.target, a));
+    int64_t bytes = 0;
+    for (const auto* list : {&reads, &writes})
+      for (const Shape& sh : *list) bytes = std::max(bytes, sh.bytes());
+
+    if (k_.target->is_dma_queue(in.engine)) {
+      // A transfer moves the bytes that land: a gather reads a large table but writes a tile.
+      int64_t moved = 0;
+      for (const Shape& sh : writes) moved = std::max(moved, sh.bytes());
+      lower_dma(s, in, moved);
+      return;
+    }
+    const EngineModel* em = m_->engine(in.engine);
+    const OpCost& cost = em->costs.at(in.opcode);
+    const Shape out = !writes.empty() ? writes[0] : !reads.empty() ? reads[0] : Shape{};
+    const Shape in0 = !reads.empty() ? reads[0] : out;
+    const Shape in1 = reads.size() > 1 ? reads[1] : in0;
+    // N: elements per partition of the largest operand (a reduction's input, not its output).
+    int64_t n = 0;
+    for (const auto* list : {&reads, &writes})
+      for (const Shape& sh : *list) n = std::max(n, sh.free);
+    std::vector<double> vars = {static_cast<double>(n),
+                                static_cast<double>(out.partitions),
+                                static_cast<double>(in0.free),
+                                static_cast<double>(in1.free),
+                                (in0.dtype == "f32" || in0.dtype == "fp32") ? 1.0 : 0.0,
+                                static_cast<double>(bytes),
+                                static_cast<double>(std::max<int64_t>(1, in0.elem_bytes)),
+                                em->min_ii_cycles,
+                                static_cast<double>(in.attrs.get_int("ranks").value_or(1))};
+    if (op.op_class == OpClass::Collective && m_->collective.link_bandwidth_bytes_per_ns > 0) {
+      // Ring algorithm volume; its bytes cross every DMA engine and the link.
+      const int64_t ranks = std::max<int64_t>(1, in.attrs.get_int("ranks").value_or(1));
+      const std::string kind = in.attrs.get_string("op").value_or("all_reduce");
+      const double share = static_cast<double>(ranks - 1) / static_cast<double>(ranks);
+      const double volume = static_cast<double>(bytes) * (kind == "all_reduce" ? 2 * share : share);
+      s.collective = true;
+      s.dma = {volume, 0, static_cast<int>(m_->dma.engines), 1.0};
+      s.link_ps = std::llround(volume / m_->collective.link_bandwidth_bytes_per_ns * 1000);
+    }
+    double cycles = cost.cycles.eval(vars);
+    double latency = cost.latency ? cost.latency->eval(vars) : cycles;
+    if (auto c = in.attrs.get_int("issueCycles")) cycles = static_cast<double>(*c);
+    if (auto c = in.attrs.get_int("latencyCycles")) latency = static_cast<double>(*c);
+    if (!(cycles >= 0) || !(latency >= 0) || !std::isfinite(cycles) || !std::isfinite(latency))
+      fail(id, "cost formula of '" + in.opcode + "' on " + in.engine + " gives " + std::to_string(cycles) +
+                   " cycles; a cost must be a finite number >= 0");
+    s.cycles_ps = std::llround(cycles * 1000.0 / em->clock_ghz);
+    s.latency_ps = std::max(s.cycles_ps, static_cast<Picos>(std::llround(latency * 1000.0 / em->clock_ghz)));
+    // A collective holds its engine through start-up and the link transfer (at least).
+    s.cycles_ps += s.link_ps;
+    s.latency_ps += s.link_ps;
+    for (size_t r = 0; r < m_->conflicts.size(); ++r) {
+      const ConflictRule& rule = m_->conflicts[r];
+      if (std::find(rule.engines.begin(), rule.engines.end(), in.engine) == rule.engines.end()) continue;
+      bool touches = false;
+      for (const auto* list : {&in.reads, &in.writes})
+        for (const Access& a : *list) touches |= k_.tensors[a.tensor_id].space == rule.space;
+      if (touches) s.ports.push_back(port_index(rule));
+    }
+    // A register load from a bandwidth-limited space (the LDS) moves its registers' bytes
+    // once per lane through that space's pipe on this engine.
+    for (const Access& r : in.reads) {
+      auto acc = m_->access.find(k_.tensors[r.tensor_id].space);
+      if (acc == m_->access.end() || acc->second.bandwidth_bytes_per_cycle <= 0) continue;
+      double bytes = 0;
+      for (const Access& w : in.writes) {
+        const Tensor& t = k_.tensors[w.tensor_id];
+        const SpaceInfo* rf = k_.target->space(t.space);
+        if (t.register_file && rf)
+          bytes += static_cast<double>((w.dims[0].hi.constant - w.dims[0].lo.constant) * rf->register_bytes * em->lanes);
+      }
+      if (bytes <= 0) continue;
+      s.pipe = pipe_index(in.engine + ":" + acc->first);
+      s.pipe_ps = std::llround(bytes / acc->second.bandwidth_bytes_per_cycle * 1000.0 / em->clock_ghz);
+      break;
+    }
+  }
+
+  int pipe_index(const std::string& name) {
+    for (size_t i = 0; i < p_.pipes.size(); ++i)
+      if (p_.pipes[i] == name) return static_cast<int>(i);
+    p_.pipes.push_back(name);
+    return static_cast<int>(p_.pipes.size() - 1);
+  }
+
+  int port_index(const ConflictRule& rule) {
+    std::string name = rule.space + ":";
+    for (size_t i = 0; i < rule.engines.size(); ++i) name += (i ? "+" : "") + rule.engines[i];
+    for (size_t i = 0; i < p_.ports.size(); ++i)
+      if (p_.ports[i] == name) return static_cast<int>(i);
+    p_.ports.push_back(name);
+    return static_cast<int>(p_.ports.size() - 1);
+  }
+
+  // A transfer is split across DMA engines by the partitions of its on-chip side (DMA-OV:
+  // 8 partitions per engine); a transfer with no partitioned side spreads over all engines.
+  void lower_dma(SimInst& s, const Instruction& in, int64_t bytes) {
+    const DmaModel& dma = m_->dma;
+    int64_t first_partition = 0, partitions = 0;
+    for (const auto* list : {&in.writes, &in.reads})
+      for (const Access& a : *list) {
+        const Tensor& t = k_.tensors[a.tensor_id];
+        const SpaceInfo* sp = k_.target->space(t.space);
+        if (!sp || sp->partitions == 0 || partitions) continue;
+        if (a.whole()) {
+          partitions = t.shape[0];
+        } else {
+          first_partition = std::max<int64_t>(0, a.dims[0].lo.constant);
+          partitions = std::max<int64_t>(1, max_of(k_, a.dims[0].hi - a.dims[0].lo));
+        }
+      }
+    DmaTransfer& t = s.dma;
+    t.bytes = static_cast<double>(bytes);
+    if (partitions > 0) {
+      t.first_engine = static_cast<int>((first_partition / dma.partitions_per_engine) % dma.engines);
+      int64_t last = (first_partition + partitions - 1) / dma.partitions_per_engine;
+      t.engine_count = static_cast<int>(std::min<int64_t>(dma.engines, last - first_partition / dma.partitions_per_engine + 1));
+      t.efficiency = dma.efficiency_at(static_cast<double>(bytes) / static_cast<double>(partitions));
+    } else {
+      t.first_engine = 0;
+      t.engine_count = static_cast<int>(dma.engines);
+      t.efficiency = dma.efficiency_at(static_cast<double>(bytes) / static_cast<double>(dma.engines));
+    }
+    // Unit occupancy for bounds: the data phase alone on its engines.
+    double ns = t.bytes / (t.engine_count * dma.bandwidth_bytes_per_ns * t.efficiency);
+    s.cycles_ps = std::llround(ns * 1000);
+    s.latency_ps = s.cycles_ps + p_.dma_fixed_ps;
+  }
+
+  void make_channels() {
+    for (const DepEdgeRef& e : g_.edges()) {
+      if (pos_[e.src] < 0 || pos_[e.dst] < 0) continue;
+      SimChannel c;
+      c.src = e.src;
+      c.dst = e.dst;
+      c.kind = e.props.kind;
+      c.distance = e.props.distance;
+      c.key_loop = e.props.distance > 0 ? e.props.loop : k_.common_loop(e.src, e.dst);
+      const SimInst& s = p_.insts[e.src];
+      const SimInst& d = p_.insts[e.dst];
+      bool past_key = c.key_loop == kNoId;
+      for (LoopId l : s.nest) {
+        if (past_key) c.src_inner.push_back(l);
+        if (l == c.key_loop) past_key = true;
+      }
+      c.cross_unit = s.is_barrier || d.is_barrier || s.units != d.units;
+      if (!c.cross_unit && c.distance == 0 && stream_pos(e.src) > stream_pos(e.dst))
+        fail(e.dst, "waits for " + s.name + ", which runs after it on " + p_.units[s.units[0]].name +
+                        ": an in-order engine can never honour this dependence");
+      int id = static_cast<int>(p_.channels.size());
+      p_.channels.push_back(c);
+      p_.insts[e.src].out_channels.push_back(id);
+      p_.insts[e.dst].in_channels.push_back(id);
+    }
+  }
+
+  // Position in its unit's stream order: program position, or the list schedule's order
+  // within the same run (instructions of one run share everything but the order).
+  std::pair<int, int64_t> stream_pos(InstId id) const {
+    auto o = k_.insts[id].attrs.get_int("order");
+    return {o ? first_of_run_[id] : pos_[id], o ? *o : 0};
+  }
+
+  // A unit's walk: its instructions in program order, except that a straight run of
+  // instructions whose every member carries an `order` (list-schedule) follows that order.
+  std::vector<WalkNode> walk(const std::vector<Stmt>& block, int unit) const {
+    std::vector<WalkNode> out;
+    std::vector<InstId> run;
+    auto flush = [&] {
+      const bool ordered = !run.empty() && std::all_of(run.begin(), run.end(), [&](InstId id) {
+        return k_.insts[id].attrs.get_int("order").has_value();
+      });
+      if (ordered)
+        std::stable_sort(run.begin(), run.end(), [&](InstId a, InstId b) {
+          return *k_.insts[a].attrs.get_int("order") < *k_.insts[b].attrs.get_int("order");
+        });
+      for (InstId id : run) {
+        const auto& units = p_.insts[id].units;
+        if (std::find(units.begin(), units.end(), unit) != units.end()) out.push_back({false, id, {}});
+      }
+      run.clear();
+    };
+    for (const Stmt& st : block) {
+      if (st.kind == Stmt::kInst) {
+        run.push_back(st.id);
+        continue;
+      }
+      flush();
+      std::vector<WalkNode> inner = walk(k_.loops[st.id].body, unit);
+      if (!inner.empty()) out.push_back({true, st.id, std::move(inner)});
+    }
+    flush();
+    return out;
+  }
+
+  // " written by %x, %y": the instructions that fill a tensor, for capacity messages.
+  std::string writers_of(int tensor) const {
+    std::string s;
+    for (const Instruction& in : k_.insts) {
+      if (in.erased) continue;
+      for (const Access& a : in.writes)
+        if (a.tensor_id == tensor && !in.name.empty() && s.find("%" + in.name) == std::string::npos)
+          s += (s.empty() ? " written by %" : ", %") + in.name;
+    }
+    return s;
+  }
+
+  // Every tensor is live for the whole kernel (static allocation): SBUF's bytes per
+  // partition and PSUM's banks must hold them all. A space without partitions (LDS) holds
+  // whole tensors.
+  void check_capacity() const {
+    for (const auto& [name, space] : k_.target->spaces) {
+      if (space.bytes_per_partition == 0 || space.is_register_file()) continue;
+      const int64_t bank_bytes = space.banks > 0 ? space.bytes_per_partition / space.banks : 0;
+      int64_t used = 0, banks = 0;
+      std::string list;
+      for (const Tensor& t : k_.tensors) {
+        if (t.space != name) continue;
+        int64_t per_partition = static_cast<int64_t>(dtype_bytes(t.dtype));
+        for (size_t d = space.partitions > 0 ? 1 : 0; d < t.shape.size(); ++d) per_partition *= t.shape[d];
+        per_partition *= t.attrs.get_int("buffers").value_or(1);
+        used += per_partition;
+        if (bank_bytes) banks += (per_partition + bank_bytes - 1) / bank_bytes;
+        list += (list.empty() ? "" : ", ") + std::string("%") + t.name + " " + std::to_string(per_partition) +
+                writers_of(static_cast<int>(&t - k_.tensors.data()));
+        if (bank_bytes && banks > space.banks)
+          throw Error(t.loc, "tensors in " + name + " need " + std::to_string(banks) + " banks of " +
+                                 std::to_string(bank_bytes) + " bytes but " + name + " has " +
+                                 std::to_string(space.banks) + " (" + list + ")");
+        if (used > space.bytes_per_partition)
+          throw Error(t.loc, "tensors in " + name + " need " + std::to_string(used) + " bytes per partition but " +
+                                 name + " has " + std::to_string(space.bytes_per_partition) + " (" + list + ")");
+      }
+    }
+  }
+
+  // Dynamic instructions one execution of `block` runs.
+  int64_t block_size(const std::vector<Stmt>& block) const {
+    int64_t n = 0;
+    for (const Stmt& st : block)
+      n += st.kind == Stmt::kInst ? 1 : k_.loops[st.id].trip_count() * block_size(k_.loops[st.id].body);
+    return n;
+  }
+
+  // Sequential program order numbers (SimInst::seq_base, seq_strides, run_seq_base).
+  void number(const std::vector<Stmt>& block, int64_t base, std::vector<int64_t>& strides) {
+    int64_t offset = base, run_base = -1;
+    for (const Stmt& st : block) {
+      if (st.kind == Stmt::kInst) {
+        SimInst& s = p_.insts[st.id];
+        if (run_base < 0) run_base = offset;
+        s.seq_base = offset;
+        s.run_seq_base = run_base;
+        s.seq_strides = strides;
+        ++offset;
+        continue;
+      }
+      run_base = -1;
+      const int64_t body = block_size(k_.loops[st.id].body);
+      strides.push_back(body);
+      number(k_.loops[st.id].body, offset, strides);
+      strides.pop_back();
+      offset += k_.loops[st.id].trip_count() * body;
+    }
+  }
+
+  // Program position of the first instruction of each instruction's straight run.
+  void mark_runs(const std::vector<Stmt>& block) {
+    int first = -1;
+    for (const Stmt& st : block) {
+      if (st.kind == Stmt::kLoop) {
+        first = -1;
+        mark_runs(k_.loops[st.id].body);
+        continue;
+      }
+      if (first < 0) first = pos_[st.id];
+      first_of_run_[st.id] = first;
+    }
+  }
+
+  const Kernel& k_;
+  const DepGraph& g_;
+  std::shared_ptr<const HardwareModel> m_;
+  std::vector<int> first_of_run_;
+  SimProgram p_;
+  std::vector<InstId> order_;
+  std::vector<int> pos_;
+};
+
+}  // namespace
+
+int64_t channel_needed_key(const SimChannel& c, const Kernel& k, const int64_t* counts, const int64_t* ivs,
+                           bool* needed) {
+  *needed = true;
+  if (c.key_loop == kNoId) return 0;
+  const int64_t index_in_loop = ivs[c.key_loop] - k.loops[static_cast<size_t>(c.key_loop)].lo;
+  *needed = index_in_loop >= c.distance;
+  return counts[c.key_loop] - 1 - c.distance;
+}
+
+int64_t channel_produced_key(const SimChannel& c, const Kernel& k, const int64_t* counts, const int64_t* ivs,
+                             bool* produce) {
+  *produce = true;
+  for (LoopId l : c.src_inner) *produce &= ivs[l] == k.loops[static_cast<size_t>(l)].hi - 1;
+  return c.key_loop == kNoId ? 0 : counts[c.key_loop] - 1;
+}
+
+SimProgram lower_for_simulation(const Kernel& k, const DepGraph& g, std::shared_ptr<const HardwareModel> model) {
+  return Lowering(k, g, std::move(model)).run();
+}
+
+}  // namespace tandem

@@ -1,0 +1,122 @@
+// The simulator's view of a scheduled kernel: every static instruction with its unit (a
+// compute engine, a DMA queue, or the barrier it is), its cost in picoseconds, and the
+// channels (semaphores) that carry each dependence edge between dynamic instances. Built
+// once from the Kernel, its DepGraph and a HardwareModel; the simulator never re-analyses
+// accesses (timing follows only the graph).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sched/ir/dep_graph.h"
+#include "sched/ir/kernel.h"
+#include "sched/target/hardware_model.h"
+
+namespace tandem {
+
+using Picos = int64_t;
+
+enum class UnitKind { Compute, DmaQueue };
+
+struct SimUnit {
+  std::string name;  // "pe", "q3"
+  UnitKind kind = UnitKind::Compute;
+};
+
+// A node of a unit's walk: a loop (with the nodes it holds) or one of the unit's instructions.
+struct WalkNode {
+  bool is_loop = false;
+  int32_t id = 0;  // LoopId or InstId
+  std::vector<WalkNode> children;
+};
+
+// One dependence edge as a channel between dynamic instances. Keys count the iterations of
+// `key_loop` across the whole run (or are always 0 without one): the source publishes key k
+// at its last instance inside iteration k; the destination in iteration k reads key k -
+// distance when its iteration index within the loop is at least `distance`.
+struct SimChannel {
+  InstId src = kNoId;
+  InstId dst = kNoId;
+  DepKind kind = DepKind::Invalid;
+  int distance = 0;
+  LoopId key_loop = kNoId;
+  std::vector<LoopId> src_inner;  // loops of src deeper than key_loop: publish at their last iteration
+  bool cross_unit = false;        // a semaphore between two units
+};
+
+struct DmaTransfer {
+  double bytes = 0;
+  int first_engine = 0;  // DMA engines [first, first + count) carry it
+  int engine_count = 1;
+  double efficiency = 1;
+};
+
+struct SimInst {
+  InstId id = kNoId;
+  std::string name;  // "%la" for messages and traces
+  OpClass op_class = OpClass::Compute;
+  std::vector<int> units;      // one unit; a barrier lists every unit it fences
+  bool is_barrier = false;
+  bool wmma = false;           // a WMMA: its issue waits are the loop's WMMA bubbles
+  Picos cycles_ps = 0;         // unit occupancy
+  Picos latency_ps = 0;        // start to completion (>= cycles_ps)
+  DmaTransfer dma;             // DMA-class instructions; a collective's ring volume
+  bool collective = false;     // moves `dma` through the DMA engines and `link_ps` over the link
+  Picos link_ps = 0;
+  std::vector<int> ports;      // conflict ports it must hold while it runs
+  int pipe = -1;               // a register load from a space with bandwidth: its pipe ...
+  Picos pipe_ps = 0;           // ... and how long the bytes occupy it
+  std::vector<int> in_channels;
+  std::vector<int> out_channels;
+  std::vector<LoopId> nest;    // enclosing loops, outermost first
+  int64_t dynamic_count = 1;   // product of the enclosing trip counts
+  // Position in sequential program order: seq = seq_base + sum over enclosing loops of
+  // (iv - lo) * that loop's body size in dynamic instructions. run_seq_base is seq_base of
+  // the first instruction of its straight run (list-schedule reorders only within a run).
+  int64_t seq_base = 0;
+  int64_t run_seq_base = 0;
+  std::vector<int64_t> seq_strides;  // per entry of `nest`
+
+  int64_t seq(const int64_t* ivs, const Kernel& k) const { return seq_at(seq_base, ivs, k); }
+  int64_t run_seq(const int64_t* ivs, const Kernel& k) const { return seq_at(run_seq_base, ivs, k); }
+
+ private:
+  int64_t seq_at(int64_t base, const int64_t* ivs, const Kernel& k) const {
+    for (size_t i = 0; i < nest.size(); ++i) base += (ivs[nest[i]] - k.loops[static_cast<size_t>(nest[i])].lo) * seq_strides[i];
+    return base;
+  }
+};
+
+struct SimProgram {
+  std::shared_ptr<const HardwareModel> model;
+  const Kernel* kernel = nullptr;
+  std::vector<SimUnit> units;
+  std::vector<std::vector<WalkNode>> walks;  // per unit
+  std::vector<SimInst> insts;                // indexed by InstId; erased ones have no unit
+  std::vector<SimChannel> channels;
+  std::vector<std::string> ports;            // "sbuf:dve+pool"
+  std::vector<std::string> pipes;            // "wave:lds", one per engine and bandwidth-limited space
+  Picos dma_fixed_ps = 0;
+  int64_t dynamic_instructions = 0;
+
+};
+
+// The key a channel's destination reads at the current iteration (`counts`, `ivs`: per
+// LoopId, iterations started so far and the induction variable); `*needed` is false in the
+// first `distance` iterations of the key loop, which have no source instance.
+int64_t channel_needed_key(const SimChannel& c, const Kernel& k, const int64_t* counts, const int64_t* ivs,
+                           bool* needed);
+// The key the channel's source publishes now; `*produce` is false unless this is the last
+// instance of the source within the key (every loop below the key loop at its last iteration).
+int64_t channel_produced_key(const SimChannel& c, const Kernel& k, const int64_t* counts, const int64_t* ivs,
+                             bool* produce);
+
+// Lowers a kernel for simulation. Every instruction must have an engine or queue (run
+// assign-engines first). Errors (Error, located at the instruction): an engine that may not
+// access an operand's space, live tensors that do not fit SBUF or PSUM, a dependence that an
+// in-order engine can never satisfy.
+SimProgram lower_for_simulation(const Kernel& k, const DepGraph& g, std::shared_ptr<const HardwareModel> model);
+
+}  // namespace tandem

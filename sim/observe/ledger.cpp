@@ -1,0 +1,499 @@
+#include "sim/observe/ledger.h"
+
+#include <algorithm>
+#include <tuple>
+#include <cmath>
+#include <limits>
+
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/howard_cycle_ratio.hpp>
+#include <boost/graph/strong_components.hpp>
+
+#include "sim/units/stream_unit.h"
+#include "sim/observe/race_checker.h"
+#include "sim/observe/trace_writer.h"
+
+namespace tandem {
+
+namespace {
+
+constexpr Picos kNever = std::numeric_limits<Picos>::max();
+
+// Length of the union of intervals (sorted in place).
+Picos union_length(std::vector<std::pair<Picos, Picos>>& v) {
+  std::sort(v.begin(), v.end());
+  Picos total = 0, cur_a = 0, cur_b = -1;
+  for (const auto& [a, b] : v) {
+    if (a > cur_b) {
+      if (cur_b > cur_a) total += cur_b - cur_a;
+      cur_a = a;
+      cur_b = b;
+    } else {
+      cur_b = std::max(cur_b, b);
+    }
+  }
+  if (cur_b > cur_a) total += cur_b - cur_a;
+  return total;
+}
+
+// Product of the trip counts of the loops strictly inside `outer` that enclose `inst`.
+int64_t inner_trips(const Kernel& k, const SimInst& inst, LoopId outer) {
+  int64_t n = 1;
+  bool inside = outer == kNoId;
+  for (LoopId l : inst.nest) {
+    if (inside) n *= k.loops[l].trip_count();
+    if (l == outer) inside = true;
+  }
+  return n;
+}
+
+bool in_loop(const SimInst& inst, LoopId l) { return std::find(inst.nest.begin(), inst.nest.end(), l) != inst.nest.end(); }
+
+// The instructions a unit runs directly in the body of `loop`, in its order.
+bool find_stream(const std::vector<WalkNode>& nodes, LoopId loop, std::vector<InstId>& out) {
+  for (const WalkNode& n : nodes) {
+    if (!n.is_loop) continue;
+    if (n.id == loop) {
+      for (const WalkNode& c : n.children)
+        if (!c.is_loop) out.push_back(c.id);
+      return true;
+    }
+    if (find_stream(n.children, loop, out)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+const char* stall_reason_name(StallReason r) {
+  switch (r) {
+    case StallReason::Semaphore: return "semaphore";
+    case StallReason::Dependency: return "dependency";
+    case StallReason::Barrier: return "barrier";
+    case StallReason::Queue: return "queue";
+    case StallReason::Conflict: return "conflict";
+    case StallReason::Count: break;
+  }
+  return "?";
+}
+
+Ledger::Ledger(SimContext& ctx, size_t iterations_kept, bool capture_timeline, TraceWriter* trace,
+               RaceChecker* checker)
+    : ctx_(ctx), trace_(trace), checker_(checker), kept_(std::max<size_t>(2, iterations_kept)) {
+  const SimProgram& p = ctx.program;
+  const Kernel& k = *p.kernel;
+  for (const SimUnit& u : p.units) {
+    UnitResult r;
+    r.name = u.name;
+    r.is_queue = u.kind == UnitKind::DmaQueue;
+    units_.push_back(r);
+  }
+  loops_.resize(k.loops.size());
+  for (size_t l = 0; l < k.loops.size(); ++l) {
+    LoopState& s = loops_[l];
+    s.result.id = static_cast<LoopId>(l);
+    s.result.iv = k.loops[l].iv;
+    s.result.trip_count = k.loops[l].trip_count();
+    s.result.dynamic_iterations = k.loops[l].trip_count();
+    for (LoopId o = k.loops[l].parent; o != kNoId; o = k.loops[o].parent)
+      s.result.dynamic_iterations *= k.loops[o].trip_count();
+  }
+  if (capture_timeline)
+    for (size_t l = 0; l < loops_.size(); ++l)
+      if (timeline_loop_ == kNoId ||
+          loops_[l].result.dynamic_iterations > loops_[static_cast<size_t>(timeline_loop_)].result.dynamic_iterations)
+        timeline_loop_ = static_cast<LoopId>(l);
+  if (timeline_loop_ != kNoId) {
+    const int64_t n = loops_[static_cast<size_t>(timeline_loop_)].result.dynamic_iterations;
+    timeline_iterations_ = {0, n / 2, n - 1};
+  }
+  works_in_.assign(k.loops.size(), std::vector<bool>(p.units.size(), false));
+  for (const SimInst& inst : p.insts) {
+    if (inst.units.empty()) continue;
+    for (LoopId l : inst.nest) {
+      loops_[static_cast<size_t>(l)].expected += inner_trips(k, inst, l);
+      if (!inst.is_barrier) works_in_[static_cast<size_t>(l)][static_cast<size_t>(inst.units[0])] = true;
+    }
+  }
+}
+
+Ledger::Iter& Ledger::iteration(LoopState& s, int64_t index, int64_t iv) {
+  while (s.base + static_cast<int64_t>(s.pending.size()) <= index) {
+    Iter it;
+    it.index = s.base + static_cast<int64_t>(s.pending.size());
+    s.pending.push_back(std::move(it));
+  }
+  Iter& it = s.pending[static_cast<size_t>(index - s.base)];
+  it.iv = iv;
+  return it;
+}
+
+void Ledger::add_compute_busy(Picos a, Picos b) {
+  if (b <= a) return;
+  auto it = compute_busy_.upper_bound(a);
+  if (it != compute_busy_.begin()) {
+    auto prev = std::prev(it);
+    if (prev->second >= a) {
+      a = prev->first;
+      b = std::max(b, prev->second);
+      it = compute_busy_.erase(prev);
+    }
+  }
+  while (it != compute_busy_.end() && it->first <= b) {
+    b = std::max(b, it->second);
+    it = compute_busy_.erase(it);
+  }
+  compute_busy_.emplace(a, b);
+}
+
+void Ledger::record(const InstanceRecord& r) {
+  if (trace_) trace_->record(r);
+  if (checker_) checker_->record(r);
+  const SimProgram& p = ctx_.program;
+  const SimInst& inst = p.insts[r.inst];
+  const bool dma = r.unit >= 0 && p.units[static_cast<size_t>(r.unit)].kind == UnitKind::DmaQueue;
+  total_ = std::max(total_, r.complete);
+  if (r.unit >= 0) {
+    UnitResult& u = units_[static_cast<size_t>(r.unit)];
+    u.busy_ps += r.busy_end - r.busy_start;
+    ++u.instances;
+    for (size_t i = 0; i < u.stall_ps.size(); ++i) u.stall_ps[i] += r.stall[i];
+    if (dma) u.bytes += inst.dma.bytes;
+    if (!dma) add_compute_busy(r.busy_start, r.busy_end);
+  }
+  if (timeline_loop_ != kNoId && r.unit >= 0 &&
+      std::find(inst.nest.begin(), inst.nest.end(), timeline_loop_) != inst.nest.end()) {
+    const int64_t index = r.loop_counts[timeline_loop_] - 1;
+    if (std::find(timeline_iterations_.begin(), timeline_iterations_.end(), index) != timeline_iterations_.end())
+      timeline_.push_back({p.units[static_cast<size_t>(r.unit)].name, inst.name, index, dma ? r.start : r.busy_start,
+                           dma ? r.complete : r.busy_end});
+  }
+  for (LoopId l : inst.nest) {
+    LoopState& s = loops_[static_cast<size_t>(l)];
+    Iter& it = iteration(s, r.loop_counts[l] - 1, r.loop_ivs[l]);
+    it.start = std::min(it.start, r.start);
+    it.end = std::max(it.end, r.complete);
+    if (r.unit >= 0) {
+      if (dma) {
+        it.dma.emplace_back(r.start, r.complete);
+        it.dma_min_start = std::min(it.dma_min_start, r.start);
+        it.dma_max_end = std::max(it.dma_max_end, r.complete);
+      } else {
+        it.compute.emplace_back(r.busy_start, r.busy_end);
+        if (r.waited_on_dma) it.exposed += r.stall[static_cast<size_t>(StallReason::Semaphore)];
+      }
+      for (size_t i = 0; i < it.stall.size(); ++i) it.stall[i] += r.stall[i];
+      if (inst.wmma) {  // waits for operands: the scoreboard (dependency) or another unit's result
+        it.wmma_bubble += r.stall[static_cast<size_t>(StallReason::Dependency)] +
+                          r.stall[static_cast<size_t>(StallReason::Semaphore)];
+        ++it.wmmas;
+      }
+    }
+    ++it.received;
+  }
+  if (++since_finalize_ >= 64) try_finalize();
+}
+
+void Ledger::barrier_wait(const InstanceRecord& r, Picos ps, bool released_by_dma) {
+  if (ps <= 0) return;
+  constexpr size_t kBarrier = static_cast<size_t>(StallReason::Barrier);
+  units_[static_cast<size_t>(r.unit)].stall_ps[kBarrier] += ps;
+  const bool compute = ctx_.program.units[static_cast<size_t>(r.unit)].kind == UnitKind::Compute;
+  for (LoopId l : ctx_.program.insts[static_cast<size_t>(r.inst)].nest) {
+    LoopState& s = loops_[static_cast<size_t>(l)];
+    const int64_t index = r.loop_counts[l] - 1;
+    if (index < s.base) continue;  // that iteration is already reported
+    Iter& it = iteration(s, index, r.loop_ivs[l]);
+    it.stall[kBarrier] += ps;
+    // Exposed: a compute engine with work in this loop held back by a transfer.
+    if (compute && released_by_dma && works_in_[static_cast<size_t>(l)][static_cast<size_t>(r.unit)]) it.exposed += ps;
+  }
+}
+
+Picos Ledger::overlap_with_compute(std::vector<std::pair<Picos, Picos>>& dma, Picos* union_len) {
+  *union_len = union_length(dma);  // also sorts
+  // Merge the sorted DMA intervals and intersect them with the compute busy set.
+  Picos overlap = 0, a = 0, b = -1;
+  auto flush = [&] {
+    if (b <= a) return;
+    auto it = compute_busy_.upper_bound(a);
+    if (it != compute_busy_.begin()) --it;
+    for (; it != compute_busy_.end() && it->first < b; ++it) {
+      Picos lo = std::max(a, it->first), hi = std::min(b, it->second);
+      if (hi > lo) overlap += hi - lo;
+    }
+  };
+  for (const auto& [x, y] : dma) {
+    if (x > b) {
+      flush();
+      a = x;
+      b = y;
+    } else {
+      b = std::max(b, y);
+    }
+  }
+  flush();
+  return overlap;
+}
+
+void Ledger::finalize(LoopState& s, Iter& it) {
+  IterationResult r;
+  r.index = it.index;
+  r.iv = it.iv;
+  r.start_ps = it.start == kNever ? 0 : it.start;
+  r.end_ps = it.end;
+  Picos dma_union = 0;
+  Picos overlapped = overlap_with_compute(it.dma, &dma_union);
+  r.dma_busy_ps = dma_union;
+  r.compute_busy_ps = union_length(it.compute);
+  r.overlap = dma_union > 0 ? static_cast<double>(overlapped) / static_cast<double>(dma_union) : 0.0;
+  r.exposed_dma_ps = it.exposed;
+  r.stall_ps = it.stall;
+  r.wmma_bubble_ps = it.wmma_bubble;
+
+  // Steady-state II: per entry of the loop, the time from the end of its first iteration to
+  // the end of its last over the iterations in between. Ends leave at the bottleneck's rate,
+  // also when a pattern repeats every few iterations; starts bunch up while loads run ahead.
+  const Loop& l = ctx_.program.kernel->loops[static_cast<size_t>(s.result.id)];
+  if (r.iv == l.lo) s.first_end = r.end_ps;
+  if (r.iv == l.hi - 1 && l.trip_count() > 1) {
+    s.steady_ps += r.end_ps - s.first_end;
+    s.steady_intervals += l.trip_count() - 1;
+  }
+  s.result.dma_busy_ps += dma_union;
+  s.result.overlapped_dma_ps += overlapped;
+  s.result.exposed_dma_ps += r.exposed_dma_ps;
+  s.result.wmma_bubble_ps += it.wmma_bubble;
+  s.result.wmma_instances += it.wmmas;
+
+  if (static_cast<size_t>(s.result.dynamic_iterations) <= kept_ || s.head.size() < kept_ / 2) {
+    s.head.push_back(r);
+  } else {
+    s.tail.push_back(r);
+    if (s.tail.size() > kept_ - kept_ / 2) s.tail.pop_front();
+  }
+}
+
+Picos Ledger::watermark() const {
+  // Each unit's bound is its floor, raised to what it waits for: iterate to the fixed point
+  // (at most one round per unit, as every value is one of the floors).
+  const size_t n = ctx_.units.size();
+  std::vector<StreamUnit::Horizon> info(n);
+  std::vector<Picos> h(n);
+  for (size_t u = 0; u < n; ++u) {
+    info[u] = ctx_.units[u]->horizon();
+    h[u] = info[u].floor;
+  }
+  for (size_t round = 0; round <= n; ++round) {
+    bool changed = false;
+    for (size_t u = 0; u < n; ++u) {
+      Picos v = info[u].floor;
+      if (info[u].waits_on >= 0) v = std::max(v, h[static_cast<size_t>(info[u].waits_on)]);
+      if (info[u].barrier != kNoId) {
+        Picos m = kNever;
+        for (int o : ctx_.program.insts[static_cast<size_t>(info[u].barrier)].units)
+          if (static_cast<size_t>(o) != u) m = std::min(m, h[static_cast<size_t>(o)]);
+        if (m != kNever) v = std::max(v, m);
+      }
+      if (v != h[u]) {
+        h[u] = v;
+        changed = true;
+      }
+    }
+    if (!changed) break;
+  }
+  return *std::min_element(h.begin(), h.end());
+}
+
+void Ledger::try_finalize(bool all_done) {
+  since_finalize_ = 0;
+  const Picos watermark = all_done ? kNever : this->watermark();
+  if (checker_) {
+    int64_t min_seq = std::numeric_limits<int64_t>::max();
+    if (!all_done)
+      for (const StreamUnit* u : ctx_.units) min_seq = std::min(min_seq, u->min_future_seq());
+    checker_->advance(watermark, min_seq);
+  }
+  Picos keep_from = watermark;
+  for (LoopState& s : loops_) {
+    while (!s.pending.empty()) {
+      Iter& it = s.pending.front();
+      if (it.received < s.expected || it.dma_max_end > watermark) break;
+      finalize(s, it);
+      s.pending.pop_front();
+      ++s.base;
+    }
+    for (const Iter& it : s.pending) keep_from = std::min(keep_from, it.dma_min_start);
+  }
+  // Compute busy time that ends before anything still pending can start is no longer needed.
+  while (!compute_busy_.empty() && compute_busy_.begin()->second < keep_from) compute_busy_.erase(compute_busy_.begin());
+}
+
+void Ledger::compute_bounds(SimResult& out) {
+  const SimProgram& p = ctx_.program;
+  const Kernel& k = *p.kernel;
+  const DmaModel& dma = p.model->dma;
+
+  // Work per resource within `loop` (kNoId: the whole kernel), and the busiest resource.
+  // Also reports the busiest DMA engine's share in `*dma_work`.
+  auto busiest = [&](LoopId loop, std::string* name, Picos* dma_work = nullptr) {
+    std::vector<Picos> unit_work(p.units.size(), 0);
+    std::vector<double> engine_work(static_cast<size_t>(std::max<int64_t>(1, dma.engines)), 0.0);
+    std::vector<Picos> pipe_work(p.pipes.size(), 0);
+    for (const SimInst& inst : p.insts) {
+      if (inst.units.empty() || inst.is_barrier) continue;
+      if (loop != kNoId && !in_loop(inst, loop)) continue;
+      const int64_t n = loop == kNoId ? inst.dynamic_count : inner_trips(k, inst, loop);
+      unit_work[static_cast<size_t>(inst.units[0])] += inst.cycles_ps * n;
+      if (inst.pipe >= 0) pipe_work[static_cast<size_t>(inst.pipe)] += inst.pipe_ps * n;
+      if (p.units[static_cast<size_t>(inst.units[0])].kind == UnitKind::DmaQueue || inst.collective)
+        for (int i = 0; i < inst.dma.engine_count; ++i)
+          engine_work[static_cast<size_t>((inst.dma.first_engine + i) % dma.engines)] +=
+              static_cast<double>(n) * inst.dma.bytes / inst.dma.engine_count /
+              (dma.bandwidth_bytes_per_ns / 1000.0 * inst.dma.efficiency);
+    }
+    Picos best = 0;
+    for (size_t u = 0; u < unit_work.size(); ++u)
+      if (unit_work[u] > best) {
+        best = unit_work[u];
+        *name = p.units[u].name;
+      }
+    for (size_t i = 0; i < pipe_work.size(); ++i)
+      if (pipe_work[i] > best) {
+        best = pipe_work[i];
+        *name = p.pipes[i] + " pipe";
+      }
+    for (size_t e = 0; e < engine_work.size(); ++e) {
+      // The simulator rounds each transfer's end up to whole picoseconds; the bound must not.
+      const Picos w = static_cast<Picos>(std::floor(engine_work[e] + 1e-6));
+      if (dma_work) *dma_work = std::max(*dma_work, w);
+      if (w > best) {
+        best = w;
+        *name = "dma engine " + std::to_string(e);
+      }
+    }
+    return best;
+  };
+
+  out.lower_bound_ps = busiest(kNoId, &out.lower_bound_resource);
+
+  for (LoopResult& l : out.loops) {
+    Picos dma_work = 0;
+    l.resource_bound_ps = busiest(l.id, &l.bound_resource, &dma_work);
+    // With one CoreBarrier in the body, every transfer of an iteration runs between two of its
+    // releases: the last lands no sooner than the fixed cost plus the busiest DMA engine's work.
+    // (Only when the barrier fences every queue the loop's transfers run on.)
+    int barriers = 0;
+    bool fences_queues = true;
+    for (const SimInst& inst : p.insts) {
+      if (inst.is_barrier && !inst.nest.empty() && inst.nest.back() == l.id) ++barriers;
+      if (inst.units.empty() || inst.is_barrier || !in_loop(inst, l.id) ||
+          p.units[static_cast<size_t>(inst.units[0])].kind != UnitKind::DmaQueue)
+        continue;
+      for (const SimInst& b : p.insts)
+        if (b.is_barrier && !b.nest.empty() && b.nest.back() == l.id &&
+            std::find(b.units.begin(), b.units.end(), inst.units[0]) == b.units.end())
+          fences_queues = false;
+    }
+    const Picos window = barriers == 1 && fences_queues ? p.dma_fixed_ps + dma_work : 0;
+    // Recurrence bound: the dependence cycles through this loop's body, latency over distance.
+    using G = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, boost::property<boost::vertex_index_t, int>,
+                                    boost::property<boost::edge_weight_t, double, boost::property<boost::edge_weight2_t, double>>>;
+    std::vector<int> vertex(p.insts.size(), -1);
+    int n = 0;
+    for (const SimInst& inst : p.insts)
+      if (!inst.units.empty() && in_loop(inst, l.id)) vertex[static_cast<size_t>(inst.id)] = n++;
+    G g(static_cast<size_t>(n));
+    for (const SimChannel& c : p.channels) {
+      int a = vertex[static_cast<size_t>(c.src)], b = vertex[static_cast<size_t>(c.dst)];
+      if (a < 0 || b < 0) continue;
+      if (c.distance > 0 && c.key_loop != l.id) continue;
+      const SimInst& src = p.insts[static_cast<size_t>(c.src)];
+      // As the simulator publishes: an Anti edge is released once a compute engine has
+      // consumed its inputs; a transfer reads until its last byte.
+      const bool queue = !src.is_barrier && p.units[static_cast<size_t>(src.units[0])].kind == UnitKind::DmaQueue;
+      const Picos latency = c.kind == DepKind::Ordered                ? 0
+                            : c.kind == DepKind::Anti && !queue ? src.cycles_ps
+                                                                : src.latency_ps;
+      boost::add_edge(static_cast<size_t>(a), static_cast<size_t>(b),
+                      {static_cast<double>(latency), static_cast<double>(c.distance)}, g);
+    }
+    // Each unit runs its share of the body in order, and a CoreBarrier holds every unit it
+    // fences: consecutive instructions of a unit form edges too (the next starts after the
+    // previous leaves the unit; a queue reaches a barrier once its transfers have landed).
+    for (size_t u = 0; u < p.units.size(); ++u) {
+      std::vector<InstId> stream;
+      find_stream(p.walks[u], l.id, stream);
+      const bool queue = p.units[u].kind == UnitKind::DmaQueue;
+      for (size_t i = 0; i < stream.size(); ++i) {
+        const SimInst& a = p.insts[static_cast<size_t>(stream[i])];
+        const bool wrap = i + 1 == stream.size();
+        const SimInst& b = p.insts[static_cast<size_t>(stream[wrap ? 0 : i + 1])];
+        const Picos w = a.is_barrier ? 0 : !queue ? a.cycles_ps : b.is_barrier ? a.latency_ps : 0;
+        boost::add_edge(static_cast<size_t>(vertex[static_cast<size_t>(a.id)]), static_cast<size_t>(vertex[static_cast<size_t>(b.id)]),
+                        {static_cast<double>(w), wrap ? 1.0 : 0.0}, g);
+      }
+    }
+    // ... and with one barrier, from one release to the next.
+    if (window > 0)
+      for (const SimInst& inst : p.insts)
+        if (inst.is_barrier && !inst.nest.empty() && inst.nest.back() == l.id && vertex[static_cast<size_t>(inst.id)] >= 0) {
+          const size_t v = static_cast<size_t>(vertex[static_cast<size_t>(inst.id)]);
+          boost::add_edge(v, v, {static_cast<double>(window), 1.0}, g);
+        }
+    std::vector<int> comp(static_cast<size_t>(n));
+    boost::strong_components(g, boost::make_iterator_property_map(comp.begin(), boost::get(boost::vertex_index, g)));
+    G cyc(static_cast<size_t>(n));
+    bool any = false;
+    for (auto [it, end] = boost::edges(g); it != end; ++it) {
+      size_t a = boost::source(*it, g), b = boost::target(*it, g);
+      if (comp[a] != comp[b]) continue;
+      boost::add_edge(a, b, {boost::get(boost::edge_weight, g, *it), boost::get(boost::edge_weight2, g, *it)}, cyc);
+      any = true;
+    }
+    if (any) {
+      double ratio = boost::maximum_cycle_ratio(cyc, boost::get(boost::vertex_index, cyc), boost::get(boost::edge_weight, cyc),
+                                                boost::get(boost::edge_weight2, cyc));
+      if (ratio > 0) l.recurrence_bound_ps = static_cast<Picos>(ratio);
+    }
+    l.ii_bound_ps = std::max(l.resource_bound_ps, l.recurrence_bound_ps);
+    l.efficiency = l.ii_ps > 0 ? static_cast<double>(l.ii_bound_ps) / static_cast<double>(l.ii_ps) : 0.0;
+  }
+}
+
+SimResult Ledger::finish() {
+  try_finalize(/*all_done=*/true);
+  const SimProgram& p = ctx_.program;
+  SimResult out;
+  out.kernel = p.kernel->name;
+  out.model = p.model->name;
+  out.reference_clock_ghz = p.model->reference_clock_ghz;
+  out.total_ps = total_;
+  out.dynamic_instructions = p.dynamic_instructions;
+  for (const SimChannel& c : p.channels) out.semaphores += c.cross_unit ? 1 : 0;
+  out.semaphores_available = p.model->semaphores;
+  out.units = units_;
+  for (const UnitResult& u : units_) out.dma_bytes += u.bytes;
+  if (timeline_loop_ != kNoId) {
+    out.timeline_loop = p.kernel->loops[static_cast<size_t>(timeline_loop_)].iv;
+    out.timeline = timeline_;
+    std::sort(out.timeline.begin(), out.timeline.end(), [](const TimelineSpan& a, const TimelineSpan& b) {
+      return std::tie(a.iteration, a.start_ps, a.unit, a.inst) < std::tie(b.iteration, b.start_ps, b.unit, b.inst);
+    });
+  }
+  for (LoopState& s : loops_) {
+    LoopResult r = s.result;
+    r.folded = !s.tail.empty();
+    r.iterations = s.head;
+    r.iterations.insert(r.iterations.end(), s.tail.begin(), s.tail.end());
+    if (s.steady_intervals > 0)
+      r.ii_ps = s.steady_ps / s.steady_intervals;
+    else if (!r.iterations.empty())
+      r.ii_ps = r.iterations.front().end_ps - r.iterations.front().start_ps;
+    out.loops.push_back(std::move(r));
+  }
+  compute_bounds(out);
+  return out;
+}
+
+}  // namespace tandem

@@ -1,0 +1,228 @@
+#include "sim/observe/race_checker.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "sched/support/box.h"
+#include "sched/target/target.h"
+
+namespace tandem {
+
+namespace {
+
+int64_t eval(const AffineExpr& e, const int64_t* ivs) {
+  int64_t v = e.constant;
+  for (const AffineTerm& t : e.terms) v += t.coeff * ivs[t.loop];
+  return v;
+}
+
+std::string ns(Picos ps) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", static_cast<double>(ps) / 1000.0);
+  return buf;
+}
+
+}  // namespace
+
+RaceChecker::RaceChecker(const SimProgram& p) : p_(p), plans_(p.insts.size()) {
+  // What each instruction touches, worked out once: the simulator calls record() per instance.
+  const Kernel& k = *p.kernel;
+  for (size_t id = 0; id < p.insts.size(); ++id) {
+    const Instruction& in = k.insts[id];
+    auto plan = [&](const Access& a, bool read) {
+      AccessPlan ap{&a, read, 0, kNoId};
+      const Tensor& t = k.tensors[static_cast<size_t>(a.tensor_id)];
+      const auto buffers = t.attrs.get_int("buffers");
+      const auto loop_iv = t.attrs.get_string("rotate");
+      if (buffers && loop_iv && *buffers >= 2)
+        for (LoopId l : p.insts[id].nest)
+          if (k.loops[static_cast<size_t>(l)].iv == *loop_iv) {
+            ap.buffers = *buffers;
+            ap.rotate = l;
+            break;
+          }
+      plans_[id].push_back(ap);
+    };
+    for (const Access& a : in.reads) plan(a, true);
+    if (in.attrs.has("accumulate"))  // an accumulating write reads what it adds to
+      for (const Access& a : in.writes) plan(a, true);
+    for (const Access& a : in.writes) plan(a, false);
+  }
+}
+
+bool RaceChecker::box_of(const Access& a, const int64_t* ivs, Box& out) const {
+  const Tensor& t = p_.kernel->tensors[static_cast<size_t>(a.tensor_id)];
+  out.clear();
+  out.reserve(a.whole() ? t.shape.size() : a.dims.size());
+  if (a.whole()) {
+    for (int64_t d : t.shape) out.push_back({0, d});
+    return true;
+  }
+  for (const IndexRange& r : a.dims) {
+    if (r.lo.uses_register() || r.hi.uses_register()) return false;  // address known only at run time
+    out.push_back({eval(r.lo, ivs), eval(r.hi, ivs)});
+  }
+  return true;
+}
+
+int64_t RaceChecker::buffer_of(const AccessPlan& ap, const int64_t* ivs) const {
+  if (ap.rotate == kNoId) return 0;
+  return (ivs[ap.rotate] - p_.kernel->loops[static_cast<size_t>(ap.rotate)].lo) % ap.buffers;
+}
+
+void RaceChecker::record(const InstanceRecord& r) {
+  if (r.unit < 0) return;  // a barrier touches no memory
+  const SimInst& inst = p_.insts[static_cast<size_t>(r.inst)];
+  Event e{inst.seq(r.loop_ivs, *p_.kernel), r.start, 0, r.inst, {}, {}};
+  e.ivs.reserve(inst.nest.size());
+  for (LoopId l : inst.nest) e.ivs.push_back(r.loop_ivs[l]);
+  // Reads last while the unit consumes its inputs; writes land at completion.
+  const Picos read_end = std::max(r.busy_end, r.start);
+  for (const AccessPlan& ap : plans_[static_cast<size_t>(r.inst)]) {
+    Event ev = e;
+    if (!box_of(*ap.access, r.loop_ivs, ev.box)) continue;
+    const Buffer buffer{ap.access->tensor_id, buffer_of(ap, r.loop_ivs)};
+    if (ap.read) {
+      ev.end = read_end;
+      pending_.emplace(ev.seq, std::make_pair(buffer, std::move(ev)));
+    } else {
+      ev.end = r.complete;
+      writes_[buffer].push_back(std::move(ev));
+    }
+  }
+}
+
+void RaceChecker::advance(Picos watermark, int64_t min_seq) {
+  // Reads whose every relevant write is known.
+  while (!pending_.empty()) {
+    auto it = pending_.begin();
+    if (it->first >= min_seq) break;
+    bool ready = true;
+    for (auto j = it; j != pending_.end() && j->first == it->first; ++j) ready &= j->second.second.end <= watermark;
+    if (!ready) break;
+    check(it->second.first, it->second.second);
+    pending_.erase(it);
+  }
+  // Writes hidden by a newer write that every future read comes after, both landed.
+  const int64_t settled = pending_.empty() ? min_seq : std::min(min_seq, pending_.begin()->first);
+  for (auto& [buffer, events] : writes_) {
+    auto by_seq = [](const Event& x, const Event& y) { return x.seq < y.seq; };
+    if (!std::is_sorted(events.begin(), events.end(), by_seq)) std::sort(events.begin(), events.end(), by_seq);
+    // A write is hidden when a newer write that every future read follows (seq below
+    // `settled`) covers it and both have landed; the next few newer writes are the candidates
+    // (usually the very next one rewrites the whole tile). An older write landing after its
+    // cover is a WAW.
+    std::vector<bool> drop(events.size(), false);
+    for (size_t i = 0; i < events.size(); ++i) {
+      const Event& old = events[i];
+      if (old.end > watermark || old.seq >= settled) break;
+      for (size_t j = i + 1; j < events.size() && j <= i + 8; ++j) {
+        const Event& newer = events[j];
+        if (newer.seq >= settled || newer.end > watermark) break;
+        if (!contains(newer.box, old.box)) continue;
+        if (old.end > newer.end)
+          report("WAW", old, newer, buffer, intersect(old.box, newer.box),
+                 where(old) + " landed at " + ns(old.end) + " ns, after " + where(newer) + " at " + ns(newer.end) + " ns");
+        drop[i] = true;
+        break;
+      }
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < events.size(); ++i)
+      if (!drop[i]) {
+        if (kept != i) events[kept] = std::move(events[i]);
+        ++kept;
+      }
+    events.resize(kept);
+  }
+}
+
+void RaceChecker::check(const Buffer& b, const Event& read) {
+  auto it = writes_.find(b);
+  if (it == writes_.end()) return;
+  std::vector<const Event*> before;
+  for (const Event& w : it->second) {
+    if (!overlaps(w.box, read.box)) continue;
+    if (w.seq < read.seq) {
+      before.push_back(&w);
+    } else if (w.seq > read.seq && w.end < read.end) {
+      report("WAR", read, w, b, intersect(read.box, w.box),
+             where(w) + " overwrote it at " + ns(w.end) + " ns while " + where(read) + " was reading it until " +
+                 ns(read.end) + " ns");
+    }
+  }
+  // Walk back from the newest earlier write: each part of the read has one expected producer.
+  std::sort(before.begin(), before.end(), [](const Event* x, const Event* y) { return x->seq > y->seq; });
+  std::vector<Box> unseen{read.box};
+  for (size_t i = 0; i < before.size() && !unseen.empty(); ++i) {
+    const Event& w = *before[i];
+    bool produces = false;
+    std::vector<Box> next;
+    for (const Box& u : unseen) {
+      if (overlaps(u, w.box)) produces = true;
+      for (Box& piece : subtract(u, w.box)) next.push_back(std::move(piece));
+    }
+    if (produces) {
+      if (w.end > read.start)
+        report("RAW", w, read, b, intersect(read.box, w.box),
+               where(read) + " read it at " + ns(read.start) + " ns, before " + where(w) + " had written it at " +
+                   ns(w.end) + " ns");
+      // An older write landing after this one (and before the read) replaces its value.
+      for (size_t j = i + 1; j < before.size(); ++j) {
+        const Event& older = *before[j];
+        if (overlaps(older.box, w.box) && older.end > w.end && older.end <= read.start)
+          report("WAW", older, w, b, intersect(older.box, w.box),
+                 where(older) + " landed at " + ns(older.end) + " ns, after " + where(w) + " at " + ns(w.end) +
+                     " ns, so " + where(read) + " saw the older value");
+      }
+    }
+    unseen = std::move(next);
+  }
+}
+
+std::string RaceChecker::where(const Event& e) const {
+  const SimInst& inst = p_.insts[static_cast<size_t>(e.inst)];
+  std::string s = inst.name;
+  if (!inst.nest.empty()) {
+    s += " (";
+    for (size_t i = 0; i < inst.nest.size(); ++i)
+      s += (i ? ", " : "") + p_.kernel->loops[static_cast<size_t>(inst.nest[i])].iv.substr(1) + "=" + std::to_string(e.ivs[i]);
+    s += ")";
+  }
+  return s + " at " + p_.kernel->insts[static_cast<size_t>(e.inst)].loc.str();
+}
+
+std::string RaceChecker::describe(const Buffer& b, const Box& box) const {
+  const Tensor& t = p_.kernel->tensors[static_cast<size_t>(b.first)];
+  if (t.register_file)  // registers read inclusive, as the text writes them
+    return t.name + "[" + std::to_string(box[0].first) + ":" + std::to_string(box[0].second - 1) + "]";
+  std::string s = "%" + t.name + "[";
+  for (size_t d = 0; d < box.size(); ++d)
+    s += (d ? ", " : "") + std::to_string(box[d].first) + ":" + std::to_string(box[d].second);
+  s += "]";
+  if (t.attrs.has("buffers")) s += " buffer " + std::to_string(b.second);
+  return s;
+}
+
+void RaceChecker::report(const char* kind, const Event& earlier, const Event& later, const Buffer& b, const Box& box,
+                         const std::string& what) {
+  if (!reported_.insert({kind, earlier.inst, later.inst}).second) return;
+  // The edge that would have ordered them: from the earlier to the later in program order,
+  // carried by their innermost common loop when their iterations differ.
+  const Kernel& k = *p_.kernel;
+  std::string distance;
+  const LoopId common = k.common_loop(earlier.inst, later.inst);
+  if (common != kNoId) {
+    const size_t depth = static_cast<size_t>(k.loops[static_cast<size_t>(common)].depth) - 1;
+    const int64_t d = later.ivs[depth] - earlier.ivs[depth];
+    if (d > 0) distance = " distance=" + std::to_string(d);
+  }
+  const std::string kind_s = kind;
+  const char* edge = kind_s == "RAW" ? "flow" : kind_s == "WAR" ? "anti" : "output";
+  hazards_.push_back({kind_s, earlier.inst, later.inst,
+                      kind_s + " race on " + describe(b, box) + ": " + what + "; the order that prevents it: dep " +
+                          p_.insts[static_cast<size_t>(earlier.inst)].name + " -> " +
+                          p_.insts[static_cast<size_t>(later.inst)].name + " " + edge + distance});
+}
+
+}  // namespace tandem

@@ -1,0 +1,77 @@
+// The race checker: is the simulated schedule faithful to its own program order? It follows
+// every written box of every tensor buffer (after rotation: buffer (iv - lo) mod N; per
+// register for register groups) and checks that each read sees the producer sequential
+// program order gives:
+//   RAW  the read started before its producer's write landed;
+//   WAR  a write later in program order landed before the read finished;
+//   WAW  an older write landed after a newer one, replacing the value the read should see.
+// A read is checked once every write that could matter is known (all instances earlier in
+// program order have run, and no unit can still land a write before the read ends); writes
+// hidden by newer settled writes are dropped, so memory follows live data, not the number of
+// dynamic instances. Each race is reported once per (kind, instruction pair).
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "sched/support/box.h"
+#include "sim/units/instance_record.h"
+
+namespace tandem {
+
+struct Hazard {
+  std::string kind;       // RAW, WAR, WAW
+  InstId first = kNoId;   // the earlier in program order
+  InstId second = kNoId;
+  std::string message;    // the one-line report
+};
+
+class RaceChecker {
+ public:
+  explicit RaceChecker(const SimProgram& p);
+
+  void record(const InstanceRecord& r);
+  // Everything that starts later starts at or after `watermark`; every instance not yet
+  // recorded comes at or after `min_seq` in program order.
+  void advance(Picos watermark, int64_t min_seq);
+  const std::vector<Hazard>& hazards() const { return hazards_; }
+
+ private:
+  struct Event {
+    int64_t seq;
+    Picos start;  // reads: first moment of reading
+    Picos end;    // writes: when they land; reads: when reading ends
+    InstId inst;
+    Box box;
+    std::vector<int64_t> ivs;  // of the instruction's loops, for reports
+  };
+  using Buffer = std::pair<int, int64_t>;  // tensor, rotation buffer
+
+  bool box_of(const Access& a, const int64_t* ivs, Box& out) const;
+  // One access of an instruction, with its rotation (tensor attributes `buffers`, `rotate`).
+  struct AccessPlan {
+    const Access* access;
+    bool read;        // reads, and the reads of accumulating writes
+    int64_t buffers;  // rotation buffers (when `rotate` is set)
+    LoopId rotate;    // the loop the tensor rotates over, kNoId when it does not
+  };
+  int64_t buffer_of(const AccessPlan& ap, const int64_t* ivs) const;
+  void check(const Buffer& b, const Event& read);
+  // `earlier` and `later` in program order; `what` says what happened, naming both.
+  void report(const char* kind, const Event& earlier, const Event& later, const Buffer& b, const Box& box,
+              const std::string& what);
+  std::string where(const Event& e) const;
+  std::string describe(const Buffer& b, const Box& box) const;
+
+  const SimProgram& p_;
+  std::vector<std::vector<AccessPlan>> plans_;  // per instruction
+  std::map<Buffer, std::vector<Event>> writes_;
+  std::multimap<int64_t, std::pair<Buffer, Event>> pending_;  // reads by seq
+  std::set<std::tuple<std::string, InstId, InstId>> reported_;
+  std::vector<Hazard> hazards_;
+};
+
+}  // namespace tandem

@@ -1,0 +1,105 @@
+// What one simulation reports (docs/metrics.md defines every field). Times are integer
+// picoseconds inside; outputs print nanoseconds and reference-clock cycles.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/units/instance_record.h"
+
+namespace tandem {
+
+using StallArray = std::array<Picos, static_cast<size_t>(StallReason::Count)>;
+
+struct UnitResult {
+  std::string name;
+  bool is_queue = false;
+  Picos busy_ps = 0;         // compute: occupancy; queue: data phases
+  int64_t instances = 0;
+  StallArray stall_ps{};
+  double bytes = 0;          // queues
+};
+
+struct IterationResult {
+  int64_t index = 0;  // among all iterations of the loop in the run
+  int64_t iv = 0;
+  Picos start_ps = 0;
+  Picos end_ps = 0;
+  Picos dma_busy_ps = 0;      // union of its transfers, issue to last byte
+  Picos compute_busy_ps = 0;  // union of its compute instances
+  double overlap = 0;         // fraction of dma_busy during which some compute engine was busy
+  Picos exposed_dma_ps = 0;   // engine time its compute instances waited on DMA transfers
+  StallArray stall_ps{};
+  Picos wmma_bubble_ps = 0;   // time its WMMAs waited to issue after the stream was free
+};
+
+inline double ps_to_ns(Picos ps) { return static_cast<double>(ps) / 1000.0; }
+
+struct LoopResult {
+  LoopId id = kNoId;
+  std::string iv;
+  int64_t trip_count = 0;
+  int64_t dynamic_iterations = 0;    // trip count x the enclosing loops' trip counts
+  Picos ii_ps = 0;                   // steady-state interval between iterations' ends (docs/metrics.md)
+  Picos resource_bound_ps = 0;       // busiest resource's work per iteration
+  std::string bound_resource;
+  Picos recurrence_bound_ps = 0;     // max over dependence cycles of latency / distance
+  Picos ii_bound_ps = 0;             // max of the two
+  double efficiency = 0;             // ii_bound / ii
+  Picos dma_busy_ps = 0;
+  Picos overlapped_dma_ps = 0;
+  Picos exposed_dma_ps = 0;
+  Picos wmma_bubble_ps = 0;          // summed over iterations
+  int64_t wmma_instances = 0;
+  bool folded = false;               // iterations[] keeps only the first and last ones
+  std::vector<IterationResult> iterations;
+
+  // Fraction of the loop's DMA time during which some compute engine was busy.
+  double overlap() const {
+    return dma_busy_ps > 0 ? static_cast<double>(overlapped_dma_ps) / static_cast<double>(dma_busy_ps) : 0.0;
+  }
+  // WMMA issue bubbles per iteration, in cycles of a `ghz` clock.
+  double wmma_bubble_cycles_per_iteration(double ghz) const {
+    return dynamic_iterations > 0 ? static_cast<double>(wmma_bubble_ps) * ghz / 1000.0 / static_cast<double>(dynamic_iterations)
+                                  : 0.0;
+  }
+};
+
+struct HazardReport {
+  std::string kind;  // RAW, WAR, WAW
+  std::string first;
+  std::string second;
+  std::string message;
+};
+
+// One unit's busy span in a captured iteration (the report's timeline).
+struct TimelineSpan {
+  std::string unit;
+  std::string inst;
+  int64_t iteration = 0;
+  Picos start_ps = 0;  // DMA: issue; compute: start
+  Picos end_ps = 0;    // DMA: last byte; compute: the unit is free again
+};
+
+struct SimResult {
+  std::string kernel;
+  std::string model;
+  double reference_clock_ghz = 1;
+  Picos total_ps = 0;
+  Picos lower_bound_ps = 0;
+  std::string lower_bound_resource;
+  int64_t dynamic_instructions = 0;
+  int64_t semaphores = 0;  // cross-unit channels
+  int64_t semaphores_available = 0;  // the model's semaphores (0: not modelled)
+  double dma_bytes = 0;
+  std::vector<UnitResult> units;
+  std::vector<LoopResult> loops;
+  std::vector<HazardReport> hazards;  // races the checker found (docs/checker.md)
+  bool checked = false;               // the race checker ran
+  std::string timeline_loop;          // the captured loop (the one with the most iterations), if any
+  std::vector<TimelineSpan> timeline;
+};
+
+}  // namespace tandem

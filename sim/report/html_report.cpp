@@ -1,0 +1,381 @@
+#include "sim/report/html_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace tandem {
+
+namespace {
+
+using Json = nlohmann::json;
+
+std::string esc(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    switch (c) {
+      case '&': o += "&amp;"; break;
+      case '<': o += "&lt;"; break;
+      case '>': o += "&gt;"; break;
+      case '"': o += "&quot;"; break;
+      default: o += c;
+    }
+  }
+  return o;
+}
+
+std::string fmt(double v, const char* f = "%.3f") {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+const char* kPalette[] = {"#4477aa", "#ee6677", "#228833", "#ccbb44", "#66ccee", "#aa3377", "#bbbbbb", "#000000"};
+std::string color(size_t i) { return kPalette[i % (sizeof kPalette / sizeof kPalette[0])]; }
+
+const char* kStyle = R"(<style>
+body { font: 14px system-ui, sans-serif; margin: 24px; color: #222; }
+h1 { font-size: 20px; } h2 { font-size: 16px; margin-top: 28px; } h3 { font-size: 14px; }
+table { border-collapse: collapse; } td, th { padding: 2px 10px; border-bottom: 1px solid #ddd; text-align: right; }
+th:first-child, td:first-child { text-align: left; }
+svg { display: block; margin: 8px 0; } svg text { font: 11px system-ui, sans-serif; fill: #333; }
+.columns { display: flex; gap: 32px; } .columns > div { flex: 1; min-width: 0; }
+pre { background: #f6f6f6; padding: 8px; overflow-x: auto; } .best { background: #eef6ee; }
+</style>
+)";
+
+std::string page(const std::string& title, const std::string& body) {
+  return "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" + esc(title) + "</title>\n" +
+         kStyle + "</head>\n<body>\n<h1>" + esc(title) + "</h1>\n" + body + "</body>\n</html>\n";
+}
+
+// A line chart: x positions (numeric) or categories, one polyline with points per series.
+struct Series {
+  std::string name;
+  std::vector<double> x, y;
+};
+
+std::string line_chart(const std::string& cls, const std::string& x_label, const std::string& y_label,
+                       const std::vector<Series>& series, const std::vector<std::string>& categories = {}) {
+  const double w = 560, h = 220, l = 64, r = 16, t = 16, b = 40;
+  double x0 = 1e300, x1 = -1e300, y0 = 0, y1 = -1e300;
+  for (const Series& s : series)
+    for (size_t i = 0; i < s.x.size(); ++i) {
+      x0 = std::min(x0, s.x[i]);
+      x1 = std::max(x1, s.x[i]);
+      y0 = std::min(y0, s.y[i]);
+      y1 = std::max(y1, s.y[i]);
+    }
+  if (x0 > x1) x0 = 0, x1 = 1;
+  if (x1 == x0) x1 = x0 + 1;
+  if (y1 <= y0) y1 = y0 + 1;
+  auto px = [&](double x) { return l + (x - x0) / (x1 - x0) * (w - l - r); };
+  auto py = [&](double y) { return h - b - (y - y0) / (y1 - y0) * (h - t - b); };
+  std::ostringstream o;
+  o << "<svg class=\"chart " << cls << "\" width=\"" << w << "\" height=\"" << h << "\" viewBox=\"0 0 " << w << " " << h
+    << "\" role=\"img\">\n";
+  o << "<line x1=\"" << l << "\" y1=\"" << h - b << "\" x2=\"" << w - r << "\" y2=\"" << h - b << "\" stroke=\"#888\"/>\n";
+  o << "<line x1=\"" << l << "\" y1=\"" << t << "\" x2=\"" << l << "\" y2=\"" << h - b << "\" stroke=\"#888\"/>\n";
+  o << "<text x=\"" << l - 4 << "\" y=\"" << py(y1) + 4 << "\" text-anchor=\"end\">" << fmt(y1, "%.4g") << "</text>\n";
+  o << "<text x=\"" << l - 4 << "\" y=\"" << py(y0) + 4 << "\" text-anchor=\"end\">" << fmt(y0, "%.4g") << "</text>\n";
+  if (categories.empty()) {
+    o << "<text x=\"" << l << "\" y=\"" << h - b + 14 << "\">" << fmt(x0, "%.4g") << "</text>\n";
+    o << "<text x=\"" << w - r << "\" y=\"" << h - b + 14 << "\" text-anchor=\"end\">" << fmt(x1, "%.4g") << "</text>\n";
+  } else {
+    for (size_t i = 0; i < categories.size(); ++i)
+      o << "<text x=\"" << px(static_cast<double>(i)) << "\" y=\"" << h - b + 14 << "\" text-anchor=\"middle\">"
+        << esc(categories[i].size() > 24 ? categories[i].substr(0, 21) + "..." : categories[i]) << "</text>\n";
+  }
+  o << "<text x=\"" << (l + w - r) / 2 << "\" y=\"" << h - 6 << "\" text-anchor=\"middle\">" << esc(x_label) << "</text>\n";
+  o << "<text x=\"12\" y=\"" << (t + h - b) / 2 << "\" transform=\"rotate(-90 12 " << (t + h - b) / 2
+    << ")\" text-anchor=\"middle\">" << esc(y_label) << "</text>\n";
+  for (size_t k = 0; k < series.size(); ++k) {
+    const Series& s = series[k];
+    o << "<polyline class=\"series\" fill=\"none\" stroke=\"" << color(k) << "\" stroke-width=\"1.5\" points=\"";
+    for (size_t i = 0; i < s.x.size(); ++i) o << (i ? " " : "") << fmt(px(s.x[i]), "%.1f") << "," << fmt(py(s.y[i]), "%.1f");
+    o << "\"/>\n";
+    for (size_t i = 0; i < s.x.size(); ++i)
+      o << "<circle class=\"point\" cx=\"" << fmt(px(s.x[i]), "%.1f") << "\" cy=\"" << fmt(py(s.y[i]), "%.1f")
+        << "\" r=\"3\" fill=\"" << color(k) << "\"><title>" << esc(s.name) << ": " << fmt(s.y[i], "%.6g")
+        << "</title></circle>\n";
+  }
+  for (size_t k = 0; k < series.size() && series.size() > 1; ++k)
+    o << "<text x=\"" << l + 8 << "\" y=\"" << t + 12 * (k + 1) << "\" fill=\"" << color(k) << "\">" << esc(series[k].name)
+      << "</text>\n";
+  o << "</svg>\n";
+  return o.str();
+}
+
+// Tracks per unit: each span a rect over the iteration's time.
+std::string timeline_svg(const std::vector<const Json*>& spans, const std::vector<std::string>& units,
+                         const std::set<std::string>& queues) {
+  double t0 = 1e300, t1 = -1e300;
+  for (const Json* s : spans) {
+    t0 = std::min(t0, s->at("start_ns").get<double>());
+    t1 = std::max(t1, s->at("end_ns").get<double>());
+  }
+  if (t1 <= t0) t1 = t0 + 1;
+  const double l = 90, w = 900, row = 18;
+  const double h = row * static_cast<double>(units.size()) + 24;
+  std::ostringstream o;
+  o << "<svg class=\"timeline\" width=\"" << w << "\" height=\"" << h << "\" viewBox=\"0 0 " << w << " " << h << "\" role=\"img\">\n";
+  std::map<std::string, size_t> track;
+  for (size_t i = 0; i < units.size(); ++i) {
+    track[units[i]] = i;
+    o << "<text x=\"4\" y=\"" << row * static_cast<double>(i) + 13 << "\">" << esc(units[i]) << "</text>\n";
+    o << "<line x1=\"" << l << "\" y1=\"" << row * static_cast<double>(i + 1) << "\" x2=\"" << w - 8 << "\" y2=\""
+      << row * static_cast<double>(i + 1) << "\" stroke=\"#eee\"/>\n";
+  }
+  auto px = [&](double t) { return l + (t - t0) / (t1 - t0) * (w - 8 - l); };
+  for (const Json* s : spans) {
+    const std::string unit = s->at("unit");
+    const double a = s->at("start_ns"), b = s->at("end_ns");
+    const bool queue = queues.count(unit) > 0;
+    o << "<rect class=\"span\" x=\"" << fmt(px(a), "%.1f") << "\" y=\"" << row * static_cast<double>(track[unit]) + 3
+      << "\" width=\"" << fmt(std::max(1.0, px(b) - px(a)), "%.1f") << "\" height=\"" << row - 6 << "\" fill=\""
+      << (queue ? "#66ccee" : "#4477aa") << "\"><title>" << esc(s->at("inst").get<std::string>()) << " on " << esc(unit)
+      << ": " << fmt(a) << " - " << fmt(b) << " ns</title></rect>\n";
+  }
+  o << "<text x=\"" << l << "\" y=\"" << h - 4 << "\">" << fmt(t0) << " ns</text>\n";
+  o << "<text x=\"" << w - 8 << "\" y=\"" << h - 4 << "\" text-anchor=\"end\">" << fmt(t1) << " ns</text>\n";
+  o << "</svg>\n";
+  return o.str();
+}
+
+// Horizontal bars per unit: busy share, then each stall reason.
+std::string units_svg(const Json& doc) {
+  std::vector<Json> units(doc.at("engines").begin(), doc.at("engines").end());
+  for (const Json& q : doc.at("dma").at("queues")) units.push_back(q);
+  const double total = std::max(1e-9, doc.at("total_ns").get<double>());
+  std::vector<std::string> reasons;
+  if (!units.empty())
+    for (const auto& [k, v] : units[0].at("stalls").items()) reasons.push_back(k);
+  const double l = 90, w = 900, row = 18;
+  const double h = row * static_cast<double>(units.size()) + 40;
+  std::ostringstream o;
+  o << "<svg class=\"units\" width=\"" << w << "\" height=\"" << h << "\" viewBox=\"0 0 " << w << " " << h << "\" role=\"img\">\n";
+  for (size_t i = 0; i < units.size(); ++i) {
+    const Json& u = units[i];
+    const double y = row * static_cast<double>(i);
+    o << "<text x=\"4\" y=\"" << y + 13 << "\">" << esc(u.at("name").get<std::string>()) << "</text>\n";
+    double x = l;
+    auto bar = [&](double ns, const std::string& fill, const std::string& what) {
+      const double width = ns / total * (w - 8 - l);
+      if (width <= 0) return;
+      o << "<rect class=\"bar\" x=\"" << fmt(x, "%.1f") << "\" y=\"" << y + 3 << "\" width=\"" << fmt(width, "%.1f")
+        << "\" height=\"" << row - 6 << "\" fill=\"" << fill << "\"><title>" << esc(what) << ": " << fmt(ns) << " ns ("
+        << fmt(100 * ns / total, "%.1f") << "%)</title></rect>\n";
+      x += width;
+    };
+    bar(u.at("busy_ns").get<double>(), "#4477aa", "busy");
+    for (size_t r = 0; r < reasons.size(); ++r) bar(u.at("stalls").at(reasons[r]).get<double>(), color(r + 1), "stall " + reasons[r]);
+  }
+  double lx = l;
+  const double ly = row * static_cast<double>(units.size()) + 20;
+  std::vector<std::pair<std::string, std::string>> legend = {{"busy", "#4477aa"}};
+  for (size_t r = 0; r < reasons.size(); ++r) legend.push_back({reasons[r], color(r + 1)});
+  for (const auto& [name, fill] : legend) {
+    o << "<rect x=\"" << lx << "\" y=\"" << ly - 9 << "\" width=\"10\" height=\"10\" fill=\"" << fill << "\"/><text x=\""
+      << lx + 14 << "\" y=\"" << ly << "\">" << esc(name) << "</text>\n";
+    lx += 24 + 7 * static_cast<double>(name.size());
+  }
+  o << "</svg>\n";
+  return o.str();
+}
+
+std::string sim_body(const Json& doc) {
+  std::ostringstream o;
+  o << "<table class=\"summary\">\n<tr><td>kernel</td><td>@" << esc(doc.at("kernel")) << " on " << esc(doc.at("model"))
+    << "</td></tr>\n<tr><td>total</td><td>" << fmt(doc.at("total_ns")) << " ns, " << fmt(doc.at("total_cycles"), "%.0f")
+    << " cycles</td></tr>\n<tr><td>lower bound</td><td>" << fmt(doc.at("lower_bound_ns")) << " ns ("
+    << esc(doc.at("lower_bound_resource")) << ")</td></tr>\n<tr><td>races</td><td>" << doc.at("hazards").size()
+    << "</td></tr>\n</table>\n";
+
+  if (doc.contains("timeline")) {
+    const Json& tl = doc.at("timeline");
+    o << "<h2>Timeline of loop " << esc(tl.at("loop")) << ": first, middle and last iteration</h2>\n";
+    std::vector<std::string> units;
+    std::set<std::string> queues;
+    for (const Json& u : doc.at("engines")) units.push_back(u.at("name"));
+    for (const Json& q : doc.at("dma").at("queues")) {
+      units.push_back(q.at("name"));
+      queues.insert(q.at("name").get<std::string>());
+    }
+    std::map<int64_t, std::vector<const Json*>> by_iteration;
+    for (const Json& s : tl.at("spans")) by_iteration[s.at("iteration").get<int64_t>()].push_back(&s);
+    for (const auto& [iteration, spans] : by_iteration) {
+      std::set<std::string> used;
+      for (const Json* s : spans) used.insert(s->at("unit").get<std::string>());
+      std::vector<std::string> tracks;
+      for (const std::string& u : units)
+        if (used.count(u)) tracks.push_back(u);
+      o << "<h3>iteration " << iteration << "</h3>\n" << timeline_svg(spans, tracks, queues);
+    }
+  }
+
+  for (const Json& loop : doc.at("loops")) {
+    const std::string name = loop.at("name");
+    o << "<h2>Loop " << esc(name) << "</h2>\n<p class=\"ii\">II " << fmt(loop.at("ii_ns")) << " ns against a bound of "
+      << fmt(loop.at("ii_bound_ns")) << " ns (" << esc(loop.at("bound_resource")) << " "
+      << fmt(loop.at("resource_bound_ns")) << " ns, recurrence " << fmt(loop.at("recurrence_bound_ns"))
+      << " ns): efficiency " << fmt(100 * loop.at("efficiency").get<double>(), "%.1f") << "%</p>\n";
+    Series bound{"bound", {0, 1}, {loop.at("ii_bound_ns"), loop.at("ii_bound_ns")}};
+    Series overlap{"overlap %", {}, {}}, exposed{"exposed DMA ns", {}, {}};
+    for (const Json& it : loop.at("iterations")) {
+      const double index = it.at("index").get<double>();
+      overlap.x.push_back(index);
+      overlap.y.push_back(100 * it.at("overlap").get<double>());
+      exposed.x.push_back(index);
+      exposed.y.push_back(it.at("exposed_dma_ns").get<double>());
+    }
+    if (!overlap.x.empty()) {
+      o << line_chart("overlap", "iteration", "DMA overlapped (%)", {overlap});
+      o << line_chart("exposed", "iteration", "exposed DMA (ns)", {exposed});
+    }
+  }
+  o << "<h2>Units: busy and stalls, share of the total time</h2>\n" << units_svg(doc);
+  return o.str();
+}
+
+std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> row;
+  std::string cell;
+  bool quoted = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') cell += '"', ++i;
+      else if (c == '"') quoted = false;
+      else cell += c;
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      row.push_back(cell);
+      cell.clear();
+    } else if (c == '\n') {
+      row.push_back(cell);
+      rows.push_back(row);
+      row.clear();
+      cell.clear();
+    } else {
+      cell += c;
+    }
+  }
+  if (!cell.empty() || !row.empty()) {
+    row.push_back(cell);
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+bool numeric(const std::string& s, double* v) {
+  if (s.empty()) return false;
+  char* end = nullptr;
+  *v = std::strtod(s.c_str(), &end);
+  return end && *end == '\0';
+}
+
+}  // namespace
+
+std::string html_sim_report(const std::string& sim_json) {
+  const Json doc = Json::parse(sim_json);
+  return page("Tandem: @" + doc.at("kernel").get<std::string>() + " on " + doc.at("model").get<std::string>(), sim_body(doc));
+}
+
+std::string html_ab_report(const std::string& pipeline_a, const std::string& sim_json_a, const std::string& pipeline_b,
+                           const std::string& sim_json_b, const std::string& ab_summary) {
+  const Json a = Json::parse(sim_json_a), b = Json::parse(sim_json_b);
+  std::ostringstream o;
+  o << "<pre class=\"ab\">" << esc(ab_summary) << "</pre>\n<div class=\"columns\">\n<div class=\"a\">\n<h2>A: "
+    << esc(pipeline_a) << "</h2>\n" << sim_body(a) << "</div>\n<div class=\"b\">\n<h2>B: " << esc(pipeline_b) << "</h2>\n"
+    << sim_body(b) << "</div>\n</div>\n";
+  return page("Tandem A/B: @" + a.at("kernel").get<std::string>() + " on " + a.at("model").get<std::string>(), o.str());
+}
+
+std::string html_sweep_report(const std::string& title, const std::vector<std::string>& parameters, const std::string& csv_text) {
+  const auto rows = parse_csv(csv_text);
+  std::ostringstream o;
+  if (rows.size() < 2) return page(title, "<p>No points.</p>\n");
+  const std::vector<std::string>& header = rows[0];
+  auto column = [&](const std::string& name) {
+    return static_cast<size_t>(std::find(header.begin(), header.end(), name) - header.begin());
+  };
+  const size_t status = column("status"), kernel = column("kernel"), error = column("error");
+  std::vector<size_t> metrics;
+  for (size_t c = status + 1; c < error; ++c) metrics.push_back(c);
+  std::vector<const std::vector<std::string>*> ok;
+  for (size_t r = 1; r < rows.size(); ++r)
+    if (rows[r].size() == header.size() && rows[r][status] == "ok") ok.push_back(&rows[r]);
+  o << "<p>" << rows.size() - 1 << " points, " << ok.size() << " ok.</p>\n";
+
+  std::vector<std::string> kernels;
+  for (const auto* r : ok)
+    if (std::find(kernels.begin(), kernels.end(), (*r)[kernel]) == kernels.end()) kernels.push_back((*r)[kernel]);
+
+  // The best point of each kernel: least total time (or least of the first metric).
+  const size_t key = column("total_ns") < header.size() ? column("total_ns") : (metrics.empty() ? status : metrics[0]);
+  o << "<h2>Best point of each kernel (least " << esc(header[key]) << ")</h2>\n<table class=\"best\">\n<tr>";
+  for (size_t c = 0; c < header.size(); ++c)
+    if (c != error && c != status) o << "<th>" << esc(header[c]) << "</th>";
+  o << "</tr>\n";
+  for (const std::string& k : kernels) {
+    const std::vector<std::string>* best = nullptr;
+    double best_value = 0;
+    for (const auto* r : ok) {
+      double v = 0;
+      if ((*r)[kernel] == k && numeric((*r)[key], &v) && (!best || v < best_value)) best = r, best_value = v;
+    }
+    if (!best) continue;
+    o << "<tr>";
+    for (size_t c = 0; c < header.size(); ++c)
+      if (c != error && c != status) o << "<td>" << esc(c == kernel ? k.substr(k.rfind('/') + 1) : (*best)[c]) << "</td>";
+    o << "</tr>\n";
+  }
+  o << "</table>\n";
+  for (const std::string& p : parameters) {
+    const size_t pc = column(p);
+    if (pc >= header.size()) continue;
+    // Numeric values plot at their value, others as categories in order of appearance.
+    std::vector<std::string> categories;
+    bool all_numeric = true;
+    for (const auto* r : ok) {
+      double v = 0;
+      all_numeric &= numeric((*r)[pc], &v);
+      if (std::find(categories.begin(), categories.end(), (*r)[pc]) == categories.end()) categories.push_back((*r)[pc]);
+    }
+    o << "<h2>Against " << esc(p) << "</h2>\n";
+    for (size_t mc : metrics) {
+      std::vector<Series> series;
+      for (const std::string& k : kernels) {
+        // Per kernel, the mean of the metric over the other parameters at each value.
+        std::map<double, std::pair<double, int>> at;
+        for (const auto* r : ok) {
+          double x = 0, y = 0;
+          if ((*r)[kernel] != k || !numeric((*r)[mc], &y)) continue;
+          x = all_numeric ? (numeric((*r)[pc], &x), x)
+                          : static_cast<double>(std::find(categories.begin(), categories.end(), (*r)[pc]) - categories.begin());
+          at[x].first += y;
+          at[x].second += 1;
+        }
+        Series s{k.substr(k.rfind('/') + 1), {}, {}};
+        for (const auto& [x, sum] : at) {
+          s.x.push_back(x);
+          s.y.push_back(sum.first / sum.second);
+        }
+        if (!s.x.empty()) series.push_back(s);
+      }
+      if (!series.empty())
+        o << line_chart("sweep", p, header[mc] + (parameters.size() > 1 ? " (mean)" : ""), series,
+                        all_numeric ? std::vector<std::string>{} : categories);
+    }
+  }
+  return page(title, o.str());
+}
+
+}  // namespace tandem

@@ -1,0 +1,99 @@
+#include "sim/units/dma_bandwidth.h"
+
+#include <algorithm>
+
+namespace tandem {
+
+namespace {
+// A chunk within this many bytes of done is done: wake-ups round up to whole picoseconds.
+constexpr double kEpsilonBytes = 1e-6;
+}  // namespace
+
+DmaBandwidth::DmaBandwidth(const DmaModel& model)
+    : bytes_per_ps_(model.bandwidth_bytes_per_ns / 1000.0), engines_(static_cast<int>(model.engines)) {
+  Group all;
+  all.engines = engines_ >= 64 ? ~0ULL : (1ULL << engines_) - 1;
+  groups_.push_back(all);
+}
+
+double DmaBandwidth::rate(const Group& g, const Chunk& c) const {
+  return bytes_per_ps_ * c.efficiency / static_cast<double>(g.active.size());
+}
+
+void DmaBandwidth::advance(Group& g, double now) const {
+  const double dt = now - g.updated;
+  if (dt > 0)
+    for (Chunk& c : g.active) c.remaining -= rate(g, c) * dt;
+  g.updated = now;
+}
+
+int DmaBandwidth::start(const DmaTransfer& t, double now) {
+  int id;
+  if (!free_ids_.empty()) {
+    id = free_ids_.back();
+    free_ids_.pop_back();
+  } else {
+    id = static_cast<int>(groups_left_.size());
+    groups_left_.push_back(0);
+  }
+  uint64_t span = 0;
+  for (int i = 0; i < t.engine_count; ++i) span |= 1ULL << ((t.first_engine + i) % engines_);
+  const double per_engine = t.bytes / t.engine_count;
+  groups_left_[static_cast<size_t>(id)] = 0;
+  const size_t n = groups_.size();
+  for (size_t i = 0; i < n; ++i) {
+    uint64_t inside = groups_[i].engines & span;
+    if (!inside) continue;
+    advance(groups_[i], now);
+    if (inside != groups_[i].engines) {
+      // Split: the engines outside the span go on without the new chunk.
+      Group outside = groups_[i];
+      outside.engines &= ~span;
+      groups_[i].engines = inside;
+      for (const Chunk& c : outside.active) ++groups_left_[static_cast<size_t>(c.transfer)];
+      groups_.push_back(std::move(outside));
+    }
+    groups_[i].active.push_back({id, per_engine, t.efficiency});
+    ++groups_left_[static_cast<size_t>(id)];
+  }
+  return id;
+}
+
+double DmaBandwidth::next_completion() const {
+  double next = std::numeric_limits<double>::infinity();
+  for (const Group& g : groups_)
+    for (const Chunk& c : g.active) next = std::min(next, g.updated + c.remaining / rate(g, c));
+  return next;
+}
+
+void DmaBandwidth::complete_until(double now, std::vector<int>& done) {
+  for (Group& g : groups_) {
+    advance(g, now);
+    for (size_t i = 0; i < g.active.size();) {
+      if (g.active[i].remaining > kEpsilonBytes) {
+        ++i;
+        continue;
+      }
+      const int id = g.active[i].transfer;
+      if (--groups_left_[static_cast<size_t>(id)] == 0) {
+        done.push_back(id);
+        free_ids_.push_back(id);
+      }
+      g.active.erase(g.active.begin() + static_cast<long>(i));
+    }
+  }
+  // Idle groups carry no history: merge them back so that the next transfers share one group.
+  uint64_t idle = 0;
+  for (const Group& g : groups_)
+    if (g.active.empty()) idle |= g.engines;
+  if (idle) {
+    groups_.erase(std::remove_if(groups_.begin(), groups_.end(), [](const Group& g) { return g.active.empty(); }),
+                  groups_.end());
+    Group merged;
+    merged.engines = idle;
+    merged.updated = now;
+    groups_.push_back(merged);
+  }
+}
+
+}  // namespace tandem

@@ -1,0 +1,50 @@
+#include "sim/units/dma_system.h"
+
+#include <cmath>
+
+namespace tandem {
+
+namespace {
+double now_ps() { return static_cast<double>(sc_core::sc_time_stamp().value()); }
+}  // namespace
+
+DmaSystem::DmaSystem(sc_core::sc_module_name name, const DmaModel& model) : sc_module(name), bandwidth_(model) {
+  SC_METHOD(wake);
+  sensitive << wake_;
+  dont_initialize();
+}
+
+void DmaSystem::start(const DmaTransfer& t, sc_core::sc_event* done, Picos* end) {
+  const double now = now_ps();
+  if (t.bytes <= 0) {
+    *end = static_cast<Picos>(now);
+    done->notify(sc_core::SC_ZERO_TIME);
+    return;
+  }
+  const int id = bandwidth_.start(t, now);
+  if (static_cast<size_t>(id) >= waiters_.size()) waiters_.resize(static_cast<size_t>(id) + 1);
+  waiters_[static_cast<size_t>(id)] = {done, end};
+  reschedule(now);
+}
+
+void DmaSystem::reschedule(double now) {
+  const double next = bandwidth_.next_completion();
+  if (std::isinf(next)) return;
+  const double delay = std::max(0.0, std::ceil(next - 1e-9) - now);
+  wake_.cancel();
+  wake_.notify(sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(delay)));
+}
+
+void DmaSystem::wake() {
+  const double now = now_ps();
+  done_.clear();
+  bandwidth_.complete_until(now, done_);
+  for (int id : done_) {
+    const Waiter& w = waiters_[static_cast<size_t>(id)];
+    *w.end = static_cast<Picos>(now);
+    w.done->notify(sc_core::SC_ZERO_TIME);
+  }
+  reschedule(now);
+}
+
+}  // namespace tandem

@@ -1,0 +1,70 @@
+// A semaphore carrying one dependence edge between dynamic instances (sim/program.h,
+// SimChannel): the source publishes the completion time of each key in order; the
+// destination reads the key it needs and releases the ones it will never read again. A
+// bounded ring: a source that runs too far ahead of its destination waits for space, which
+// bounds memory by the window, not by the number of dynamic instances.
+#pragma once
+
+#include <cassert>
+#include <vector>
+
+#include <systemc>
+
+#include "sim/lower/program.h"
+
+namespace tandem {
+
+class Semaphore {
+ public:
+  Semaphore(const SimChannel& spec, int producer_unit, size_t window)
+      : spec_(spec), producer_unit_(producer_unit), ring_(static_cast<size_t>(spec.distance) + window) {}
+
+  const SimChannel& spec() const { return spec_; }
+  int producer_unit() const { return producer_unit_; }  // -1 for a barrier
+
+  bool available(int64_t key) const { return key < produced_; }
+  Picos value(int64_t key) const {
+    assert(key >= released_ && key < produced_);
+    return ring_[static_cast<size_t>(key) % ring_.size()];
+  }
+  bool has_space() const { return closed_ || produced_ - released_ < static_cast<int64_t>(ring_.size()); }
+  int64_t next_key() const { return produced_; }
+
+  void publish(Picos t) {
+    assert(has_space());
+    if (closed_) {
+      released_ = ++produced_;
+      return;
+    }
+    ring_[static_cast<size_t>(produced_) % ring_.size()] = t;
+    ++produced_;
+    if (consumer_waiting_) data_event.notify(sc_core::SC_ZERO_TIME);
+  }
+
+  void release_below(int64_t key) {
+    if (key <= released_) return;
+    released_ = std::min(key, produced_);
+    if (producer_waiting_) space_event.notify(sc_core::SC_ZERO_TIME);
+  }
+  // The destination has finished: nothing published from now on will be read.
+  void close() {
+    closed_ = true;
+    released_ = produced_;
+    if (producer_waiting_) space_event.notify(sc_core::SC_ZERO_TIME);
+  }
+
+  sc_core::sc_event data_event;
+  sc_core::sc_event space_event;
+  bool consumer_waiting_ = false;
+  bool producer_waiting_ = false;
+
+ private:
+  SimChannel spec_;
+  int producer_unit_;
+  std::vector<Picos> ring_;
+  int64_t produced_ = 0;
+  int64_t released_ = 0;
+  bool closed_ = false;
+};
+
+}  // namespace tandem

@@ -1,0 +1,32 @@
+// Shared state of one simulation: the program, the semaphores, the barriers, the DMA
+// system, the conflict ports and the observer of every instance. simulate() creates it and
+// modules hold a reference; it is never freed (one simulation per process, docs/metrics.md).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "sim/lower/program.h"
+#include "sim/units/semaphore.h"
+
+namespace tandem {
+
+class CoreBarrier;
+class DmaSystem;
+class PortArbiter;
+class InstanceObserver;
+class StreamUnit;
+
+struct SimContext {
+  const SimProgram& program;
+  uint64_t perturb_seed = 0;  // 0: nominal durations
+  double perturb_spread = 0;
+  std::vector<std::unique_ptr<Semaphore>> semaphores;  // one per SimChannel
+  std::vector<CoreBarrier*> barriers;                  // per InstId; null unless a barrier
+  DmaSystem* dma = nullptr;
+  PortArbiter* ports = nullptr;                        // access conflicts, if the model has any
+  InstanceObserver* observer = nullptr;                // the ledger (sim/observe/)
+  std::vector<StreamUnit*> units;
+};
+
+}  // namespace tandem

@@ -1,0 +1,219 @@
+#include "sim/units/stream_unit.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "sim/units/core_barrier.h"
+#include "sim/units/observer.h"
+
+namespace tandem {
+
+namespace {
+constexpr Picos kNever = std::numeric_limits<Picos>::max();
+}
+
+StreamUnit::StreamUnit(sc_core::sc_module_name name, SimContext& ctx, int index)
+    : sc_module(name),
+      ctx_(ctx),
+      index_(index),
+      loop_counts_(ctx.program.kernel->loops.size(), 0),
+      loop_ivs_(ctx.program.kernel->loops.size(), 0) {
+  SC_THREAD(thread);
+}
+
+void StreamUnit::thread() {
+  walk(ctx_.program.walks[static_cast<size_t>(index_)]);
+  state_ = State::Done;
+  // Nothing this unit's instructions would read can matter any more.
+  for (auto& s : ctx_.semaphores) {
+    const SimInst& dst = ctx_.program.insts[s->spec().dst];
+    if (!dst.is_barrier && dst.units[0] == index_) s->close();
+  }
+  ctx_.observer->unit_done();
+}
+
+void StreamUnit::walk(const std::vector<WalkNode>& nodes) {
+  const Kernel& k = *ctx_.program.kernel;
+  for (const WalkNode& n : nodes) {
+    if (n.is_loop) {
+      const Loop& l = k.loops[n.id];
+      for (int64_t iv = l.lo; iv < l.hi; ++iv) {
+        loop_ivs_[n.id] = iv;
+        ++loop_counts_[n.id];
+        walk(n.children);
+      }
+      continue;
+    }
+    const SimInst& inst = ctx_.program.insts[n.id];
+    current_ = n.id;
+    InstanceRecord r;
+    r.inst = n.id;
+    r.unit = index_;
+    r.free = free_;
+    r.loop_counts = loop_counts_.data();
+    r.loop_ivs = loop_ivs_.data();
+    if (inst.is_barrier)
+      run_barrier(inst, r);
+    else
+      execute(inst, r);
+  }
+}
+
+Picos StreamUnit::wait_inputs(const SimInst& inst, InstanceRecord& r) {
+  Picos ready = 0;
+  for (int ch : inst.in_channels) {
+    Semaphore& s = *ctx_.semaphores[static_cast<size_t>(ch)];
+    bool needed = false;
+    const int64_t key =
+        channel_needed_key(s.spec(), *ctx_.program.kernel, loop_counts_.data(), loop_ivs_.data(), &needed);
+    if (s.spec().key_loop != kNoId) s.release_below(key);
+    if (!needed) continue;
+    while (!s.available(key)) {
+      if (s.producer_unit() == index_)
+        throw std::logic_error("semaphore " + inst.name + " waits on its own unit for a value not produced yet");
+      state_ = State::WaitingData;
+      blocked_on_ = &s;
+      s.consumer_waiting_ = true;
+      wait(s.data_event);
+    }
+    s.consumer_waiting_ = false;
+    state_ = State::Running;
+    const Picos v = s.value(key);
+    if (v > ready) {
+      ready = v;
+      r.binding_channel = ch;
+      r.binding_signal = v;
+    }
+  }
+  if (r.binding_channel >= 0) {
+    const SimInst& src = ctx_.program.insts[ctx_.program.channels[static_cast<size_t>(r.binding_channel)].src];
+    r.waited_on_dma = !src.is_barrier && ctx_.program.units[static_cast<size_t>(src.units[0])].kind == UnitKind::DmaQueue;
+  }
+  return ready;
+}
+
+double StreamUnit::jitter(const SimInst& inst) const {
+  if (ctx_.perturb_seed == 0) return 1.0;
+  // splitmix64 of (seed, instruction, program-order position): independent of the order
+  // in which SystemC happens to run the units.
+  uint64_t z = ctx_.perturb_seed * 0x9E3779B97F4A7C15ULL ^ static_cast<uint64_t>(inst.id) * 0xBF58476D1CE4E5B9ULL ^
+               static_cast<uint64_t>(inst.seq(loop_ivs_.data(), *ctx_.program.kernel));
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  z ^= z >> 31;
+  const double u = static_cast<double>(z >> 11) * 0x1.0p-53;  // [0, 1)
+  return 1.0 + (2.0 * u - 1.0) * ctx_.perturb_spread;
+}
+
+StallReason StreamUnit::input_stall_reason(const InstanceRecord& r) const {
+  if (r.binding_channel < 0) return StallReason::Semaphore;
+  return ctx_.program.channels[static_cast<size_t>(r.binding_channel)].cross_unit ? StallReason::Semaphore
+                                                                                  : StallReason::Dependency;
+}
+
+void StreamUnit::publish_outputs(const SimInst& inst, Picos start, Picos read_done, Picos complete) {
+  for (int ch : inst.out_channels) {
+    Semaphore& s = *ctx_.semaphores[static_cast<size_t>(ch)];
+    bool produce = false;
+    const int64_t key =
+        channel_produced_key(s.spec(), *ctx_.program.kernel, loop_counts_.data(), loop_ivs_.data(), &produce);
+    if (!produce) continue;
+    if (key != s.next_key()) throw std::logic_error("semaphore keys out of order at " + inst.name);
+    while (!s.has_space()) {
+      state_ = State::WaitingSpace;
+      blocked_on_ = &s;
+      s.producer_waiting_ = true;
+      wait(s.space_event);
+    }
+    s.producer_waiting_ = false;
+    state_ = State::Running;
+    const DepKind kind = s.spec().kind;
+    s.publish(kind == DepKind::Ordered ? start : kind == DepKind::Anti ? read_done : complete);
+  }
+}
+
+void StreamUnit::wait_until(Picos t) {
+  const Picos now = static_cast<Picos>(sc_core::sc_time_stamp().value());
+  if (t < now) throw std::logic_error("causality: a unit needs a shared resource in the past");
+  if (t == now) return;
+  state_ = State::WaitingTime;
+  pending_start_ = std::min(pending_start_, t);
+  wait(sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(t - now)));
+  state_ = State::Running;
+}
+
+void StreamUnit::wait_for_event(sc_core::sc_event& e) {
+  state_ = State::WaitingTime;
+  wait(e);
+  state_ = State::Running;
+}
+
+void StreamUnit::run_barrier(const SimInst& inst, InstanceRecord& r) {
+  CoreBarrier& b = *ctx_.barriers[static_cast<size_t>(inst.id)];
+  const uint64_t generation = b.generation;
+  ++b.arrived;
+  const bool queue = ctx_.program.units[static_cast<size_t>(index_)].kind == UnitKind::DmaQueue;
+  if (arrival_time() > b.latest_arrival || b.arrived == 1) b.latest_is_queue = queue;
+  b.latest_arrival = std::max(b.latest_arrival, arrival_time());
+  if (b.arrived < b.fenced()) {
+    state_ = State::WaitingBarrier;
+    blocked_barrier_ = inst.id;
+    while (b.generation == generation) wait(b.released);
+    state_ = State::Running;
+  } else {
+    InstanceRecord br = r;
+    br.unit = -1;
+    const Picos ready = wait_inputs(inst, br);
+    const Picos release = std::max(b.latest_arrival, ready);
+    b.released_by_dma = release == ready && ready > 0 ? br.waited_on_dma : b.latest_is_queue;
+    br.start = br.busy_start = br.busy_end = br.complete = release;
+    br.free = b.latest_arrival;
+    ctx_.observer->record(br);
+    publish_outputs(inst, release, release, release);
+    b.release_time = release;
+    b.arrived = 0;
+    b.latest_arrival = 0;
+    ++b.generation;
+    b.released.notify(sc_core::SC_ZERO_TIME);
+  }
+  ctx_.observer->barrier_wait(r, b.release_time - arrival_time(), b.released_by_dma);
+  free_ = std::max(free_, b.release_time);
+  on_barrier(b.release_time);
+}
+
+StreamUnit::Horizon StreamUnit::horizon() const {
+  switch (state_) {
+    case State::Done: return {kNever};
+    case State::WaitingTime: return {pending_start_};
+    case State::WaitingData: {
+      const int p = blocked_on_->producer_unit();
+      return {free_, p == index_ ? -1 : p};
+    }
+    case State::WaitingBarrier: return {free_, -1, blocked_barrier_};
+    default: return {free_};
+  }
+}
+
+int64_t StreamUnit::min_future_seq() const {
+  if (state_ == State::Done) return std::numeric_limits<int64_t>::max();
+  if (current_ == kNoId) return 0;
+  return ctx_.program.insts[static_cast<size_t>(current_)].run_seq(loop_ivs_.data(), *ctx_.program.kernel);
+}
+
+std::string StreamUnit::describe_wait() const {
+  const SimProgram& p = ctx_.program;
+  std::string what = p.units[static_cast<size_t>(index_)].name + " at " +
+                     (current_ == kNoId ? std::string("start") : p.insts[current_].name);
+  switch (state_) {
+    case State::WaitingData:
+      return what + " waits for " + p.insts[blocked_on_->spec().src].name;
+    case State::WaitingSpace:
+      return what + " waits for " + p.insts[blocked_on_->spec().dst].name + " to consume";
+    case State::WaitingBarrier:
+      return what + " waits at barrier " + p.insts[blocked_barrier_].name;
+    default:
+      return what;
+  }
+}
+
+}  // namespace tandem

@@ -1,0 +1,83 @@
+// Base of the modules that run an instruction stream in order: compute engines and DMA
+// queues. A unit walks its instructions through the loop nest on its own timeline (its
+// local time runs ahead of SystemC's) and meets the SystemC kernel only to wait for a
+// semaphore value another unit has not produced yet, for space in a full semaphore, at a
+// CoreBarrier, or to reach the simulated time at which it needs a shared resource.
+#pragma once
+
+#include <limits>
+#include <vector>
+
+#include <systemc>
+
+#include "sim/units/instance_record.h"
+#include "sim/units/sim_context.h"
+
+namespace tandem {
+
+class StreamUnit : public sc_core::sc_module {
+ public:
+  SC_HAS_PROCESS(StreamUnit);
+  StreamUnit(sc_core::sc_module_name name, SimContext& ctx, int index);
+
+  // What bounds the start of every record this unit will still produce: its own `floor`,
+  // raised to the bound of the unit it waits for (`waits_on`), or to the smallest bound of
+  // the other units at the barrier it waits at (`barrier`). Ledger::watermark() solves them.
+  struct Horizon {
+    Picos floor;
+    int waits_on = -1;
+    InstId barrier = kNoId;
+  };
+  Horizon horizon() const;
+  bool done() const { return state_ == State::Done; }
+  // Every instance this unit has not recorded yet comes at or after this in program order.
+  int64_t min_future_seq() const;
+  // What the unit is waiting for, for deadlock reports.
+  std::string describe_wait() const;
+
+ protected:
+  enum class State { Running, WaitingData, WaitingSpace, WaitingTime, WaitingBarrier, Done };
+
+  // Runs one instance; `r` comes with inst, unit, free and loop pointers filled in.
+  virtual void execute(const SimInst& inst, InstanceRecord& r) = 0;
+
+  // Latest completion among the instance's inputs (waiting for any not yet produced), and
+  // which input it was.
+  Picos wait_inputs(const SimInst& inst, InstanceRecord& r);
+  // Publishes on every output channel whose key this instance closes: for Ordered edges
+  // its `start` (an order without data: the destination starts after the source started),
+  // for Anti edges `read_done` (the unit has consumed its inputs), else `complete`.
+  void publish_outputs(const SimInst& inst, Picos start, Picos read_done, Picos complete);
+  // The factor this instance's durations are scaled by: 1, or a jitter drawn from the
+  // perturbation seed, the instruction and its place in program order.
+  double jitter(const SimInst& inst) const;
+  // Semaphore when the binding input came from another unit, Dependency otherwise.
+  StallReason input_stall_reason(const InstanceRecord& r) const;
+  // Advances SystemC time to `t` (>= now by construction).
+  void wait_until(Picos t);
+  // Waits in simulated time for a shared resource to signal `e`.
+  void wait_for_event(sc_core::sc_event& e);
+  void run_barrier(const SimInst& inst, InstanceRecord& r);
+  // When the unit reaches a barrier: when its last instruction is done with the unit. A DMA
+  // queue arrives once its transfers have landed (it drains), and moves its data clock too.
+  virtual Picos arrival_time() const { return free_; }
+  virtual void on_barrier(Picos /*release*/) {}
+
+  SimContext& ctx_;
+  const int index_;
+  Picos free_ = 0;  // the unit's local time: when it can start its next instruction
+  Picos pending_start_ = std::numeric_limits<Picos>::max();  // start of the record in flight
+
+ private:
+  void thread();
+  void walk(const std::vector<WalkNode>& nodes);
+
+  State state_ = State::Running;
+  const Semaphore* blocked_on_ = nullptr;
+  int blocked_barrier_ = -1;
+  InstId current_ = kNoId;
+  std::vector<int64_t> loop_counts_;
+  std::vector<int64_t> loop_ivs_;
+};
+
+}  // namespace tandem
