@@ -1,6 +1,7 @@
 // A CoreBarrier: every unit it fences stops at it until all have arrived and its Flow
 // predecessors have finished; then all continue from the same release time. The last unit
-// to arrive reads the barrier's inputs and publishes its outputs on its behalf.
+// to arrive reads the barrier's inputs and publishes its outputs on its behalf. The module
+// owns the protocol: units arrive, the last releases, the others wait for the release.
 #pragma once
 
 #include <systemc>
@@ -13,18 +14,53 @@ class CoreBarrier : public sc_core::sc_module {
  public:
   CoreBarrier(sc_core::sc_module_name name, const SimInst& inst) : sc_module(name), inst_(inst) {}
 
-  int fenced() const { return static_cast<int>(inst_.units.size()); }
+  struct Arrival {
+    bool last = false;        // the caller completes the barrier: it must call release()
+    uint64_t generation = 0;  // the dynamic instance the caller arrived at
+  };
 
-  int arrived = 0;
-  Picos latest_arrival = 0;
-  bool latest_is_queue = false;   // the last to arrive was a DMA queue draining
-  Picos release_time = 0;
-  bool released_by_dma = false;   // a transfer set the release (its waiters wait on DMA)
-  uint64_t generation = 0;  // dynamic instances released so far
-  sc_core::sc_event released;
+  // A fenced unit arrives at local time `at`; `from_queue`: it is a DMA queue.
+  Arrival arrive(Picos at, bool from_queue) {
+    ++arrived_;
+    if (at > latest_arrival_ || arrived_ == 1) latest_is_queue_ = from_queue;
+    latest_arrival_ = std::max(latest_arrival_, at);
+    return {arrived_ == fenced(), generation_};
+  }
+
+  // The last arrival: the barrier's inputs were ready at `inputs_ready` (0: it has none),
+  // `inputs_from_dma` when a transfer set that time. Returns the release time.
+  Picos release(Picos inputs_ready, bool inputs_from_dma) {
+    release_time_ = std::max(latest_arrival_, inputs_ready);
+    released_by_dma_ =
+        release_time_ == inputs_ready && inputs_ready > 0 ? inputs_from_dma : latest_is_queue_;
+    arrived_ = 0;
+    latest_arrival_ = 0;
+    ++generation_;
+    released_.notify(sc_core::SC_ZERO_TIME);
+    return release_time_;
+  }
+
+  // Blocks the calling SystemC thread until the instance it arrived at is released.
+  void wait_release(const Arrival& a) {
+    while (generation_ == a.generation) sc_core::wait(released_);
+  }
+
+  Picos latest_arrival() const { return latest_arrival_; }
+  Picos release_time() const { return release_time_; }
+  // A transfer set the last release (the units waited on DMA).
+  bool released_by_dma() const { return released_by_dma_; }
 
  private:
+  int fenced() const { return static_cast<int>(inst_.units.size()); }
+
   const SimInst& inst_;
+  int arrived_ = 0;
+  Picos latest_arrival_ = 0;
+  bool latest_is_queue_ = false;  // the last to arrive was a DMA queue draining
+  Picos release_time_ = 0;
+  bool released_by_dma_ = false;
+  uint64_t generation_ = 0;       // dynamic instances released so far
+  sc_core::sc_event released_;
 };
 
 }  // namespace tandem

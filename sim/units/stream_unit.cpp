@@ -150,35 +150,26 @@ void StreamUnit::wait_for_event(sc_core::sc_event& e) {
 
 void StreamUnit::run_barrier(const SimInst& inst, InstanceRecord& r) {
   CoreBarrier& b = *ctx_.barriers[static_cast<size_t>(inst.id)];
-  const uint64_t generation = b.generation;
-  ++b.arrived;
   const bool queue = ctx_.program.units[static_cast<size_t>(index_)].kind == UnitKind::DmaQueue;
-  if (arrival_time() > b.latest_arrival || b.arrived == 1) b.latest_is_queue = queue;
-  b.latest_arrival = std::max(b.latest_arrival, arrival_time());
-  if (b.arrived < b.fenced()) {
+  const CoreBarrier::Arrival arrival = b.arrive(arrival_time(), queue);
+  if (!arrival.last) {
     state_ = State::WaitingBarrier;
     blocked_barrier_ = inst.id;
-    while (b.generation == generation) wait(b.released);
+    b.wait_release(arrival);
     state_ = State::Running;
   } else {
     InstanceRecord br = r;
     br.unit = -1;
     const Picos ready = wait_inputs(inst, br);
-    const Picos release = std::max(b.latest_arrival, ready);
-    b.released_by_dma = release == ready && ready > 0 ? br.waited_on_dma : b.latest_is_queue;
+    br.free = b.latest_arrival();
+    const Picos release = b.release(ready, br.waited_on_dma);
     br.start = br.busy_start = br.busy_end = br.complete = release;
-    br.free = b.latest_arrival;
     ctx_.observer->record(br);
     publish_outputs(inst, release, release, release);
-    b.release_time = release;
-    b.arrived = 0;
-    b.latest_arrival = 0;
-    ++b.generation;
-    b.released.notify(sc_core::SC_ZERO_TIME);
   }
-  ctx_.observer->barrier_wait(r, b.release_time - arrival_time(), b.released_by_dma);
-  free_ = std::max(free_, b.release_time);
-  on_barrier(b.release_time);
+  ctx_.observer->barrier_wait(r, b.release_time() - arrival_time(), b.released_by_dma());
+  free_ = std::max(free_, b.release_time());
+  on_barrier(b.release_time());
 }
 
 StreamUnit::Horizon StreamUnit::horizon() const {
