@@ -4,6 +4,9 @@
 #include <optional>
 #include <unordered_map>
 
+#include <boost/graph/depth_first_search.hpp>
+#include <boost/graph/filtered_graph.hpp>
+
 #include "sched/support/box.h"
 #include "sched/target/target.h"
 
@@ -449,49 +452,61 @@ DepGraph build_dep_graph(const Kernel& k) {
   return g;
 }
 
+namespace {
+
+// Depth-first search over the distance-0 edges of live instructions: a back edge closes a
+// cycle, thrown as the path around it (the tree edges give each vertex's parent).
+struct CycleFinder : boost::default_dfs_visitor {
+  struct Found {
+    InstId from, to;  // the back edge from -> to
+  };
+  std::vector<InstId>* parent;
+  template <class Edge, class G>
+  void tree_edge(Edge e, const G& g) {
+    (*parent)[boost::target(e, g)] = static_cast<InstId>(boost::source(e, g));
+  }
+  template <class Edge, class G>
+  void back_edge(Edge e, const G& g) {
+    throw Found{static_cast<InstId>(boost::source(e, g)), static_cast<InstId>(boost::target(e, g))};
+  }
+};
+
+// filtered_graph needs assignable predicates (lambdas are not).
+struct SameIteration {
+  const DepGraph::Graph* g = nullptr;
+  bool operator()(DepGraph::Graph::edge_descriptor e) const { return (*g)[e].distance == 0; }
+};
+struct Live {
+  const Kernel* k = nullptr;
+  bool operator()(DepGraph::Graph::vertex_descriptor v) const { return !k->insts[v].erased; }
+};
+
+}  // namespace
+
 void check_acyclic(const Kernel& k, const DepGraph& g) {
-  // Iterative DFS over distance-0 edges; a grey target closes a cycle.
-  const auto& graph = g.graph();
-  const size_t n = g.num_vertices();
-  std::vector<char> color(n, 0);  // 0 white, 1 grey, 2 black
-  std::vector<InstId> parent(n, kNoId);
-  for (InstId root = 0; root < static_cast<InstId>(n); ++root) {
-    if (color[root] || k.insts[root].erased) continue;
-    using It = DepGraph::Graph::out_edge_iterator;
-    std::vector<std::pair<InstId, std::pair<It, It>>> stack;
-    color[root] = 1;
-    stack.push_back({root, boost::out_edges(root, graph)});
-    while (!stack.empty()) {
-      auto& [v, range] = stack.back();
-      if (range.first == range.second) {
-        color[v] = 2;
-        stack.pop_back();
-        continue;
-      }
-      auto e = *range.first++;
-      if (graph[e].distance != 0) continue;
-      InstId w = static_cast<InstId>(boost::target(e, graph));
-      if (color[w] == 0) {
-        color[w] = 1;
-        parent[w] = v;
-        stack.push_back({w, boost::out_edges(w, graph)});
-      } else if (color[w] == 1) {
-        // Cycle: w -> ... -> v -> w. Report it at an explicit edge on it.
-        std::vector<InstId> cycle{v};
-        for (InstId u = v; u != w; u = parent[u]) cycle.push_back(parent[u]);
-        std::reverse(cycle.begin(), cycle.end());  // w ... v
-        std::string path;
-        for (InstId u : cycle) path += k.display_name(u) + " -> ";
-        path += k.display_name(w);
-        SourceLoc where = k.loc;
-        for (size_t i = 0; i < cycle.size(); ++i) {
-          InstId a = cycle[i], b = i + 1 < cycle.size() ? cycle[i + 1] : w;
-          for (const ExplicitDep& d : k.explicit_deps)
-            if (d.src == a && d.dst == b && d.distance == 0) where = d.loc;
-        }
-        throw Error(where, "dependence cycle: " + path);
-      }
+  using Graph = DepGraph::Graph;
+  const Graph& graph = g.graph();
+  boost::filtered_graph<Graph, SameIteration, Live> order(graph, SameIteration{&graph}, Live{&k});
+  std::vector<InstId> parent(g.num_vertices(), kNoId);
+  std::vector<boost::default_color_type> colors(g.num_vertices());
+  try {
+    boost::depth_first_search(order, CycleFinder{{}, &parent},
+                              boost::make_iterator_property_map(colors.begin(), boost::get(boost::vertex_index, graph)));
+  } catch (const CycleFinder::Found& f) {
+    // Cycle: to -> ... -> from -> to. Report it at an explicit edge on it, if there is one.
+    std::vector<InstId> cycle{f.from};
+    for (InstId u = f.from; u != f.to; u = parent[u]) cycle.push_back(parent[u]);
+    std::reverse(cycle.begin(), cycle.end());
+    std::string path;
+    for (InstId u : cycle) path += k.display_name(u) + " -> ";
+    path += k.display_name(f.to);
+    SourceLoc where = k.loc;
+    for (size_t i = 0; i < cycle.size(); ++i) {
+      InstId a = cycle[i], b = i + 1 < cycle.size() ? cycle[i + 1] : f.to;
+      for (const ExplicitDep& d : k.explicit_deps)
+        if (d.src == a && d.dst == b && d.distance == 0) where = d.loc;
     }
+    throw Error(where, "dependence cycle: " + path);
   }
 }
 
