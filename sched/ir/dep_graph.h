@@ -15,6 +15,9 @@ namespace tandem {
 
 // Ordered by strength: adding an edge that exists keeps the stronger kind (seed 000).
 enum class DepKind : uint8_t { Invalid = 0, Ordered = 1, Anti = 2, Output = 3, Flow = 4 };
+static_assert(DepKind::Invalid < DepKind::Ordered && DepKind::Ordered < DepKind::Anti &&
+                  DepKind::Anti < DepKind::Output && DepKind::Output < DepKind::Flow,
+              "dependence kinds are ordered by strength");
 
 const char* dep_kind_name(DepKind k);
 

@@ -22,13 +22,6 @@ TEST_CASE("a doubled edge keeps the stronger kind", "[deps]") {
   CHECK(g.find(0, 1, 1, 0)->kind == DepKind::Ordered);
 }
 
-TEST_CASE("kinds are ordered Invalid < Ordered < Anti < Output < Flow", "[deps]") {
-  CHECK(DepKind::Invalid < DepKind::Ordered);
-  CHECK(DepKind::Ordered < DepKind::Anti);
-  CHECK(DepKind::Anti < DepKind::Output);
-  CHECK(DepKind::Output < DepKind::Flow);
-}
-
 TEST_CASE("the GEMM K loop has its flow, carried anti and accumulator edges", "[deps]") {
   Kernel k = parse_kernel_file(std::string(TANDEM_SOURCE_DIR) + "/workloads/trn/gemm_k.kir");
   DepGraph g = build_dep_graph(k);
