@@ -74,7 +74,7 @@ int run_sim(const SimArgs& a) {
     jittered.capture_timeline = false;  // only the reported run feeds the HTML report
     const std::string json = run_isolated(
         [&] { return format_json(schedule_and_simulate(a.file, a.hw, a.passes, RunOptions{}, jittered)); });
-    for (HazardReport h : hazards_from_json(json)) {
+    for (HazardReport h : parse_sim_json(json).hazards) {
       if (known(latent, h)) continue;
       h.message += " [perturbed run, seed " + std::to_string(seed) + "]";
       latent.push_back(h);

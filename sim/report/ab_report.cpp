@@ -1,17 +1,18 @@
 #include "sim/report/ab_report.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <sstream>
 #include <vector>
 
+#include <fmt/printf.h>
 #include <nlohmann/json.hpp>
+
+#include "sim/report/metrics.h"
+#include "sim/report/report.h"
 
 namespace tandem {
 
 namespace {
-
-using Json = nlohmann::ordered_json;
 
 struct Row {
   std::string name;
@@ -19,90 +20,77 @@ struct Row {
   bool percent = false;  // a fraction shown as %
 };
 
-// Rows present in both runs, matched by name: kernel totals, loops, engines and queues.
-std::vector<Row> compare(const Json& a, const Json& b) {
+// The A/B rows: every compared metric of the table, on the kernel, on each loop both runs
+// have (matched by name, in order), and on each engine and queue both have.
+std::vector<Row> compare(const SimResult& a, const SimResult& b) {
   std::vector<Row> rows;
-  auto add = [&](const std::string& name, const Json& x, const Json& y, const char* key, bool percent = false) {
-    rows.push_back({name + key, x.at(key).get<double>(), y.at(key).get<double>(), percent});
+  auto add = [&](const std::string& prefix, Metric m, const MetricSubject& x, const MetricSubject& y) {
+    const MetricInfo& info = metric_info(m);
+    rows.push_back({prefix + info.name, metric_value(m, x), metric_value(m, y), std::string(info.unit) == "fraction"});
   };
-  add("", a, b, "total_ns");
-  add("", a, b, "total_cycles");
-  add("", a, b, "lower_bound_ns");
-  const Json& la = a.at("loops");
-  const Json& lb = b.at("loops");
-  for (size_t i = 0; i < la.size() && i < lb.size(); ++i) {
-    if (la[i].at("name") != lb[i].at("name")) continue;
-    const std::string p = "loop " + la[i].at("name").get<std::string>() + " ";
-    for (const char* key : {"ii_ns", "ii_bound_ns", "exposed_dma_ns", "dma_busy_ns"}) add(p, la[i], lb[i], key);
-    for (const char* key : {"efficiency", "overlap"}) add(p, la[i], lb[i], key, true);
-    if (la[i].at("wmmas").get<int64_t>() + lb[i].at("wmmas").get<int64_t>() > 0)
-      add(p, la[i], lb[i], "wmma_bubble_cycles_per_iteration");
+  for (const MetricInfo& m : metric_table())
+    if (m.compared && m.scope == MetricScope::Kernel) add("", m.id, {a}, {b});
+  for (size_t i = 0; i < a.loops.size() && i < b.loops.size(); ++i) {
+    const LoopResult &la = a.loops[i], &lb = b.loops[i];
+    if (la.iv != lb.iv) continue;
+    for (const MetricInfo& m : metric_table()) {
+      if (!m.compared || m.scope != MetricScope::Loop) continue;
+      if (m.id == Metric::loop_wmma_bubble_cycles && la.wmma_instances + lb.wmma_instances == 0) continue;
+      add("loop " + la.iv + " ", m.id, {a, nullptr, &la}, {b, nullptr, &lb});
+    }
   }
-  auto units = [&](const Json& x) {
-    std::vector<Json> all(x.at("engines").begin(), x.at("engines").end());
-    all.insert(all.end(), x.at("dma").at("queues").begin(), x.at("dma").at("queues").end());
-    return all;
-  };
-  auto stall_total = [](const Json& u) {
-    double s = 0;
-    for (const auto& [k, v] : u.at("stalls").items()) s += v.get<double>();
-    return s;
-  };
-  for (const Json& ua : units(a))
-    for (const Json& ub : units(b)) {
-      if (ua.at("name") != ub.at("name")) continue;
-      const std::string p = ua.at("name").get<std::string>() + " ";
-      add(p, ua, ub, "busy_ns");
-      rows.push_back({p + "stall_ns", stall_total(ua), stall_total(ub), false});
+  for (const UnitResult& ua : a.units)
+    for (const UnitResult& ub : b.units) {
+      if (ua.name != ub.name) continue;
+      for (const MetricInfo& m : metric_table())
+        if (m.compared && m.scope == MetricScope::Unit) add(ua.name + " ", m.id, {a, &ua}, {b, &ub});
     }
   return rows;
 }
 
 // min / median / max of a loop's per-iteration overlap.
-std::string overlap_summary(const Json& loop) {
+std::string overlap_summary(const LoopResult& loop) {
   std::vector<double> v;
-  for (const Json& it : loop.at("iterations")) v.push_back(it.at("overlap").get<double>());
+  for (const IterationResult& it : loop.iterations) v.push_back(it.overlap);
   if (v.empty()) return "-";
   std::sort(v.begin(), v.end());
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "%.1f%% / %.1f%% / %.1f%%", 100 * v.front(), 100 * v[v.size() / 2], 100 * v.back());
-  return buf;
+  return fmt::sprintf("%.1f%% / %.1f%% / %.1f%%", 100 * v.front(), 100 * v[v.size() / 2], 100 * v.back());
 }
+
+// B / A; "-" when A is zero (no ratio).
+std::string ratio(double a, double b) { return a != 0 ? fmt::sprintf("%.3f", b / a) : "-"; }
 
 }  // namespace
 
 std::string format_ab_summary(const AbInput& a, const AbInput& b) {
-  const Json ja = Json::parse(a.sim_json), jb = Json::parse(b.sim_json);
+  const SimResult ra = parse_sim_json(a.sim_json), rb = parse_sim_json(b.sim_json);
   std::ostringstream o;
-  o << "kernel @" << ja.at("kernel").get<std::string>() << " on " << ja.at("model").get<std::string>() << "\n";
+  o << "kernel @" << ra.kernel << " on " << ra.model << "\n";
   o << "  A: " << a.pipeline << "\n  B: " << b.pipeline << "\n\n";
-  char line[256];
-  std::snprintf(line, sizeof line, "%-46s %16s %16s %16s %9s\n", "", "A", "B", "B - A", "B / A");
-  o << line;
-  for (const Row& r : compare(ja, jb)) {
+  o << fmt::sprintf("%-46s %16s %16s %16s %9s\n", "", "A", "B", "B - A", "B / A");
+  for (const Row& r : compare(ra, rb)) {
     if (r.percent)
-      std::snprintf(line, sizeof line, "%-46s %15.1f%% %15.1f%% %+15.1f%% %9s\n", r.name.c_str(), 100 * r.a, 100 * r.b,
-                    100 * (r.b - r.a), "");
+      o << fmt::sprintf("%-46s %15.1f%% %15.1f%% %+15.1f%% %9s\n", r.name, 100 * r.a, 100 * r.b, 100 * (r.b - r.a), "");
     else
-      std::snprintf(line, sizeof line, "%-46s %16.3f %16.3f %+16.3f %9.3f\n", r.name.c_str(), r.a, r.b, r.b - r.a,
-                    r.a != 0 ? r.b / r.a : 0.0);
-    o << line;
+      o << fmt::sprintf("%-46s %16.3f %16.3f %+16.3f %9s\n", r.name, r.a, r.b, r.b - r.a, ratio(r.a, r.b));
   }
-  const Json& la = ja.at("loops");
-  const Json& lb = jb.at("loops");
-  for (size_t i = 0; i < la.size() && i < lb.size(); ++i) {
-    if (la[i].at("name") != lb[i].at("name")) continue;
-    o << "\nloop " << la[i].at("name").get<std::string>() << " overlap per iteration (min / median / max)\n"
-      << "  A: " << overlap_summary(la[i]) << "\n  B: " << overlap_summary(lb[i]) << "\n";
+  for (size_t i = 0; i < ra.loops.size() && i < rb.loops.size(); ++i) {
+    if (ra.loops[i].iv != rb.loops[i].iv) continue;
+    o << "\nloop " << ra.loops[i].iv << " overlap per iteration (min / median / max)\n"
+      << "  A: " << overlap_summary(ra.loops[i]) << "\n  B: " << overlap_summary(rb.loops[i]) << "\n";
   }
   return o.str();
 }
 
 std::string format_ab_json(const AbInput& a, const AbInput& b) {
+  using Json = nlohmann::ordered_json;
   const Json ja = Json::parse(a.sim_json), jb = Json::parse(b.sim_json);
   Json diff = Json::array();
-  for (const Row& r : compare(ja, jb))
-    diff.push_back({{"name", r.name}, {"a", r.a}, {"b", r.b}, {"delta", r.b - r.a}, {"ratio", r.a != 0 ? r.b / r.a : 0.0}});
+  for (const Row& r : compare(parse_sim_json(a.sim_json), parse_sim_json(b.sim_json))) {
+    Json d = {{"name", r.name}, {"a", r.a}, {"b", r.b}, {"delta", r.b - r.a}};
+    d["ratio"] = r.a != 0 ? Json(r.b / r.a) : Json(nullptr);
+    diff.push_back(d);
+  }
   Json out = {{"schema", "tandem.ab/1"},
               {"a", {{"pipeline", a.pipeline}, {"result", ja}}},
               {"b", {{"pipeline", b.pipeline}, {"result", jb}}},

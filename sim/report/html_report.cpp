@@ -2,18 +2,19 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <set>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
+#include <fmt/printf.h>
+
+#include "sim/report/metrics.h"
+#include "sim/report/report.h"
 
 namespace tandem {
 
 namespace {
 
-using Json = nlohmann::json;
 
 std::string esc(const std::string& s) {
   std::string o;
@@ -29,11 +30,8 @@ std::string esc(const std::string& s) {
   return o;
 }
 
-std::string fmt(double v, const char* f = "%.3f") {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
+std::string fmt(double v, const char* f = "%.3f") { return fmt::sprintf(f, v); }
+double ns(Picos ps) { return ps_to_ns(ps); }
 
 const char* kPalette[] = {"#4477aa", "#ee6677", "#228833", "#ccbb44", "#66ccee", "#aa3377", "#bbbbbb", "#000000"};
 std::string color(size_t i) { return kPalette[i % (sizeof kPalette / sizeof kPalette[0])]; }
@@ -112,12 +110,12 @@ std::string line_chart(const std::string& cls, const std::string& x_label, const
 }
 
 // Tracks per unit: each span a rect over the iteration's time.
-std::string timeline_svg(const std::vector<const Json*>& spans, const std::vector<std::string>& units,
+std::string timeline_svg(const std::vector<const TimelineSpan*>& spans, const std::vector<std::string>& units,
                          const std::set<std::string>& queues) {
   double t0 = 1e300, t1 = -1e300;
-  for (const Json* s : spans) {
-    t0 = std::min(t0, s->at("start_ns").get<double>());
-    t1 = std::max(t1, s->at("end_ns").get<double>());
+  for (const TimelineSpan* s : spans) {
+    t0 = std::min(t0, ns(s->start_ps));
+    t1 = std::max(t1, ns(s->end_ps));
   }
   if (t1 <= t0) t1 = t0 + 1;
   const double l = 90, w = 900, row = 18;
@@ -132,13 +130,13 @@ std::string timeline_svg(const std::vector<const Json*>& spans, const std::vecto
       << row * static_cast<double>(i + 1) << "\" stroke=\"#eee\"/>\n";
   }
   auto px = [&](double t) { return l + (t - t0) / (t1 - t0) * (w - 8 - l); };
-  for (const Json* s : spans) {
-    const std::string unit = s->at("unit");
-    const double a = s->at("start_ns"), b = s->at("end_ns");
+  for (const TimelineSpan* s : spans) {
+    const std::string& unit = s->unit;
+    const double a = ns(s->start_ps), b = ns(s->end_ps);
     const bool queue = queues.count(unit) > 0;
     o << "<rect class=\"span\" x=\"" << fmt(px(a), "%.1f") << "\" y=\"" << row * static_cast<double>(track[unit]) + 3
       << "\" width=\"" << fmt(std::max(1.0, px(b) - px(a)), "%.1f") << "\" height=\"" << row - 6 << "\" fill=\""
-      << (queue ? "#66ccee" : "#4477aa") << "\"><title>" << esc(s->at("inst").get<std::string>()) << " on " << esc(unit)
+      << (queue ? "#66ccee" : "#4477aa") << "\"><title>" << esc(s->inst) << " on " << esc(unit)
       << ": " << fmt(a) << " - " << fmt(b) << " ns</title></rect>\n";
   }
   o << "<text x=\"" << l << "\" y=\"" << h - 4 << "\">" << fmt(t0) << " ns</text>\n";
@@ -148,21 +146,20 @@ std::string timeline_svg(const std::vector<const Json*>& spans, const std::vecto
 }
 
 // Horizontal bars per unit: busy share, then each stall reason.
-std::string units_svg(const Json& doc) {
-  std::vector<Json> units(doc.at("engines").begin(), doc.at("engines").end());
-  for (const Json& q : doc.at("dma").at("queues")) units.push_back(q);
-  const double total = std::max(1e-9, doc.at("total_ns").get<double>());
+std::string units_svg(const SimResult& r) {
+  const std::vector<UnitResult>& units = r.units;
+  const double total = std::max(1e-9, ns(r.total_ps));
   std::vector<std::string> reasons;
-  if (!units.empty())
-    for (const auto& [k, v] : units[0].at("stalls").items()) reasons.push_back(k);
+  for (size_t i = 0; i < static_cast<size_t>(StallReason::Count); ++i)
+    reasons.push_back(std::string(stall_reason_name(static_cast<StallReason>(i))) + "_ns");
   const double l = 90, w = 900, row = 18;
   const double h = row * static_cast<double>(units.size()) + 40;
   std::ostringstream o;
   o << "<svg class=\"units\" width=\"" << w << "\" height=\"" << h << "\" viewBox=\"0 0 " << w << " " << h << "\" role=\"img\">\n";
   for (size_t i = 0; i < units.size(); ++i) {
-    const Json& u = units[i];
+    const UnitResult& u = units[i];
     const double y = row * static_cast<double>(i);
-    o << "<text x=\"4\" y=\"" << y + 13 << "\">" << esc(u.at("name").get<std::string>()) << "</text>\n";
+    o << "<text x=\"4\" y=\"" << y + 13 << "\">" << esc(u.name) << "</text>\n";
     double x = l;
     auto bar = [&](double ns, const std::string& fill, const std::string& what) {
       const double width = ns / total * (w - 8 - l);
@@ -172,13 +169,13 @@ std::string units_svg(const Json& doc) {
         << fmt(100 * ns / total, "%.1f") << "%)</title></rect>\n";
       x += width;
     };
-    bar(u.at("busy_ns").get<double>(), "#4477aa", "busy");
-    for (size_t r = 0; r < reasons.size(); ++r) bar(u.at("stalls").at(reasons[r]).get<double>(), color(r + 1), "stall " + reasons[r]);
+    bar(ns(u.busy_ps), "#4477aa", "busy");
+    for (size_t k = 0; k < reasons.size(); ++k) bar(ns(u.stall_ps[k]), color(k + 1), "stall " + reasons[k]);
   }
   double lx = l;
   const double ly = row * static_cast<double>(units.size()) + 20;
   std::vector<std::pair<std::string, std::string>> legend = {{"busy", "#4477aa"}};
-  for (size_t r = 0; r < reasons.size(); ++r) legend.push_back({reasons[r], color(r + 1)});
+  for (size_t k = 0; k < reasons.size(); ++k) legend.push_back({reasons[k], color(k + 1)});
   for (const auto& [name, fill] : legend) {
     o << "<rect x=\"" << lx << "\" y=\"" << ly - 9 << "\" width=\"10\" height=\"10\" fill=\"" << fill << "\"/><text x=\""
       << lx + 14 << "\" y=\"" << ly << "\">" << esc(name) << "</text>\n";
@@ -188,29 +185,30 @@ std::string units_svg(const Json& doc) {
   return o.str();
 }
 
-std::string sim_body(const Json& doc) {
+std::string sim_body(const SimResult& r) {
+  const MetricSubject kernel{r};
   std::ostringstream o;
-  o << "<table class=\"summary\">\n<tr><td>kernel</td><td>@" << esc(doc.at("kernel")) << " on " << esc(doc.at("model"))
-    << "</td></tr>\n<tr><td>total</td><td>" << fmt(doc.at("total_ns")) << " ns, " << fmt(doc.at("total_cycles"), "%.0f")
-    << " cycles</td></tr>\n<tr><td>lower bound</td><td>" << fmt(doc.at("lower_bound_ns")) << " ns ("
-    << esc(doc.at("lower_bound_resource")) << ")</td></tr>\n<tr><td>races</td><td>" << doc.at("hazards").size()
-    << "</td></tr>\n</table>\n";
+  o << "<table class=\"summary\">\n<tr><td>kernel</td><td>@" << esc(r.kernel) << " on " << esc(r.model)
+    << "</td></tr>\n<tr><td>total</td><td>" << format_metric(Metric::total_ns, metric_value(Metric::total_ns, kernel))
+    << " ns, " << format_metric(Metric::total_cycles, metric_value(Metric::total_cycles, kernel))
+    << " cycles</td></tr>\n<tr><td>lower bound</td><td>"
+    << format_metric(Metric::lower_bound_ns, metric_value(Metric::lower_bound_ns, kernel)) << " ns ("
+    << esc(r.lower_bound_resource) << ")</td></tr>\n<tr><td>races</td><td>"
+    << format_metric(Metric::races, metric_value(Metric::races, kernel)) << "</td></tr>\n</table>\n";
 
-  if (doc.contains("timeline")) {
-    const Json& tl = doc.at("timeline");
-    o << "<h2>Timeline of loop " << esc(tl.at("loop")) << ": first, middle and last iteration</h2>\n";
+  if (!r.timeline_loop.empty()) {
+    o << "<h2>Timeline of loop " << esc(r.timeline_loop) << ": first, middle and last iteration</h2>\n";
     std::vector<std::string> units;
     std::set<std::string> queues;
-    for (const Json& u : doc.at("engines")) units.push_back(u.at("name"));
-    for (const Json& q : doc.at("dma").at("queues")) {
-      units.push_back(q.at("name"));
-      queues.insert(q.at("name").get<std::string>());
+    for (const UnitResult& u : r.units) {
+      units.push_back(u.name);
+      if (u.is_queue) queues.insert(u.name);
     }
-    std::map<int64_t, std::vector<const Json*>> by_iteration;
-    for (const Json& s : tl.at("spans")) by_iteration[s.at("iteration").get<int64_t>()].push_back(&s);
+    std::map<int64_t, std::vector<const TimelineSpan*>> by_iteration;
+    for (const TimelineSpan& s : r.timeline) by_iteration[s.iteration].push_back(&s);
     for (const auto& [iteration, spans] : by_iteration) {
       std::set<std::string> used;
-      for (const Json* s : spans) used.insert(s->at("unit").get<std::string>());
+      for (const TimelineSpan* s : spans) used.insert(s->unit);
       std::vector<std::string> tracks;
       for (const std::string& u : units)
         if (used.count(u)) tracks.push_back(u);
@@ -218,27 +216,25 @@ std::string sim_body(const Json& doc) {
     }
   }
 
-  for (const Json& loop : doc.at("loops")) {
-    const std::string name = loop.at("name");
-    o << "<h2>Loop " << esc(name) << "</h2>\n<p class=\"ii\">II " << fmt(loop.at("ii_ns")) << " ns against a bound of "
-      << fmt(loop.at("ii_bound_ns")) << " ns (" << esc(loop.at("bound_resource")) << " "
-      << fmt(loop.at("resource_bound_ns")) << " ns, recurrence " << fmt(loop.at("recurrence_bound_ns"))
-      << " ns): efficiency " << fmt(100 * loop.at("efficiency").get<double>(), "%.1f") << "%</p>\n";
-    Series bound{"bound", {0, 1}, {loop.at("ii_bound_ns"), loop.at("ii_bound_ns")}};
+  for (const LoopResult& loop : r.loops) {
+    o << "<h2>Loop " << esc(loop.iv) << "</h2>\n<p class=\"ii\">II " << fmt(ns(loop.ii_ps)) << " ns against a bound of "
+      << fmt(ns(loop.ii_bound_ps)) << " ns (" << esc(loop.bound_resource) << " " << fmt(ns(loop.resource_bound_ps))
+      << " ns, recurrence " << fmt(ns(loop.recurrence_bound_ps)) << " ns): efficiency "
+      << fmt(100 * loop.efficiency, "%.1f") << "%</p>\n";
     Series overlap{"overlap %", {}, {}}, exposed{"exposed DMA ns", {}, {}};
-    for (const Json& it : loop.at("iterations")) {
-      const double index = it.at("index").get<double>();
+    for (const IterationResult& it : loop.iterations) {
+      const double index = static_cast<double>(it.index);
       overlap.x.push_back(index);
-      overlap.y.push_back(100 * it.at("overlap").get<double>());
+      overlap.y.push_back(100 * it.overlap);
       exposed.x.push_back(index);
-      exposed.y.push_back(it.at("exposed_dma_ns").get<double>());
+      exposed.y.push_back(ns(it.exposed_dma_ps));
     }
     if (!overlap.x.empty()) {
       o << line_chart("overlap", "iteration", "DMA overlapped (%)", {overlap});
       o << line_chart("exposed", "iteration", "exposed DMA (ns)", {exposed});
     }
   }
-  o << "<h2>Units: busy and stalls, share of the total time</h2>\n" << units_svg(doc);
+  o << "<h2>Units: busy and stalls, share of the total time</h2>\n" << units_svg(r);
   return o.str();
 }
 
@@ -284,18 +280,18 @@ bool numeric(const std::string& s, double* v) {
 }  // namespace
 
 std::string html_sim_report(const std::string& sim_json) {
-  const Json doc = Json::parse(sim_json);
-  return page("Tandem: @" + doc.at("kernel").get<std::string>() + " on " + doc.at("model").get<std::string>(), sim_body(doc));
+  const SimResult r = parse_sim_json(sim_json);
+  return page("Tandem: @" + r.kernel + " on " + r.model, sim_body(r));
 }
 
 std::string html_ab_report(const std::string& pipeline_a, const std::string& sim_json_a, const std::string& pipeline_b,
                            const std::string& sim_json_b, const std::string& ab_summary) {
-  const Json a = Json::parse(sim_json_a), b = Json::parse(sim_json_b);
+  const SimResult a = parse_sim_json(sim_json_a), b = parse_sim_json(sim_json_b);
   std::ostringstream o;
   o << "<pre class=\"ab\">" << esc(ab_summary) << "</pre>\n<div class=\"columns\">\n<div class=\"a\">\n<h2>A: "
     << esc(pipeline_a) << "</h2>\n" << sim_body(a) << "</div>\n<div class=\"b\">\n<h2>B: " << esc(pipeline_b) << "</h2>\n"
     << sim_body(b) << "</div>\n</div>\n";
-  return page("Tandem A/B: @" + a.at("kernel").get<std::string>() + " on " + a.at("model").get<std::string>(), o.str());
+  return page("Tandem A/B: @" + a.kernel + " on " + a.model, o.str());
 }
 
 std::string html_sweep_report(const std::string& title, const std::vector<std::string>& parameters, const std::string& csv_text) {

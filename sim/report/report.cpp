@@ -1,109 +1,178 @@
 #include "sim/report/report.h"
 
-#include <cstdio>
+#include <cmath>
 #include <sstream>
 
+#include <fmt/printf.h>
 #include <nlohmann/json.hpp>
+
+#include "sim/report/metrics.h"
 
 namespace tandem {
 
 namespace {
 
+using Json = nlohmann::ordered_json;
+
 double ns(Picos ps) { return ps_to_ns(ps); }
 double cycles(Picos ps, double ghz) { return ps_to_ns(ps) * ghz; }
+std::string fmt(const char* f, double v) { return fmt::sprintf(f, v); }
+Picos ps_from_ns(double v) { return static_cast<Picos>(std::llround(v * 1000.0)); }
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
+// A table metric into its JSON object: counts as integers, everything else as a double.
+void put(Json& j, Metric m, const MetricSubject& s) {
+  const MetricInfo& info = metric_info(m);
+  const double v = metric_value(m, s);
+  if (std::string(info.unit) == "count")
+    j[info.name] = static_cast<int64_t>(v);
+  else
+    j[info.name] = v;
 }
 
-nlohmann::ordered_json stalls_json(const StallArray& s) {
-  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+Json stalls_json(const StallArray& s) {
+  Json j = Json::object();
   for (size_t i = 0; i < s.size(); ++i) j[std::string(stall_reason_name(static_cast<StallReason>(i))) + "_ns"] = ns(s[i]);
   return j;
 }
 
-nlohmann::ordered_json unit_json(const UnitResult& u, Picos total) {
-  nlohmann::ordered_json j = {{"name", u.name},
-                      {"busy_ns", ns(u.busy_ps)},
-                      {"utilization", total > 0 ? static_cast<double>(u.busy_ps) / static_cast<double>(total) : 0.0},
-                      {"instances", u.instances},
-                      {"stalls", stalls_json(u.stall_ps)}};
-  if (u.is_queue) j["bytes"] = u.bytes;
+StallArray stalls_from_json(const nlohmann::json& j) {
+  StallArray s{};
+  for (size_t i = 0; i < s.size(); ++i)
+    s[i] = ps_from_ns(j.at(std::string(stall_reason_name(static_cast<StallReason>(i))) + "_ns").get<double>());
+  return s;
+}
+
+Json unit_json(const SimResult& r, const UnitResult& u) {
+  const MetricSubject s{r, &u};
+  Json j = {{"name", u.name}};
+  for (Metric m : {Metric::unit_busy_ns, Metric::unit_utilization, Metric::unit_instances, Metric::unit_stall_ns}) put(j, m, s);
+  j["stalls"] = stalls_json(u.stall_ps);
+  if (u.is_queue) put(j, Metric::unit_bytes, s);
   return j;
 }
 
 }  // namespace
 
 std::string format_json(const SimResult& r) {
-  nlohmann::ordered_json engines = nlohmann::ordered_json::array(), queues = nlohmann::ordered_json::array(), loops = nlohmann::ordered_json::array();
-  for (const UnitResult& u : r.units) (u.is_queue ? queues : engines).push_back(unit_json(u, r.total_ps));
+  const MetricSubject kernel{r};
+  Json engines = Json::array(), queues = Json::array(), loops = Json::array();
+  for (const UnitResult& u : r.units) (u.is_queue ? queues : engines).push_back(unit_json(r, u));
   for (const LoopResult& l : r.loops) {
-    nlohmann::ordered_json iters = nlohmann::ordered_json::array();
-    for (const IterationResult& it : l.iterations)
-      iters.push_back({{"index", it.index},
-                       {"iv", it.iv},
-                       {"start_ns", ns(it.start_ps)},
-                       {"end_ns", ns(it.end_ps)},
-                       {"dma_busy_ns", ns(it.dma_busy_ps)},
-                       {"compute_busy_ns", ns(it.compute_busy_ps)},
-                       {"overlap", it.overlap},
-                       {"exposed_dma_ns", ns(it.exposed_dma_ps)},
-                       {"wmma_bubble_cycles", cycles(it.wmma_bubble_ps, r.reference_clock_ghz)},
-                       {"stalls", stalls_json(it.stall_ps)}});
-    loops.push_back({{"name", l.iv},
-                     {"trip_count", l.trip_count},
-                     {"dynamic_iterations", l.dynamic_iterations},
-                     {"ii_ns", ns(l.ii_ps)},
-                     {"ii_bound_ns", ns(l.ii_bound_ps)},
-                     {"resource_bound_ns", ns(l.resource_bound_ps)},
-                     {"bound_resource", l.bound_resource},
-                     {"recurrence_bound_ns", ns(l.recurrence_bound_ps)},
-                     {"efficiency", l.efficiency},
-                     {"dma_busy_ns", ns(l.dma_busy_ps)},
-                     {"overlap", l.overlap()},
-                     {"exposed_dma_ns", ns(l.exposed_dma_ps)},
-                     {"wmmas", l.wmma_instances},
-                     {"wmma_bubble_cycles_per_iteration", l.wmma_bubble_cycles_per_iteration(r.reference_clock_ghz)},
-                     {"iterations_folded", l.folded},
-                     {"iterations", iters}});
+    Json iters = Json::array();
+    for (const IterationResult& it : l.iterations) {
+      const MetricSubject s{r, nullptr, &l, &it};
+      Json ij = Json::object();
+      for (Metric m : {Metric::iter_index, Metric::iter_iv, Metric::iter_start_ns, Metric::iter_end_ns,
+                       Metric::iter_dma_busy_ns, Metric::iter_compute_busy_ns, Metric::iter_overlap,
+                       Metric::iter_exposed_dma_ns, Metric::iter_wmma_bubble_cycles})
+        put(ij, m, s);
+      ij["stalls"] = stalls_json(it.stall_ps);
+      iters.push_back(ij);
+    }
+    const MetricSubject s{r, nullptr, &l};
+    Json lj = {{"name", l.iv}};
+    for (Metric m : {Metric::loop_trip_count, Metric::loop_dynamic_iterations, Metric::loop_ii_ns,
+                     Metric::loop_ii_bound_ns, Metric::loop_resource_bound_ns})
+      put(lj, m, s);
+    lj["bound_resource"] = l.bound_resource;
+    for (Metric m : {Metric::loop_recurrence_bound_ns, Metric::loop_efficiency, Metric::loop_dma_busy_ns,
+                     Metric::loop_overlap, Metric::loop_exposed_dma_ns, Metric::loop_wmmas, Metric::loop_wmma_bubble_cycles})
+      put(lj, m, s);
+    lj["iterations_folded"] = l.folded;
+    lj["iterations"] = iters;
+    loops.push_back(lj);
   }
-  nlohmann::ordered_json hazards = nlohmann::ordered_json::array();
+  Json hazards = Json::array();
   for (const HazardReport& h : r.hazards)
     hazards.push_back({{"kind", h.kind}, {"first", h.first}, {"second", h.second}, {"message", h.message}});
-  nlohmann::ordered_json j = {{"schema", "tandem.sim/1"},
-                      {"kernel", r.kernel},
-                      {"model", r.model},
-                      {"reference_clock_ghz", r.reference_clock_ghz},
-                      {"total_ns", ns(r.total_ps)},
-                      {"total_cycles", cycles(r.total_ps, r.reference_clock_ghz)},
-                      {"lower_bound_ns", ns(r.lower_bound_ps)},
-                      {"lower_bound_resource", r.lower_bound_resource},
-                      {"dynamic_instructions", r.dynamic_instructions},
-                      {"semaphores", r.semaphores},
-                      {"semaphores_available", r.semaphores_available},
-                      {"engines", engines},
-                      {"dma", {{"bytes", r.dma_bytes}, {"queues", queues}}},
-                      {"loops", loops},
-                      {"races_checked", r.checked},
-                      {"hazards", hazards}};
+  Json j = {{"schema", "tandem.sim/1"}, {"kernel", r.kernel}, {"model", r.model}, {"reference_clock_ghz", r.reference_clock_ghz}};
+  for (Metric m : {Metric::total_ns, Metric::total_cycles, Metric::lower_bound_ns}) put(j, m, kernel);
+  j["lower_bound_resource"] = r.lower_bound_resource;
+  for (Metric m : {Metric::dynamic_instructions, Metric::semaphores, Metric::semaphores_available}) put(j, m, kernel);
+  j["engines"] = engines;
+  j["dma"] = {{"bytes", metric_value(Metric::dma_bytes, kernel)}, {"queues", queues}};
+  j["loops"] = loops;
+  j["races_checked"] = r.checked;
+  put(j, Metric::races, kernel);
+  j["hazards"] = hazards;
   if (!r.timeline_loop.empty()) {  // only when captured (tandem sim --report)
-    nlohmann::ordered_json spans = nlohmann::ordered_json::array();
-    for (const TimelineSpan& s : r.timeline)
-      spans.push_back({{"unit", s.unit}, {"inst", s.inst}, {"iteration", s.iteration}, {"start_ns", ns(s.start_ps)},
-                       {"end_ns", ns(s.end_ps)}});
+    Json spans = Json::array();
+    for (const TimelineSpan& sp : r.timeline)
+      spans.push_back({{"unit", sp.unit}, {"inst", sp.inst}, {"iteration", sp.iteration}, {"start_ns", ns(sp.start_ps)},
+                       {"end_ns", ns(sp.end_ps)}});
     j["timeline"] = {{"loop", r.timeline_loop}, {"spans", spans}};
   }
   return j.dump(2) + "\n";
 }
 
-std::vector<HazardReport> hazards_from_json(const std::string& sim_json) {
-  std::vector<HazardReport> out;
-  const nlohmann::json doc = nlohmann::json::parse(sim_json);  // must outlive the loop
-  for (const auto& h : doc.at("hazards"))
-    out.push_back({h.at("kind"), h.at("first"), h.at("second"), h.at("message")});
-  return out;
+SimResult parse_sim_json(const std::string& sim_json) {
+  const nlohmann::json doc = nlohmann::json::parse(sim_json);
+  SimResult r;
+  r.kernel = doc.at("kernel");
+  r.model = doc.at("model");
+  r.reference_clock_ghz = doc.at("reference_clock_ghz");
+  r.total_ps = ps_from_ns(doc.at("total_ns"));
+  r.lower_bound_ps = ps_from_ns(doc.at("lower_bound_ns"));
+  r.lower_bound_resource = doc.at("lower_bound_resource");
+  r.dynamic_instructions = doc.at("dynamic_instructions");
+  r.semaphores = doc.at("semaphores");
+  r.semaphores_available = doc.at("semaphores_available");
+  r.dma_bytes = doc.at("dma").at("bytes");
+  auto unit = [](const nlohmann::json& j, bool queue) {
+    UnitResult u;
+    u.name = j.at("name");
+    u.is_queue = queue;
+    u.busy_ps = ps_from_ns(j.at("busy_ns"));
+    u.instances = j.at("instances");
+    u.stall_ps = stalls_from_json(j.at("stalls"));
+    if (queue) u.bytes = j.at("bytes");
+    return u;
+  };
+  for (const auto& e : doc.at("engines")) r.units.push_back(unit(e, false));
+  for (const auto& q : doc.at("dma").at("queues")) r.units.push_back(unit(q, true));
+  for (const auto& lj : doc.at("loops")) {
+    LoopResult l;
+    l.iv = lj.at("name");
+    l.trip_count = lj.at("trip_count");
+    l.dynamic_iterations = lj.at("dynamic_iterations");
+    l.ii_ps = ps_from_ns(lj.at("ii_ns"));
+    l.ii_bound_ps = ps_from_ns(lj.at("ii_bound_ns"));
+    l.resource_bound_ps = ps_from_ns(lj.at("resource_bound_ns"));
+    l.bound_resource = lj.at("bound_resource");
+    l.recurrence_bound_ps = ps_from_ns(lj.at("recurrence_bound_ns"));
+    l.efficiency = lj.at("efficiency");
+    l.dma_busy_ps = ps_from_ns(lj.at("dma_busy_ns"));
+    l.overlapped_dma_ps = static_cast<Picos>(std::llround(lj.at("overlap").get<double>() * static_cast<double>(l.dma_busy_ps)));
+    l.exposed_dma_ps = ps_from_ns(lj.at("exposed_dma_ns"));
+    l.wmma_instances = lj.at("wmmas");
+    l.wmma_bubble_ps = ps_from_ns(lj.at("wmma_bubble_cycles_per_iteration").get<double>() / r.reference_clock_ghz *
+                                  static_cast<double>(l.dynamic_iterations));
+    l.folded = lj.at("iterations_folded");
+    for (const auto& ij : lj.at("iterations")) {
+      IterationResult it;
+      it.index = ij.at("index");
+      it.iv = ij.at("iv");
+      it.start_ps = ps_from_ns(ij.at("start_ns"));
+      it.end_ps = ps_from_ns(ij.at("end_ns"));
+      it.dma_busy_ps = ps_from_ns(ij.at("dma_busy_ns"));
+      it.compute_busy_ps = ps_from_ns(ij.at("compute_busy_ns"));
+      it.overlap = ij.at("overlap");
+      it.exposed_dma_ps = ps_from_ns(ij.at("exposed_dma_ns"));
+      it.wmma_bubble_ps = ps_from_ns(ij.at("wmma_bubble_cycles").get<double>() / r.reference_clock_ghz);
+      it.stall_ps = stalls_from_json(ij.at("stalls"));
+      l.iterations.push_back(it);
+    }
+    r.loops.push_back(std::move(l));
+  }
+  r.checked = doc.at("races_checked");
+  for (const auto& h : doc.at("hazards")) r.hazards.push_back({h.at("kind"), h.at("first"), h.at("second"), h.at("message")});
+  if (doc.contains("timeline")) {
+    r.timeline_loop = doc.at("timeline").at("loop");
+    for (const auto& sp : doc.at("timeline").at("spans"))
+      r.timeline.push_back({sp.at("unit"), sp.at("inst"), sp.at("iteration"), ps_from_ns(sp.at("start_ns")),
+                            ps_from_ns(sp.at("end_ns"))});
+  }
+  return r;
 }
 
 std::string format_summary(const SimResult& r) {
@@ -122,11 +191,9 @@ std::string format_summary(const SimResult& r) {
     << fmt("%.0f", r.dma_bytes) << " DMA bytes\n\n";
   o << "unit        busy_ns   util   stall_ns: semaphore dependency    barrier      queue   conflict\n";
   for (const UnitResult& u : r.units) {
-    char line[256];
-    std::snprintf(line, sizeof line, "%-8s %12.3f %5.1f%% %20.3f %10.3f %10.3f %10.3f %10.3f\n", u.name.c_str(),
-                  ns(u.busy_ps), r.total_ps > 0 ? 100.0 * static_cast<double>(u.busy_ps) / static_cast<double>(r.total_ps) : 0.0,
-                  ns(u.stall_ps[0]), ns(u.stall_ps[1]), ns(u.stall_ps[2]), ns(u.stall_ps[3]), ns(u.stall_ps[4]));
-    o << line;
+    o << fmt::sprintf("%-8s %12.3f %5.1f%% %20.3f %10.3f %10.3f %10.3f %10.3f\n", u.name, ns(u.busy_ps),
+                      100.0 * metric_value(Metric::unit_utilization, {r, &u}), ns(u.stall_ps[0]), ns(u.stall_ps[1]),
+                      ns(u.stall_ps[2]), ns(u.stall_ps[3]), ns(u.stall_ps[4]));
   }
   for (const LoopResult& l : r.loops) {
     o << "\nloop " << l.iv << " (" << l.dynamic_iterations << " iterations): II " << fmt("%.3f", ns(l.ii_ps))
@@ -152,11 +219,8 @@ std::string format_summary(const SimResult& r) {
       size_t i = show[n];
       if (n > 0 && i > prev + 1) o << "  ...\n";
       const IterationResult& it = its[i];
-      char line[256];
-      std::snprintf(line, sizeof line, "  %9lld %12.3f %12.3f %12.3f %16.3f %7.1f%% %15.3f\n", static_cast<long long>(it.index),
-                    ns(it.start_ps), ns(it.end_ps), ns(it.dma_busy_ps), ns(it.compute_busy_ps), 100 * it.overlap,
-                    ns(it.exposed_dma_ps));
-      o << line;
+      o << fmt::sprintf("  %9d %12.3f %12.3f %12.3f %16.3f %7.1f%% %15.3f\n", it.index, ns(it.start_ps), ns(it.end_ps),
+                        ns(it.dma_busy_ps), ns(it.compute_busy_ps), 100 * it.overlap, ns(it.exposed_dma_ps));
       prev = i;
     }
   }

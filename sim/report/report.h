@@ -11,7 +11,8 @@ namespace tandem {
 
 std::string format_summary(const SimResult& r);
 std::string format_json(const SimResult& r);
-// The hazards of a tandem.sim/1 document (what a run in another process found).
-std::vector<HazardReport> hazards_from_json(const std::string& sim_json);
+// A tandem.sim/1 document read back (what a run in another process found): the inverse of
+// format_json up to the document's precision.
+SimResult parse_sim_json(const std::string& sim_json);
 
 }  // namespace tandem

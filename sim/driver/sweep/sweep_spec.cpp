@@ -11,20 +11,25 @@
 #include "sched/passes/pass_manager.h"
 #include "sched/support/yaml_file.h"
 #include "sched/target/target.h"
+#include "sim/report/metrics.h"
 
 namespace tandem {
 
 const std::vector<std::string>& known_sweep_metrics() {
-  static const std::vector<std::string> all = {"total_ns", "total_cycles", "lower_bound_ns", "ii_ns",
-                                               "ii_bound_ns", "efficiency", "overlap", "exposed_dma_ns",
-                                               "wmma_bubbles", "utilisation", "races"};
+  static const std::vector<std::string> all = [] {
+    std::vector<std::string> names;
+    for (const MetricInfo& m : metric_table())
+      if (m.scope == MetricScope::Kernel || m.scope == MetricScope::Loop) names.push_back(m.name);
+    names.push_back("utilization");  // the unit metric, one column per engine (docs/sweeps.md)
+    return names;
+  }();
   return all;
 }
 
 namespace {
 
 const std::vector<std::string> kDefaultMetrics = {"total_ns", "total_cycles", "ii_ns", "efficiency", "overlap",
-                                                  "utilisation", "races"};
+                                                  "utilization", "races"};
 
 std::string directory_of(const std::string& path) {
   const size_t slash = path.rfind('/');

@@ -1,7 +1,6 @@
 #include "sim/driver/sweep/sweep_table.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -9,6 +8,7 @@
 #include "sched/support/error.h"
 #include "sched/support/output.h"
 #include "sched/target/target.h"
+#include "sim/report/metrics.h"
 
 namespace tandem {
 
@@ -21,21 +21,6 @@ std::string csv_cell(const std::string& s) {
   return q + "\"";
 }
 
-std::string num(double v, const char* format) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
-
-
-// The loop the loop metrics describe: the one with the most dynamic iterations (first on ties).
-const LoopResult* main_loop(const SimResult& r) {
-  const LoopResult* best = nullptr;
-  for (const LoopResult& l : r.loops)
-    if (!best || l.dynamic_iterations > best->dynamic_iterations) best = &l;
-  return best;
-}
-
 }  // namespace
 
 SweepTable::SweepTable(const SweepSpec& spec) : spec_(spec) {
@@ -44,11 +29,9 @@ SweepTable::SweepTable(const SweepSpec& spec) : spec_(spec) {
     for (const auto& [name, e] : load_target(sweep_base_model(spec, k))->engines) engines.insert(name);
   engines_.assign(engines.begin(), engines.end());
   for (const std::string& m : spec.metrics) {
-    if (m == "utilisation") {
+    if (m == "utilization") {
       for (const std::string& e : engines_) metric_columns_.push_back("util_" + e);
       metric_columns_.push_back("util_dma_queues");
-    } else if (m == "wmma_bubbles") {
-      metric_columns_.push_back("wmma_bubble_cycles");
     } else {
       metric_columns_.push_back(m);
     }
@@ -65,35 +48,28 @@ std::string SweepTable::header() const {
 
 std::string SweepTable::metric_cells(const SimResult& r) const {
   const LoopResult* loop = main_loop(r);
-  const double total = static_cast<double>(std::max<Picos>(1, r.total_ps));
   std::vector<std::string> cells;
-  for (const std::string& m : spec_.metrics) {
-    if (m == "total_ns") cells.push_back(num(ps_to_ns(r.total_ps), "%.3f"));
-    else if (m == "total_cycles") cells.push_back(num(ps_to_ns(r.total_ps) * r.reference_clock_ghz, "%.0f"));
-    else if (m == "lower_bound_ns") cells.push_back(num(ps_to_ns(r.lower_bound_ps), "%.3f"));
-    else if (m == "races") cells.push_back(std::to_string(r.hazards.size()));
-    else if (m == "utilisation") {
-      double queue_busy = 0;
-      int queues = 0;
+  for (const std::string& name : spec_.metrics) {
+    if (name == "utilization") {
+      const Metric util = Metric::unit_utilization;
+      double queues = 0;
+      int n = 0;
       for (const std::string& e : engines_) {
         auto u = std::find_if(r.units.begin(), r.units.end(), [&](const UnitResult& x) { return !x.is_queue && x.name == e; });
-        cells.push_back(u == r.units.end() ? "0.0000" : num(static_cast<double>(u->busy_ps) / total, "%.4f"));
+        cells.push_back(format_metric(util, u == r.units.end() ? 0.0 : metric_value(util, {r, &*u})));
       }
       for (const UnitResult& u : r.units)
         if (u.is_queue) {
-          queue_busy += static_cast<double>(u.busy_ps) / total;
-          ++queues;
+          queues += metric_value(util, {r, &u});
+          ++n;
         }
-      cells.push_back(num(queues ? queue_busy / queues : 0.0, "%.4f"));
-    } else if (!loop) {
-      cells.push_back("");  // a loop metric of a kernel without loops
-    } else if (m == "ii_ns") cells.push_back(num(ps_to_ns(loop->ii_ps), "%.3f"));
-    else if (m == "ii_bound_ns") cells.push_back(num(ps_to_ns(loop->ii_bound_ps), "%.3f"));
-    else if (m == "efficiency") cells.push_back(num(loop->efficiency, "%.4f"));
-    else if (m == "overlap") cells.push_back(num(loop->overlap(), "%.4f"));
-    else if (m == "exposed_dma_ns") cells.push_back(num(ps_to_ns(loop->exposed_dma_ps), "%.3f"));
-    else if (m == "wmma_bubbles")
-      cells.push_back(num(loop->wmma_bubble_cycles_per_iteration(r.reference_clock_ghz), "%.3f"));
+      cells.push_back(format_metric(util, n ? queues / n : 0.0));
+    } else if (const MetricInfo* k = find_metric(name, MetricScope::Kernel)) {
+      cells.push_back(format_metric(k->id, metric_value(k->id, {r})));
+    } else if (const MetricInfo* l = find_metric(name, MetricScope::Loop)) {
+      // A loop metric of a kernel without loops is empty.
+      cells.push_back(loop ? format_metric(l->id, metric_value(l->id, {r, nullptr, loop})) : "");
+    }
   }
   std::string out;
   for (size_t i = 0; i < cells.size(); ++i) out += (i ? "," : "") + cells[i];

@@ -28,7 +28,7 @@ class SweepTable {
 
  private:
   const SweepSpec& spec_;
-  std::vector<std::string> engines_;        // compute engines of the base models, for utilisation
+  std::vector<std::string> engines_;        // compute engines of the base models, for utilization
   std::vector<std::string> metric_columns_;
 };
 

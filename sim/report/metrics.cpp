@@ -1,0 +1,110 @@
+#include "sim/report/metrics.h"
+
+#include <numeric>
+#include <stdexcept>
+
+#include <fmt/printf.h>
+
+namespace tandem {
+
+const std::vector<MetricInfo>& metric_table() {
+  static const std::vector<MetricInfo> table = {
+#define METRIC(id, name, scope, unit, format, compared, definition) \
+  {Metric::id, name, MetricScope::scope, unit, format, compared, definition},
+#include "sim/report/metrics.def"
+#undef METRIC
+  };
+  return table;
+}
+
+const MetricInfo& metric_info(Metric m) { return metric_table()[static_cast<size_t>(m)]; }
+
+const MetricInfo* find_metric(const std::string& name, MetricScope scope) {
+  for (const MetricInfo& m : metric_table())
+    if (m.scope == scope && name == m.name) return &m;
+  return nullptr;
+}
+
+const char* metric_scope_name(MetricScope s) {
+  switch (s) {
+    case MetricScope::Kernel: return "kernel";
+    case MetricScope::Unit: return "unit";
+    case MetricScope::Loop: return "loop";
+    case MetricScope::Iteration: return "iteration";
+  }
+  return "?";
+}
+
+namespace {
+
+double ns(Picos ps) { return ps_to_ns(ps); }
+double fraction(Picos part, Picos whole) {
+  return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+
+template <class T>
+const T& need(const T* p, Metric m) {
+  if (!p) throw std::logic_error(std::string("metric ") + metric_info(m).name + " measured without its subject");
+  return *p;
+}
+
+}  // namespace
+
+double metric_value(Metric m, const MetricSubject& s) {
+  const SimResult& r = s.result;
+  const double ghz = r.reference_clock_ghz;
+  switch (m) {
+    case Metric::total_ns: return ns(r.total_ps);
+    case Metric::total_cycles: return ns(r.total_ps) * ghz;
+    case Metric::lower_bound_ns: return ns(r.lower_bound_ps);
+    case Metric::dynamic_instructions: return static_cast<double>(r.dynamic_instructions);
+    case Metric::semaphores: return static_cast<double>(r.semaphores);
+    case Metric::semaphores_available: return static_cast<double>(r.semaphores_available);
+    case Metric::dma_bytes: return r.dma_bytes;
+    case Metric::races: return static_cast<double>(r.hazards.size());
+
+    case Metric::unit_busy_ns: return ns(need(s.unit, m).busy_ps);
+    case Metric::unit_utilization: return fraction(need(s.unit, m).busy_ps, r.total_ps);
+    case Metric::unit_instances: return static_cast<double>(need(s.unit, m).instances);
+    case Metric::unit_bytes: return need(s.unit, m).bytes;
+    case Metric::unit_stall_ns: {
+      const StallArray& st = need(s.unit, m).stall_ps;
+      return ns(std::accumulate(st.begin(), st.end(), Picos{0}));
+    }
+
+    case Metric::loop_trip_count: return static_cast<double>(need(s.loop, m).trip_count);
+    case Metric::loop_dynamic_iterations: return static_cast<double>(need(s.loop, m).dynamic_iterations);
+    case Metric::loop_ii_ns: return ns(need(s.loop, m).ii_ps);
+    case Metric::loop_ii_bound_ns: return ns(need(s.loop, m).ii_bound_ps);
+    case Metric::loop_resource_bound_ns: return ns(need(s.loop, m).resource_bound_ps);
+    case Metric::loop_recurrence_bound_ns: return ns(need(s.loop, m).recurrence_bound_ps);
+    case Metric::loop_efficiency: return need(s.loop, m).efficiency;
+    case Metric::loop_dma_busy_ns: return ns(need(s.loop, m).dma_busy_ps);
+    case Metric::loop_overlap: return need(s.loop, m).overlap();
+    case Metric::loop_exposed_dma_ns: return ns(need(s.loop, m).exposed_dma_ps);
+    case Metric::loop_wmmas: return static_cast<double>(need(s.loop, m).wmma_instances);
+    case Metric::loop_wmma_bubble_cycles: return need(s.loop, m).wmma_bubble_cycles_per_iteration(ghz);
+
+    case Metric::iter_index: return static_cast<double>(need(s.iteration, m).index);
+    case Metric::iter_iv: return static_cast<double>(need(s.iteration, m).iv);
+    case Metric::iter_start_ns: return ns(need(s.iteration, m).start_ps);
+    case Metric::iter_end_ns: return ns(need(s.iteration, m).end_ps);
+    case Metric::iter_dma_busy_ns: return ns(need(s.iteration, m).dma_busy_ps);
+    case Metric::iter_compute_busy_ns: return ns(need(s.iteration, m).compute_busy_ps);
+    case Metric::iter_overlap: return need(s.iteration, m).overlap;
+    case Metric::iter_exposed_dma_ns: return ns(need(s.iteration, m).exposed_dma_ps);
+    case Metric::iter_wmma_bubble_cycles: return ns(need(s.iteration, m).wmma_bubble_ps) * ghz;
+  }
+  throw std::logic_error("metric without a value");
+}
+
+std::string format_metric(Metric m, double v) { return fmt::sprintf(metric_info(m).format, v); }
+
+const LoopResult* main_loop(const SimResult& r) {
+  const LoopResult* best = nullptr;
+  for (const LoopResult& l : r.loops)
+    if (!best || l.dynamic_iterations > best->dynamic_iterations) best = &l;
+  return best;
+}
+
+}  // namespace tandem
