@@ -1,8 +1,9 @@
 #include "sched/ir/attributes.h"
 
 #include <cmath>
-#include <cstdio>
 #include <set>
+
+#include <fmt/format.h>
 
 namespace tandem {
 
@@ -67,15 +68,9 @@ std::string format_attr_value(const AttrValue& v) {
   if (std::holds_alternative<int64_t>(v)) return std::to_string(std::get<int64_t>(v));
   if (std::holds_alternative<std::string>(v)) return quote(std::get<std::string>(v));
   if (std::holds_alternative<double>(v)) {
-    // Shortest text that reads back to the same double, always with a '.' or exponent so
-    // that it parses as a real again.
-    double d = std::get<double>(v);
-    char buf[64];
-    for (int precision = 1; precision <= 17; ++precision) {
-      std::snprintf(buf, sizeof buf, "%.*g", precision, d);
-      if (std::strtod(buf, nullptr) == d) break;
-    }
-    std::string s = buf;
+    // Shortest text that reads back to the same double (fmt's default), always with a '.'
+    // or exponent so that it parses as a real again.
+    std::string s = fmt::format("{}", std::get<double>(v));
     if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
     return s;
   }
