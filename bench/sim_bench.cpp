@@ -56,7 +56,7 @@ SimProgram lower(const std::string& text, Kernel& k, DepGraph& g) {
   k = parse_kernel(text, "bench.kir");
   g = build_dep_graph(k);
   run_pipeline(k, g, parse_pipeline("assign-engines"), RunOptions{}, std::cerr);
-  return lower_for_simulation(k, g, load_hardware_model(k.target->file));
+  return lower_for_simulation(k, g);
 }
 
 struct Measure {

@@ -8,6 +8,7 @@
 
 #include "sched/support/box.h"
 #include "sched/support/error.h"
+#include "sched/target/target.h"
 
 namespace tandem {
 
@@ -153,7 +154,7 @@ class Executor {
 std::vector<std::pair<int, Box>> outputs(const Kernel& k, const Executor& run) {
   std::vector<std::pair<int, Box>> out;
   for (int t : run.written()) {
-    if (k.tensors[static_cast<size_t>(t)].space != "dram") continue;
+    if (k.target->role_of(k.tensors[static_cast<size_t>(t)].space) != SpaceRole::Dram) continue;
     for (const Segment& s : run.memory(t)) out.push_back({t, s.box});
   }
   for (const Access& a : k.live_out_registers())

@@ -1,6 +1,7 @@
 #include "sched/analysis/wmma_reorder_plan.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <map>
@@ -11,9 +12,6 @@
 #include "sched/target/target.h"
 
 namespace tandem {
-
-bool is_wmma(const Instruction& in) { return in.opcode.rfind("v_wmma", 0) == 0; }
-bool is_ds_load(const Instruction& in) { return in.opcode.rfind("ds_load", 0) == 0; }
 
 namespace {
 
@@ -129,11 +127,10 @@ int64_t cycles_of(const Kernel& k, const Instruction& in, const char* attr, bool
   std::string engine = in.engine;
   if (engine.empty())
     if (const OpcodeInfo* op = k.target->opcode(in.opcode); op && !op->engines.empty()) engine = op->engines[0];
-  auto e = k.target->engines.find(engine);
-  if (e == k.target->engines.end()) return -1;
-  const auto& table = latency ? e->second.constant_latency : e->second.constant_cycles;
-  auto it = table.find(in.opcode);
-  return it == table.end() ? -1 : it->second;
+  const EngineInfo* e = k.target->engine(engine);
+  if (!e) return -1;
+  const std::optional<double> c = latency ? e->constant_latency(in.opcode) : e->constant_cycles(in.opcode);
+  return c && *c >= 0 && *c == std::floor(*c) ? static_cast<int64_t>(*c) : -1;
 }
 
 // Live window of a load on the circular body positions: [from, to] inclusive, wrapping when
@@ -175,6 +172,9 @@ WmmaReorderPlan plan_wmma_reorder(const Kernel& k, LoopId loop, const DepGraph& 
     plan.skip_reason = std::move(why);
     return plan;
   };
+  // What the pass moves, by the opcode tags of the model (`tags: [wmma]`, `[lds_load]`).
+  auto is_wmma = [&](const Instruction& in) { return k.target->has_tag(in.opcode, OpTag::Wmma); };
+  auto is_ds_load = [&](const Instruction& in) { return k.target->has_tag(in.opcode, OpTag::LdsLoad); };
 
   // The body: ds_loads and WMMAs only.
   std::vector<InstId> old_body, old_wmmas;

@@ -64,7 +64,4 @@ struct WmmaReorderPlan {
 WmmaReorderPlan plan_wmma_reorder(const Kernel& k, LoopId loop, const DepGraph& g, const WmmaOrderProvider& order,
                                   int distance, int next_virtual = 0);
 
-bool is_wmma(const Instruction& in);
-bool is_ds_load(const Instruction& in);
-
 }  // namespace tandem

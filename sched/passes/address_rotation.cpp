@@ -56,16 +56,14 @@ void AddressRotationPass::run(PassContext& ctx) {
     ctx.skip("target '" + k.target->name + "' has no " + space_);
     return;
   }
-  const int64_t bank_bytes = space->banks > 0 ? space->bytes_per_partition / space->banks : 0;
-  auto footprint = [&](const Tensor& t, int64_t n) {  // bytes per partition, or banks
-    const int64_t b = bytes_per_partition(t, *space);
-    return bank_bytes ? n * ((b + bank_bytes - 1) / bank_bytes) : n * b;
-  };
-  const int64_t capacity = bank_bytes ? space->banks : space->bytes_per_partition;
+  // n buffers of a tensor, in the space's capacity unit (banks or bytes per partition): the
+  // one rule the simulator's capacity check uses too.
+  auto footprint = [&](const Tensor& t, int64_t n) { return space->footprint(bytes_per_partition(t, *space), n); };
+  const int64_t capacity = space->capacity();
   int64_t used = 0;
   for (const Tensor& t : k.tensors)
     if (t.space == space_) used += footprint(t, t.attrs.get_int("buffers").value_or(1));
-  const char* unit = bank_bytes ? "banks" : "bytes per partition";
+  const char* unit = space->capacity_unit();
 
   const std::vector<InstId> order = k.program_order();
   for (LoopId loop = 0; loop < static_cast<LoopId>(k.loops.size()); ++loop) {

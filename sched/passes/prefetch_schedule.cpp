@@ -84,7 +84,7 @@ void PrefetchSchedulePass::force_incoming_order(PassContext& ctx) {
   auto qualifies = [&](InstId id) {  // a large SBUF load
     if (!is_load(k, id) || k.insts[id].writes.empty()) return false;
     const Tensor& t = k.tensors[k.insts[id].writes[0].tensor_id];
-    return t.space == "sbuf" && footprint(k, t) >= min_bytes_;
+    return k.target->role_of(t.space) == SpaceRole::OnChip && footprint(k, t) >= min_bytes_;
   };
   if (!after_) {
     int64_t n = 0;

@@ -157,7 +157,7 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
       const Instruction& gather = k.insts[id];
       if (t.opcode(gather.opcode)->op_class != OpClass::IndirectLoad || gather.reads.size() < 2) continue;
       const Tensor& index = k.tensors[gather.reads[1].tensor_id];
-      if (index.space != "sbuf") {
+      if (t.role_of(index.space) != SpaceRole::OnChip) {
         ctx.log->info("{}: skipping index writer for {}: %{} is in {}", where, k.display_name(id), index.name, index.space);
         ctx.stats.add("index_tiles_skipped");
         continue;

@@ -6,6 +6,7 @@
 
 #include "sched/analysis/dependence_analysis.h"
 #include "sched/support/error.h"
+#include "sched/target/target.h"
 
 namespace tandem {
 
@@ -52,7 +53,7 @@ void WmmaReorderPass::run(PassContext& ctx) {
   for (const Tensor& t : k.tensors) next_virtual = std::max(next_virtual, t.virtual_number + 1);
   for (LoopId loop = 0; loop < static_cast<LoopId>(k.loops.size()); ++loop) {
     const std::vector<Stmt>& body = k.loops[loop].body;
-    if (std::none_of(body.begin(), body.end(), [&](const Stmt& s) { return s.kind == Stmt::kInst && is_wmma(k.insts[s.id]); }))
+    if (std::none_of(body.begin(), body.end(), [&](const Stmt& s) { return s.kind == Stmt::kInst && k.target->has_tag(k.insts[s.id].opcode, OpTag::Wmma); }))
       continue;
     const std::string where = "loop " + k.loops[loop].iv;
     WmmaReorderPlan plan = plan_wmma_reorder(k, loop, ctx.deps, *order_, distance_, next_virtual);

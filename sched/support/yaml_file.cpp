@@ -30,15 +30,15 @@ YAML::Node YamlFile::required(const YAML::Node& parent, const std::string& key, 
   return n;
 }
 
-void YamlFile::only_keys(const YAML::Node& n, std::initializer_list<const char*> known, const std::string& where) const {
+void YamlFile::only_keys(const YAML::Node& n, const std::vector<std::string>& known, const std::string& where) const {
   if (!n.IsMap()) fail(n, where + " must be a mapping");
   for (const auto& kv : n) {
     const std::string key = kv.first.as<std::string>();
     bool ok = false;
     std::string list;
-    for (const char* k : known) {
+    for (const std::string& k : known) {
       ok |= key == k;
-      list += (list.empty() ? "" : ", ") + std::string(k);
+      list += (list.empty() ? "" : ", ") + k;
     }
     if (!ok) fail(kv.first, "unknown field '" + key + "' in " + where + " (known: " + list + ")");
   }

@@ -3,8 +3,8 @@
 #pragma once
 
 #include <cstdint>
-#include <initializer_list>
 #include <string>
+#include <vector>
 
 #include <yaml-cpp/yaml.h>
 
@@ -24,7 +24,7 @@ class YamlFile {
 
   YAML::Node required(const YAML::Node& parent, const std::string& key, const std::string& where) const;
   // Every key of the mapping `n` must be one of `known`.
-  void only_keys(const YAML::Node& n, std::initializer_list<const char*> known, const std::string& where) const;
+  void only_keys(const YAML::Node& n, const std::vector<std::string>& known, const std::string& where) const;
 
   int64_t non_negative_int(const YAML::Node& n, const std::string& what) const;
   double positive_number(const YAML::Node& n, const std::string& what) const;

@@ -183,4 +183,9 @@ double CostFormula::eval_node(int n, const std::vector<double>& v) const {
   return 0;
 }
 
+std::optional<double> CostFormula::constant() const {
+  if (root_ < 0 || nodes_[static_cast<size_t>(root_)].op != Op::Const) return std::nullopt;
+  return nodes_[static_cast<size_t>(root_)].value;
+}
+
 }  // namespace tandem

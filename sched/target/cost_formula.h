@@ -4,6 +4,7 @@
 // instruction.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,8 @@ class CostFormula {
   static CostFormula parse(const std::string& text, const std::vector<std::string>& variables, SourceLoc loc);
 
   double eval(const std::vector<double>& values) const;
+  // The value of a formula that is a plain number ("16"), else nothing.
+  std::optional<double> constant() const;
   const std::string& text() const { return text_; }
 
  private:

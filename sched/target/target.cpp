@@ -3,9 +3,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
-#include <mutex>
-
-#include "sched/support/yaml_file.h"
 
 namespace tandem {
 
@@ -32,6 +29,35 @@ std::optional<OpClass> parse_op_class(const std::string& name) {
 
 bool is_dma_class(OpClass c) {
   return c == OpClass::Load || c == OpClass::IndirectLoad || c == OpClass::Store;
+}
+
+const char* op_tag_name(OpTag t) {
+  switch (t) {
+    case OpTag::Wmma: return "wmma";
+    case OpTag::LdsLoad: return "lds_load";
+  }
+  return "?";
+}
+
+std::optional<OpTag> parse_op_tag(const std::string& name) {
+  for (OpTag t : {OpTag::Wmma, OpTag::LdsLoad})
+    if (name == op_tag_name(t)) return t;
+  return std::nullopt;
+}
+
+const char* space_role_name(SpaceRole r) {
+  switch (r) {
+    case SpaceRole::None: return "none";
+    case SpaceRole::Dram: return "dram";
+    case SpaceRole::OnChip: return "onchip";
+  }
+  return "?";
+}
+
+std::optional<SpaceRole> parse_space_role(const std::string& name) {
+  for (SpaceRole r : {SpaceRole::Dram, SpaceRole::OnChip})
+    if (name == space_role_name(r)) return r;
+  return std::nullopt;
 }
 
 const OpcodeInfo* Target::opcode(const std::string& n) const {
@@ -68,6 +94,61 @@ bool Target::can_run(const OpcodeInfo& op, const std::string& engine) const {
   return false;
 }
 
+bool Target::has_tag(const std::string& op, OpTag t) const {
+  const OpcodeInfo* info = opcode(op);
+  return info && info->has(t);
+}
+
+SpaceRole Target::role_of(const std::string& n) const {
+  const SpaceInfo* s = space(n);
+  return s ? s->role : SpaceRole::None;
+}
+
+const EngineInfo* Target::engine(const std::string& n) const {
+  auto it = engines.find(n);
+  return it == engines.end() ? nullptr : &it->second;
+}
+
+void Target::require_timing() const {
+  if (!missing_timing.empty()) throw missing_timing.front();
+}
+
+int64_t SpaceInfo::footprint(int64_t bytes_per_buffer, int64_t buffers) const {
+  const int64_t bank = bank_bytes();
+  return bank > 0 ? buffers * ((bytes_per_buffer + bank - 1) / bank) : buffers * bytes_per_buffer;
+}
+
+namespace {
+std::optional<double> constant_of(const std::map<std::string, OpCost>& costs, const std::string& op, bool latency) {
+  auto it = costs.find(op);
+  if (it == costs.end()) return std::nullopt;
+  const CostFormula& f = latency && it->second.latency ? *it->second.latency : it->second.cycles;
+  return f.constant();
+}
+}  // namespace
+
+std::optional<double> EngineInfo::constant_cycles(const std::string& op) const { return constant_of(costs, op, false); }
+std::optional<double> EngineInfo::constant_latency(const std::string& op) const { return constant_of(costs, op, true); }
+
+const std::vector<std::string>& cost_variables() {
+  static const std::vector<std::string> vars = {"N",     "P",         "N_stationary", "N_moving", "is_fp32",
+                                                "bytes", "elem_bytes", "MIN_II",       "ranks"};
+  return vars;
+}
+
+double DmaModel::efficiency_at(double bpp) const {
+  if (efficiency.empty()) return 1.0;
+  if (bpp <= efficiency.front().first) return efficiency.front().second;
+  for (size_t i = 1; i < efficiency.size(); ++i) {
+    const auto& [x1, y1] = efficiency[i];
+    if (bpp <= x1) {
+      const auto& [x0, y0] = efficiency[i - 1];
+      return y0 + (y1 - y0) * (bpp - x0) / (x1 - x0);
+    }
+  }
+  return efficiency.back().second;
+}
+
 size_t dtype_bytes(const std::string& t) {
   static const std::map<std::string, size_t> sizes = {
       {"f8", 1}, {"fp8", 1}, {"i8", 1}, {"u8", 1},
@@ -76,124 +157,6 @@ size_t dtype_bytes(const std::string& t) {
       {"f64", 8}, {"i64", 8}, {"u64", 8}};
   auto it = sizes.find(t);
   return it == sizes.end() ? 0 : it->second;
-}
-
-namespace {
-
-// A YAML scalar holding a plain non-negative integer ("56"), else nothing.
-std::optional<int64_t> plain_integer(const YAML::Node& n) {
-  if (!n || !n.IsScalar()) return std::nullopt;
-  const std::string text = n.Scalar();
-  if (text.empty() || text.size() > 12 || !std::all_of(text.begin(), text.end(), ::isdigit)) return std::nullopt;
-  return std::stoll(text);
-}
-
-class ModelReader {
- public:
-  explicit ModelReader(const std::string& path) : y_(path) {}
-
-  Target read() {
-    const YAML::Node& root = y_.root();
-    Target t;
-    t.file = y_.path();
-    t.name = str(required(root, "name", "the model"), "name");
-    YAML::Node spaces = required(root, "spaces", "the model");
-    if (!spaces.IsMap()) fail(spaces, "'spaces' must be a mapping of space name to fields");
-    for (const auto& kv : spaces) {
-      SpaceInfo s;
-      s.name = kv.first.as<std::string>();
-      const YAML::Node& f = kv.second;
-      const std::string where = "spaces." + s.name;
-      if (f.IsMap()) {
-        if (f["partitions"]) s.partitions = non_negative_int(f["partitions"], where + ".partitions");
-        if (f["bytes_per_partition"])
-          s.bytes_per_partition = non_negative_int(f["bytes_per_partition"], where + ".bytes_per_partition");
-        if (f["banks"]) s.banks = non_negative_int(f["banks"], where + ".banks");
-        if (f["register_prefix"]) {
-          s.register_prefix = str(f["register_prefix"], where + ".register_prefix");
-          s.registers = non_negative_int(required(f, "registers", where), where + ".registers");
-          s.register_bytes = non_negative_int(required(f, "register_bytes", where), where + ".register_bytes");
-        }
-      } else if (!f.IsNull()) {
-        fail(f, where + " must be a mapping");
-      }
-      t.spaces[s.name] = s;
-    }
-
-    YAML::Node engines = required(root, "engines", "the model");
-    if (!engines.IsMap()) fail(engines, "'engines' must be a mapping of engine name to fields");
-    for (const auto& kv : engines) {
-      EngineInfo e;
-      e.name = kv.first.as<std::string>();
-      if (kv.second.IsMap() && kv.second["kind"]) e.kind = str(kv.second["kind"], "engines." + e.name + ".kind");
-      if (kv.second.IsMap() && kv.second["costs"] && kv.second["costs"].IsMap())
-        for (const auto& cost : kv.second["costs"]) {
-          if (!cost.second.IsMap()) continue;  // the simulator reports malformed costs
-          const std::string op = cost.first.as<std::string>();
-          if (auto n = plain_integer(cost.second["cycles"])) e.constant_cycles[op] = *n;
-          if (auto n = plain_integer(cost.second["latency"])) e.constant_latency[op] = *n;
-        }
-      t.engines[e.name] = e;
-    }
-
-    if (YAML::Node dma = root["dma"]) {
-      int64_t queues = non_negative_int(required(dma, "queues", "dma"), "dma.queues");
-      if (queues == 0) fail(dma["queues"], "dma.queues must be at least 1");
-      for (int64_t q = 0; q < queues; ++q) t.dma_queues.push_back("q" + std::to_string(q));
-    }
-
-    YAML::Node opcodes = required(root, "opcodes", "the model");
-    if (!opcodes.IsMap()) fail(opcodes, "'opcodes' must be a mapping of opcode name to fields");
-    for (const auto& kv : opcodes) {
-      OpcodeInfo op;
-      op.name = kv.first.as<std::string>();
-      op.loc = loc(kv.first);
-      const std::string where = "opcodes." + op.name;
-      y_.only_keys(kv.second, {"class", "engines"}, where);
-      YAML::Node cls = required(kv.second, "class", where);
-      auto c = parse_op_class(str(cls, where + ".class"));
-      if (!c)
-        fail(cls, "unknown opcode class '" + cls.as<std::string>() +
-                      "' (use load, indirect_load, store, memset, compute, collective, barrier, branch)");
-      op.op_class = *c;
-      if (YAML::Node en = kv.second["engines"]) {
-        if (!en.IsSequence()) fail(en, where + ".engines must be a list");
-        for (const auto& e : en) {
-          std::string name = str(e, where + ".engines[]");
-          if (name == "dma") {
-            if (t.dma_queues.empty()) fail(e, where + " runs on dma but the model has no 'dma' section");
-          } else if (!t.engines.count(name)) {
-            fail(e, "unknown engine '" + name + "' in " + where + ".engines");
-          }
-          op.engines.push_back(name);
-        }
-      }
-      t.opcodes[op.name] = op;
-    }
-    return t;
-  }
-
- private:
-  SourceLoc loc(const YAML::Node& n) const { return y_.loc(n); }
-  [[noreturn]] void fail(const YAML::Node& n, const std::string& msg) const { y_.fail(n, msg); }
-  YAML::Node required(const YAML::Node& p, const std::string& k, const std::string& w) const { return y_.required(p, k, w); }
-  int64_t non_negative_int(const YAML::Node& n, const std::string& w) const { return y_.non_negative_int(n, w); }
-  std::string str(const YAML::Node& n, const std::string& w) const { return y_.str(n, w); }
-
-  YamlFile y_;
-};
-
-}  // namespace
-
-std::shared_ptr<const Target> load_target(const std::string& path) {
-  static std::mutex mu;
-  static std::map<std::string, std::shared_ptr<const Target>> cache;
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = cache.find(path);
-  if (it != cache.end()) return it->second;
-  auto t = std::make_shared<const Target>(ModelReader(path).read());
-  cache[path] = t;
-  return t;
 }
 
 std::string model_path_for(const std::string& name) {

@@ -1,16 +1,20 @@
-// What a hardware target offers the IR: memory spaces, engines, DMA queues and the opcode
-// table with each opcode's class. Read from the target's model file in models/, so adding an
-// opcode is a data change. (The simulator reads the timing half of the same file.)
+// The hardware model: one target's memory spaces (with their roles and capacity rule),
+// engines (with clocks and per-opcode cost formulas), DMA system, access conflicts and the
+// opcode table (each opcode's class and tags). Read from models/*.yaml by one reader
+// (sched/target/model_reader.cpp, which declares every key once); the parser, the passes
+// and the simulator all use this struct, so adding an opcode or a target is a data change.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "sched/support/error.h"
+#include "sched/target/cost_formula.h"
 
 namespace tandem {
 
@@ -23,53 +27,147 @@ std::optional<OpClass> parse_op_class(const std::string& name);
 // True for the classes that move data through DMA queues.
 bool is_dma_class(OpClass c);
 
+// What an opcode is, beyond its class, for the passes and the simulator (`tags:` in the
+// opcode table). docs/models.md defines each.
+enum class OpTag {
+  Wmma,     // a matrix multiply-accumulate on registers: wmma-reorder permutes them, the
+            // simulator reports their operand waits as WMMA bubbles
+  LdsLoad,  // a load from the LDS into registers: wmma-reorder places it before its consumers
+};
+const char* op_tag_name(OpTag t);
+std::optional<OpTag> parse_op_tag(const std::string& name);
+
+// What a memory space is for, where a pass or the simulator needs to know (`role:` of a
+// space); a space without a role is plain memory with its capacity and access rules.
+enum class SpaceRole {
+  None,
+  Dram,         // off-chip memory: holds the kernel's inputs and results
+  OnChip,       // the on-chip buffer that loads fill and compute engines read (SBUF, LDS)
+};
+const char* space_role_name(SpaceRole r);
+std::optional<SpaceRole> parse_space_role(const std::string& name);
+
 struct OpcodeInfo {
   std::string name;
   OpClass op_class = OpClass::Compute;
   std::vector<std::string> engines;  // engines that may run it; {"dma"} means any DMA queue
+  std::set<OpTag> tags;
   SourceLoc loc;
+
+  bool has(OpTag t) const { return tags.count(t) > 0; }
 };
 
 struct SpaceInfo {
   std::string name;
-  int64_t partitions = 0;           // SBUF/PSUM: size of the partition dimension; 0 = none
+  SpaceRole role = SpaceRole::None;
+  int64_t partitions = 0;           // > 0: the first tensor dimension is the partition dimension
   int64_t bytes_per_partition = 0;  // capacity per partition (0 = unbounded, e.g. DRAM)
-  int64_t banks = 0;                // PSUM accumulation banks
+  int64_t banks = 0;                // > 0: capacity is counted in banks (PSUM's accumulation banks)
   int64_t registers = 0;            // register files: number of registers
   int64_t register_bytes = 0;
   std::string register_prefix;      // "v" makes `v[20:23]` a group of this file
+  std::set<std::string> readers;    // engines that may read it ("dma": the DMA queues); empty = any
+  std::set<std::string> writers;
+  // Bytes per cycle (of the reading engine) the space returns into registers; 0 = unlimited.
+  // Register loads from it queue on one pipe per engine (gpu-cu: the LDS).
+  double bandwidth_bytes_per_cycle = 0;
+
   bool is_register_file() const { return !register_prefix.empty(); }
+
+  // The capacity rule, the one both address-rotation and the simulator's capacity check use
+  // (docs/models.md, "Capacity"). In a space with banks every buffer of a tensor takes whole
+  // banks of its own (an accumulation group never shares a bank), and the space holds
+  // `banks` of them; otherwise buffers take their bytes per partition, and the space holds
+  // `bytes_per_partition`. Units: banks, or bytes per partition (capacity_unit()).
+  int64_t bank_bytes() const { return banks > 0 ? bytes_per_partition / banks : 0; }
+  int64_t footprint(int64_t bytes_per_buffer, int64_t buffers) const;
+  int64_t capacity() const { return banks > 0 ? banks : bytes_per_partition; }  // 0: unbounded
+  const char* capacity_unit() const { return banks > 0 ? "banks" : "bytes per partition"; }
+};
+
+// Inputs of every cost formula, in the order CostFormula::eval() takes them (docs/models.md
+// defines each).
+const std::vector<std::string>& cost_variables();
+
+struct OpCost {
+  CostFormula cycles;                  // engine occupancy (issue cycles)
+  std::optional<CostFormula> latency;  // completion after start; default = cycles
 };
 
 struct EngineInfo {
   std::string name;
-  std::string kind;
-  // Costs whose formula is a plain number of cycles (`{cycles: "16", latency: "32"}`), for
-  // passes that reason in issue slots (wmma-reorder's default distance). The simulator
-  // evaluates every formula itself.
-  std::map<std::string, int64_t> constant_cycles;
-  std::map<std::string, int64_t> constant_latency;
+  std::string kind;          // descriptive only
+  double clock_ghz = 0;      // 0 only in a model without timing (Target::require_timing)
+  double min_ii_cycles = 0;
+  int64_t lanes = 1;         // a register load moves its registers' bytes once per lane (a GPU wave)
+  std::map<std::string, OpCost> costs;  // opcode -> cost on this engine
+
+  // The cost of `op` when its formula is a plain number of cycles (`{cycles: "16", latency:
+  // "32"}`), for passes that reason in issue slots (wmma-reorder's default distance).
+  std::optional<double> constant_cycles(const std::string& op) const;
+  std::optional<double> constant_latency(const std::string& op) const;
+};
+
+struct DmaModel {
+  int64_t engines = 0;
+  int64_t partitions_per_engine = 1;
+  double bandwidth_bytes_per_ns = 1;  // per DMA engine
+  double fixed_cost_ns = 0;           // issue to first byte, per transfer
+  // Fraction of the bandwidth a transfer achieves, by bytes per partition; linear between
+  // points, flat beyond the ends.
+  std::vector<std::pair<double, double>> efficiency;
+
+  double efficiency_at(double bytes_per_partition) const;
+};
+
+// Engines that cannot use `space` at the same time.
+struct ConflictRule {
+  std::string space;
+  std::vector<std::string> engines;
+};
+
+struct CollectiveModel {
+  double link_bandwidth_bytes_per_ns = 0;  // 0: collectives move no data (start-up only)
 };
 
 struct Target {
   std::string name;
   std::string file;  // the model file it was read from
+  double reference_clock_ghz = 0;  // cycles are reported at this clock
+  int64_t semaphores = 0;
   std::map<std::string, SpaceInfo> spaces;
-  std::map<std::string, EngineInfo> engines;   // compute engines, in name order
-  std::vector<std::string> dma_queues;         // "q0".."qN-1"
+  std::map<std::string, EngineInfo> engines;  // compute engines, in name order
+  std::vector<std::string> dma_queues;        // "q0".."qN-1"
+  DmaModel dma;
+  CollectiveModel collective;
+  std::vector<ConflictRule> conflicts;
   std::map<std::string, OpcodeInfo> opcodes;
+  // The keys `tandem sim` needs and this file lacks (docs/models.md, "required: sim"), in
+  // the order the reader met them; `tandem opt` does without them.
+  std::vector<Error> missing_timing;
 
   const OpcodeInfo* opcode(const std::string& name) const;
   const SpaceInfo* space(const std::string& name) const;
+  const EngineInfo* engine(const std::string& name) const;
   const SpaceInfo* register_file(const std::string& prefix) const;
   bool is_dma_queue(const std::string& name) const;
   // The first opcode of a class in name order (core_barrier, memset), or nullptr.
   const OpcodeInfo* first_of_class(OpClass c) const;
   // May `engine` (an engine or a DMA queue name) run `op`?
   bool can_run(const OpcodeInfo& op, const std::string& engine) const;
+  // Does the opcode named `op` carry tag `t`? (false for an opcode the target lacks)
+  bool has_tag(const std::string& op, OpTag t) const;
+  // The role of the space named `space` (None for a space the target lacks).
+  SpaceRole role_of(const std::string& space) const;
+
+  // Throws the first of missing_timing: a model for `tandem sim` needs its timing half.
+  void require_timing() const;
 };
 
-// Reads a model file; a missing or malformed field is an Error naming file:line:col.
+// Reads and checks a model file (cached per path): an unknown key, a value of the wrong
+// type or out of range, a cost formula that does not parse, an unknown engine, space or
+// opcode named in a list: each an Error at file:line:col, for every command alike. Keys only
+// the simulator needs may be missing (see Target::missing_timing).
 std::shared_ptr<const Target> load_target(const std::string& path);
 
 // Resolves a target name ("trn2") to models/<name>.yaml: first in $TANDEM_MODELS_DIR, then

@@ -5,7 +5,6 @@
 #include "sched/passes/schedule_file.h"
 #include "sched/support/log.h"
 #include "sched/target/target.h"
-#include "sched/target/hardware_model.h"
 #include "sim/lower/program.h"
 
 namespace tandem {
@@ -25,8 +24,8 @@ SimResult schedule_and_simulate(const std::string& file, const std::string& hw, 
     logger("sim")->info("assigning engines and queues where the kernel names none");
     run_pipeline(in.kernel, in.deps, parse_pipeline("assign-engines"), run_options, std::cerr);
   }
-  auto model = load_hardware_model(hw.empty() ? in.kernel.target->file : hw);
-  SimProgram program = lower_for_simulation(in.kernel, in.deps, model);
+  // The kernel's target is the model (`hw` replaced it when the kernel was read).
+  SimProgram program = lower_for_simulation(in.kernel, in.deps);
   return simulate(program, sim_options);
 }
 

@@ -1,6 +1,6 @@
-// A kernel file scheduled and simulated: read_and_schedule, then assign-engines where an
-// instruction names no engine or queue, then the simulator on `hw` (default: the kernel's
-// target model). Once per process (SystemC).
+// A kernel file scheduled and simulated: read_and_schedule (on the model file `hw`, default:
+// the kernel's target), then assign-engines where an instruction names no engine or queue,
+// then the simulator on that same model. Once per process (SystemC).
 #pragma once
 
 #include <string>

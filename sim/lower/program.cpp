@@ -4,8 +4,6 @@
 #include <cmath>
 #include <sstream>
 
-#include "sched/analysis/wmma_reorder_plan.h"
-
 namespace tandem {
 
 namespace {
@@ -49,7 +47,8 @@ Shape shape_of(const Kernel& k, const Target& t, const Access& a) {
 
 class Lowering {
  public:
-  Lowering(const Kernel& k, const DepGraph& g, std::shared_ptr<const HardwareModel> m) : k_(k), g_(g), m_(std::move(m)) {
+  Lowering(const Kernel& k, const DepGraph& g) : k_(k), g_(g), m_(k.target) {
+    m_->require_timing();
     p_.model = m_;
     p_.kernel = &k_;
     p_.dma_fixed_ps = std::llround(m_->dma.fixed_cost_ns * 1000);
@@ -83,7 +82,7 @@ class Lowering {
     for (InstId id : order_) {
       const std::string& e = k_.insts[id].engine;
       if (e.empty()) continue;
-      auto& list = k_.target->is_dma_queue(e) ? queues : engines;
+      auto& list = m_->is_dma_queue(e) ? queues : engines;
       if (std::find(list.begin(), list.end(), e) == list.end()) list.push_back(e);
     }
     std::sort(engines.begin(), engines.end());
@@ -103,11 +102,11 @@ class Lowering {
   void check_access(InstId id, const Access& a, bool write) const {
     const Instruction& in = k_.insts[id];
     const Tensor& t = k_.tensors[a.tensor_id];
-    auto it = m_->access.find(t.space);
-    if (it == m_->access.end()) return;
-    const std::set<std::string>& allowed = write ? it->second.writers : it->second.readers;
+    const SpaceInfo* space = m_->space(t.space);
+    if (!space) return;
+    const std::set<std::string>& allowed = write ? space->writers : space->readers;
     if (allowed.empty()) return;
-    const std::string who = k_.target->is_dma_queue(in.engine) ? "dma" : in.engine;
+    const std::string who = m_->is_dma_queue(in.engine) ? "dma" : in.engine;
     if (allowed.count(who)) return;
     std::string list;
     for (const auto& e : allowed) list += (list.empty() ? "" : ", ") + e;
@@ -117,12 +116,12 @@ class Lowering {
 
   void lower_inst(InstId id) {
     const Instruction& in = k_.insts[id];
-    const OpcodeInfo& op = *k_.target->opcode(in.opcode);
+    const OpcodeInfo& op = *m_->opcode(in.opcode);
     SimInst& s = p_.insts[id];
     s.id = id;
     s.name = k_.display_name(id);
     s.op_class = op.op_class;
-    s.wmma = is_wmma(in);
+    s.wmma = op.has(OpTag::Wmma);
     s.nest = k_.loop_nest(id);
     for (LoopId l : s.nest) s.dynamic_count *= k_.loops[l].trip_count();
     p_.dynamic_instructions += s.dynamic_count;
@@ -149,20 +148,20 @@ class Lowering {
     for (const Access& a : in.reads) check_access(id, a, false);
 
     std::vector<Shape> reads, writes;
-    for (const Access& a : in.reads) reads.push_back(shape_of(k_, *k_.target, a));
-    for (const Access& a : in.writes) writes.push_back(shape_of(k_, *k_.target, a));
+    for (const Access& a : in.reads) reads.push_back(shape_of(k_, *m_, a));
+    for (const Access& a : in.writes) writes.push_back(shape_of(k_, *m_, a));
     int64_t bytes = 0;
     for (const auto* list : {&reads, &writes})
       for (const Shape& sh : *list) bytes = std::max(bytes, sh.bytes());
 
-    if (k_.target->is_dma_queue(in.engine)) {
+    if (m_->is_dma_queue(in.engine)) {
       // A transfer moves the bytes that land: a gather reads a large table but writes a tile.
       int64_t moved = 0;
       for (const Shape& sh : writes) moved = std::max(moved, sh.bytes());
       lower_dma(s, in, moved);
       return;
     }
-    const EngineModel* em = m_->engine(in.engine);
+    const EngineInfo* em = m_->engine(in.engine);
     const OpCost& cost = em->costs.at(in.opcode);
     const Shape out = !writes.empty() ? writes[0] : !reads.empty() ? reads[0] : Shape{};
     const Shape in0 = !reads.empty() ? reads[0] : out;
@@ -213,18 +212,18 @@ class Lowering {
     // A register load from a bandwidth-limited space (the LDS) moves its registers' bytes
     // once per lane through that space's pipe on this engine.
     for (const Access& r : in.reads) {
-      auto acc = m_->access.find(k_.tensors[r.tensor_id].space);
-      if (acc == m_->access.end() || acc->second.bandwidth_bytes_per_cycle <= 0) continue;
+      const SpaceInfo* from = m_->space(k_.tensors[r.tensor_id].space);
+      if (!from || from->bandwidth_bytes_per_cycle <= 0) continue;
       double bytes = 0;
       for (const Access& w : in.writes) {
         const Tensor& t = k_.tensors[w.tensor_id];
-        const SpaceInfo* rf = k_.target->space(t.space);
+        const SpaceInfo* rf = m_->space(t.space);
         if (t.register_file && rf)
           bytes += static_cast<double>((w.dims[0].hi.constant - w.dims[0].lo.constant) * rf->register_bytes * em->lanes);
       }
       if (bytes <= 0) continue;
-      s.pipe = pipe_index(in.engine + ":" + acc->first);
-      s.pipe_ps = std::llround(bytes / acc->second.bandwidth_bytes_per_cycle * 1000.0 / em->clock_ghz);
+      s.pipe = pipe_index(in.engine + ":" + from->name);
+      s.pipe_ps = std::llround(bytes / from->bandwidth_bytes_per_cycle * 1000.0 / em->clock_ghz);
       break;
     }
   }
@@ -253,7 +252,7 @@ class Lowering {
     for (const auto* list : {&in.writes, &in.reads})
       for (const Access& a : *list) {
         const Tensor& t = k_.tensors[a.tensor_id];
-        const SpaceInfo* sp = k_.target->space(t.space);
+        const SpaceInfo* sp = m_->space(t.space);
         if (!sp || sp->partitions == 0 || partitions) continue;
         if (a.whole()) {
           partitions = t.shape[0];
@@ -358,31 +357,32 @@ class Lowering {
     return s;
   }
 
-  // Every tensor is live for the whole kernel (static allocation): SBUF's bytes per
-  // partition and PSUM's banks must hold them all. A space without partitions (LDS) holds
-  // whole tensors.
+  // Every tensor is live for the whole kernel (static allocation): each space's capacity
+  // must hold all its tensors, every buffer of them, counted by the space's one capacity
+  // rule (SpaceInfo::footprint: whole banks per buffer in PSUM, bytes per partition
+  // elsewhere; address-rotation counts the same way). A space without partitions (LDS)
+  // holds whole tensors.
   void check_capacity() const {
-    for (const auto& [name, space] : k_.target->spaces) {
-      if (space.bytes_per_partition == 0 || space.is_register_file()) continue;
-      const int64_t bank_bytes = space.banks > 0 ? space.bytes_per_partition / space.banks : 0;
-      int64_t used = 0, banks = 0;
+    for (const auto& [name, space] : m_->spaces) {
+      if (space.capacity() == 0 || space.is_register_file()) continue;
+      int64_t used = 0;
       std::string list;
       for (const Tensor& t : k_.tensors) {
         if (t.space != name) continue;
-        int64_t per_partition = static_cast<int64_t>(dtype_bytes(t.dtype));
-        for (size_t d = space.partitions > 0 ? 1 : 0; d < t.shape.size(); ++d) per_partition *= t.shape[d];
-        per_partition *= t.attrs.get_int("buffers").value_or(1);
-        used += per_partition;
-        if (bank_bytes) banks += (per_partition + bank_bytes - 1) / bank_bytes;
-        list += (list.empty() ? "" : ", ") + std::string("%") + t.name + " " + std::to_string(per_partition) +
+        int64_t per_buffer = static_cast<int64_t>(dtype_bytes(t.dtype));
+        for (size_t d = space.partitions > 0 ? 1 : 0; d < t.shape.size(); ++d) per_buffer *= t.shape[d];
+        const int64_t buffers = t.attrs.get_int("buffers").value_or(1);
+        used += space.footprint(per_buffer, buffers);
+        list += (list.empty() ? "" : ", ") + std::string("%") + t.name + " " +
+                (buffers > 1 ? std::to_string(buffers) + " x " : "") + std::to_string(per_buffer) +
                 writers_of(static_cast<int>(&t - k_.tensors.data()));
-        if (bank_bytes && banks > space.banks)
-          throw Error(t.loc, "tensors in " + name + " need " + std::to_string(banks) + " banks of " +
-                                 std::to_string(bank_bytes) + " bytes but " + name + " has " +
+        if (used <= space.capacity()) continue;
+        if (space.banks > 0)
+          throw Error(t.loc, "tensors in " + name + " need " + std::to_string(used) + " banks of " +
+                                 std::to_string(space.bank_bytes()) + " bytes but " + name + " has " +
                                  std::to_string(space.banks) + " (" + list + ")");
-        if (used > space.bytes_per_partition)
-          throw Error(t.loc, "tensors in " + name + " need " + std::to_string(used) + " bytes per partition but " +
-                                 name + " has " + std::to_string(space.bytes_per_partition) + " (" + list + ")");
+        throw Error(t.loc, "tensors in " + name + " need " + std::to_string(used) + " bytes per partition but " + name +
+                               " has " + std::to_string(space.bytes_per_partition) + " (" + list + ")");
       }
     }
   }
@@ -433,7 +433,7 @@ class Lowering {
 
   const Kernel& k_;
   const DepGraph& g_;
-  std::shared_ptr<const HardwareModel> m_;
+  std::shared_ptr<const Target> m_;  // k_.target
   std::vector<int> first_of_run_;
   SimProgram p_;
   std::vector<InstId> order_;
@@ -458,8 +458,8 @@ int64_t channel_produced_key(const SimChannel& c, const Kernel& k, const int64_t
   return c.key_loop == kNoId ? 0 : counts[c.key_loop] - 1;
 }
 
-SimProgram lower_for_simulation(const Kernel& k, const DepGraph& g, std::shared_ptr<const HardwareModel> model) {
-  return Lowering(k, g, std::move(model)).run();
+SimProgram lower_for_simulation(const Kernel& k, const DepGraph& g) {
+  return Lowering(k, g).run();
 }
 
 }  // namespace tandem

@@ -1,8 +1,8 @@
 // The simulator's view of a scheduled kernel: every static instruction with its unit (a
 // compute engine, a DMA queue, or the barrier it is), its cost in picoseconds, and the
 // channels (semaphores) that carry each dependence edge between dynamic instances. Built
-// once from the Kernel, its DepGraph and a HardwareModel; the simulator never re-analyses
-// accesses (timing follows only the graph).
+// once from the Kernel, its DepGraph and the kernel's target (the model file, timing
+// included); the simulator never re-analyses accesses (timing follows only the graph).
 #pragma once
 
 #include <cstdint>
@@ -12,7 +12,7 @@
 
 #include "sched/ir/dep_graph.h"
 #include "sched/ir/kernel.h"
-#include "sched/target/hardware_model.h"
+#include "sched/target/target.h"
 
 namespace tandem {
 
@@ -90,7 +90,7 @@ struct SimInst {
 };
 
 struct SimProgram {
-  std::shared_ptr<const HardwareModel> model;
+  std::shared_ptr<const Target> model;  // the kernel's target
   const Kernel* kernel = nullptr;
   std::vector<SimUnit> units;
   std::vector<std::vector<WalkNode>> walks;  // per unit
@@ -113,10 +113,12 @@ int64_t channel_needed_key(const SimChannel& c, const Kernel& k, const int64_t* 
 int64_t channel_produced_key(const SimChannel& c, const Kernel& k, const int64_t* counts, const int64_t* ivs,
                              bool* produce);
 
-// Lowers a kernel for simulation. Every instruction must have an engine or queue (run
-// assign-engines first). Errors (Error, located at the instruction): an engine that may not
-// access an operand's space, live tensors that do not fit SBUF or PSUM, a dependence that an
-// in-order engine can never satisfy.
-SimProgram lower_for_simulation(const Kernel& k, const DepGraph& g, std::shared_ptr<const HardwareModel> model);
+// Lowers a kernel for simulation on its target (`k.target`, which --hw replaces when the
+// kernel is read). Every instruction must have an engine or queue (run assign-engines
+// first). Errors: a target without its timing half (located in the model file); located at
+// the instruction or tensor: an engine that may not access an operand's space, live tensors
+// that do not fit a space (SpaceInfo::footprint), a dependence that an in-order engine can
+// never satisfy.
+SimProgram lower_for_simulation(const Kernel& k, const DepGraph& g);
 
 }  // namespace tandem

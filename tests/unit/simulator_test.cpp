@@ -21,7 +21,7 @@ void same_schedule(const std::string& workload) {
   Kernel k = parse_kernel_file(std::string(TANDEM_SOURCE_DIR) + "/workloads/" + workload);
   DepGraph g = build_dep_graph(k);
   run_pipeline(k, g, parse_pipeline("assign-engines"), RunOptions{}, std::cerr);
-  SimProgram p = lower_for_simulation(k, g, load_hardware_model(k.target->file));
+  SimProgram p = lower_for_simulation(k, g);
   const BaselineResult base = run_event_loop_baseline(p);
   const SimResult sim = simulate(p);
   CHECK(sim.total_ps == base.total_ps);

@@ -78,6 +78,10 @@ class SweepReader {
     y_.only_keys(root, {"kernels", "model", "pipeline", "parameters", "points", "metrics"}, "the sweep");
     read_kernels(y_.required(root, "kernels", "the sweep"));
     if (root["model"]) read_model(root["model"]);
+    // Every point simulates on a base model (or an edit of one): a base model that the
+    // reader refuses, or that lacks its timing half, is refused now with the reader's own
+    // located error, as `tandem opt` and `tandem sim` refuse it.
+    for (const std::string& model : base_models()) load_target(model)->require_timing();
     if (root["pipeline"]) {
       spec_.pipeline = y_.str(root["pipeline"], "pipeline");
       check_pipeline(root["pipeline"], spec_.pipeline);

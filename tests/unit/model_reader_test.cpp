@@ -4,7 +4,7 @@
 #include <fstream>
 #include <regex>
 
-#include "sched/target/hardware_model.h"
+#include "sched/target/target.h"
 
 using namespace tandem;
 
@@ -12,9 +12,11 @@ namespace {
 
 const std::string kModels = std::string(TANDEM_SOURCE_DIR) + "/models/";
 
-// trn2.yaml with one textual substitution, written to a temporary file.
-std::string variant(const std::string& from, const std::string& to, const std::string& name) {
-  std::ifstream in(kModels + "trn2.yaml");
+// A bundled model (trn2.yaml unless told) with one textual substitution, written to a
+// temporary file.
+std::string variant(const std::string& from, const std::string& to, const std::string& name,
+                    const std::string& model = "trn2.yaml") {
+  std::ifstream in(kModels + model);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   size_t at = text.find(from);
   REQUIRE(at != std::string::npos);
@@ -30,7 +32,7 @@ std::string load_error(const std::string& path) {
     ~Remove() { std::filesystem::remove(path); }
   } remove_after{path};
   try {
-    load_hardware_model(path);
+    load_target(path)->require_timing();
   } catch (const Error& e) {
     return e.what();
   }
@@ -40,7 +42,7 @@ std::string load_error(const std::string& path) {
 }  // namespace
 
 TEST_CASE("the bundled models load with their published figures", "[model]") {
-  auto trn2 = load_hardware_model(kModels + "trn2.yaml");
+  auto trn2 = load_target(kModels + "trn2.yaml");
   CHECK(trn2->name == "trn2");
   CHECK(trn2->engine("pe")->clock_ghz == 2.4);
   CHECK(trn2->dma.engines == 16);
@@ -50,17 +52,17 @@ TEST_CASE("the bundled models load with their published figures", "[model]") {
   CHECK(trn2->dma.efficiency_at(100000) == 1.0);
   CHECK(trn2->dma.efficiency_at(1280) == Approx(0.75));  // halfway between 512 and 2048
   CHECK(trn2->conflicts.empty());
-  auto trn1 = load_hardware_model(kModels + "trn1.yaml");
+  auto trn1 = load_target(kModels + "trn1.yaml");
   CHECK(trn1->conflicts.size() == 2);
-  CHECK(trn1->access.at("psum").writers == std::set<std::string>{"pe", "act", "dve"});
-  auto gpu = load_hardware_model(kModels + "gpu-cu.yaml");
+  CHECK(trn1->space("psum")->writers == std::set<std::string>{"pe", "act", "dve"});
+  auto gpu = load_target(kModels + "gpu-cu.yaml");
   const OpCost& ds = gpu->engine("wave")->costs.at("ds_load_b128");
   CHECK(ds.cycles.eval(std::vector<double>(cost_variables().size(), 0)) == 1);
   CHECK(ds.latency->eval(std::vector<double>(cost_variables().size(), 0)) == 56);
 }
 
 TEST_CASE("a matmul costs what the ISA formula says", "[model]") {
-  auto trn2 = load_hardware_model(kModels + "trn2.yaml");
+  auto trn2 = load_target(kModels + "trn2.yaml");
   const CostFormula& mm = trn2->engine("pe")->costs.at("matmul").cycles;
   // N, P, N_stationary, N_moving, is_fp32, bytes, elem_bytes, MIN_II, ranks
   CHECK(mm.eval({512, 128, 128, 512, 0, 0, 2, 0, 1}) == 512);
@@ -89,6 +91,58 @@ TEST_CASE("a broken model file is a located error", "[model]") {
              Catch::Contains("conflicts are between compute engines; 'dma' is not one"));
   CHECK_THAT(load_error(variant("iota:               {class: compute, engines: [pool]}",
                                 "iota:               {class: compute, engine: [pool]}", "opfield")),
-             Catch::Contains("unknown field 'engine' in opcodes.iota (known: class, engines)"));
+             Catch::Contains("unknown field 'engine' in opcodes.iota (known: class, engines, tags)"));
   CHECK_THAT(load_error(variant("queues: 16 ", "queues: 0 ", "noqueues")), Catch::Contains("dma.queues must be at least 1"));
+}
+
+TEST_CASE("roles and tags are read from the model, not taken from names", "[model]") {
+  auto trn2 = load_target(kModels + "trn2.yaml");
+  CHECK(trn2->role_of("dram") == SpaceRole::Dram);
+  CHECK(trn2->role_of("sbuf") == SpaceRole::OnChip);
+  CHECK(trn2->role_of("psum") == SpaceRole::None);
+  CHECK(trn2->role_of("no_such_space") == SpaceRole::None);
+  auto gpu = load_target(kModels + "gpu-cu.yaml");
+  CHECK(gpu->role_of("global") == SpaceRole::Dram);
+  CHECK(gpu->role_of("lds") == SpaceRole::OnChip);
+  CHECK(gpu->has_tag("v_wmma_f32_16x16x32_bf16", OpTag::Wmma));
+  CHECK(gpu->has_tag("ds_load_b128", OpTag::LdsLoad));
+  CHECK_FALSE(gpu->has_tag("global_load_b128", OpTag::LdsLoad));
+  CHECK_FALSE(gpu->has_tag("v_add_u32", OpTag::Wmma));
+  // Plain-number costs, for wmma-reorder's issue-slot arithmetic.
+  CHECK(gpu->engine("wave")->constant_latency("ds_load_b128") == 56.0);
+  CHECK(gpu->engine("wave")->constant_cycles("v_wmma_f32_16x16x32_bf16") == 16.0);
+  CHECK_FALSE(trn2->engine("pe")->constant_cycles("matmul").has_value());
+  CHECK_THAT(load_error(variant("tags: [wmma]", "tags: [wmm]", "tag", "gpu-cu.yaml")), Catch::Contains("unknown tag 'wmm'"));
+}
+
+TEST_CASE("a model without its timing half is a target for opt; sim asks for the timing", "[model]") {
+  const std::string path = (std::filesystem::temp_directory_path() / "model_reader_test_mini.yaml").string();
+  std::ofstream(path) << "name: mini\nspaces:\n  dram: {}\n  sbuf: {partitions: 128}\nengines:\n  pe: {kind: tensor}\n"
+                         "dma: {queues: 2}\nopcodes:\n  load: {class: load, engines: [dma]}\n"
+                         "  matmul: {class: compute, engines: [pe]}\n";
+  auto mini = load_target(path);
+  CHECK(mini->dma_queues.size() == 2);
+  REQUIRE(mini->missing_timing.size() == 7);
+  CHECK_THAT(mini->missing_timing[0].what(), Catch::Matches(".*mini\\.yaml:1:1: error: missing field 'reference_clock_ghz' in the model"));
+  CHECK_THAT(mini->missing_timing[1].what(), Catch::Contains("missing field 'clock_ghz' in engines.pe"));
+  CHECK_THAT(mini->missing_timing[6].what(), Catch::Contains("opcode 'matmul' runs on 'pe' but engines.pe.costs has no entry for it"));
+  CHECK_THROWS_WITH(mini->require_timing(), Catch::Contains("missing field 'reference_clock_ghz'"));
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("one capacity rule: every buffer takes whole banks where a space has banks", "[model]") {
+  auto trn2 = load_target(kModels + "trn2.yaml");
+  const SpaceInfo& psum = *trn2->space("psum");
+  CHECK(psum.bank_bytes() == 2048);
+  CHECK(psum.capacity() == 8);
+  CHECK(std::string(psum.capacity_unit()) == "banks");
+  CHECK(psum.footprint(1024, 1) == 1);
+  CHECK(psum.footprint(1024, 2) == 2);  // not 1: two half-bank buffers do not share a bank
+  CHECK(psum.footprint(1024, 3) == 3);
+  CHECK(psum.footprint(2049, 2) == 4);
+  const SpaceInfo& sbuf = *trn2->space("sbuf");
+  CHECK(sbuf.capacity() == 212992);
+  CHECK(sbuf.footprint(1000, 3) == 3000);
+  CHECK_THAT(load_error(variant("bytes_per_partition: 16384", "bytes_per_partition: 16100", "banks")),
+             Catch::Contains("spaces.psum.banks must divide spaces.psum.bytes_per_partition (16100) into equal banks"));
 }
