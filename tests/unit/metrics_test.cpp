@@ -55,7 +55,7 @@ TEST_CASE("the JSON document's numeric fields are the metric table's, and it rea
   run_pipeline(k, g, parse_pipeline("default,assign-engines"), RunOptions{}, std::cerr);
   SimOptions options;
   options.capture_timeline = true;
-  const SimResult r = simulate(lower_for_simulation(k, g, load_hardware_model(k.target->file)), options);
+  const SimResult r = simulate(lower_for_simulation(k, g), options);
   const std::string json = format_json(r);
   const nlohmann::json doc = nlohmann::json::parse(json);
 
