@@ -113,6 +113,30 @@ bool reads_regs(const Kernel& k, const Instruction& in, const Regs& r) {
   return false;
 }
 
+// Is the address `REG + constant` with REG the register the loop advances (`advance =
+// "v10 += 512"`)? Only such a load addresses, one iteration later, what it addresses now plus
+// the advance: a load through another register, through the loop variable, or in a loop
+// with no advance reads the same address or a different sequence, and the stride says
+// nothing about it.
+bool addressed_by_advance(const Access& a, const std::optional<std::pair<std::string, int64_t>>& advance) {
+  if (!advance || a.dims.size() != 1) return false;
+  const std::vector<AffineTerm>& terms = a.dims[0].lo.terms;
+  return terms.size() == 1 && terms[0].loop < 0 && terms[0].symbol == advance->first && terms[0].coeff == 1;
+}
+
+// Are any registers `in_group` accepts read outside the loop (by an instruction before or
+// after it, or as the kernel's live_out result)? Their value when the loop ends is then
+// observable, so which load writes them last, and for which iteration, must not change.
+bool read_outside_loop(const Kernel& k, LoopId loop, const std::function<bool(const Regs&)>& in_group) {
+  for (const Access& live : k.live_out_registers())
+    if (in_group(regs_of(live))) return true;
+  for (InstId id : k.program_order())
+    if (!k.in_loop(id, loop))
+      for (const Access& acc : k.insts[id].reads)
+        if (k.tensors[acc.tensor_id].register_file && in_group(regs_of(acc))) return true;
+  return false;
+}
+
 // Same address operands: one tensor, index expressions equal but for the constant offset.
 std::optional<int64_t> offset_difference(const Access& body, const Access& pre) {
   if (body.tensor_id != pre.tensor_id || body.dims.size() != 1 || pre.dims.size() != 1) return std::nullopt;
@@ -195,8 +219,12 @@ WmmaReorderPlan plan_wmma_reorder(const Kernel& k, LoopId loop, const DepGraph& 
   if (n == 0) return skip("no WMMA in the body");
 
   // The stride, read off preheader/body pairs: same register group, same address operands.
-  // Only the body's last writer of a group carries its value into the next iteration.
+  // Only the body's last writer of a group carries its value into the next iteration. A real
+  // prefetch pair loads, in the preheader, what the body copy loads one iteration later: both
+  // address the register the loop advances, and their offsets differ by the advance.
+  const auto advance = k.loops[loop].advance();
   std::map<InstId, InstId> twin_of;
+  std::map<InstId, std::string> not_a_pair;  // body load -> why its preheader look-alike is no prefetch
   std::vector<InstId> preheader = k.preheader(loop);
   for (size_t bi = 0; bi < old_body.size(); ++bi) {
     const InstId b = old_body[bi];
@@ -214,19 +242,22 @@ WmmaReorderPlan plan_wmma_reorder(const Kernel& k, LoopId loop, const DepGraph& 
       if (rb.tensor != rp.tensor || rb.lo != rp.lo || rb.hi != rp.hi) continue;
       auto delta = offset_difference(body_load.reads[0], pre.reads[0]);
       if (!delta || *delta == 0) continue;
-      if (plan.stride && *plan.stride != *delta)
-        return skip("preheader/body ds_load pairs disagree on the stride (" + std::to_string(*plan.stride) + ", and " +
-                    std::to_string(*delta) + " for " + k.display_name(b) + ")");
+      if (!addressed_by_advance(body_load.reads[0], advance)) {
+        std::string through;
+        for (const AffineTerm& t : body_load.reads[0].dims[0].lo.terms) through += (through.empty() ? "" : " and ") + t.symbol;
+        not_a_pair[b] = k.display_name(p) + " and " + k.display_name(b) + " are addressed " +
+                        (through.empty() ? "by constants" : "through " + through) +
+                        (advance ? ", not through " + advance->first + ", which the loop advances"
+                                 : ", and the loop has no advance: no address register moves");
+        continue;
+      }
+      if (*delta != advance->second)
+        return skip("preheader/body ds_load pairs differ by " + std::to_string(*delta) + ", but the loop advances " +
+                    advance->first + " by " + std::to_string(advance->second));
       plan.stride = *delta;
       twin_of[b] = p;
     }
   }
-
-  // A real prefetch pair loads, in the preheader, what the body copy loads one iteration later:
-  // their offset difference is the loop's own advance of the address register.
-  if (auto adv = k.loops[loop].advance(); adv && plan.stride && *plan.stride != adv->second)
-    return skip("preheader/body ds_load pairs differ by " + std::to_string(*plan.stride) + ", but the loop advances " +
-                adv->first + " by " + std::to_string(adv->second));
 
   // Who reads each load's value, in the input order: the WMMAs after it up to the next write
   // of its registers; for a prefetched load, those at the top of the next iteration.
@@ -250,7 +281,11 @@ WmmaReorderPlan plan_wmma_reorder(const Kernel& k, LoopId loop, const DepGraph& 
       }
       if (is_ds_load(other) && overlap(regs_of(other.writes[0]), r)) break;
     }
-    if (lp.consumers.empty()) return skip(k.display_name(id) + " feeds no WMMA");
+    if (lp.consumers.empty()) {
+      auto why = not_a_pair.find(id);
+      return skip(k.display_name(id) + " feeds no WMMA" +
+                  (why == not_a_pair.end() ? "" : " of its iteration, and no preheader load pairs with it (" + why->second + ")"));
+    }
     plan.loads.push_back(std::move(lp));
   }
   // A WMMA that reads registers no load of this iteration (or a prefetch) has written yet
@@ -266,9 +301,12 @@ WmmaReorderPlan plan_wmma_reorder(const Kernel& k, LoopId loop, const DepGraph& 
       for (const LoadPlacement& other : plan.loads)
         attributed |= overlap(regs_of(k.insts[other.load].writes[0]), r) &&
                       std::find(other.consumers.begin(), other.consumers.end(), old_body[q]) != other.consumers.end();
-      if (!attributed)
+      if (!attributed) {
+        auto why = not_a_pair.find(lp.load);
         return skip(k.display_name(old_body[q]) + " reads registers of " + k.display_name(lp.load) +
-                    " before any load of the iteration writes them, and no preheader load pairs with it");
+                    " before any load of the iteration writes them, and no preheader load pairs with it" +
+                    (why == not_a_pair.end() ? "" : " (" + why->second + ")"));
+      }
     }
   }
 
@@ -300,7 +338,11 @@ WmmaReorderPlan plan_wmma_reorder(const Kernel& k, LoopId loop, const DepGraph& 
 
   // Placement: `distance` slots before the first consumer; a negative slot wraps to the
   // previous iteration, but never before the last WMMA reading the load's registers (slot n:
-  // after the last WMMA of the body).
+  // after the last WMMA of the body). Only a load addressed by the advanced register may
+  // wrap (the stride is that register's advance); any other load goes no earlier than the top
+  // of the body, as when there is no stride. A load whose registers are read outside the loop
+  // keeps whether it is prefetched: wrapping it, or de-rotating it, would change the
+  // iteration whose value they hold when the loop ends.
   for (LoadPlacement& lp : plan.loads) {
     int first = n, last_reader = -1;
     for (InstId c : lp.consumers) first = std::min(first, new_pos[c]);
@@ -308,11 +350,17 @@ WmmaReorderPlan plan_wmma_reorder(const Kernel& k, LoopId loop, const DepGraph& 
     for (int i = 0; i < n; ++i)
       if (reads_regs(k, k.insts[plan.wmmas[i]], r)) last_reader = i;
     const int want = first - distance;
-    if (want >= 0 || !plan.stride) {
+    bool wrap = want < 0 && plan.stride && addressed_by_advance(k.insts[lp.load].reads[0], advance);
+    if (read_outside_loop(k, loop, [&](const Regs& other) { return overlap(other, r); }) &&
+        wrap != (lp.twin != kNoId)) {
+      wrap = lp.twin != kNoId;
+      ++plan.loads_kept_for_after_loop;
+    }
+    if (!wrap) {
       lp.slot = std::max(want, 0);
       continue;
     }
-    lp.slot = std::max(want + n, last_reader + 1);
+    lp.slot = std::min(n, std::max(want + n, last_reader + 1));
     lp.wrapped = true;
   }
 
@@ -324,6 +372,28 @@ WmmaReorderPlan plan_wmma_reorder(const Kernel& k, LoopId loop, const DepGraph& 
     if (s < n) plan.body.push_back(plan.wmmas[s]);
   }
   for (int p = 0; p < m; ++p) pos_in_body[plan.body[p]] = p;
+
+  // Registers read outside the loop hold, when it ends, the value of their last writer in the
+  // body: the new order must not make another load the last one (its prefetch status is kept
+  // above, so the same last writer leaves the same value).
+  auto last_writer = [&](const std::vector<InstId>& body, int tensor, int64_t reg) {
+    InstId last = kNoId;
+    for (InstId id : body)
+      if (is_ds_load(k.insts[id]) && overlap(regs_of(k.insts[id].writes[0]), Regs{tensor, reg, reg + 1})) last = id;
+    return last;
+  };
+  for (const LoadPlacement& lp : plan.loads) {
+    const Regs r = regs_of(k.insts[lp.load].writes[0]);
+    for (int64_t reg = r.lo; reg < r.hi; ++reg) {
+      const Regs one{r.tensor, reg, reg + 1};
+      if (!read_outside_loop(k, loop, [&](const Regs& other) { return overlap(other, one); })) continue;
+      const InstId before = last_writer(old_body, r.tensor, reg), after = last_writer(plan.body, r.tensor, reg);
+      if (before != after)
+        return skip("the new order makes " + k.display_name(after) + " the last writer of " + k.tensors[r.tensor].name +
+                    "[" + std::to_string(reg) + "] instead of " + k.display_name(before) +
+                    ", and the register is read after the loop");
+    }
+  }
 
   // Loads moved: a different next WMMA, or a different iteration.
   for (const LoadPlacement& lp : plan.loads) {
@@ -414,14 +484,7 @@ WmmaReorderPlan plan_wmma_reorder(const Kernel& k, LoopId loop, const DepGraph& 
           v.reads.push_back({c, ri});
         }
       // Nor may the registers be read after the loop: their value must end up in them.
-      bool live_after = false;
-      for (const Access& live : k.live_out_registers()) live_after |= in_group(regs_of(live));
-      for (InstId id : k.program_order())
-        if (!k.in_loop(id, loop))
-          for (const Access& acc : k.insts[id].reads)
-            live_after |= k.tensors[acc.tensor_id].register_file && in_group(regs_of(acc));
-      if (live_after)
-        return skip(what + " and are still read after the loop");
+      if (read_outside_loop(k, loop, in_group)) return skip(what + " and are still read after the loop");
       plan.virtuals.push_back(std::move(v));
     }
   return plan;

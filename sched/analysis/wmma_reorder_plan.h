@@ -57,6 +57,9 @@ struct WmmaReorderPlan {
   std::vector<LoadPlacement> loads;
   std::vector<VirtualRegister> virtuals;
   int wmmas_moved = 0, loads_moved = 0, prefetches_added = 0, prefetches_removed = 0;
+  // Loads the order would have wrapped or de-rotated, kept as they were because their
+  // registers are read after the loop.
+  int loads_kept_for_after_loop = 0;
 };
 
 // `distance` < 0 derives it from ds_load latency over WMMA issue cycles. `next_virtual` is the

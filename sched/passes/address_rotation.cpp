@@ -1,10 +1,13 @@
 #include "sched/passes/address_rotation.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include <spdlog/spdlog.h>
 
+#include "sched/analysis/dependence_analysis.h"
+#include "sched/analysis/rotation_candidate.h"
 #include "sched/support/error.h"
 #include "sched/target/target.h"
 
@@ -12,7 +15,7 @@ namespace tandem {
 
 std::vector<PassOptionSpec> AddressRotationPass::options() {
   return {
-      {"space", PassOptionSpec::Choice, "sbuf", "the memory space whose tensors are rotated", {"sbuf", "psum"}},
+      {"space", PassOptionSpec::Choice, "sbuf", "the memory space whose tensors are rotated", rotatable_spaces()},
       {"buffers", PassOptionSpec::String, "auto",
        "buffers per rotated tensor: auto (the largest of 4, 3, 2 that fits) or a number from 2 to 16", {}},
   };
@@ -40,12 +43,6 @@ int64_t bytes_per_partition(const Tensor& t, const SpaceInfo& space) {
   return b;
 }
 
-bool uses_loop(const Access& a, LoopId loop) {
-  for (const IndexRange& r : a.dims)
-    if (r.lo.coeff_of_loop(loop) != 0 || r.hi.coeff_of_loop(loop) != 0) return true;
-  return false;
-}
-
 }  // namespace
 
 void AddressRotationPass::run(PassContext& ctx) {
@@ -66,40 +63,16 @@ void AddressRotationPass::run(PassContext& ctx) {
   const char* unit = space->capacity_unit();
 
   const std::vector<InstId> order = k.program_order();
+  std::optional<DepGraph> derived;  // analysis of the accesses, when needed
   for (LoopId loop = 0; loop < static_cast<LoopId>(k.loops.size()); ++loop) {
     const std::string where = "loop " + k.loops[loop].iv;
     for (size_t ti = 0; ti < k.tensors.size(); ++ti) {
       Tensor& t = k.tensors[ti];
       if (t.space != space_ || t.attrs.has("buffers")) continue;
-      // Who touches the tensor, in program order; it must not be touched outside the loop,
-      // and the loop's own body (not a nested loop) must write it.
-      std::vector<InstId> readers, writers;
-      bool outside = false, moving = false, carried = false, written_first = false, seen = false;
-      for (InstId id : order) {
-        const Instruction& in = k.insts[id];
-        bool reads = false, writes = false;
-        for (const Access& a : in.reads)
-          if (a.tensor_id == static_cast<int>(ti)) reads = true, moving |= uses_loop(a, loop);
-        for (const Access& a : in.writes)
-          if (a.tensor_id == static_cast<int>(ti)) writes = true, moving |= uses_loop(a, loop);
-        if (!reads && !writes) continue;
-        if (!k.in_loop(id, loop)) {
-          outside = true;
-          continue;
-        }
-        if (in.attrs.has("accumulate") && writes) reads = true;
-        // Rotation follows the loop whose own body rewrites the tensor: a write in a nested
-        // loop belongs to that loop.
-        if (writes && in.loop != loop) outside = true;
-        // The value must not flow between iterations: the first touch in the body is a write
-        // that is not also a read.
-        if (!seen) written_first = writes && !reads;
-        seen = true;
-        carried |= reads && !written_first;
-        if (reads) readers.push_back(id);
-        if (writes) writers.push_back(id);
-      }
-      if (writers.empty() || outside || moving || carried || !written_first) continue;
+      const RotationCandidate c = rotation_candidate(k, loop, static_cast<int>(ti), order);
+      if (!c.ringable()) continue;
+      const std::vector<InstId>& readers = c.readers;
+      const std::vector<InstId>& writers = c.writers;
 
       const int64_t one = footprint(t, 1);
       int64_t n = buffers_;
@@ -143,6 +116,21 @@ void AddressRotationPass::run(PassContext& ctx) {
           if (g.add(r, w, DepKind::Anti, static_cast<int>(n), loop)) ctx.stats.add("edges_added");
         for (InstId w2 : writers)
           if (g.add(w2, w, DepKind::Output, static_cast<int>(n), loop)) ctx.stats.add("edges_added");
+      }
+
+      // The ring starts again at buffer 0 each time the loop is entered. Under the split's
+      // fence only the previous entry's last iteration may still be reading when the next
+      // entry's first writes go; when that iteration used buffer 0 too ((trip - 1) mod n is
+      // 0), nothing separates them, so the order across entries comes back: the dependences
+      // analysis carries on the enclosing loops between the tensor's users (the split cut them).
+      if (k.loops[loop].parent != kNoId && (k.loops[loop].trip_count() - 1) % n == 0) {
+        if (!derived) derived = analyze_dependences(k);
+        for (InstId w : writers)
+          for (const DepEdgeRef& e : derived->in_edges(w))
+            if (e.props.distance > 0 && e.props.loop != loop && all.count(e.src) &&
+                (e.props.kind == DepKind::Anti || e.props.kind == DepKind::Output) &&
+                g.add(e.src, w, e.props.kind, e.props.distance, e.props.loop))
+              ctx.stats.add("entry_edges_added");
       }
     }
   }

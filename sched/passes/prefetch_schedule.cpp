@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "sched/analysis/dependence_analysis.h"
 #include "sched/support/error.h"
 #include "sched/target/target.h"
 
@@ -208,6 +209,22 @@ void PrefetchSchedulePass::set_distance(PassContext& ctx, LoopId loop, int64_t d
   k.insts[barrier].attrs.set("fence", fence);
   for (InstId l : loads)
     if (ctx.deps.add(barrier, l, DepKind::Flow, static_cast<int>(distance + 1), loop)) ctx.stats.add("distance_edges_added");
+  // Those edges, and rotation's, count iterations within one entry of the loop. A loop nested
+  // in another is entered again for each outer iteration, and the first loads of an entry
+  // would then wait for nothing, overwriting buffers the previous entry's last compute still
+  // reads (the full fence used to hold them). Keep the order across entries exactly: each
+  // stage-0 load waits for the previous entry's instructions that analysis orders it after
+  // (the dependences carried by the enclosing loops, which the split cut; a later run of the
+  // split keeps them).
+  if (k.loops[loop].parent != kNoId) {
+    const DepGraph derived = analyze_dependences(k);
+    for (InstId l : loads)
+      for (const DepEdgeRef& e : derived.in_edges(l)) {
+        if (e.props.distance == 0 || e.props.loop == loop || !k.in_loop(e.src, loop)) continue;
+        if (e.props.kind != DepKind::Anti && e.props.kind != DepKind::Output) continue;
+        if (ctx.deps.add(e.src, l, e.props.kind, e.props.distance, e.props.loop)) ctx.stats.add("entry_edges_added");
+      }
+  }
   k.loops[loop].attrs.set("prefetch_distance", distance);
   ctx.stats.add("loops_with_prefetch_distance");
   ctx.log->debug("{}: loads run up to {} iteration(s) ahead", where, distance);

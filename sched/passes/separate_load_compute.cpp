@@ -1,10 +1,13 @@
 #include "sched/passes/separate_load_compute.h"
 
 #include <algorithm>
+#include <functional>
+#include <map>
 
 #include <spdlog/spdlog.h>
 
 #include "sched/analysis/dependence_analysis.h"
+#include "sched/analysis/rotation_candidate.h"
 #include "sched/support/error.h"
 #include "sched/target/target.h"
 
@@ -61,6 +64,16 @@ bool may_touch(const Access& a, const Access& b) {
   return true;
 }
 
+// The one compute engine an instruction can run on (the one it names, or the only one its
+// opcode lists), or "" when there is a choice or it runs on a DMA queue. A compute engine
+// runs its stream in order, each instruction reading its inputs before the next issues.
+std::string only_compute_engine(const Kernel& k, InstId id) {
+  const Instruction& in = k.insts[id];
+  const OpcodeInfo& op = *k.target->opcode(in.opcode);
+  const std::string engine = !in.engine.empty() ? in.engine : op.engines.size() == 1 ? op.engines[0] : "";
+  return k.target->engines.count(engine) ? engine : "";
+}
+
 }  // namespace
 
 void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
@@ -92,9 +105,67 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
     return false;
   };
 
+  // A barrier an earlier run inserted, and the loads it already waits for (the load stage).
+  InstId barrier = kNoId;
+  for (InstId id : region_of(k, loop))
+    if (k.insts[id].attrs.has("separation_barrier")) barrier = id;
+  std::vector<InstId> staged;
+  if (barrier != kNoId)
+    for (const DepEdgeRef& e : g.in_edges(barrier))
+      if (e.props.kind == DepKind::Flow && e.props.distance == 0 && k.insts[e.src].loop == loop &&
+          !k.insts[e.src].attrs.has("zero_init"))
+        staged.push_back(e.src);
+  auto is_staged = [&](InstId id) { return std::find(staged.begin(), staged.end(), id) != staged.end(); };
+
+  // The cut may only remove an order that something restores, or it is a race (seed 000:
+  // "the cut alone does not multi-buffer"). Why the cut of `e` (into load `id`) would not be
+  // restored, or "" when it would be. `in_stage` tells the loads still qualified.
+  const std::vector<InstId> order = k.program_order();
+  std::map<int, std::string> ring_blocker;  // tensor -> why address-rotation cannot ring it ("" if it can)
+  auto unrestored = [&](const DepEdgeRef& e, const std::function<bool(InstId)>& in_stage) -> std::string {
+    // Queue order carries no data.
+    if (e.props.kind == DepKind::Ordered) return "";
+    // The barrier waits for every load of the stage before the next iteration's loads pass it,
+    // as long as it fences every engine (prefetch-distance takes the DMA queues off it).
+    if (e.props.distance >= 1 && in_stage(e.src) && (barrier == kNoId || !k.insts[barrier].attrs.has("fence")))
+      return "";
+    // One in-order engine runs both: the load of a later iteration issues after the source
+    // has read its inputs (a WAR), or after an instruction of that engine that waited for the
+    // source's write (a WAW: the source's value has a reader there in the same iteration).
+    if (e.props.distance >= 1) {
+      const std::string engine = only_compute_engine(k, e.src);
+      if (!engine.empty() && engine == only_compute_engine(k, e.dst)) {
+        if (e.props.kind == DepKind::Anti) return "";
+        for (const DepEdgeRef& f : g.out_edges(e.src))
+          if (f.props.kind == DepKind::Flow && f.props.distance == 0 && k.in_loop(f.dst, loop) &&
+              only_compute_engine(k, f.dst) == engine)
+            return "";
+      }
+    }
+    // Otherwise address-rotation must ring every tile the two share, so that the iterations
+    // use different buffers and the order comes back at distance N.
+    const std::string cut = "the cut of " + k.display_name(e.src) + " -> " + k.display_name(e.dst) + " " +
+                            dep_kind_name(e.props.kind) +
+                            (e.props.distance ? " distance=" + std::to_string(e.props.distance) : "") +
+                            " would not be restored: ";
+    if (e.props.distance == 0) return cut + "it orders two loads of one iteration, which no rotation separates";
+    const Instruction& src = k.insts[e.src];
+    for (const Access& w : k.insts[e.dst].writes)
+      for (const auto* list : {&src.reads, &src.writes})
+        for (const Access& a : *list) {
+          if (!may_touch(w, a)) continue;
+          auto blocker = ring_blocker.find(w.tensor_id);
+          if (blocker == ring_blocker.end())
+            blocker = ring_blocker.emplace(w.tensor_id, rotation_candidate(k, loop, w.tensor_id, order).blocker).first;
+          if (!blocker->second.empty()) return cut + "address-rotation cannot ring the tile, as " + blocker->second;
+        }
+    return "";
+  };
+
   std::vector<InstId> loads;
   InstId anchor = kNoId;
   int64_t disqualified = 0;
+  std::vector<std::pair<InstId, std::string>> kept_ordered;  // loads whose cut nothing would restore, and why
   auto classify = [&] {
     loads.clear();
     anchor = kNoId;
@@ -107,18 +178,40 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
       else if (anchor == kNoId)
         anchor = id;
     }
+    // A load whose cut nothing would restore stays in the compute stage too, with every edge.
+    // One an earlier run already split off stays in the load stage: an order a pass has put
+    // back into it since (prefetch-schedule's across loop entries) is kept, not cut again.
+    auto unrestored_cut = [&](InstId id) -> std::string {
+      if (is_staged(id)) return "";
+      const auto in_stage = [&](InstId x) {
+        return std::find(candidates.begin(), candidates.end(), x) != candidates.end() &&
+               std::find(out.begin(), out.end(), x) == out.end();
+      };
+      for (const DepEdgeRef& e : g.in_edges(id)) {
+        if (!cuttable(k, loop, e) || e.props.is_explicit || k.insts[e.src].attrs.has("zero_init")) continue;
+        if (std::string why = unrestored(e, in_stage); !why.empty()) return why;
+      }
+      return "";
+    };
     for (bool changed = true; changed;) {  // disqualification spreads along Flow between loads
       changed = false;
-      for (InstId id : candidates)
-        if (std::find(out.begin(), out.end(), id) == out.end() && produced_this_iteration(id, out)) {
+      for (InstId id : candidates) {
+        if (std::find(out.begin(), out.end(), id) != out.end()) continue;
+        if (produced_this_iteration(id, out)) {
           out.push_back(id);
           changed = true;
+        } else if (std::string why = unrestored_cut(id); !why.empty()) {
+          out.push_back(id);
+          kept_ordered.push_back({id, why});
+          changed = true;
         }
+      }
     }
-    disqualified = static_cast<int64_t>(out.size());
+    disqualified = static_cast<int64_t>(out.size() - kept_ordered.size());
     for (InstId id : candidates) {
       if (std::find(out.begin(), out.end(), id) != out.end()) {
-        ctx.log->debug("{}: disqualified {} due to flow dependencies", where, k.display_name(id));
+        if (std::none_of(kept_ordered.begin(), kept_ordered.end(), [&](const auto& p) { return p.first == id; }))
+          ctx.log->debug("{}: disqualified {} due to flow dependencies", where, k.display_name(id));
         continue;
       }
       ctx.log->debug("{}: found {} without flow dependencies", where, k.display_name(id));
@@ -127,6 +220,10 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
   };
   classify();
 
+  for (const auto& [id, why] : kept_ordered) {
+    ctx.skip(where + ": " + k.display_name(id) + " stays in the compute stage: " + why);
+    ctx.stats.add("loads_kept_ordered");
+  }
   if (loads.empty()) {
     ctx.skip(where + ": no qualifying loads");
     return;
@@ -136,12 +233,21 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
     return;
   }
 
-  // The cut: snapshot each qualified load's predecessors, then remove them.
+  // The cut: snapshot each qualified load's predecessors, then remove them, except an order
+  // nothing would restore (only a load of the earlier run's stage has one, see above).
+  std::vector<DepEdgeRef> kept;
   for (InstId id : loads) {
     const std::vector<DepEdgeRef> preds = g.in_edges(id);
     bool any = false;
     for (const DepEdgeRef& e : preds) {
       if (!cuttable(k, loop, e) || e.props.is_explicit || k.insts[e.src].attrs.has("zero_init")) continue;
+      const auto in_stage = [&](InstId x) { return std::find(loads.begin(), loads.end(), x) != loads.end(); };
+      if (std::string why = unrestored(e, in_stage); !why.empty()) {
+        ctx.log->debug("{}: keeping an order of {}: {}", where, k.display_name(id), why);
+        ctx.stats.add("edges_kept");
+        kept.push_back(e);
+        continue;
+      }
       g.remove(e.src, e.dst, e.props.distance, e.props.loop);
       ctx.stats.add("edges_cut");
       any = true;
@@ -194,14 +300,8 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
   // The stage divider: one CoreBarrier before the anchor, every edge Flow. A barrier an
   // earlier run inserted is kept, and what it already waits for stays in the load stage
   // (a gather qualified by {memset} is still a load for {post-ada}).
-  InstId barrier = kNoId;
-  for (InstId id : region_of(k, loop))
-    if (k.insts[id].attrs.has("separation_barrier")) barrier = id;
-  if (barrier != kNoId)
-    for (const DepEdgeRef& e : g.in_edges(barrier))
-      if (e.props.kind == DepKind::Flow && e.props.distance == 0 && k.insts[e.src].loop == loop &&
-          !k.insts[e.src].attrs.has("zero_init") && std::find(loads.begin(), loads.end(), e.src) == loads.end())
-        loads.push_back(e.src);
+  for (InstId id : staged)
+    if (std::find(loads.begin(), loads.end(), id) == loads.end()) loads.push_back(id);
   if (barrier == kNoId) {
     const OpcodeInfo* op = t.first_of_class(OpClass::Barrier);
     if (!op) throw Error(k.insts[anchor].loc, "separate-load-compute: target '" + t.name + "' has no barrier opcode");
@@ -254,9 +354,14 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
 
   // Verification: no edge the split should have removed may survive (the zero-init's edges
   // are added after the cut).
+  auto was_kept = [&](const DepEdgeRef& e) {
+    return std::any_of(kept.begin(), kept.end(), [&](const DepEdgeRef& x) {
+      return x.src == e.src && x.dst == e.dst && x.props.distance == e.props.distance && x.props.loop == e.props.loop;
+    });
+  };
   for (InstId id : loads)
     for (const DepEdgeRef& e : g.in_edges(id)) {
-      if (!cuttable(k, loop, e) || k.insts[e.src].attrs.has("zero_init")) continue;
+      if (!cuttable(k, loop, e) || k.insts[e.src].attrs.has("zero_init") || was_kept(e)) continue;
       SourceLoc at = k.insts[id].loc;
       for (const ExplicitDep& d : k.explicit_deps)
         if (d.src == e.src && d.dst == e.dst) at = d.loc;

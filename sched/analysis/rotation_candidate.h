@@ -1,0 +1,29 @@
+// Which tensors address-rotation can ring over N buffers for a loop, and why not. One query
+// for the pass that rings them and for separate-load-compute, which may only cut an order
+// that rotation (or something else) will restore.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sched/ir/kernel.h"
+
+namespace tandem {
+
+// The spaces address-rotation rings (its `space` option).
+const std::vector<std::string>& rotatable_spaces();
+
+// A tensor of `loop` as address-rotation sees it: the loop's own body rewrites it every
+// iteration at the same address, its first touch in the body is a plain write (no value
+// flows from one iteration to the next), and nothing outside the loop touches it. Then
+// iteration i may use buffer i mod N, and reuse of a buffer is N iterations apart.
+struct RotationCandidate {
+  std::vector<InstId> readers, writers;  // the loop's instructions touching it, in program order
+  std::string blocker;                   // why it cannot be ringed ("%t is also used outside ..."); empty: it can
+  bool ringable() const { return blocker.empty(); }
+};
+
+// `order` is k.program_order() (passed in: callers ask about many tensors).
+RotationCandidate rotation_candidate(const Kernel& k, LoopId loop, int tensor, const std::vector<InstId>& order);
+
+}  // namespace tandem
