@@ -1,5 +1,6 @@
 #include "sched/passes/pass_manager.h"
 
+#include <memory>
 #include <ostream>
 #include <stdexcept>
 
@@ -70,7 +71,11 @@ const PassInfo* find_pass(const std::string& name) {
 
 void run_pipeline(Kernel& k, DepGraph& g, const std::vector<PipelineStep>& steps, const RunOptions& opts,
                   std::ostream& diag) {
-  const Kernel original = opts.verify ? k : Kernel{};
+  // --verify: the original runs once; the pipeline's result is compared with it at the end
+  // and, only when it differs, the kernel after each pass, to name the first that changed it.
+  std::unique_ptr<TranslationReference> reference;
+  std::vector<std::pair<const PipelineStep*, Kernel>> after_pass;
+  if (opts.verify) reference = std::make_unique<TranslationReference>(k);
   for (const PipelineStep& step : steps) {
     PassStats stats;
     PassContext ctx{k, g, stats, logger("sched." + step.pass->name)};
@@ -86,13 +91,15 @@ void run_pipeline(Kernel& k, DepGraph& g, const std::vector<PipelineStep>& steps
       for (const auto& [name, value] : stats.counters) diag << "  " << name << ": " << value << "\n";
       for (const auto& reason : stats.skip_reasons) diag << "  skipped: " << reason << "\n";
     }
-    if (opts.verify)
-      if (auto difference = find_translation_difference(original, k))
-        throw Error("--verify: pass " + step.text + " changed what the kernel computes: " + *difference);
+    if (opts.verify) after_pass.emplace_back(&step, k);
     if (opts.print_after.count(step.pass->name)) {
       diag << "# IR after " << step.text << "\n" << print_kernel(k, &g);
     }
   }
+  if (reference && !steps.empty() && reference->difference(k))
+    for (const auto& [step, kernel] : after_pass)
+      if (auto difference = reference->difference(kernel))
+        throw Error("--verify: pass " + step->text + " changed what the kernel computes: " + *difference);
 }
 
 }  // namespace tandem

@@ -48,7 +48,7 @@ std::string describe_passes();
 
 struct RunOptions {
   bool stats = false;
-  bool verify = false;  // after each pass, check it still computes what the input did
+  bool verify = false;  // check the result still computes what the input did; if not, name the first pass that changed it
   std::set<std::string> print_after;  // pass names
 };
 

@@ -17,7 +17,10 @@ struct Row {
   std::string name;
   double a = 0, b = 0;
   bool percent = false;  // a fraction shown as %
+  bool count = false;    // a whole number
 };
+
+size_t races(const Json& doc) { return doc.at("hazards").size(); }
 
 // Rows present in both runs, matched by name: kernel totals, loops, engines and queues.
 std::vector<Row> compare(const Json& a, const Json& b) {
@@ -28,6 +31,7 @@ std::vector<Row> compare(const Json& a, const Json& b) {
   add("", a, b, "total_ns");
   add("", a, b, "total_cycles");
   add("", a, b, "lower_bound_ns");
+  rows.push_back({"races", static_cast<double>(races(a)), static_cast<double>(races(b)), false, true});
   const Json& la = a.at("loops");
   const Json& lb = b.at("loops");
   for (size_t i = 0; i < la.size() && i < lb.size(); ++i) {
@@ -71,9 +75,25 @@ std::string overlap_summary(const Json& loop) {
 
 }  // namespace
 
+std::string format_ab_race_banner(const AbInput& a, const AbInput& b) {
+  std::string banner;
+  auto side = [&](const char* name, const AbInput& in) {
+    const Json doc = Json::parse(in.sim_json);
+    const size_t n = races(doc);
+    if (n == 0) return;
+    banner += std::string("RACES: ") + name + " (" + in.pipeline + ") races: " + std::to_string(n) +
+              (n == 1 ? " race" : " races") + "; the schedule breaks program order and its figures are not a valid result\n";
+    for (const Json& h : doc.at("hazards")) banner += "  " + h.at("message").get<std::string>() + "\n";
+  };
+  side("A", a);
+  side("B", b);
+  return banner;
+}
+
 std::string format_ab_summary(const AbInput& a, const AbInput& b) {
   const Json ja = Json::parse(a.sim_json), jb = Json::parse(b.sim_json);
   std::ostringstream o;
+  if (const std::string banner = format_ab_race_banner(a, b); !banner.empty()) o << banner << "\n";
   o << "kernel @" << ja.at("kernel").get<std::string>() << " on " << ja.at("model").get<std::string>() << "\n";
   o << "  A: " << a.pipeline << "\n  B: " << b.pipeline << "\n\n";
   char line[256];
@@ -83,6 +103,8 @@ std::string format_ab_summary(const AbInput& a, const AbInput& b) {
     if (r.percent)
       std::snprintf(line, sizeof line, "%-46s %15.1f%% %15.1f%% %+15.1f%% %9s\n", r.name.c_str(), 100 * r.a, 100 * r.b,
                     100 * (r.b - r.a), "");
+    else if (r.count)
+      std::snprintf(line, sizeof line, "%-46s %16.0f %16.0f %+16.0f %9s\n", r.name.c_str(), r.a, r.b, r.b - r.a, "");
     else
       std::snprintf(line, sizeof line, "%-46s %16.3f %16.3f %+16.3f %9.3f\n", r.name.c_str(), r.a, r.b, r.b - r.a,
                     r.a != 0 ? r.b / r.a : 0.0);
@@ -103,9 +125,13 @@ std::string format_ab_json(const AbInput& a, const AbInput& b) {
   Json diff = Json::array();
   for (const Row& r : compare(ja, jb))
     diff.push_back({{"name", r.name}, {"a", r.a}, {"b", r.b}, {"delta", r.b - r.a}, {"ratio", r.a != 0 ? r.b / r.a : 0.0}});
+  Json racy = Json::array();
+  if (races(ja)) racy.push_back("a");
+  if (races(jb)) racy.push_back("b");
   Json out = {{"schema", "tandem.ab/1"},
-              {"a", {{"pipeline", a.pipeline}, {"result", ja}}},
-              {"b", {{"pipeline", b.pipeline}, {"result", jb}}},
+              {"a", {{"pipeline", a.pipeline}, {"races", races(ja)}, {"result", ja}}},
+              {"b", {{"pipeline", b.pipeline}, {"races", races(jb)}, {"result", jb}}},
+              {"racy", racy},
               {"diff", diff}};
   return out.dump(2) + "\n";
 }

@@ -46,6 +46,8 @@ th:first-child, td:first-child { text-align: left; }
 svg { display: block; margin: 8px 0; } svg text { font: 11px system-ui, sans-serif; fill: #333; }
 .columns { display: flex; gap: 32px; } .columns > div { flex: 1; min-width: 0; }
 pre { background: #f6f6f6; padding: 8px; overflow-x: auto; } .best { background: #eef6ee; }
+.race-banner { background: #fdecec; border: 2px solid #c62828; color: #8e0000; padding: 8px 12px; font-weight: bold; }
+ul.hazards { color: #8e0000; font-family: monospace; font-size: 12px; } tr.racy td { background: #fdecec; }
 </style>
 )";
 
@@ -188,13 +190,28 @@ std::string units_svg(const Json& doc) {
   return o.str();
 }
 
+// The races of a run: a banner and the one-line messages (nothing when it is clean).
+std::string races_html(const Json& doc) {
+  const Json& hazards = doc.at("hazards");
+  if (hazards.empty()) return "";
+  std::ostringstream o;
+  o << "<p class=\"race-banner\">" << hazards.size() << (hazards.size() == 1 ? " race" : " races")
+    << ": the schedule breaks program order; its figures are not a valid result</p>\n<ul class=\"hazards\">\n";
+  for (const Json& h : hazards) o << "<li>" << esc(h.at("message").get<std::string>()) << "</li>\n";
+  o << "</ul>\n";
+  return o.str();
+}
+
 std::string sim_body(const Json& doc) {
   std::ostringstream o;
+  o << races_html(doc);
   o << "<table class=\"summary\">\n<tr><td>kernel</td><td>@" << esc(doc.at("kernel")) << " on " << esc(doc.at("model"))
     << "</td></tr>\n<tr><td>total</td><td>" << fmt(doc.at("total_ns")) << " ns, " << fmt(doc.at("total_cycles"), "%.0f")
     << " cycles</td></tr>\n<tr><td>lower bound</td><td>" << fmt(doc.at("lower_bound_ns")) << " ns ("
-    << esc(doc.at("lower_bound_resource")) << ")</td></tr>\n<tr><td>races</td><td>" << doc.at("hazards").size()
-    << "</td></tr>\n</table>\n";
+    << esc(doc.at("lower_bound_resource")) << ")</td></tr>\n<tr><td>races</td><td>" << doc.at("hazards").size();
+  const int perturbed = doc.value("perturbed_runs", 0);
+  if (perturbed > 0) o << " (this run and " << perturbed << " perturbed runs)";
+  o << "</td></tr>\n</table>\n";
 
   if (doc.contains("timeline")) {
     const Json& tl = doc.at("timeline");
@@ -292,6 +309,12 @@ std::string html_ab_report(const std::string& pipeline_a, const std::string& sim
                            const std::string& sim_json_b, const std::string& ab_summary) {
   const Json a = Json::parse(sim_json_a), b = Json::parse(sim_json_b);
   std::ostringstream o;
+  std::string racy;
+  if (!a.at("hazards").empty()) racy += "A (" + pipeline_a + ")";
+  if (!b.at("hazards").empty()) racy += (racy.empty() ? "" : " and ") + std::string("B (") + pipeline_b + ")";
+  if (!racy.empty())
+    o << "<p class=\"race-banner ab-races\">Races in " << esc(racy)
+      << ": that schedule breaks program order, so this comparison does not tell which is faster</p>\n";
   o << "<pre class=\"ab\">" << esc(ab_summary) << "</pre>\n<div class=\"columns\">\n<div class=\"a\">\n<h2>A: "
     << esc(pipeline_a) << "</h2>\n" << sim_body(a) << "</div>\n<div class=\"b\">\n<h2>B: " << esc(pipeline_b) << "</h2>\n"
     << sim_body(b) << "</div>\n</div>\n";

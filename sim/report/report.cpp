@@ -87,6 +87,7 @@ std::string format_json(const SimResult& r) {
                       {"dma", {{"bytes", r.dma_bytes}, {"queues", queues}}},
                       {"loops", loops},
                       {"races_checked", r.checked},
+                      {"perturbed_runs", r.perturbed_runs},
                       {"hazards", hazards}};
   if (!r.timeline_loop.empty()) {  // only when captured (tandem sim --report)
     nlohmann::ordered_json spans = nlohmann::ordered_json::array();
@@ -160,6 +161,13 @@ std::string format_summary(const SimResult& r) {
       prev = i;
     }
   }
+  // What the race check tried, also when it found nothing.
+  if (r.perturbed_runs > 0)
+    o << "\nrace check: this run and " << r.perturbed_runs << " perturbed run" << (r.perturbed_runs == 1 ? "" : "s")
+      << " (seeds 1.." << r.perturbed_runs << ", spread " << fmt("%g", r.perturb_spread) << "): "
+      << (r.hazards.empty() ? std::string("no race")
+                            : std::to_string(r.hazards.size()) + (r.hazards.size() == 1 ? " race" : " races") + " (above)")
+      << "\n";
   return o.str();
 }
 
