@@ -99,7 +99,7 @@ void run_pipeline(Kernel& k, DepGraph& g, const std::vector<PipelineStep>& steps
   if (reference && !steps.empty() && reference->difference(k))
     for (const auto& [step, kernel] : after_pass)
       if (auto difference = reference->difference(kernel))
-        throw Error("--verify: pass " + step->text + " changed what the kernel computes: " + *difference);
+        throw MiscompileError("--verify: pass " + step->text + " changed what the kernel computes: " + *difference);
 }
 
 }  // namespace tandem

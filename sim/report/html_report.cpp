@@ -332,10 +332,22 @@ std::string html_sweep_report(const std::string& title, const std::vector<std::s
   const size_t status = column("status"), kernel = column("kernel"), error = column("error");
   std::vector<size_t> metrics;
   for (size_t c = status + 1; c < error; ++c) metrics.push_back(c);
-  std::vector<const std::vector<std::string>*> ok;
-  for (size_t r = 1; r < rows.size(); ++r)
-    if (rows[r].size() == header.size() && rows[r][status] == "ok") ok.push_back(&rows[r]);
-  o << "<p>" << rows.size() - 1 << " points, " << ok.size() << " ok.</p>\n";
+  // Only clean points are results: a point that raced (status racy) is listed apart and is
+  // never the best point, nor part of a chart.
+  std::vector<const std::vector<std::string>*> ok, racy;
+  for (size_t r = 1; r < rows.size(); ++r) {
+    if (rows[r].size() != header.size()) continue;
+    if (rows[r][status] == "ok") ok.push_back(&rows[r]);
+    if (rows[r][status] == "racy") racy.push_back(&rows[r]);
+  }
+  if (racy.empty()) {
+    o << "<p>" << rows.size() - 1 << " points, " << ok.size() << " ok.</p>\n";
+  } else {
+    o << "<p class=\"race-banner\">" << racy.size() << " of " << rows.size() - 1
+      << " points raced: their schedules break program order, so their figures are not results. They are listed "
+         "below and left out of the best points and the charts.</p>\n";
+    o << "<p>" << rows.size() - 1 << " points, " << ok.size() << " ok, " << racy.size() << " raced.</p>\n";
+  }
 
   std::vector<std::string> kernels;
   for (const auto* r : ok)
@@ -361,6 +373,20 @@ std::string html_sweep_report(const std::string& title, const std::vector<std::s
     o << "</tr>\n";
   }
   o << "</table>\n";
+  if (!racy.empty()) {
+    o << "<h2>Points that raced (not results)</h2>\n<table class=\"racy\">\n<tr>";
+    for (size_t c = 0; c < header.size(); ++c)
+      if (c != error && c != status) o << "<th>" << esc(header[c]) << "</th>";
+    o << "</tr>\n";
+    for (const auto* r : racy) {
+      o << "<tr class=\"racy\">";
+      for (size_t c = 0; c < header.size(); ++c)
+        if (c != error && c != status)
+          o << "<td>" << esc(c == kernel ? (*r)[c].substr((*r)[c].rfind('/') + 1) : (*r)[c]) << "</td>";
+      o << "</tr>\n";
+    }
+    o << "</table>\n";
+  }
   for (const std::string& p : parameters) {
     const size_t pc = column(p);
     if (pc >= header.size()) continue;
