@@ -4,6 +4,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "sched/analysis/capacity.h"
 #include "sched/analysis/wmma_reorder_plan.h"
 
 namespace tandem {
@@ -346,45 +347,9 @@ class Lowering {
     return out;
   }
 
-  // " written by %x, %y": the instructions that fill a tensor, for capacity messages.
-  std::string writers_of(int tensor) const {
-    std::string s;
-    for (const Instruction& in : k_.insts) {
-      if (in.erased) continue;
-      for (const Access& a : in.writes)
-        if (a.tensor_id == tensor && !in.name.empty() && s.find("%" + in.name) == std::string::npos)
-          s += (s.empty() ? " written by %" : ", %") + in.name;
-    }
-    return s;
-  }
-
-  // Every tensor is live for the whole kernel (static allocation): SBUF's bytes per
-  // partition and PSUM's banks must hold them all. A space without partitions (LDS) holds
-  // whole tensors.
+  // Every tensor is live for the whole kernel (static allocation): the spaces must hold them.
   void check_capacity() const {
-    for (const auto& [name, space] : k_.target->spaces) {
-      if (space.bytes_per_partition == 0 || space.is_register_file()) continue;
-      const int64_t bank_bytes = space.banks > 0 ? space.bytes_per_partition / space.banks : 0;
-      int64_t used = 0, banks = 0;
-      std::string list;
-      for (const Tensor& t : k_.tensors) {
-        if (t.space != name) continue;
-        int64_t per_partition = static_cast<int64_t>(dtype_bytes(t.dtype));
-        for (size_t d = space.partitions > 0 ? 1 : 0; d < t.shape.size(); ++d) per_partition *= t.shape[d];
-        per_partition *= t.attrs.get_int("buffers").value_or(1);
-        used += per_partition;
-        if (bank_bytes) banks += (per_partition + bank_bytes - 1) / bank_bytes;
-        list += (list.empty() ? "" : ", ") + std::string("%") + t.name + " " + std::to_string(per_partition) +
-                writers_of(static_cast<int>(&t - k_.tensors.data()));
-        if (bank_bytes && banks > space.banks)
-          throw Error(t.loc, "tensors in " + name + " need " + std::to_string(banks) + " banks of " +
-                                 std::to_string(bank_bytes) + " bytes but " + name + " has " +
-                                 std::to_string(space.banks) + " (" + list + ")");
-        if (used > space.bytes_per_partition)
-          throw Error(t.loc, "tensors in " + name + " need " + std::to_string(used) + " bytes per partition but " +
-                                 name + " has " + std::to_string(space.bytes_per_partition) + " (" + list + ")");
-      }
-    }
+    if (auto problem = find_capacity_problem(k_)) throw Error(problem->loc, problem->message);
   }
 
   // Dynamic instructions one execution of `block` runs.
