@@ -312,9 +312,10 @@ std::string html_ab_report(const std::string& pipeline_a, const std::string& sim
   std::string racy;
   if (!a.at("hazards").empty()) racy += "A (" + pipeline_a + ")";
   if (!b.at("hazards").empty()) racy += (racy.empty() ? "" : " and ") + std::string("B (") + pipeline_b + ")";
+  const bool both = !a.at("hazards").empty() && !b.at("hazards").empty();
   if (!racy.empty())
-    o << "<p class=\"race-banner ab-races\">Races in " << esc(racy)
-      << ": that schedule breaks program order, so this comparison does not tell which is faster</p>\n";
+    o << "<p class=\"race-banner ab-races\">Races in " << esc(racy) << ": " << (both ? "their schedules break" : "its schedule breaks")
+      << " program order, so this comparison does not tell which pipeline is faster</p>\n";
   o << "<pre class=\"ab\">" << esc(ab_summary) << "</pre>\n<div class=\"columns\">\n<div class=\"a\">\n<h2>A: "
     << esc(pipeline_a) << "</h2>\n" << sim_body(a) << "</div>\n<div class=\"b\">\n<h2>B: " << esc(pipeline_b) << "</h2>\n"
     << sim_body(b) << "</div>\n</div>\n";
