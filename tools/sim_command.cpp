@@ -1,5 +1,4 @@
 // tandem sim: schedule a kernel, simulate it on a hardware model and report.
-#include <algorithm>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -7,7 +6,6 @@
 #include "sched/support/error.h"
 #include "sched/support/output.h"
 #include "sim/report/html_report.h"
-#include "sim/driver/isolated.h"
 #include "sim/report/report.h"
 #include "sim/driver/simulate_file.h"
 #include "tools/commands.h"
@@ -59,30 +57,8 @@ int run_sim(const SimArgs& a) {
   sopts.check_races = !a.no_race_check;
   sopts.capture_timeline = !a.report.empty();
   if (!a.perturb.empty()) parse_perturb(a.perturb, sopts);
-  // Perturbed runs first, each in its own process; then the run reported here. A race is
-  // reported once, however many runs find it.
-  auto known = [](const std::vector<HazardReport>& list, const HazardReport& h) {
-    return std::any_of(list.begin(), list.end(), [&](const HazardReport& o) {
-      return o.kind == h.kind && o.first == h.first && o.second == h.second;
-    });
-  };
-  std::vector<HazardReport> latent;
-  for (int seed = 1; seed <= a.perturb_runs; ++seed) {
-    SimOptions jittered = sopts;
-    jittered.perturb_seed = static_cast<uint64_t>(seed);
-    jittered.trace_path.clear();
-    jittered.capture_timeline = false;  // only the reported run feeds the HTML report
-    const std::string json = run_isolated(
-        [&] { return format_json(schedule_and_simulate(a.file, a.hw, a.passes, RunOptions{}, jittered)); });
-    for (HazardReport h : parse_sim_json(json).hazards) {
-      if (known(latent, h)) continue;
-      h.message += " [perturbed run, seed " + std::to_string(seed) + "]";
-      latent.push_back(h);
-    }
-  }
-  SimResult result = schedule_and_simulate(a.file, a.hw, a.passes, ropts, sopts);
-  for (const HazardReport& h : latent)
-    if (!known(result.hazards, h)) result.hazards.push_back(h);
+  if (a.perturb_runs > 0 && a.no_race_check) throw Error("--perturb-runs runs the race checker; it cannot go with --no-race-check");
+  const SimResult result = simulate_with_perturbed_runs(a.file, a.hw, a.passes, ropts, sopts, a.perturb_runs);
   std::string text = a.json ? format_json(result) : format_summary(result);
   if (!a.report.empty()) write_file_atomic(a.report, html_sim_report(format_json(result)));
   emit(text, a.out);

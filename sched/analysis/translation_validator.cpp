@@ -33,7 +33,23 @@ struct Segment {
 // Symbolic execution of one kernel in program order.
 class Executor {
  public:
-  explicit Executor(const Kernel& k) : k_(k), ivs_(k.loops.size(), 0), memory_(k.tensors.size()) {}
+  explicit Executor(const Kernel& k) : k_(k), ivs_(k.loops.size(), 0), memory_(k.tensors.size()) {
+    // What does not change between instances, worked out once: each loop's advance, each
+    // instruction's opcode and meaningful attributes.
+    advance_.resize(k.loops.size());
+    for (size_t l = 0; l < k.loops.size(); ++l)
+      if (auto adv = k.loops[l].advance()) advance_[l] = *adv;
+    static_hash_.resize(k.insts.size());
+    for (size_t i = 0; i < k.insts.size(); ++i) {
+      const Instruction& in = k.insts[i];
+      uint64_t h = mix(0x5EED, in.opcode);
+      for (const auto& [key, value] : in.attrs.entries()) {
+        if (is_scheduling_attribute(key)) continue;
+        h = mix(mix(h, key), format_attr_value(value));
+      }
+      static_hash_[i] = h;
+    }
+  }
 
   void run() { block(k_.body); }
 
@@ -41,6 +57,7 @@ class Executor {
   uint64_t read(int tensor, const Box& box) const {
     uint64_t h = mix(0x7A11D, box.size());
     std::vector<std::pair<Box, uint64_t>> parts;
+    parts.reserve(4);
     std::vector<Box> unseen{box};
     for (const Segment& s : memory_[static_cast<size_t>(tensor)]) {
       if (!overlaps(s.box, box)) continue;
@@ -80,18 +97,17 @@ class Executor {
   void block(const std::vector<Stmt>& stmts) {
     for (const Stmt& s : stmts) {
       if (s.kind == Stmt::kInst) {
-        execute(k_.insts[s.id]);
+        execute(s.id);
         continue;
       }
       const Loop& l = k_.loops[s.id];
       // `advance = "v10 += 512"`: the address register moves after every iteration.
-      std::string reg;
-      int64_t step = 0;
-      if (auto adv = l.advance()) std::tie(reg, step) = *adv;
+      const auto& [reg, step] = advance_[static_cast<size_t>(s.id)];
+      int64_t* value = reg.empty() ? nullptr : &registers_[reg];
       for (int64_t iv = l.lo; iv < l.hi; ++iv) {
         ivs_[s.id] = iv;
         block(l.body);
-        if (!reg.empty()) registers_[reg] += step;
+        if (value) *value += step;
       }
     }
   }
@@ -120,23 +136,28 @@ class Executor {
     return b;
   }
 
-  void execute(const Instruction& in) {
-    uint64_t h = mix(0x5EED, in.opcode);
-    for (const auto& [key, value] : in.attrs.entries()) {
-      if (is_scheduling_attribute(key)) continue;
-      h = mix(mix(h, key), format_attr_value(value));
-    }
+  void execute(InstId id) {
+    const Instruction& in = k_.insts[static_cast<size_t>(id)];
+    uint64_t h = static_hash_[static_cast<size_t>(id)];
     for (const Access& a : in.reads) h = mix(h, read(a.tensor_id, box_of(a)));
     if (in.attrs.has("accumulate"))
       for (const Access& a : in.writes) h = mix(h, read(a.tensor_id, box_of(a)));
     for (size_t w = 0; w < in.writes.size(); ++w) {
       const Access& a = in.writes[w];
-      const Box box = box_of(a);
+      Box box = box_of(a);
       std::vector<Segment>& mem = memory_[static_cast<size_t>(a.tensor_id)];
+      // The segments the write covers give way to what is left of them, in place; the others
+      // move over untouched (the order is kept: it decides how unwritten ranges split).
       std::vector<Segment> next;
-      for (Segment& s : mem)
+      next.reserve(mem.size() + 1);
+      for (Segment& s : mem) {
+        if (!overlaps(s.box, box)) {
+          next.push_back(std::move(s));
+          continue;
+        }
         for (Box& piece : subtract(s.box, box)) next.push_back({std::move(piece), s.value, s.origin});
-      next.push_back({box, mix(h, w), box});
+      }
+      next.push_back({box, mix(h, w), std::move(box)});
       mem = std::move(next);
       written_.insert(a.tensor_id);
     }
@@ -145,6 +166,8 @@ class Executor {
   const Kernel& k_;
   std::vector<int64_t> ivs_;
   std::map<std::string, int64_t> registers_;
+  std::vector<std::pair<std::string, int64_t>> advance_;  // per loop; empty register: none
+  std::vector<uint64_t> static_hash_;                      // per instruction
   std::vector<std::vector<Segment>> memory_;
   std::set<int> written_;
 };
@@ -165,11 +188,25 @@ std::vector<std::pair<int, Box>> outputs(const Kernel& k, const Executor& run) {
 
 }  // namespace
 
-std::optional<std::string> find_translation_difference(const Kernel& original, const Kernel& transformed) {
-  Executor a(original), b(transformed);
-  a.run();
+struct TranslationReference::Run {
+  Kernel kernel;
+  Executor executor;
+  std::vector<std::pair<int, Box>> outputs;
+  explicit Run(const Kernel& k) : kernel(k), executor(kernel) {
+    executor.run();
+    outputs = tandem::outputs(kernel, executor);
+  }
+};
+
+TranslationReference::TranslationReference(const Kernel& original) : original_(std::make_unique<Run>(original)) {}
+TranslationReference::~TranslationReference() = default;
+
+std::optional<std::string> TranslationReference::difference(const Kernel& transformed) const {
+  const Kernel& original = original_->kernel;
+  const Executor& a = original_->executor;
+  Executor b(transformed);
   b.run();
-  auto outs = outputs(original, a);
+  auto outs = original_->outputs;
   auto outs_b = outputs(transformed, b);
   outs.insert(outs.end(), outs_b.begin(), outs_b.end());
   std::sort(outs.begin(), outs.end());
@@ -186,6 +223,10 @@ std::optional<std::string> find_translation_difference(const Kernel& original, c
     }
   }
   return std::nullopt;
+}
+
+std::optional<std::string> find_translation_difference(const Kernel& original, const Kernel& transformed) {
+  return TranslationReference(original).difference(transformed);
 }
 
 }  // namespace tandem

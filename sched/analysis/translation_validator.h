@@ -8,6 +8,7 @@
 // marks) and rotation (each iteration's buffer is its own) do not change meaning.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -18,5 +19,23 @@ namespace tandem {
 // Empty when `transformed` computes what `original` does; otherwise the first output range
 // that differs, in words.
 std::optional<std::string> find_translation_difference(const Kernel& original, const Kernel& transformed);
+
+// The original kernel run once (it keeps its own copy), to compare several transformed
+// kernels with: the pass manager checks the pipeline's result and, only when that differs,
+// the kernel after each pass to name the first that changed it.
+class TranslationReference {
+ public:
+  explicit TranslationReference(const Kernel& original);
+  ~TranslationReference();
+  TranslationReference(const TranslationReference&) = delete;
+  TranslationReference& operator=(const TranslationReference&) = delete;
+
+  // As find_translation_difference(original, transformed).
+  std::optional<std::string> difference(const Kernel& transformed) const;
+
+ private:
+  struct Run;
+  std::unique_ptr<Run> original_;
+};
 
 }  // namespace tandem

@@ -1,9 +1,12 @@
 #include "sched/passes/pass_manager.h"
 
+#include <memory>
 #include <ostream>
 #include <stdexcept>
 
+#include "sched/analysis/capacity.h"
 #include "sched/analysis/dependence_analysis.h"
+#include "sched/analysis/structural_verifier.h"
 #include "sched/analysis/translation_validator.h"
 #include "sched/support/error.h"
 #include "sched/ir/printer.h"
@@ -70,29 +73,48 @@ const PassInfo* find_pass(const std::string& name) {
 
 void run_pipeline(Kernel& k, DepGraph& g, const std::vector<PipelineStep>& steps, const RunOptions& opts,
                   std::ostream& diag) {
-  const Kernel original = opts.verify ? k : Kernel{};
+  // --verify: the original runs once; the pipeline's result is compared with it at the end
+  // and, only when it differs, the kernel after each pass, to name the first that changed it.
+  std::unique_ptr<TranslationReference> reference;
+  std::vector<std::pair<const PipelineStep*, Kernel>> after_pass;
+  if (opts.verify) reference = std::make_unique<TranslationReference>(k);
+  // The structural verifier, after every pass (docs/checker.md). Whether the input's tensors
+  // fit is the user's business (the lowering says so); a pass must not make a fitting kernel
+  // overflow.
+  StructureChecks checks;
+  if (!steps.empty()) {
+    checks.capacity = !find_capacity_problem(k);
+    const std::vector<std::string> problems = find_structural_problems(k, g, checks);
+    if (!problems.empty())
+      throw std::logic_error("the kernel given to the pipeline is ill-formed: " + describe_structural_problems(problems));
+  }
   for (const PipelineStep& step : steps) {
     PassStats stats;
     PassContext ctx{k, g, stats, logger("sched." + step.pass->name)};
     step.pass->create(step.options)->run(ctx);
     g.grow(k.insts.size());
+    const std::vector<std::string> problems = find_structural_problems(k, g, checks);
+    if (!problems.empty())
+      throw std::logic_error("pass '" + step.text + "' broke the kernel: " + describe_structural_problems(problems));
     try {
       check_acyclic(k, g);
     } catch (const Error& e) {
-      throw std::logic_error("pass " + step.text + " left a dependence cycle: " + e.message());
+      throw std::logic_error("pass '" + step.text + "' broke the kernel: " + e.message());
     }
     if (opts.stats) {
       diag << "=== stats: " << step.text << " ===\n";
       for (const auto& [name, value] : stats.counters) diag << "  " << name << ": " << value << "\n";
       for (const auto& reason : stats.skip_reasons) diag << "  skipped: " << reason << "\n";
     }
-    if (opts.verify)
-      if (auto difference = find_translation_difference(original, k))
-        throw Error("--verify: pass " + step.text + " changed what the kernel computes: " + *difference);
+    if (opts.verify) after_pass.emplace_back(&step, k);
     if (opts.print_after.count(step.pass->name)) {
       diag << "# IR after " << step.text << "\n" << print_kernel(k, &g);
     }
   }
+  if (reference && !steps.empty() && reference->difference(k))
+    for (const auto& [step, kernel] : after_pass)
+      if (auto difference = reference->difference(kernel))
+        throw MiscompileError("--verify: pass " + step->text + " changed what the kernel computes: " + *difference);
 }
 
 }  // namespace tandem

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sched/passes/pass.h"
+#include "sched/support/error.h"
 
 namespace tandem {
 
@@ -46,9 +47,16 @@ std::string format_pipeline(const std::vector<PipelineStep>& steps);
 // One paragraph per pass and named pipeline, for --help and docs/passes.md.
 std::string describe_passes();
 
+// --verify found a pass that changed what the kernel computes. A user-visible Error (exit 1
+// in tandem opt and tandem ab); a sweep records the point as `miscompiled`.
+class MiscompileError : public Error {
+ public:
+  using Error::Error;
+};
+
 struct RunOptions {
   bool stats = false;
-  bool verify = false;  // after each pass, check it still computes what the input did
+  bool verify = false;  // check the result still computes what the input did; if not, name the first pass that changed it
   std::set<std::string> print_after;  // pass names
 };
 

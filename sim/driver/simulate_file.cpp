@@ -1,11 +1,14 @@
 #include "sim/driver/simulate_file.h"
 
+#include <algorithm>
 #include <iostream>
 
 #include "sched/passes/schedule_file.h"
 #include "sched/support/log.h"
 #include "sched/target/target.h"
+#include "sim/driver/isolated.h"
 #include "sim/lower/program.h"
+#include "sim/report/report.h"
 
 namespace tandem {
 
@@ -27,6 +30,35 @@ SimResult schedule_and_simulate(const std::string& file, const std::string& hw, 
   // The kernel's target is the model (`hw` replaced it when the kernel was read).
   SimProgram program = lower_for_simulation(in.kernel, in.deps);
   return simulate(program, sim_options);
+}
+
+SimResult simulate_with_perturbed_runs(const std::string& file, const std::string& hw, const std::string& passes,
+                                       const RunOptions& run_options, const SimOptions& sim_options, int perturbed_runs) {
+  auto known = [](const std::vector<HazardReport>& list, const HazardReport& h) {
+    return std::any_of(list.begin(), list.end(), [&](const HazardReport& o) {
+      return o.kind == h.kind && o.first == h.first && o.second == h.second;
+    });
+  };
+  std::vector<HazardReport> latent;
+  for (int seed = 1; seed <= perturbed_runs; ++seed) {
+    SimOptions jittered = sim_options;
+    jittered.perturb_seed = static_cast<uint64_t>(seed);
+    jittered.trace_path.clear();
+    jittered.capture_timeline = false;  // only the reported run feeds the HTML report
+    const std::string json =
+        run_isolated([&] { return format_json(schedule_and_simulate(file, hw, passes, RunOptions{}, jittered)); });
+    for (HazardReport h : parse_sim_json(json).hazards) {
+      if (known(latent, h)) continue;
+      h.message += " [perturbed run, seed " + std::to_string(seed) + "]";
+      latent.push_back(h);
+    }
+  }
+  SimResult result = schedule_and_simulate(file, hw, passes, run_options, sim_options);
+  for (const HazardReport& h : latent)
+    if (!known(result.hazards, h)) result.hazards.push_back(h);
+  result.perturbed_runs = perturbed_runs;
+  result.perturb_spread = sim_options.perturb_spread;
+  return result;
 }
 
 }  // namespace tandem

@@ -13,4 +13,11 @@ namespace tandem {
 SimResult schedule_and_simulate(const std::string& file, const std::string& hw, const std::string& passes,
                                 const RunOptions& run_options, const SimOptions& sim_options);
 
+// What `tandem sim` reports: `perturbed_runs` perturbed runs first (seeds 1..K, each in its own
+// process, without trace or timeline), then the run here; every race a perturbed run finds
+// and this run does not is added, marked with its seed, once however many runs find it. The
+// result says how many perturbed runs were tried (SimResult::perturbed_runs).
+SimResult simulate_with_perturbed_runs(const std::string& file, const std::string& hw, const std::string& passes,
+                                       const RunOptions& run_options, const SimOptions& sim_options, int perturbed_runs);
+
 }  // namespace tandem

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "sched/analysis/capacity.h"
+
 namespace tandem {
 
 namespace {
@@ -345,46 +347,9 @@ class Lowering {
     return out;
   }
 
-  // " written by %x, %y": the instructions that fill a tensor, for capacity messages.
-  std::string writers_of(int tensor) const {
-    std::string s;
-    for (const Instruction& in : k_.insts) {
-      if (in.erased) continue;
-      for (const Access& a : in.writes)
-        if (a.tensor_id == tensor && !in.name.empty() && s.find("%" + in.name) == std::string::npos)
-          s += (s.empty() ? " written by %" : ", %") + in.name;
-    }
-    return s;
-  }
-
-  // Every tensor is live for the whole kernel (static allocation): each space's capacity
-  // must hold all its tensors, every buffer of them, counted by the space's one capacity
-  // rule (SpaceInfo::footprint: whole banks per buffer in PSUM, bytes per partition
-  // elsewhere; address-rotation counts the same way). A space without partitions (LDS)
-  // holds whole tensors.
+  // Every tensor is live for the whole kernel (static allocation): the spaces must hold them.
   void check_capacity() const {
-    for (const auto& [name, space] : m_->spaces) {
-      if (space.capacity() == 0 || space.is_register_file()) continue;
-      int64_t used = 0;
-      std::string list;
-      for (const Tensor& t : k_.tensors) {
-        if (t.space != name) continue;
-        int64_t per_buffer = static_cast<int64_t>(dtype_bytes(t.dtype));
-        for (size_t d = space.partitions > 0 ? 1 : 0; d < t.shape.size(); ++d) per_buffer *= t.shape[d];
-        const int64_t buffers = t.attrs.get_int("buffers").value_or(1);
-        used += space.footprint(per_buffer, buffers);
-        list += (list.empty() ? "" : ", ") + std::string("%") + t.name + " " +
-                (buffers > 1 ? std::to_string(buffers) + " x " : "") + std::to_string(per_buffer) +
-                writers_of(static_cast<int>(&t - k_.tensors.data()));
-        if (used <= space.capacity()) continue;
-        if (space.banks > 0)
-          throw Error(t.loc, "tensors in " + name + " need " + std::to_string(used) + " banks of " +
-                                 std::to_string(space.bank_bytes()) + " bytes but " + name + " has " +
-                                 std::to_string(space.banks) + " (" + list + ")");
-        throw Error(t.loc, "tensors in " + name + " need " + std::to_string(used) + " bytes per partition but " + name +
-                               " has " + std::to_string(space.bytes_per_partition) + " (" + list + ")");
-      }
-    }
+    if (auto problem = find_capacity_problem(k_)) throw Error(problem->loc, problem->message);
   }
 
   // Dynamic instructions one execution of `block` runs.

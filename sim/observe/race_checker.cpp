@@ -76,7 +76,9 @@ void RaceChecker::record(const InstanceRecord& r) {
   Event e{inst.seq(r.loop_ivs, *p_.kernel), r.start, 0, r.inst, {}, {}};
   e.ivs.reserve(inst.nest.size());
   for (LoopId l : inst.nest) e.ivs.push_back(r.loop_ivs[l]);
-  // Reads last while the unit consumes its inputs; writes land at completion.
+  // Reads last while the unit consumes its inputs. A write changes its range from the
+  // moment the unit starts producing it (a transfer: its first byte; a compute engine: its
+  // start) until it completes: a read that overlaps that window can see new bytes.
   const Picos read_end = std::max(r.busy_end, r.start);
   for (const AccessPlan& ap : plans_[static_cast<size_t>(r.inst)]) {
     Event ev = e;
@@ -86,6 +88,7 @@ void RaceChecker::record(const InstanceRecord& r) {
       ev.end = read_end;
       pending_.emplace(ev.seq, std::make_pair(buffer, std::move(ev)));
     } else {
+      ev.start = std::min(r.busy_start, r.complete);
       ev.end = r.complete;
       writes_[buffer].push_back(std::move(ev));
     }
@@ -145,9 +148,10 @@ void RaceChecker::check(const Buffer& b, const Event& read) {
     if (!overlaps(w.box, read.box)) continue;
     if (w.seq < read.seq) {
       before.push_back(&w);
-    } else if (w.seq > read.seq && w.end < read.end) {
+    } else if (w.seq > read.seq && w.start < read.end) {
+      // A later write began before the read was done: the reader can see new bytes.
       report("WAR", read, w, b, intersect(read.box, w.box),
-             where(w) + " overwrote it at " + ns(w.end) + " ns while " + where(read) + " was reading it until " +
+             where(w) + " overwrote it at " + ns(w.start) + " ns while " + where(read) + " was reading it until " +
                  ns(read.end) + " ns");
     }
   }
@@ -207,15 +211,24 @@ std::string RaceChecker::describe(const Buffer& b, const Box& box) const {
 void RaceChecker::report(const char* kind, const Event& earlier, const Event& later, const Buffer& b, const Box& box,
                          const std::string& what) {
   if (!reported_.insert({kind, earlier.inst, later.inst}).second) return;
-  // The edge that would have ordered them: from the earlier to the later in program order,
-  // carried by their innermost common loop when their iterations differ.
+  // The edge that would have ordered them, as a dep line for the simulated kernel: from the
+  // earlier to the later in program order, carried by the outermost common loop whose
+  // iteration differs between the two (an edge's destination at iteration i of its loop waits
+  // for the source's last instance in iteration i - distance), named with loop= when that is
+  // not the innermost common loop.
   const Kernel& k = *p_.kernel;
   std::string distance;
+  const std::vector<LoopId>& ne = p_.insts[static_cast<size_t>(earlier.inst)].nest;
+  const std::vector<LoopId>& nl = p_.insts[static_cast<size_t>(later.inst)].nest;
   const LoopId common = k.common_loop(earlier.inst, later.inst);
-  if (common != kNoId) {
-    const size_t depth = static_cast<size_t>(k.loops[static_cast<size_t>(common)].depth) - 1;
-    const int64_t d = later.ivs[depth] - earlier.ivs[depth];
-    if (d > 0) distance = " distance=" + std::to_string(d);
+  for (size_t d = 0; d < ne.size() && d < nl.size() && ne[d] == nl[d]; ++d) {
+    const int64_t diff = later.ivs[d] - earlier.ivs[d];
+    if (diff == 0) continue;
+    if (diff > 0) {
+      distance = " distance=" + std::to_string(diff);
+      if (ne[d] != common) distance += " loop=" + k.loops[static_cast<size_t>(ne[d])].iv;
+    }
+    break;
   }
   const std::string kind_s = kind;
   const char* edge = kind_s == "RAW" ? "flow" : kind_s == "WAR" ? "anti" : "output";

@@ -3,12 +3,15 @@
 // register for register groups) and checks that each read sees the producer sequential
 // program order gives:
 //   RAW  the read started before its producer's write landed;
-//   WAR  a write later in program order landed before the read finished;
+//   WAR  a write later in program order began before the read finished (a transfer writes
+//        from its first byte to its last, so one that completes after the reader still races);
 //   WAW  an older write landed after a newer one, replacing the value the read should see.
 // A read is checked once every write that could matter is known (all instances earlier in
 // program order have run, and no unit can still land a write before the read ends); writes
 // hidden by newer settled writes are dropped, so memory follows live data, not the number of
-// dynamic instances. Each race is reported once per (kind, instruction pair).
+// dynamic instances. Each race is reported once per (kind, instruction pair), with the dep
+// line that, added to the simulated kernel, orders the pair (kind, distance and, when it is
+// not the innermost common loop, the carrying loop).
 #pragma once
 
 #include <map>
@@ -42,8 +45,8 @@ class RaceChecker {
  private:
   struct Event {
     int64_t seq;
-    Picos start;  // reads: first moment of reading
-    Picos end;    // writes: when they land; reads: when reading ends
+    Picos start;  // reads: first moment of reading; writes: first moment of writing (a transfer's first byte)
+    Picos end;    // writes: when they complete; reads: when reading ends
     InstId inst;
     Box box;
     std::vector<int64_t> ivs;  // of the instruction's loops, for reports

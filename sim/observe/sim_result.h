@@ -98,6 +98,8 @@ struct SimResult {
   std::vector<LoopResult> loops;
   std::vector<HazardReport> hazards;  // races the checker found (docs/checker.md)
   bool checked = false;               // the race checker ran
+  int perturbed_runs = 0;             // perturbed runs whose races `hazards` includes (tandem sim --perturb-runs)
+  double perturb_spread = 0;          // their spread
   std::string timeline_loop;          // the captured loop (the one with the most iterations), if any
   std::vector<TimelineSpan> timeline;
 };

@@ -18,6 +18,7 @@ struct Row {
   std::string name;
   double a = 0, b = 0;
   bool percent = false;  // a fraction shown as %
+  bool count = false;    // a whole number
 };
 
 // The A/B rows: every compared metric of the table, on the kernel, on each loop both runs
@@ -26,7 +27,8 @@ std::vector<Row> compare(const SimResult& a, const SimResult& b) {
   std::vector<Row> rows;
   auto add = [&](const std::string& prefix, Metric m, const MetricSubject& x, const MetricSubject& y) {
     const MetricInfo& info = metric_info(m);
-    rows.push_back({prefix + info.name, metric_value(m, x), metric_value(m, y), std::string(info.unit) == "fraction"});
+    rows.push_back({prefix + info.name, metric_value(m, x), metric_value(m, y), std::string(info.unit) == "fraction",
+                    std::string(info.unit) == "count"});
   };
   for (const MetricInfo& m : metric_table())
     if (m.compared && m.scope == MetricScope::Kernel) add("", m.id, {a}, {b});
@@ -62,15 +64,33 @@ std::string ratio(double a, double b) { return a != 0 ? fmt::sprintf("%.3f", b /
 
 }  // namespace
 
+std::string format_ab_race_banner(const AbInput& a, const AbInput& b) {
+  std::string banner;
+  auto side = [&](const char* name, const AbInput& in) {
+    const SimResult r = parse_sim_json(in.sim_json);
+    const size_t n = r.hazards.size();
+    if (n == 0) return;
+    banner += std::string("RACES: ") + name + " (" + in.pipeline + ") races: " + std::to_string(n) +
+              (n == 1 ? " race" : " races") + "; the schedule breaks program order and its figures are not a valid result\n";
+    for (const HazardReport& h : r.hazards) banner += "  " + h.message + "\n";
+  };
+  side("A", a);
+  side("B", b);
+  return banner;
+}
+
 std::string format_ab_summary(const AbInput& a, const AbInput& b) {
   const SimResult ra = parse_sim_json(a.sim_json), rb = parse_sim_json(b.sim_json);
   std::ostringstream o;
+  if (const std::string banner = format_ab_race_banner(a, b); !banner.empty()) o << banner << "\n";
   o << "kernel @" << ra.kernel << " on " << ra.model << "\n";
   o << "  A: " << a.pipeline << "\n  B: " << b.pipeline << "\n\n";
   o << fmt::sprintf("%-46s %16s %16s %16s %9s\n", "", "A", "B", "B - A", "B / A");
   for (const Row& r : compare(ra, rb)) {
     if (r.percent)
       o << fmt::sprintf("%-46s %15.1f%% %15.1f%% %+15.1f%% %9s\n", r.name, 100 * r.a, 100 * r.b, 100 * (r.b - r.a), "");
+    else if (r.count)
+      o << fmt::sprintf("%-46s %16.0f %16.0f %+16.0f %9s\n", r.name, r.a, r.b, r.b - r.a, ratio(r.a, r.b));
     else
       o << fmt::sprintf("%-46s %16.3f %16.3f %+16.3f %9s\n", r.name, r.a, r.b, r.b - r.a, ratio(r.a, r.b));
   }
@@ -91,9 +111,14 @@ std::string format_ab_json(const AbInput& a, const AbInput& b) {
     d["ratio"] = r.a != 0 ? Json(r.b / r.a) : Json(nullptr);
     diff.push_back(d);
   }
+  const size_t races_a = ja.at("hazards").size(), races_b = jb.at("hazards").size();
+  Json racy = Json::array();
+  if (races_a) racy.push_back("a");
+  if (races_b) racy.push_back("b");
   Json out = {{"schema", "tandem.ab/1"},
-              {"a", {{"pipeline", a.pipeline}, {"result", ja}}},
-              {"b", {{"pipeline", b.pipeline}, {"result", jb}}},
+              {"a", {{"pipeline", a.pipeline}, {"races", races_a}, {"result", ja}}},
+              {"b", {{"pipeline", b.pipeline}, {"races", races_b}, {"result", jb}}},
+              {"racy", racy},
               {"diff", diff}};
   return out.dump(2) + "\n";
 }

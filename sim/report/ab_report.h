@@ -11,7 +11,12 @@ struct AbInput {
   std::string sim_json;  // a tandem.sim/1 document
 };
 
+// The table; when a side races, a banner above it names the side and lists its races.
 std::string format_ab_summary(const AbInput& a, const AbInput& b);
-std::string format_ab_json(const AbInput& a, const AbInput& b);  // tandem.ab/1
+// That banner alone ("" when neither side races).
+std::string format_ab_race_banner(const AbInput& a, const AbInput& b);
+// tandem.ab/1: each side's pipeline, race count and result, `racy` (the sides that race:
+// "a", "b") and the differences (a `races` row among them).
+std::string format_ab_json(const AbInput& a, const AbInput& b);
 
 }  // namespace tandem

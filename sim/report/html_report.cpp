@@ -44,6 +44,8 @@ th:first-child, td:first-child { text-align: left; }
 svg { display: block; margin: 8px 0; } svg text { font: 11px system-ui, sans-serif; fill: #333; }
 .columns { display: flex; gap: 32px; } .columns > div { flex: 1; min-width: 0; }
 pre { background: #f6f6f6; padding: 8px; overflow-x: auto; } .best { background: #eef6ee; }
+.race-banner { background: #fdecec; border: 2px solid #c62828; color: #8e0000; padding: 8px 12px; font-weight: bold; }
+ul.hazards { color: #8e0000; font-family: monospace; font-size: 12px; } tr.racy td { background: #fdecec; }
 </style>
 )";
 
@@ -185,16 +187,30 @@ std::string units_svg(const SimResult& r) {
   return o.str();
 }
 
+// The races of a run: a banner and the one-line messages (nothing when it is clean).
+std::string races_html(const SimResult& r) {
+  if (r.hazards.empty()) return "";
+  std::ostringstream o;
+  o << "<p class=\"race-banner\">" << r.hazards.size() << (r.hazards.size() == 1 ? " race" : " races")
+    << ": the schedule breaks program order; its figures are not a valid result</p>\n<ul class=\"hazards\">\n";
+  for (const HazardReport& h : r.hazards) o << "<li>" << esc(h.message) << "</li>\n";
+  o << "</ul>\n";
+  return o.str();
+}
+
 std::string sim_body(const SimResult& r) {
   const MetricSubject kernel{r};
   std::ostringstream o;
+  o << races_html(r);
   o << "<table class=\"summary\">\n<tr><td>kernel</td><td>@" << esc(r.kernel) << " on " << esc(r.model)
     << "</td></tr>\n<tr><td>total</td><td>" << format_metric(Metric::total_ns, metric_value(Metric::total_ns, kernel))
     << " ns, " << format_metric(Metric::total_cycles, metric_value(Metric::total_cycles, kernel))
     << " cycles</td></tr>\n<tr><td>lower bound</td><td>"
     << format_metric(Metric::lower_bound_ns, metric_value(Metric::lower_bound_ns, kernel)) << " ns ("
     << esc(r.lower_bound_resource) << ")</td></tr>\n<tr><td>races</td><td>"
-    << format_metric(Metric::races, metric_value(Metric::races, kernel)) << "</td></tr>\n</table>\n";
+    << format_metric(Metric::races, metric_value(Metric::races, kernel));
+  if (r.perturbed_runs > 0) o << " (this run and " << r.perturbed_runs << " perturbed runs)";
+  o << "</td></tr>\n</table>\n";
 
   if (!r.timeline_loop.empty()) {
     o << "<h2>Timeline of loop " << esc(r.timeline_loop) << ": first, middle and last iteration</h2>\n";
@@ -288,6 +304,13 @@ std::string html_ab_report(const std::string& pipeline_a, const std::string& sim
                            const std::string& sim_json_b, const std::string& ab_summary) {
   const SimResult a = parse_sim_json(sim_json_a), b = parse_sim_json(sim_json_b);
   std::ostringstream o;
+  std::string racy;
+  if (!a.hazards.empty()) racy += "A (" + pipeline_a + ")";
+  if (!b.hazards.empty()) racy += (racy.empty() ? "" : " and ") + std::string("B (") + pipeline_b + ")";
+  const bool both = !a.hazards.empty() && !b.hazards.empty();
+  if (!racy.empty())
+    o << "<p class=\"race-banner ab-races\">Races in " << esc(racy) << ": " << (both ? "their schedules break" : "its schedule breaks")
+      << " program order, so this comparison does not tell which pipeline is faster</p>\n";
   o << "<pre class=\"ab\">" << esc(ab_summary) << "</pre>\n<div class=\"columns\">\n<div class=\"a\">\n<h2>A: "
     << esc(pipeline_a) << "</h2>\n" << sim_body(a) << "</div>\n<div class=\"b\">\n<h2>B: " << esc(pipeline_b) << "</h2>\n"
     << sim_body(b) << "</div>\n</div>\n";
@@ -305,10 +328,22 @@ std::string html_sweep_report(const std::string& title, const std::vector<std::s
   const size_t status = column("status"), kernel = column("kernel"), error = column("error");
   std::vector<size_t> metrics;
   for (size_t c = status + 1; c < error; ++c) metrics.push_back(c);
-  std::vector<const std::vector<std::string>*> ok;
-  for (size_t r = 1; r < rows.size(); ++r)
-    if (rows[r].size() == header.size() && rows[r][status] == "ok") ok.push_back(&rows[r]);
-  o << "<p>" << rows.size() - 1 << " points, " << ok.size() << " ok.</p>\n";
+  // Only clean points are results: a point that raced (status racy) is listed apart and is
+  // never the best point, nor part of a chart.
+  std::vector<const std::vector<std::string>*> ok, racy;
+  for (size_t r = 1; r < rows.size(); ++r) {
+    if (rows[r].size() != header.size()) continue;
+    if (rows[r][status] == "ok") ok.push_back(&rows[r]);
+    if (rows[r][status] == "racy") racy.push_back(&rows[r]);
+  }
+  if (racy.empty()) {
+    o << "<p>" << rows.size() - 1 << " points, " << ok.size() << " ok.</p>\n";
+  } else {
+    o << "<p class=\"race-banner\">" << racy.size() << " of " << rows.size() - 1
+      << " points raced: their schedules break program order, so their figures are not results. They are listed "
+         "below and left out of the best points and the charts.</p>\n";
+    o << "<p>" << rows.size() - 1 << " points, " << ok.size() << " ok, " << racy.size() << " raced.</p>\n";
+  }
 
   std::vector<std::string> kernels;
   for (const auto* r : ok)
@@ -334,6 +369,20 @@ std::string html_sweep_report(const std::string& title, const std::vector<std::s
     o << "</tr>\n";
   }
   o << "</table>\n";
+  if (!racy.empty()) {
+    o << "<h2>Points that raced (not results)</h2>\n<table class=\"racy\">\n<tr>";
+    for (size_t c = 0; c < header.size(); ++c)
+      if (c != error && c != status) o << "<th>" << esc(header[c]) << "</th>";
+    o << "</tr>\n";
+    for (const auto* r : racy) {
+      o << "<tr class=\"racy\">";
+      for (size_t c = 0; c < header.size(); ++c)
+        if (c != error && c != status)
+          o << "<td>" << esc(c == kernel ? (*r)[c].substr((*r)[c].rfind('/') + 1) : (*r)[c]) << "</td>";
+      o << "</tr>\n";
+    }
+    o << "</table>\n";
+  }
   for (const std::string& p : parameters) {
     const size_t pc = column(p);
     if (pc >= header.size()) continue;

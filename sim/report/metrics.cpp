@@ -62,6 +62,7 @@ double metric_value(Metric m, const MetricSubject& s) {
     case Metric::semaphores_available: return static_cast<double>(r.semaphores_available);
     case Metric::dma_bytes: return r.dma_bytes;
     case Metric::races: return static_cast<double>(r.hazards.size());
+    case Metric::perturbed_runs: return r.perturbed_runs;
 
     case Metric::unit_busy_ns: return ns(need(s.unit, m).busy_ps);
     case Metric::unit_utilization: return fraction(need(s.unit, m).busy_ps, r.total_ps);

@@ -93,7 +93,7 @@ std::string format_json(const SimResult& r) {
   j["dma"] = {{"bytes", metric_value(Metric::dma_bytes, kernel)}, {"queues", queues}};
   j["loops"] = loops;
   j["races_checked"] = r.checked;
-  put(j, Metric::races, kernel);
+  for (Metric m : {Metric::races, Metric::perturbed_runs}) put(j, m, kernel);
   j["hazards"] = hazards;
   if (!r.timeline_loop.empty()) {  // only when captured (tandem sim --report)
     Json spans = Json::array();
@@ -165,6 +165,7 @@ SimResult parse_sim_json(const std::string& sim_json) {
     r.loops.push_back(std::move(l));
   }
   r.checked = doc.at("races_checked");
+  r.perturbed_runs = doc.at("perturbed_runs");
   for (const auto& h : doc.at("hazards")) r.hazards.push_back({h.at("kind"), h.at("first"), h.at("second"), h.at("message")});
   if (doc.contains("timeline")) {
     r.timeline_loop = doc.at("timeline").at("loop");
@@ -224,6 +225,13 @@ std::string format_summary(const SimResult& r) {
       prev = i;
     }
   }
+  // What the race check tried, also when it found nothing.
+  if (r.perturbed_runs > 0)
+    o << "\nrace check: this run and " << r.perturbed_runs << " perturbed run" << (r.perturbed_runs == 1 ? "" : "s")
+      << " (seeds 1.." << r.perturbed_runs << ", spread " << fmt("%g", r.perturb_spread) << "): "
+      << (r.hazards.empty() ? std::string("no race")
+                            : std::to_string(r.hazards.size()) + (r.hazards.size() == 1 ? " race" : " races") + " (above)")
+      << "\n";
   return o.str();
 }
 

@@ -8,9 +8,11 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <set>
 
+#include "sched/passes/pass_manager.h"
 #include "sched/support/error.h"
 #include "sched/support/output.h"
 #include "sim/report/html_report.h"
@@ -28,7 +30,10 @@ namespace {
 
 // One point, in its own process: the point's model (if it sets model fields) goes to a file
 // of the sweep's scratch directory; a model error names the point rather than that file.
-std::string run_point(const SweepSpec& spec, const SweepTable& table, size_t point, const std::string& scratch) {
+// The answer: "r" RACES "\n" CELLS for a simulated point, "m" MESSAGE for one whose pipeline
+// fails --verify.
+std::string run_point(const SweepSpec& spec, const SweepTable& table, size_t point, const std::string& scratch,
+                      bool verify) {
   const size_t n = spec.points.size();
   const std::string& kernel = spec.kernels[point / n];
   const std::vector<std::string>& values = spec.points[point % n];
@@ -39,8 +44,13 @@ std::string run_point(const SweepSpec& spec, const SweepTable& table, size_t poi
     hw = scratch + "/point-" + std::to_string(point) + ".yaml";
     std::ofstream(hw) << yaml;
   }
+  RunOptions ropts;
+  ropts.verify = verify;
   try {
-    return table.metric_cells(schedule_and_simulate(kernel, hw, point_pipeline(spec, values), RunOptions{}, SimOptions{}));
+    const SimResult r = schedule_and_simulate(kernel, hw, point_pipeline(spec, values), ropts, SimOptions{});
+    return "r" + std::to_string(r.hazards.size()) + "\n" + table.metric_cells(r);
+  } catch (const MiscompileError& e) {
+    return "m" + e.message();
   } catch (const Error& e) {
     if (e.loc().file && hw != spec.model && e.loc().file == std::string(hw))
       throw Error(base + " with this point's values: " + e.message());
@@ -95,7 +105,8 @@ int run_sweep(const SweepRun& args) {
   const SweepSpec spec = load_sweep(args.file);
   const SweepTable table(spec);
   const Scratch scratch;
-  auto job = [&](size_t point) { return run_point(spec, table, point, scratch.path); };
+  const bool verify = args.verify || spec.verify;
+  auto job = [&](size_t point) { return run_point(spec, table, point, scratch.path, verify); };
 #ifdef TANDEM_HAVE_MPI
   std::unique_ptr<MpiPool> mpi;
   if (launched_under_mpi()) mpi = std::make_unique<MpiPool>();
@@ -123,16 +134,25 @@ int run_sweep(const SweepRun& args) {
 #endif
   Progress progress(todo.size(), progress_lines);
   size_t finished = 0, failed = 0;
-  bool internal = false;
   auto record = [&](size_t point, const IsolatedOutcome& o) {
     // One write per whole row, flushed: an interrupted sweep leaves only complete rows.
-    const std::string row = o.ok ? table.row(point, "ok", o.output, "")
-                                 : table.row(point, o.internal ? "internal-error" : "error", "", o.error);
+    std::string row;
+    bool ok = o.ok;
+    if (!o.ok) {
+      row = table.row(point, o.internal ? "internal-error" : "error", "", o.error);
+    } else if (!o.output.empty() && o.output[0] == 'm') {
+      row = table.row(point, "miscompiled", "", o.output.substr(1));
+      ok = false;
+    } else {
+      // A point that races is no result: marked `racy`, its figures kept for inspection.
+      const size_t eol = o.output.find('\n');
+      const bool racy = o.output.substr(1, eol - 1) != "0";
+      row = table.row(point, racy ? "racy" : "ok", o.output.substr(eol + 1), "");
+    }
     std::fputs((row + "\n").c_str(), csv);
     std::fflush(csv);
     ++finished;
-    failed += !o.ok;
-    internal |= o.internal;
+    failed += !ok;
     progress.update(finished, failed);
   };
 #ifdef TANDEM_HAVE_MPI
@@ -158,7 +178,17 @@ int run_sweep(const SweepRun& args) {
 #endif
   std::fprintf(stderr, "sweep: %zu points run (%zu failed), %zu kept from before; rows in %s%s\n", finished, failed,
                done.size(), out.c_str(), where.c_str());
-  return internal ? 2 : 0;
+  // The exit code describes the whole file (rows kept by --resume too).
+  std::map<std::string, size_t> status = table.status_counts(out);
+  if (status["racy"])
+    std::fprintf(stderr, "sweep: %zu point(s) raced (status racy): the schedule breaks program order, their figures are not results\n",
+                 status["racy"]);
+  if (status["miscompiled"])
+    std::fprintf(stderr, "sweep: %zu point(s) failed --verify (status miscompiled): a pass changed what the kernel computes\n",
+                 status["miscompiled"]);
+  if (status["internal-error"]) return 2;
+  if (status["miscompiled"]) return 1;
+  return status["racy"] ? 3 : 0;
 }
 
 }  // namespace tandem

@@ -14,9 +14,12 @@ struct SweepRun {
   bool resume = false;
   bool progress = false;  // progress lines even off a terminal
   std::string report;     // an HTML report too, if set
+  bool verify = false;    // the translation validator checks every point's pipeline (also `verify: true` in the file)
 };
 
-// 0, or 2 when a point failed with an internal error; Error for a bad sweep file or option.
+// From the rows of the finished CSV: 2 when a point failed with an internal error, else 1
+// when a point failed --verify (status miscompiled), else 3 when a point raced (status
+// racy), else 0. Error for a bad sweep file or option.
 int run_sweep(const SweepRun& run);
 
 }  // namespace tandem

@@ -75,7 +75,7 @@ class SweepReader {
 
   SweepSpec read() {
     const YAML::Node& root = y_.root();
-    y_.only_keys(root, {"kernels", "model", "pipeline", "parameters", "points", "metrics"}, "the sweep");
+    y_.only_keys(root, {"kernels", "model", "pipeline", "parameters", "points", "metrics", "verify"}, "the sweep");
     read_kernels(y_.required(root, "kernels", "the sweep"));
     if (root["model"]) read_model(root["model"]);
     // Every point simulates on a base model (or an edit of one): a base model that the
@@ -91,6 +91,11 @@ class SweepReader {
     else if (root["points"]) read_points(root["points"]);
     else spec_.points.push_back({});  // no parameter: one point, the base
     read_metrics(root["metrics"]);
+    if (root["verify"]) {
+      const std::string v = y_.str(root["verify"], "verify");
+      if (v != "true" && v != "false") y_.fail(root["verify"], "verify must be true or false, not '" + v + "'");
+      spec_.verify = v == "true";
+    }
     return spec_;
   }
 
@@ -270,6 +275,9 @@ class SweepReader {
       }
       spec_.metrics.push_back(name);
     }
+    // Whether a point raced is always recorded: a racing point's figures are not a result.
+    if (std::find(spec_.metrics.begin(), spec_.metrics.end(), "races") == spec_.metrics.end())
+      spec_.metrics.push_back("races");
   }
 
   YamlFile y_;

@@ -23,7 +23,8 @@ struct SweepSpec {
   std::string pipeline = "default";  // base pipeline
   std::vector<SweepParameter> parameters;
   std::vector<std::vector<std::string>> points;  // one value per parameter
-  std::vector<std::string> metrics;
+  std::vector<std::string> metrics;  // `races` always among them (added last when not listed)
+  bool verify = false;               // `verify: true`: the translation validator checks every point's pipeline
 
   size_t size() const { return kernels.size() * points.size(); }
 };

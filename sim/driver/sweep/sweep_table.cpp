@@ -105,6 +105,33 @@ std::set<size_t> SweepTable::done_points(const std::string& csv) const {
   return done;
 }
 
+std::map<std::string, size_t> SweepTable::status_counts(const std::string& csv) const {
+  // The status is the cell after the point, the kernel and the parameter values (cells with a
+  // comma or a quote are quoted, as csv_cell writes them).
+  std::map<std::string, size_t> counts;
+  std::ifstream in(csv);
+  std::string line;
+  std::getline(in, line);  // the header
+  const size_t status_cell = 2 + spec_.parameters.size();
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    size_t cell = 0;
+    bool quoted = false;
+    std::string value;
+    for (char c : line) {
+      if (c == '"') quoted = !quoted;
+      else if (c == ',' && !quoted) {
+        if (cell++ == status_cell) break;
+        value.clear();
+      } else if (cell == status_cell) {
+        value += c;
+      }
+    }
+    ++counts[value];
+  }
+  return counts;
+}
+
 void sort_csv_rows(const std::string& path) {
   std::ifstream in(path);
   std::string header, line;

@@ -4,6 +4,7 @@
 // order the points ran in.
 #pragma once
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -25,6 +26,9 @@ class SweepTable {
 
   // Points already in `csv` (for --resume); an Error when its header is not this sweep's.
   std::set<size_t> done_points(const std::string& csv) const;
+
+  // How many rows of `csv` have each status (ok, racy, error, miscompiled, internal-error).
+  std::map<std::string, size_t> status_counts(const std::string& csv) const;
 
  private:
   const SweepSpec& spec_;

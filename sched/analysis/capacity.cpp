@@ -1,0 +1,54 @@
+#include "sched/analysis/capacity.h"
+
+#include "sched/target/target.h"
+
+namespace tandem {
+
+namespace {
+
+// " written by %x, %y": the instructions that fill a tensor, for the message.
+std::string writers_of(const Kernel& k, int tensor) {
+  std::string s;
+  for (const Instruction& in : k.insts) {
+    if (in.erased) continue;
+    for (const Access& a : in.writes)
+      if (a.tensor_id == tensor && !in.name.empty() && s.find("%" + in.name) == std::string::npos)
+        s += (s.empty() ? " written by %" : ", %") + in.name;
+  }
+  return s;
+}
+
+}  // namespace
+
+std::optional<CapacityProblem> find_capacity_problem(const Kernel& k) {
+  // Each space's capacity holds all its tensors, every buffer of them, counted by the space's
+  // one capacity rule (SpaceInfo::footprint: whole banks per buffer in PSUM, bytes per
+  // partition elsewhere; address-rotation counts the same way). A space without partitions
+  // (LDS) holds whole tensors.
+  for (const auto& [name, space] : k.target->spaces) {
+    if (space.capacity() == 0 || space.is_register_file()) continue;
+    int64_t used = 0;
+    std::string list;
+    for (const Tensor& t : k.tensors) {
+      if (t.space != name) continue;
+      int64_t per_buffer = static_cast<int64_t>(dtype_bytes(t.dtype));
+      for (size_t d = space.partitions > 0 ? 1 : 0; d < t.shape.size(); ++d) per_buffer *= t.shape[d];
+      const int64_t buffers = t.attrs.get_int("buffers").value_or(1);
+      used += space.footprint(per_buffer, buffers);
+      list += (list.empty() ? "" : ", ") + std::string("%") + t.name + " " +
+              (buffers > 1 ? std::to_string(buffers) + " x " : "") + std::to_string(per_buffer) +
+              writers_of(k, static_cast<int>(&t - k.tensors.data()));
+      if (used <= space.capacity()) continue;
+      if (space.banks > 0)
+        return CapacityProblem{t.loc, "tensors in " + name + " need " + std::to_string(used) + " banks of " +
+                                          std::to_string(space.bank_bytes()) + " bytes but " + name + " has " +
+                                          std::to_string(space.banks) + " (" + list + ")"};
+      return CapacityProblem{t.loc, "tensors in " + name + " need " + std::to_string(used) +
+                                        " bytes per partition but " + name + " has " +
+                                        std::to_string(space.bytes_per_partition) + " (" + list + ")"};
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace tandem

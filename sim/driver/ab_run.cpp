@@ -1,0 +1,37 @@
+#include "sim/driver/ab_run.h"
+
+#include "sched/support/error.h"
+#include "sched/support/output.h"
+#include "sim/driver/isolated.h"
+#include "sim/driver/simulate_file.h"
+#include "sim/report/ab_report.h"
+#include "sim/report/html_report.h"
+#include "sim/report/report.h"
+
+namespace tandem {
+
+AbOutcome run_ab(const AbRun& args) {
+  // Check both pipelines before simulating either.
+  parse_pipeline(args.a);
+  parse_pipeline(args.b);
+  RunOptions ropts;
+  ropts.verify = args.verify;
+  SimOptions sopts;
+  sopts.capture_timeline = !args.report.empty();
+  // An error names the side it comes from (one pipeline may fail --verify, or not fit).
+  auto run = [&](const char* side, const std::string& passes) {
+    try {
+      return run_isolated([&] { return format_json(schedule_and_simulate(args.file, args.hw, passes, ropts, sopts)); });
+    } catch (const Error& e) {
+      throw Error(e.loc(), std::string(side) + " (" + passes + "): " + e.message());
+    }
+  };
+  const AbInput a{args.a, run("A", args.a)};
+  const AbInput b{args.b, run("B", args.b)};
+  if (!args.report.empty())
+    write_file_atomic(args.report, html_ab_report(a.pipeline, a.sim_json, b.pipeline, b.sim_json, format_ab_summary(a, b)));
+  const bool races = !parse_sim_json(a.sim_json).hazards.empty() || !parse_sim_json(b.sim_json).hazards.empty();
+  return {args.json ? format_ab_json(a, b) : format_ab_summary(a, b), races ? 3 : 0};
+}
+
+}  // namespace tandem
