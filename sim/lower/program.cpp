@@ -56,6 +56,7 @@ class Lowering {
   }
 
   SimProgram run() {
+    check_counts();
     check_capacity();
     order_ = k_.program_order();
     pos_.assign(k_.insts.size(), -1);
@@ -365,26 +366,50 @@ class Lowering {
     for (const auto& [name, space] : k_.target->spaces) {
       if (space.bytes_per_partition == 0 || space.is_register_file()) continue;
       const int64_t bank_bytes = space.banks > 0 ? space.bytes_per_partition / space.banks : 0;
-      int64_t used = 0, banks = 0;
+      __int128 used = 0, banks = 0;
       std::string list;
       for (const Tensor& t : k_.tensors) {
         if (t.space != name) continue;
         int64_t per_partition = static_cast<int64_t>(dtype_bytes(t.dtype));
         for (size_t d = space.partitions > 0 ? 1 : 0; d < t.shape.size(); ++d) per_partition *= t.shape[d];
-        per_partition *= t.attrs.get_int("buffers").value_or(1);
+        const int64_t buffers = t.attrs.get_int("buffers").value_or(1);
+        if (__builtin_mul_overflow(per_partition, buffers, &per_partition))
+          throw Error(t.loc, "tensor %" + t.name + " with buffers = " + std::to_string(buffers) +
+                                 " needs more bytes per partition than 64 bits count");
         used += per_partition;
         if (bank_bytes) banks += (per_partition + bank_bytes - 1) / bank_bytes;
         list += (list.empty() ? "" : ", ") + std::string("%") + t.name + " " + std::to_string(per_partition) +
                 writers_of(static_cast<int>(&t - k_.tensors.data()));
         if (bank_bytes && banks > space.banks)
-          throw Error(t.loc, "tensors in " + name + " need " + std::to_string(banks) + " banks of " +
+          throw Error(t.loc, "tensors in " + name + " need " + std::to_string(static_cast<int64_t>(banks)) + " banks of " +
                                  std::to_string(bank_bytes) + " bytes but " + name + " has " +
                                  std::to_string(space.banks) + " (" + list + ")");
         if (used > space.bytes_per_partition)
-          throw Error(t.loc, "tensors in " + name + " need " + std::to_string(used) + " bytes per partition but " +
+          throw Error(t.loc, "tensors in " + name + " need " + std::to_string(static_cast<int64_t>(used)) +
+                                 " bytes per partition but " +
                                  name + " has " + std::to_string(space.bytes_per_partition) + " (" + list + ")");
       }
     }
+  }
+
+  // The counts below (dynamic instructions, sequence numbers) are exact in 64 bits when the
+  // kernel stays within kMaxDynamicCount, as the parser checked; a pass may have grown it.
+  void check_counts() const { (void)checked_block_size(k_.body); }
+
+  __int128 checked_block_size(const std::vector<Stmt>& block) const {
+    __int128 n = 0;
+    for (const Stmt& st : block) {
+      if (st.kind == Stmt::kInst) {
+        ++n;
+        continue;
+      }
+      const Loop& l = k_.loops[static_cast<size_t>(st.id)];
+      n += static_cast<__int128>(l.trip_count()) * (checked_block_size(l.body) + 1);
+      if (n > kMaxDynamicCount)
+        throw Error(l.loc, "loop " + l.iv + " makes the kernel run more than 2^" + std::to_string(kMaxDynamicCountLog2) +
+                               " dynamic instructions and loop iterations (the limit)");
+    }
+    return n;
   }
 
   // Dynamic instructions one execution of `block` runs.
