@@ -10,7 +10,7 @@ fifo, out = sys.argv[1], sys.argv[2]
 
 
 def read():
-    with open(fifo, "rb") as src, open(out, "wb") as dst:
+    with open(out, "wb") as dst, open(fifo, "rb") as src:  # OUT exists even if no writer comes
         dst.write(src.read())
 
 
