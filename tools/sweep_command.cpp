@@ -21,6 +21,10 @@ void add_sweep_command(CLI::App& root, int& exit_code) {
   cmd->add_option("-j,--jobs", args->jobs, "points simulated at once")->capture_default_str();
   cmd->add_flag("--resume", args->resume, "keep the rows already in the CSV and run only the missing points");
   cmd->add_flag("--progress", args->progress, "print progress lines even when stderr is not a terminal");
+  cmd->add_option("--point-timeout", args->point_timeout,
+                  "seconds one point may run before it is killed and recorded with status timeout (0: no limit)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e9));
   cmd->add_option("--report", args->report,
                   "also write a self-contained HTML report: each metric against each parameter, and the best point");
   cmd->callback([args, &exit_code] { exit_code = run_sweep(*args); });

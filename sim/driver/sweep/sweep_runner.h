@@ -14,6 +14,7 @@ struct SweepRun {
   bool resume = false;
   bool progress = false;  // progress lines even off a terminal
   std::string report;     // an HTML report too, if set
+  double point_timeout = 3600;  // seconds a point may run before it is killed (status timeout); 0: no limit
 };
 
 // 0, or 2 when a point failed with an internal error; Error for a bad sweep file or option.
