@@ -26,6 +26,10 @@ void add_sweep_command(CLI::App& root, int& exit_code) {
   cmd->add_flag("--verify", args->verify,
                 "check every point's pipeline with the translation validator (tandem opt --verify; also `verify: true` "
                 "in the sweep file): a point whose pipeline changes what the kernel computes gets status miscompiled");
+  cmd->add_option("--point-timeout", args->point_timeout,
+                  "seconds one point may run before it is killed and recorded with status timeout (0: no limit)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e9));
   cmd->add_option("--report", args->report,
                   "also write a self-contained HTML report: each metric against each parameter, and the best point");
   cmd->callback([args, &exit_code] { exit_code = run_sweep(*args); });

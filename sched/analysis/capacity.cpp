@@ -27,23 +27,26 @@ std::optional<CapacityProblem> find_capacity_problem(const Kernel& k) {
   // (LDS) holds whole tensors.
   for (const auto& [name, space] : k.target->spaces) {
     if (space.capacity() == 0 || space.is_register_file()) continue;
-    int64_t used = 0;
+    __int128 used = 0;  // each footprint is below 2^63: no overflow
     std::string list;
     for (const Tensor& t : k.tensors) {
       if (t.space != name) continue;
       int64_t per_buffer = static_cast<int64_t>(dtype_bytes(t.dtype));
       for (size_t d = space.partitions > 0 ? 1 : 0; d < t.shape.size(); ++d) per_buffer *= t.shape[d];
       const int64_t buffers = t.attrs.get_int("buffers").value_or(1);
+      if (int64_t all; __builtin_mul_overflow(per_buffer, buffers, &all))
+        return CapacityProblem{t.loc, "tensor %" + t.name + " with buffers = " + std::to_string(buffers) +
+                                          " needs more bytes per partition than 64 bits count"};
       used += space.footprint(per_buffer, buffers);
       list += (list.empty() ? "" : ", ") + std::string("%") + t.name + " " +
               (buffers > 1 ? std::to_string(buffers) + " x " : "") + std::to_string(per_buffer) +
               writers_of(k, static_cast<int>(&t - k.tensors.data()));
       if (used <= space.capacity()) continue;
       if (space.banks > 0)
-        return CapacityProblem{t.loc, "tensors in " + name + " need " + std::to_string(used) + " banks of " +
+        return CapacityProblem{t.loc, "tensors in " + name + " need " + std::to_string(static_cast<int64_t>(used)) + " banks of " +
                                           std::to_string(space.bank_bytes()) + " bytes but " + name + " has " +
                                           std::to_string(space.banks) + " (" + list + ")"};
-      return CapacityProblem{t.loc, "tensors in " + name + " need " + std::to_string(used) +
+      return CapacityProblem{t.loc, "tensors in " + name + " need " + std::to_string(static_cast<int64_t>(used)) +
                                         " bytes per partition but " + name + " has " +
                                         std::to_string(space.bytes_per_partition) + " (" + list + ")"};
     }

@@ -16,7 +16,9 @@ std::optional<std::pair<std::string, int64_t>> Loop::advance() const {
   std::string reg, op;
   int64_t step = 0;
   in >> reg >> op >> step;
-  if (op != "+=" || reg.empty()) throw Error(loc, "advance must read 'REGISTER += N', not '" + *adv + "'");
+  std::string rest;
+  if (op != "+=" || reg.empty() || in.fail() || in >> rest)  // a step that overflows fails the read
+    throw Error(loc, "advance must read 'REGISTER += N', not '" + printable(*adv) + "'");
   return std::make_pair(reg, step);
 }
 

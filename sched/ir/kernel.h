@@ -22,6 +22,14 @@ using InstId = int32_t;
 using LoopId = int32_t;
 constexpr int32_t kNoId = -1;
 
+// Limits of a kernel, checked when it is read (docs/ir.md, Limits): loops nest at most
+// kMaxLoopDepth deep, and a kernel runs at most kMaxDynamicCount dynamic instructions and loop
+// iterations (each instruction once per iteration of its enclosing loops, plus each loop
+// iteration), so that counts of instances never overflow 64 bits downstream.
+constexpr int kMaxLoopDepth = 256;
+constexpr int kMaxDynamicCountLog2 = 48;
+constexpr int64_t kMaxDynamicCount = int64_t{1} << kMaxDynamicCountLog2;
+
 struct Tensor {
   std::string name;   // without the %; a register file's implicit tensor is named by its prefix ("v")
   std::string space;  // a memory space of the target

@@ -97,7 +97,7 @@ std::vector<Token> lex(const std::string& src, const char* file) {
       }
       if (j < src.size() && (std::isalpha(static_cast<unsigned char>(src[j])) || src[j] == '_'))
         throw Error(SourceLoc{file, line, col + static_cast<int>(j - i)},
-                    "unexpected character '" + std::string(1, src[j]) + "' in number");
+                    "unexpected character '" + printable(std::string(1, src[j])) + "' in number");
       t.kind = real ? Tok::Real : Tok::Int;
       t.text = src.substr(i, j - i);
       advance(j - i);
@@ -138,7 +138,7 @@ std::vector<Token> lex(const std::string& src, const char* file) {
         case '-': single(Tok::Minus); break;
         case '*': single(Tok::Star); break;
         default:
-          throw Error(t.loc, "unexpected character '" + std::string(1, c) + "'");
+          throw Error(t.loc, "unexpected character '" + printable(std::string(1, c)) + "'");
       }
     }
     out.push_back(std::move(t));

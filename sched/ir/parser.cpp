@@ -1,13 +1,13 @@
 #include "sched/ir/parser.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <unordered_map>
 
 #include "sched/ir/lexer.h"
+#include "sched/support/output.h"
 #include "sched/target/target.h"
 
 namespace tandem {
@@ -15,6 +15,23 @@ namespace tandem {
 namespace {
 
 const char* kDepKindNames[] = {"invalid", "ordered", "anti", "output", "flow"};
+
+// Index arithmetic is exact: every expression's terms together stay below 2^62 in magnitude
+// over the iteration space (so sums and differences of two of them fit in 64 bits), and a
+// kernel's dynamic instructions and loop iterations stay below kMaxDynamicCount, so that the
+// passes, the lowering and the simulator count them without overflow (docs/ir.md, Limits).
+using Wide = __int128;
+constexpr Wide kIndexLimit = Wide{1} << 62;
+constexpr int kMaxTensorBytesLog2 = 62;
+
+std::string wide_str(Wide v) {
+  if (v == 0) return "0";
+  const bool neg = v < 0;
+  std::string digits;
+  for (; v != 0; v /= 10) digits += static_cast<char>('0' + static_cast<int>(neg ? -(v % 10) : v % 10));
+  if (neg) digits += '-';
+  return {digits.rbegin(), digits.rend()};
+}
 
 class Parser {
  public:
@@ -50,11 +67,11 @@ class Parser {
   static std::string describe(const Token& t) {
     switch (t.kind) {
       case Tok::End: return "end of file";
-      case Tok::Ident: return "'" + t.text + "'";
-      case Tok::Percent: return "'%" + t.text + "'";
-      case Tok::At: return "'@" + t.text + "'";
-      case Tok::String: return "string \"" + t.text + "\"";
-      default: return "'" + t.text + "'";
+      case Tok::Ident: return "'" + printable(t.text) + "'";
+      case Tok::Percent: return "'%" + printable(t.text) + "'";
+      case Tok::At: return "'@" + printable(t.text) + "'";
+      case Tok::String: return "string \"" + printable(t.text) + "\"";
+      default: return "'" + printable(t.text) + "'";
     }
   }
 
@@ -76,15 +93,27 @@ class Parser {
       neg = true;
     }
     const Token& t = peek();
-    if (t.kind == Tok::Real) fail(t.loc, what + " must be an integer, found '" + t.text + "'");
+    if (t.kind == Tok::Real) fail(t.loc, what + " must be an integer, found '" + printable(t.text) + "'");
     if (t.kind != Tok::Int) fail(t.loc, "expected " + what + " (an integer), found " + describe(t));
     next();
     try {
       int64_t v = std::stoll(t.text);
       return neg ? -v : v;
     } catch (const std::out_of_range&) {
-      fail(t.loc, "integer '" + t.text + "' is out of range");
+      fail(t.loc, "integer '" + printable(t.text) + "' is out of range");
     }
+  }
+
+  // Checked arithmetic for index expressions and counts: an overflow is the input's error.
+  int64_t checked_add(int64_t a, int64_t b, const SourceLoc& loc) const {
+    int64_t r = 0;
+    if (__builtin_add_overflow(a, b, &r)) fail(loc, "integer overflow in index arithmetic");
+    return r;
+  }
+  int64_t checked_mul(int64_t a, int64_t b, const SourceLoc& loc) const {
+    int64_t r = 0;
+    if (__builtin_mul_overflow(a, b, &r)) fail(loc, "integer overflow in index arithmetic");
+    return r;
   }
 
   // ---- names ----
@@ -92,7 +121,7 @@ class Parser {
   // loop variable.
   void declare(const std::string& name, const SourceLoc& loc, const char* what) {
     auto clash = [&](const SourceLoc& other) {
-      fail(loc, std::string("duplicate name '%") + name + "': " + what + " clashes with the one declared at " +
+      fail(loc, std::string("duplicate name '%") + printable(name) + "': " + what + " clashes with the one declared at " +
                     other.str());
     };
     if (auto iv = loop_vars_.find(name); iv != loop_vars_.end()) clash(iv->second);
@@ -102,7 +131,8 @@ class Parser {
 
   void declare_loop_var(const std::string& name, const SourceLoc& loc) {
     if (auto it = names_.find(name); it != names_.end())
-      fail(loc, "duplicate name '%" + name + "': loop variable clashes with the one declared at " + it->second.str());
+      fail(loc, "duplicate name '%" + printable(name) + "': loop variable clashes with the one declared at " +
+                    it->second.str());
     loop_vars_[name] = loc;  // the latest declaration, for messages
   }
 
@@ -134,7 +164,7 @@ class Parser {
     expect(Tok::LBrace, "'{'");
     while (!at(Tok::RBrace)) {
       const Token& key = expect(Tok::Ident, "attribute name");
-      if (attrs.has(key.text)) fail(key.loc, "duplicate attribute '" + key.text + "'");
+      if (attrs.has(key.text)) fail(key.loc, "duplicate attribute '" + printable(key.text) + "'");
       if (at(Tok::Equal)) {
         next();
         attrs.set(key.text, parse_attr_value());
@@ -160,11 +190,11 @@ class Parser {
         try {
           return neg ? -std::stoll(t.text) : std::stoll(t.text);
         } catch (const std::out_of_range&) {
-          fail(t.loc, "integer '" + t.text + "' is out of range");
+          fail(t.loc, "integer '" + printable(t.text) + "' is out of range");
         }
       case Tok::Real: {
         double v = std::strtod(t.text.c_str(), nullptr);
-        if (!std::isfinite(v)) fail(t.loc, "number '" + t.text + "' is out of range");
+        if (!std::isfinite(v)) fail(t.loc, "number '" + printable(t.text) + "' is out of range");
         return neg ? -v : v;
       }
       case Tok::String:
@@ -202,13 +232,14 @@ class Parser {
     t.loc = name.loc;
     declare(t.name, name.loc, "tensor");
     if (k_.target->register_file(t.name))
-      fail(name.loc, "tensor %" + t.name + " has the name of register file '" + t.name + "' of target '" + k_.target->name + "'");
+      fail(name.loc, "tensor %" + t.name + " has the name of register file '" + t.name + "' of target '" +
+                         k_.target->name + "'");
     expect(Tok::Colon, "':' after the tensor name");
     const Token& space = expect(Tok::Ident, "memory space");
     t.space = space.text;
     const SpaceInfo* s = k_.target->space(space.text);
     if (!s || s->is_register_file())
-      fail(space.loc, "tensor %" + t.name + " is in space '" + space.text + "', which target '" +
+      fail(space.loc, "tensor %" + printable(t.name) + " is in space '" + printable(space.text) + "', which target '" +
                           k_.target->name + "' does not have" + space_list());
     expect(Tok::LBracket, "'[' and the tensor's shape");
     do {
@@ -221,11 +252,19 @@ class Parser {
     } while (true);
     expect(Tok::RBracket, "',' or ']' in the shape");
     if (s->partitions > 0 && t.shape[0] > s->partitions)
-      fail(space.loc, "tensor %" + t.name + " has " + std::to_string(t.shape[0]) + " partitions but " +
+      fail(space.loc, "tensor %" + printable(t.name) + " has " + std::to_string(t.shape[0]) + " partitions but " +
                           space.text + " has " + std::to_string(s->partitions));
     const Token& dt = expect(Tok::Ident, "element type");
-    if (dtype_bytes(dt.text) == 0) fail(dt.loc, "unknown element type '" + dt.text + "'");
+    if (dtype_bytes(dt.text) == 0) fail(dt.loc, "unknown element type '" + printable(dt.text) + "'");
     t.dtype = dt.text;
+    // Byte sizes are 64-bit everywhere after this (capacity, DMA bytes, traces).
+    Wide bytes = static_cast<Wide>(dtype_bytes(t.dtype));
+    for (int64_t d : t.shape) {
+      bytes *= d;
+      if (bytes >= (Wide{1} << kMaxTensorBytesLog2))
+        fail(name.loc, "tensor %" + printable(t.name) + " is too large: 2^" + std::to_string(kMaxTensorBytesLog2) +
+                           " bytes or more (a tensor holds less than 2^" + std::to_string(kMaxTensorBytesLog2) + ")");
+    }
     if (at(Tok::LBrace)) t.attrs = parse_attrs();
     k_.tensors.push_back(std::move(t));
   }
@@ -244,10 +283,13 @@ class Parser {
     l.loc = loc;
     l.parent = parent;
     l.depth = parent == kNoId ? 1 : k_.loops[parent].depth + 1;
+    if (l.depth > kMaxLoopDepth)
+      fail(loc, "loops nest " + std::to_string(l.depth) + " deep here; at most " + std::to_string(kMaxLoopDepth) +
+                    " are allowed");
     const Token& iv = expect(Tok::Percent, "induction variable (%name)");
     l.iv = "%" + iv.text;
     for (LoopId p = parent; p != kNoId; p = k_.loops[p].parent)
-      if (k_.loops[p].iv == l.iv) fail(iv.loc, "loop variable " + l.iv + " shadows an enclosing loop's");
+      if (k_.loops[p].iv == l.iv) fail(iv.loc, "loop variable " + printable(l.iv) + " shadows an enclosing loop's");
     declare_loop_var(iv.text, iv.loc);
     expect(Tok::Equal, "'=' after the induction variable");
     l.lo = parse_int("loop lower bound");
@@ -255,16 +297,28 @@ class Parser {
     const Token& hi_tok = peek();
     l.hi = parse_int("loop upper bound");
     if (l.hi <= l.lo)
-      fail(hi_tok.loc, "empty loop: " + l.iv + " = " + std::to_string(l.lo) + " to " + std::to_string(l.hi) +
+      fail(hi_tok.loc, "empty loop: " + printable(l.iv) + " = " + std::to_string(l.lo) + " to " + std::to_string(l.hi) +
                            " runs no iteration");
+    if (static_cast<Wide>(l.hi) - l.lo > kMaxDynamicCount)
+      fail(hi_tok.loc, "loop " + printable(l.iv) + " runs " + wide_str(static_cast<Wide>(l.hi) - l.lo) +
+                           " iterations; a kernel runs at most 2^" + std::to_string(kMaxDynamicCountLog2) +
+                           " dynamic instructions and loop iterations");
     if (attrs_before_block()) l.attrs = parse_attrs();
     expect(Tok::LBrace, "'{' to open the loop body");
     LoopId id = static_cast<LoopId>(k_.loops.size());
     k_.loops.push_back(l);
     std::vector<Stmt> body;
+    const int64_t outer_count = count_;
+    count_ = 0;
     parse_block(id, body);
     expect(Tok::RBrace, "'}' to close the loop");
     k_.loops[id].body = std::move(body);
+    // Dynamic instructions and loop iterations: each iteration counts once, plus its body.
+    const Wide loop_count = static_cast<Wide>(k_.loops[id].trip_count()) * (static_cast<Wide>(count_) + 1);
+    if (loop_count + outer_count > kMaxDynamicCount)
+      fail(loc, "loop " + printable(k_.loops[id].iv) + " makes the kernel run more than 2^" +
+                    std::to_string(kMaxDynamicCountLog2) + " dynamic instructions and loop iterations (the limit)");
+    count_ = outer_count + static_cast<int64_t>(loop_count);
     return id;
   }
 
@@ -291,7 +345,7 @@ class Parser {
     int kind_index = -1;
     for (int i = 1; i < 5; ++i)
       if (kind.text == kDepKindNames[i]) kind_index = i;
-    if (kind_index < 0) fail(kind.loc, "unknown dependence kind '" + kind.text + "' (use flow, anti, output, ordered)");
+    if (kind_index < 0) fail(kind.loc, "unknown dependence kind '" + printable(kind.text) + "' (use flow, anti, output, ordered)");
     p.dep.kind = kind_index;
     while (at(Tok::Ident) && (peek().text == "distance" || peek().text == "loop") && peek(1).kind == Tok::Equal) {
       std::string key = next().text;
@@ -300,6 +354,7 @@ class Parser {
         const Token& d = peek();
         int64_t dist = parse_int("dependence distance");
         if (dist < 0) fail(d.loc, "dependence distance must not be negative");
+        if (dist > INT_MAX) fail(d.loc, "dependence distance " + std::to_string(dist) + " is out of range");
         p.dep.distance = static_cast<int>(dist);
       } else {
         const Token& l = expect(Tok::Percent, "loop variable (%name)");
@@ -319,7 +374,7 @@ class Parser {
       auto it = inst_by_name_.find(ref);
       if (it != inst_by_name_.end()) return it->second;
     }
-    fail(loc, "dependence names a missing instruction '%" + ref + "'");
+    fail(loc, "dependence names a missing instruction '%" + printable(ref) + "'");
   }
 
   void resolve_deps() {
@@ -332,13 +387,13 @@ class Parser {
         LoopId found = kNoId;
         for (LoopId l = common; l != kNoId; l = k_.loops[l].parent)
           if (k_.loops[l].iv == p.loop_iv) found = l;
-        if (found == kNoId) fail(p.loop_loc, "loop " + p.loop_iv + " does not enclose both instructions");
+        if (found == kNoId) fail(p.loop_loc, "loop " + printable(p.loop_iv) + " does not enclose both instructions");
         p.dep.loop = found;
       } else {
         p.dep.loop = common;
       }
       if (p.dep.distance > 0 && p.dep.loop == kNoId)
-        fail(p.dep.loc, "a loop-carried dependence needs a loop enclosing both %" + p.src + " and %" + p.dst);
+        fail(p.dep.loc, "a loop-carried dependence needs a loop enclosing both %" + printable(p.src) + " and %" + printable(p.dst));
       if (p.dep.distance == 0) p.dep.loop = kNoId;
       k_.explicit_deps.push_back(p.dep);
     }
@@ -352,7 +407,7 @@ class Parser {
     if (at(Tok::Percent)) {
       const Token& n = next();
       if (std::isdigit(static_cast<unsigned char>(n.text[0])))
-        fail(n.loc, "instruction names must start with a letter or '_': '%" + n.text + "'");
+        fail(n.loc, "instruction names must start with a letter or '_': '%" + printable(n.text) + "'");
       inst.name = n.text;
       declare(n.text, n.loc, "instruction");
       expect(Tok::Equal, "'=' after the instruction name");
@@ -361,7 +416,7 @@ class Parser {
     if (op.text == "tensor" || op.text == "loop" || op.text == "dep" || op.text == "kernel")
       fail(op.loc, "expected an opcode, found keyword '" + op.text + "'");
     const OpcodeInfo* info = k_.target->opcode(op.text);
-    if (!info) fail(op.loc, "unknown opcode '" + op.text + "' for target '" + k_.target->name + "'");
+    if (!info) fail(op.loc, "unknown opcode '" + printable(op.text) + "' for target '" + k_.target->name + "'");
     inst.opcode = op.text;
     if (at_access_start()) parse_access_list(inst.writes, loop);
     if (at(Tok::LArrow)) {
@@ -373,12 +428,13 @@ class Parser {
       next();
       const Token& e = expect(Tok::Ident, "engine or DMA queue name");
       if (!k_.target->can_run(*info, e.text))
-        fail(e.loc, "'" + op.text + "' cannot run on '" + e.text + "' (" + engines_for(*info) + ")");
+        fail(e.loc, "'" + op.text + "' cannot run on '" + printable(e.text) + "' (" + engines_for(*info) + ")");
       inst.engine = e.text;
     }
     if (at(Tok::LBrace)) inst.attrs = parse_attrs();
     InstId id = k_.add_inst(std::move(inst));
     if (!k_.insts[id].name.empty()) inst_by_name_[k_.insts[id].name] = id;
+    ++count_;
     return id;
   }
 
@@ -426,12 +482,19 @@ class Parser {
   Access parse_access(LoopId loop) {
     Access a;
     a.loc = peek().loc;
-    if (at(Tok::Ident)) return parse_register_group(loop);
+    if (at(Tok::Ident)) {
+      if (register_group_file(peek().text) != kNoId) return parse_register_group(loop);
+      // `matmul %acc <- %a, b`: a tensor written without its '%'.
+      const int t = k_.find_tensor(peek().text);
+      const bool tensor = t != kNoId && !k_.tensors[static_cast<size_t>(t)].register_file;
+      fail(peek().loc, "expected a tensor (%name) or a register group, found " + describe(peek()) +
+                           (tensor ? " (did you mean '%" + printable(peek().text) + "'?)" : ""));
+    }
     const Token& name = expect(Tok::Percent, "tensor (%name)");
     a.tensor = name.text;
     a.tensor_id = k_.find_tensor(name.text);
     if (a.tensor_id == kNoId || k_.tensors[a.tensor_id].register_file)
-      fail(name.loc, "unknown tensor '%" + name.text + "'");
+      fail(name.loc, "unknown tensor '%" + printable(name.text) + "'");
     const Tensor& t = k_.tensors[a.tensor_id];
     if (at(Tok::LBracket)) {
       next();
@@ -445,7 +508,8 @@ class Parser {
           r.hi = parse_expr(loop);
         } else {
           r.single = true;
-          r.hi = r.lo + 1;
+          r.hi = r.lo;
+          r.hi.constant = checked_add(r.lo.constant, 1, dim_locs.back());
         }
         a.dims.push_back(std::move(r));
         if (!at(Tok::Comma)) break;
@@ -453,7 +517,7 @@ class Parser {
       } while (true);
       expect(Tok::RBracket, "',' or ']' in the access");
       if (a.dims.size() != t.shape.size())
-        fail(a.loc, "access to %" + t.name + " has " + std::to_string(a.dims.size()) + " indices but the tensor has " +
+        fail(a.loc, "access to %" + printable(t.name) + " has " + std::to_string(a.dims.size()) + " indices but the tensor has " +
                         std::to_string(t.shape.size()) + " dimensions");
       for (size_t d = 0; d < a.dims.size(); ++d) check_bounds(t, a.dims[d], d, dim_locs[d]);
     }
@@ -466,6 +530,7 @@ class Parser {
     const Token& prefix = next();
     a.tensor = prefix.text;
     a.tensor_id = register_group_file(prefix.text);
+    if (a.tensor_id == kNoId) fail(prefix.loc, "unknown register file '" + printable(prefix.text) + "'");
     const SpaceInfo* rf = k_.target->space(k_.tensors[a.tensor_id].space);
     expect(Tok::LBracket, "'['");
     int64_t first = parse_int("register number");
@@ -475,10 +540,10 @@ class Parser {
       last = parse_int("register number");
     }
     expect(Tok::RBracket, "']' after the register group");
-    if (first > last) fail(a.loc, "register group " + prefix.text + "[" + std::to_string(first) + ":" +
+    if (first > last) fail(a.loc, "register group " + printable(prefix.text) + "[" + std::to_string(first) + ":" +
                                       std::to_string(last) + "] is reversed");
     if (first < 0 || last >= rf->registers)
-      fail(a.loc, "register group " + prefix.text + "[" + std::to_string(first) + ":" + std::to_string(last) +
+      fail(a.loc, "register group " + printable(prefix.text) + "[" + std::to_string(first) + ":" + std::to_string(last) +
                       "] is outside the register file (" + std::to_string(rf->registers) + " registers)");
     IndexRange r;
     r.lo.constant = first;
@@ -505,22 +570,25 @@ class Parser {
   }
 
   void parse_term(AffineExpr& e, int64_t sign, LoopId loop) {
-    if (at(Tok::Real)) fail(peek().loc, "indices must be integers, found '" + peek().text + "'");
+    const SourceLoc loc = peek().loc;
+    if (at(Tok::Real)) fail(loc, "indices must be integers, found '" + printable(peek().text) + "'");
     int64_t coeff = sign;
     if (at(Tok::Int)) {
       int64_t c = parse_int("index");
       if (!at(Tok::Star)) {
-        e.constant += sign * c;
+        e.constant = checked_add(e.constant, checked_mul(sign, c, loc), loc);
         return;
       }
       next();
-      coeff *= c;
+      coeff = checked_mul(coeff, c, loc);
     }
     auto [symbol, sym_loop] = parse_symbol(loop);
     if (at(Tok::Star) && coeff == sign) {
       next();
-      coeff *= parse_int("coefficient");
+      coeff = checked_mul(coeff, parse_int("coefficient"), loc);
     }
+    for (const AffineTerm& t : e.terms)
+      if (t.symbol == symbol) (void)checked_add(t.coeff, coeff, loc);  // add_term merges them
     e.add_term(symbol, coeff, sym_loop);
   }
 
@@ -528,7 +596,7 @@ class Parser {
     if (sym[0] != '%') return kNoId;
     for (LoopId l = loop; l != kNoId; l = k_.loops[l].parent)
       if (k_.loops[l].iv == sym) return l;
-    fail(loc, "'" + sym + "' is not the induction variable of an enclosing loop");
+    fail(loc, "'" + printable(sym) + "' is not the induction variable of an enclosing loop");
   }
 
   // A loop variable (%k) or an address register (v10: a register-file prefix and a number).
@@ -558,7 +626,25 @@ class Parser {
     return false;
   }
 
-  // Smallest and largest value of `e` over the iteration space of the enclosing loops.
+  // The largest magnitude the terms of `e` reach together over the iteration space (address
+  // registers count by their coefficient); stops counting once past kIndexLimit.
+  Wide reach(const AffineExpr& e) const {
+    Wide sum = e.constant < 0 ? -static_cast<Wide>(e.constant) : static_cast<Wide>(e.constant);
+    for (const auto& t : e.terms) {
+      Wide v = 1;
+      if (t.loop != kNoId) {
+        const Loop& l = k_.loops[static_cast<size_t>(t.loop)];
+        v = std::max(l.lo < 0 ? -static_cast<Wide>(l.lo) : static_cast<Wide>(l.lo),
+                     l.hi < 0 ? -static_cast<Wide>(l.hi) : static_cast<Wide>(l.hi));
+      }
+      sum += (t.coeff < 0 ? -static_cast<Wide>(t.coeff) : static_cast<Wide>(t.coeff)) * v;
+      if (sum >= kIndexLimit) return sum;
+    }
+    return sum;
+  }
+
+  // Smallest and largest value of `e` over the iteration space of the enclosing loops
+  // (exact: reach(e) < kIndexLimit was checked).
   std::pair<int64_t, int64_t> range_of(const AffineExpr& e) const {
     int64_t lo = e.constant, hi = e.constant;
     for (const auto& t : e.terms) {
@@ -571,10 +657,13 @@ class Parser {
   }
 
   void check_bounds(const Tensor& t, const IndexRange& r, size_t d, const SourceLoc& loc) const {
+    std::string dim = "dimension " + std::to_string(d) + " of %" + printable(t.name);
+    if (reach(r.lo) >= kIndexLimit || reach(r.hi) >= kIndexLimit)
+      fail(loc, "access out of bounds: " + dim + " reaches beyond 2^62, where index arithmetic would overflow, but its size is " +
+                    std::to_string(t.shape[d]));
     if (r.lo.uses_register() || r.hi.uses_register()) return;  // register value known only at run time
     const int64_t lo_min = range_of(r.lo).first;
     const int64_t hi_max = range_of(r.hi).second;
-    std::string dim = "dimension " + std::to_string(d) + " of %" + t.name;
     if (lo_min < 0 || hi_max > t.shape[d])
       fail(loc, "access out of bounds: " + dim + " reaches [" + std::to_string(lo_min) + ", " + std::to_string(hi_max) +
                     ") but its size is " + std::to_string(t.shape[d]));
@@ -589,6 +678,7 @@ class Parser {
   std::unordered_map<std::string, SourceLoc> loop_vars_;
   std::unordered_map<std::string, InstId> inst_by_name_;
   std::vector<PendingDep> pending_deps_;
+  int64_t count_ = 0;  // dynamic instructions and loop iterations of the block being read
 };
 
 }  // namespace
@@ -601,11 +691,7 @@ Kernel parse_kernel(const std::string& source, const std::string& file_name, con
 }
 
 Kernel parse_kernel_file(const std::string& path, const ParseOptions& opts) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(SourceLoc{intern_file_name(path), 0, 0}, "cannot open file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_kernel(ss.str(), path, opts);
+  return parse_kernel(read_input_file(path, "kernel file"), path, opts);
 }
 
 }  // namespace tandem

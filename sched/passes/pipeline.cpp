@@ -1,6 +1,12 @@
 // Pipeline strings: `step(,step)*` where step = name or name{key=value,flag}. A named
 // pipeline (`none`) expands in place.
 #include <cctype>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <optional>
 #include <sstream>
 
 #include "sched/passes/pass_manager.h"
@@ -27,12 +33,57 @@ namespace {
 
 SourceLoc at_col(size_t offset) { return SourceLoc{intern_file_name("--passes"), 1, static_cast<int>(offset) + 1}; }
 
+// Some option problems show only on the kernel (queues= beyond the target's, an option
+// combination a pass checks when it runs): a pass's unlocated Error is about its options, and
+// is located at its step in the pipeline.
+class LocatedPass : public Pass {
+ public:
+  LocatedPass(std::unique_ptr<Pass> inner, SourceLoc loc) : inner_(std::move(inner)), loc_(loc) {}
+  void run(PassContext& ctx) override {
+    try {
+      inner_->run(ctx);
+    } catch (const Error& e) {
+      if (e.loc().valid()) throw;
+      throw Error(loc_, printable(e.message(), kEchoMaxChars * 10));
+    }
+  }
+
+ private:
+  std::unique_ptr<Pass> inner_;
+  SourceLoc loc_;
+};
+
+// The table entry of `pass` for a step at column `col`: the same pass, run as a LocatedPass.
+// One entry per pass and column, kept for the process (steps point to it).
+const PassInfo* located_pass(const PassInfo& pass, size_t col) {
+  static std::mutex mu;
+  static std::map<std::pair<const PassInfo*, size_t>, PassInfo> table;
+  std::lock_guard<std::mutex> lock(mu);
+  auto [it, inserted] = table.try_emplace({&pass, col}, pass);
+  if (inserted) {
+    const SourceLoc loc = at_col(col);
+    it->second.create = [create = pass.create, loc](const PassOptions& o) -> std::unique_ptr<Pass> {
+      return std::make_unique<LocatedPass>(create(o), loc);
+    };
+  }
+  return &it->second;
+}
+
 bool is_int(const std::string& s) {
   size_t i = s[0] == '-' ? 1 : 0;
   if (i >= s.size()) return false;
   for (; i < s.size(); ++i)
     if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
   return true;
+}
+
+// Integer options fit in 32 bits (queues, distances, byte thresholds): a larger value is an
+// error located at the option, never a wrapped or internal one.
+bool int_in_range(const std::string& s) {
+  errno = 0;
+  char* end = nullptr;
+  const long long v = std::strtoll(s.c_str(), &end, 10);
+  return errno != ERANGE && *end == '\0' && v >= INT_MIN && v <= INT_MAX;
 }
 
 // Checks one `key[=value]` against the pass's specs; returns the normalised value.
@@ -43,19 +94,23 @@ std::string check_option(const PassInfo& pass, const std::string& key, const std
   if (!spec) {
     std::string known;
     for (const auto& o : pass.options) known += (known.empty() ? "" : ", ") + o.name;
-    throw Error(at_col(offset), "unknown option '" + key + "' for pass '" + pass.name + "'" +
+    throw Error(at_col(offset), "unknown option '" + printable(key) + "' for pass '" + pass.name + "'" +
                                     (known.empty() ? " (it takes none)" : " (options: " + known + ")"));
   }
   switch (spec->type) {
     case PassOptionSpec::Flag:
       if (!value || *value == "true" || *value == "1") return "1";
       if (*value == "false" || *value == "0") return "";
-      throw Error(at_col(offset), "option '" + key + "' of pass '" + pass.name + "' is a flag; '" + *value +
+      throw Error(at_col(offset), "option '" + key + "' of pass '" + pass.name + "' is a flag; '" + printable(*value) +
                                       "' is not true or false");
     case PassOptionSpec::Int:
       if (!value || value->empty() || !is_int(*value))
         throw Error(at_col(offset), "option '" + key + "' of pass '" + pass.name + "' needs an integer value" +
-                                        (value ? ", not '" + *value + "'" : ""));
+                                        (value ? ", not '" + printable(*value) + "'" : ""));
+      if (!int_in_range(*value))
+        throw Error(at_col(offset), "option '" + key + "' of pass '" + pass.name + "' is out of range: '" +
+                                        printable(*value) + "' (integers are from " + std::to_string(INT_MIN) + " to " +
+                                        std::to_string(INT_MAX) + ")");
       return *value;
     case PassOptionSpec::Choice: {
       if (value)
@@ -64,13 +119,39 @@ std::string check_option(const PassInfo& pass, const std::string& key, const std
       std::string choices;
       for (const auto& c : spec->choices) choices += (choices.empty() ? "" : "|") + c;
       throw Error(at_col(offset), "option '" + key + "' of pass '" + pass.name + "' must be one of " + choices +
-                                      (value ? ", not '" + *value + "'" : ""));
+                                      (value ? ", not '" + printable(*value) + "'" : ""));
     }
     case PassOptionSpec::String:
       if (!value) throw Error(at_col(offset), "option '" + key + "' of pass '" + pass.name + "' needs a value");
       return *value;
   }
   return "";
+}
+
+// What a pass's constructor says about its option values (a range, a combination), located
+// in the pipeline: at the option that alone makes it fail, else at the pass's name.
+void check_values(const PassInfo& pass, const std::map<std::string, std::string>& values,
+                  const std::vector<std::pair<std::string, size_t>>& given, size_t pass_col) {
+  auto problem = [&](const std::map<std::string, std::string>& v) -> std::optional<std::string> {
+    try {
+      pass.create(PassOptions(v));
+    } catch (const Error& e) {
+      return e.message();
+    }
+    return std::nullopt;
+  };
+  const std::optional<std::string> message = problem(values);
+  if (!message) return;
+  std::map<std::string, std::string> defaults;
+  for (const auto& o : pass.options) defaults[o.name] = o.default_value;
+  // The pass's message may quote a value as written.
+  const std::string text = printable(*message, kEchoMaxChars * 10);
+  for (const auto& [key, col] : given) {
+    std::map<std::string, std::string> alone = defaults;
+    alone[key] = values.at(key);
+    if (problem(alone)) throw Error(at_col(col), text);
+  }
+  throw Error(at_col(pass_col), text);
 }
 
 void parse_into(const std::string& text, size_t base, std::vector<PipelineStep>& out, int depth) {
@@ -90,7 +171,7 @@ void parse_into(const std::string& text, size_t base, std::vector<PipelineStep>&
       ++i;
     std::string name = text.substr(start, i - start);
     if (name.empty())
-      throw Error(at_col(base + i), i < text.size() ? "expected a pass name, found '" + std::string(1, text[i]) + "'"
+      throw Error(at_col(base + i), i < text.size() ? "expected a pass name, found '" + printable(std::string(1, text[i])) + "'"
                                                     : "expected a pass name after ','");
     const PassInfo* pass = find_pass(name);
     const NamedPipeline* named = nullptr;
@@ -100,9 +181,10 @@ void parse_into(const std::string& text, size_t base, std::vector<PipelineStep>&
       std::string known;
       for (const auto& p : named_pipelines()) known += (known.empty() ? "" : ", ") + p.name;
       for (const auto& p : pass_registry()) known += ", " + p.name;
-      throw Error(at_col(base + start), "unknown pass '" + name + "' (known: " + known + ")");
+      throw Error(at_col(base + start), "unknown pass '" + printable(name) + "' (known: " + known + ")");
     }
     std::map<std::string, std::string> values;
+    std::vector<std::pair<std::string, size_t>> given;  // options written, with their columns
     if (pass)
       for (const auto& o : pass->options) values[o.name] = o.default_value;
     skip_ws();
@@ -117,6 +199,7 @@ void parse_into(const std::string& text, size_t base, std::vector<PipelineStep>&
           ++i;
         std::string key = text.substr(kstart, i - kstart);
         if (key.empty()) throw Error(at_col(base + i), "expected an option name in '" + name + "{...}'");
+        const size_t key_col = base + kstart;
         skip_ws();
         std::string value;
         bool has_value = false;
@@ -129,7 +212,8 @@ void parse_into(const std::string& text, size_t base, std::vector<PipelineStep>&
           value = text.substr(vstart, i - vstart);
           has_value = true;
         }
-        values[key] = check_option(*pass, key, has_value ? &value : nullptr, base + kstart);
+        values[key] = check_option(*pass, key, has_value ? &value : nullptr, key_col);
+        given.emplace_back(key, key_col);
         skip_ws();
         if (i < text.size() && text[i] == ',') {
           ++i;
@@ -145,11 +229,13 @@ void parse_into(const std::string& text, size_t base, std::vector<PipelineStep>&
     if (named) {
       parse_into(named->expansion, base + start, out, depth + 1);
     } else {
-      out.push_back({pass, PassOptions(values), text.substr(start, i - start)});
+      check_values(*pass, values, given, base + start);
+      out.push_back({located_pass(*pass, base + start), PassOptions(values), text.substr(start, i - start)});
     }
     skip_ws();
     if (i == text.size()) break;
-    if (text[i] != ',') throw Error(at_col(base + i), "expected ',' between passes, found '" + std::string(1, text[i]) + "'");
+    if (text[i] != ',')
+      throw Error(at_col(base + i), "expected ',' between passes, found '" + printable(std::string(1, text[i])) + "'");
     ++i;
   }
 }

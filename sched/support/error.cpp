@@ -32,4 +32,29 @@ Error::Error(SourceLoc loc, const std::string& message)
 
 std::string format_error(const Error& e) { return e.what(); }
 
+std::string printable(const std::string& text, size_t max_chars) {
+  std::string out;
+  size_t shown = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (shown == max_chars) return out + "...";
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c < 0x20 || c >= 0x7f) {
+      static const char* hex = "0123456789abcdef";
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+    ++shown;
+  }
+  return out;
+}
+
 }  // namespace tandem

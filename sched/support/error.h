@@ -35,4 +35,10 @@ class Error : public std::runtime_error {
 // "file:line:col: error: message", the one line every user error prints.
 std::string format_error(const Error& e);
 
+// User text echoed in a message: control characters and bytes that are not printable ASCII
+// escaped (\n, \t, \x01, \xc3), and cut to `max_chars` characters with "..." after the cut,
+// so that every message stays one readable line.
+constexpr size_t kEchoMaxChars = 40;
+std::string printable(const std::string& text, size_t max_chars = kEchoMaxChars);
+
 }  // namespace tandem

@@ -2,13 +2,14 @@
 
 #include <cmath>
 
+#include "sched/support/output.h"
+
 namespace tandem {
 
 YamlFile::YamlFile(const std::string& path, const std::string& what) : path_(path), file_(intern_file_name(path)) {
+  const std::string text = read_input_file(path_, what);  // an Error for a directory, too
   try {
-    root_ = YAML::LoadFile(path_);
-  } catch (const YAML::BadFile&) {
-    throw Error(SourceLoc{file_, 0, 0}, "cannot open " + what);
+    root_ = YAML::Load(text);
   } catch (const YAML::ParserException& e) {
     throw Error(SourceLoc{file_, e.mark.line + 1, e.mark.column + 1}, "malformed YAML: " + e.msg);
   }

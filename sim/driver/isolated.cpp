@@ -1,14 +1,19 @@
 #include "sim/driver/isolated.h"
 
 #include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
-#include <vector>
+#include <sstream>
 #include <stdexcept>
+#include <vector>
 
 #include "sched/support/error.h"
 
@@ -44,9 +49,13 @@ Child spawn(const std::function<std::string()>& job) {
   int fd[2];
   if (::pipe(fd) != 0) throw std::runtime_error("pipe failed");
   std::fflush(nullptr);
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
+    // Dies with the parent: an interrupted sweep (SIGTERM, SIGKILL) leaves no point running.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) _exit(1);
     ::close(fd[0]);
     std::string answer;
     try {
@@ -94,6 +103,13 @@ IsolatedOutcome outcome_of(const std::function<std::string()>& produce) {
   return o;
 }
 
+IsolatedOutcome run_isolated_outcome(const std::function<std::string()>& job, double timeout_s) {
+  IsolatedOutcome out;
+  run_isolated_pool(
+      1, 1, [&](size_t) { return job(); }, [&](size_t, const IsolatedOutcome& o) { out = o; }, timeout_s);
+  return out;
+}
+
 std::string run_isolated(const std::function<std::string()>& job) {
   const Child child = spawn(job);
   std::string answer = read_all(child.fd);
@@ -104,22 +120,53 @@ std::string run_isolated(const std::function<std::string()>& job) {
 }
 
 void run_isolated_pool(size_t count, int parallel, const std::function<std::string(size_t)>& job,
-                       const std::function<void(size_t, const IsolatedOutcome&)>& done) {
+                       const std::function<void(size_t, const IsolatedOutcome&)>& done, double timeout_s) {
+  using Clock = std::chrono::steady_clock;
   struct Running {
     size_t index;
     Child child;
     std::string answer;
+    Clock::time_point deadline;
   };
+  const bool limited = timeout_s > 0;
+  const auto limit = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limited ? timeout_s : 0));
   std::vector<Running> running;
   size_t next = 0;
   while (next < count || !running.empty()) {
     while (next < count && static_cast<int>(running.size()) < std::max(1, parallel)) {
       const size_t i = next++;
-      running.push_back({i, spawn([&job, i] { return job(i); }), ""});
+      running.push_back({i, spawn([&job, i] { return job(i); }), "", Clock::now() + limit});
+    }
+    // A child past its deadline is killed; its outcome says so.
+    if (limited) {
+      const Clock::time_point now = Clock::now();
+      for (size_t k = running.size(); k-- > 0;) {
+        if (running[k].deadline > now) continue;
+        Running r = std::move(running[k]);
+        running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
+        ::kill(r.child.pid, SIGKILL);
+        ::close(r.child.fd);
+        int status = 0;
+        ::waitpid(r.child.pid, &status, 0);
+        IsolatedOutcome o;
+        o.timed_out = true;
+        std::ostringstream text;
+        text << "timed out after " << timeout_s << " s";
+        o.error = text.str();
+        done(r.index, o);
+      }
+      if (running.empty()) continue;
+    }
+    int wait_ms = -1;
+    if (limited) {
+      Clock::time_point first = running[0].deadline;
+      for (const Running& r : running) first = std::min(first, r.deadline);
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(first - Clock::now()).count();
+      wait_ms = static_cast<int>(std::clamp<long long>(left + 1, 0, 60 * 1000));
     }
     std::vector<pollfd> fds;
     for (const Running& r : running) fds.push_back({r.child.fd, POLLIN, 0});
-    if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) throw std::runtime_error("poll failed");
+    if (::poll(fds.data(), fds.size(), wait_ms) < 0 && errno != EINTR) throw std::runtime_error("poll failed");
     for (size_t k = fds.size(); k-- > 0;) {
       if (!(fds[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       Running& r = running[k];

@@ -1,10 +1,13 @@
 #include "sim/driver/simulator.h"
 
+#include <cctype>
 #include <memory>
 #include <stdexcept>
 
 #include <systemc>
 
+#include "sched/support/error.h"
+#include "sched/support/log.h"
 #include "sim/units/compute_engine.h"
 #include "sim/units/core_barrier.h"
 #include "sim/units/dma_queue.h"
@@ -16,13 +19,40 @@
 
 namespace tandem {
 
-SimResult simulate(const SimProgram& p, const SimOptions& options) {
-  static bool elaborated = false;
-  if (elaborated) throw std::logic_error("simulate() runs once per process (SystemC elaborates once)");
-  elaborated = true;
+namespace {
 
+// SystemC's reports never reach stdout (it carries only the requested output): information
+// goes to the debug log, warnings to the log on stderr, and errors and fatal errors are thrown
+// as the report, which simulate() turns into one line.
+void report_handler(const sc_core::sc_report& r, const sc_core::sc_actions& actions) {
+  using namespace sc_core;
+  const std::string text = std::string(r.get_msg_type()) + ": " + r.get_msg();
+  if (r.get_severity() == SC_INFO) logger("systemc")->debug("{}", printable(text, 400));
+  if (r.get_severity() == SC_WARNING) logger("systemc")->warn("{}", printable(text, 400));
+  sc_actions rest = actions & ~(SC_DISPLAY | SC_LOG);
+  if (r.get_severity() >= SC_ERROR) rest = (rest & ~(SC_ABORT | SC_STOP | SC_INTERRUPT)) | SC_THROW;
+  sc_report_handler::default_handler(r, rest);
+}
+
+// SystemC object names may not hold '.' (or spaces); kernel names may ('%separation_barrier.1').
+std::string systemc_name(const std::string& name) {
+  std::string out;
+  for (char c : name) out += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
+  return out;
+}
+
+// The context (and through it the ledger, the checker and the barriers) stays reachable for
+// the whole process, also when no module refers to it (an empty kernel): not a leak.
+SimContext* volatile g_context = nullptr;
+
+[[noreturn]] void rethrow_systemc(const sc_core::sc_report& r) {
+  throw std::runtime_error("SystemC " + std::string(r.get_msg_type()) + ": " + printable(r.get_msg(), 400));
+}
+
+SimResult run_simulation(const SimProgram& p, const SimOptions& options) {
   // The modules live until the process ends: SystemC does not support tearing a design down.
-  auto* ctx = new SimContext{p, options.perturb_seed, options.perturb_spread, {}, {}, nullptr, nullptr, nullptr, {}};
+  auto* ctx = new SimContext{p, options.perturb_seed, options.perturb_spread, {}, {}, nullptr, nullptr, nullptr, {}, {}};
+  g_context = ctx;
   std::unique_ptr<TraceWriter> trace;
   if (!options.trace_path.empty()) {
     trace = std::make_unique<TraceWriter>(options.trace_path, p);
@@ -34,21 +64,23 @@ SimResult simulate(const SimProgram& p, const SimOptions& options) {
   ctx->barriers.assign(p.insts.size(), nullptr);
   for (const SimInst& inst : p.insts)
     if (inst.is_barrier && !inst.units.empty())
-      ctx->barriers[static_cast<size_t>(inst.id)] = new CoreBarrier(("barrier_" + inst.name.substr(1)).c_str(), inst);
+      ctx->barriers[static_cast<size_t>(inst.id)] =
+          new CoreBarrier(("barrier_" + std::to_string(inst.id) + "_" + systemc_name(inst.name.substr(1))).c_str(), inst);
   if (p.model->dma.engines > 0) ctx->dma = new DmaSystem("dma", p.model->dma);
   if (!p.ports.empty()) ctx->ports = new PortArbiter("ports", p.ports.size());
   for (size_t u = 0; u < p.units.size(); ++u) {
     const SimUnit& unit = p.units[u];
     if (unit.kind == UnitKind::DmaQueue)
-      ctx->units.push_back(new DmaQueue(unit.name.c_str(), *ctx, static_cast<int>(u)));
+      ctx->units.push_back(new DmaQueue(systemc_name(unit.name).c_str(), *ctx, static_cast<int>(u)));
     else
-      ctx->units.push_back(new ComputeEngine(unit.name.c_str(), *ctx, static_cast<int>(u)));
+      ctx->units.push_back(new ComputeEngine(systemc_name(unit.name).c_str(), *ctx, static_cast<int>(u)));
   }
   auto* checker = options.check_races ? new RaceChecker(p) : nullptr;
   auto* ledger = new Ledger(*ctx, options.iterations_kept, options.capture_timeline, trace.get(), checker);
   ctx->observer = ledger;
 
   sc_core::sc_start();
+  if (ctx->failure) std::rethrow_exception(ctx->failure);
 
   std::string stuck;
   for (StreamUnit* u : ctx->units)
@@ -68,6 +100,20 @@ SimResult simulate(const SimProgram& p, const SimOptions& options) {
     throw std::logic_error("simulated time " + std::to_string(r.total_ps) + " ps is below the model's lower bound " +
                            std::to_string(r.lower_bound_ps) + " ps (" + r.lower_bound_resource + ")");
   return r;
+}
+
+}  // namespace
+
+SimResult simulate(const SimProgram& p, const SimOptions& options) {
+  static bool elaborated = false;
+  if (elaborated) throw std::logic_error("simulate() runs once per process (SystemC elaborates once)");
+  elaborated = true;
+  sc_core::sc_report_handler::set_handler(report_handler);
+  try {
+    return run_simulation(p, options);
+  } catch (const sc_core::sc_report& r) {
+    rethrow_systemc(r);
+  }
 }
 
 }  // namespace tandem

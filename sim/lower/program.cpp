@@ -57,6 +57,7 @@ class Lowering {
   }
 
   SimProgram run() {
+    check_counts();
     check_capacity();
     order_ = k_.program_order();
     pos_.assign(k_.insts.size(), -1);
@@ -350,6 +351,26 @@ class Lowering {
   // Every tensor is live for the whole kernel (static allocation): the spaces must hold them.
   void check_capacity() const {
     if (auto problem = find_capacity_problem(k_)) throw Error(problem->loc, problem->message);
+  }
+
+  // The counts below (dynamic instructions, sequence numbers) are exact in 64 bits when the
+  // kernel stays within kMaxDynamicCount, as the parser checked; a pass may have grown it.
+  void check_counts() const { (void)checked_block_size(k_.body); }
+
+  __int128 checked_block_size(const std::vector<Stmt>& block) const {
+    __int128 n = 0;
+    for (const Stmt& st : block) {
+      if (st.kind == Stmt::kInst) {
+        ++n;
+        continue;
+      }
+      const Loop& l = k_.loops[static_cast<size_t>(st.id)];
+      n += static_cast<__int128>(l.trip_count()) * (checked_block_size(l.body) + 1);
+      if (n > kMaxDynamicCount)
+        throw Error(l.loc, "loop " + l.iv + " makes the kernel run more than 2^" + std::to_string(kMaxDynamicCountLog2) +
+                               " dynamic instructions and loop iterations (the limit)");
+    }
+    return n;
   }
 
   // Dynamic instructions one execution of `block` runs.

@@ -4,8 +4,6 @@
 #include <cinttypes>
 #include <map>
 
-#include <unistd.h>
-
 #include "sched/support/error.h"
 #include "sched/target/target.h"
 
@@ -34,9 +32,7 @@ constexpr int kBarrierTrack = 0;  // tids: 0 barriers, unit + 1 for units
 }  // namespace
 
 TraceWriter::TraceWriter(const std::string& path, const SimProgram& program)
-    : path_(path), tmp_(path + ".tmp." + std::to_string(::getpid())), p_(program) {
-  out_ = std::fopen(tmp_.c_str(), "w");
-  if (!out_) throw Error(SourceLoc{intern_file_name(path), 0, 0}, "cannot write trace file");
+    : file_(path), p_(program), out_(file_.stream()) {
   std::fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", out_);
   event("{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":" +
         quoted("@" + program.kernel->name + " on " + program.model->name) + "}}");
@@ -46,13 +42,6 @@ TraceWriter::TraceWriter(const std::string& path, const SimProgram& program)
     event("{\"ph\":\"M\",\"pid\":1,\"tid\":" + tid + ",\"name\":\"thread_name\",\"args\":{\"name\":" +
           quoted(program.units[u].name) + "}}");
     event("{\"ph\":\"M\",\"pid\":1,\"tid\":" + tid + ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":" + tid + "}}");
-  }
-}
-
-TraceWriter::~TraceWriter() {
-  if (out_) {
-    std::fclose(out_);
-    std::remove(tmp_.c_str());
   }
 }
 
@@ -160,13 +149,8 @@ void TraceWriter::finish() {
     }
   }
   std::fputs("\n]}\n", out_);
-  const bool ok = std::fflush(out_) == 0 && !std::ferror(out_);
-  std::fclose(out_);
   out_ = nullptr;
-  if (!ok || std::rename(tmp_.c_str(), path_.c_str()) != 0) {
-    std::remove(tmp_.c_str());
-    throw Error(SourceLoc{intern_file_name(path_), 0, 0}, "cannot finish the trace file");
-  }
+  file_.commit();
 }
 
 }  // namespace tandem

@@ -3,6 +3,7 @@
 // modules hold a reference; it is never freed (one simulation per process, docs/metrics.md).
 #pragma once
 
+#include <exception>
 #include <memory>
 #include <vector>
 
@@ -27,6 +28,9 @@ struct SimContext {
   PortArbiter* ports = nullptr;                        // access conflicts, if the model has any
   InstanceObserver* observer = nullptr;                // the ledger (sim/observe/)
   std::vector<StreamUnit*> units;
+  // The first exception a unit's thread raised: the unit stops the simulation, and simulate()
+  // rethrows it as it was (a user Error stays one), never as SystemC's E549 report.
+  std::exception_ptr failure;
 };
 
 }  // namespace tandem

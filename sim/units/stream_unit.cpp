@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "sched/support/error.h"
 #include "sim/units/core_barrier.h"
 #include "sim/units/observer.h"
 
@@ -22,7 +23,15 @@ StreamUnit::StreamUnit(sc_core::sc_module_name name, SimContext& ctx, int index)
 }
 
 void StreamUnit::thread() {
-  walk(ctx_.program.walks[static_cast<size_t>(index_)]);
+  try {
+    walk(ctx_.program.walks[static_cast<size_t>(index_)]);
+  } catch (const sc_core::sc_unwind_exception&) {
+    throw;  // SystemC's own unwinding of a killed process
+  } catch (...) {
+    if (!ctx_.failure) ctx_.failure = std::current_exception();
+    sc_core::sc_stop();
+    return;
+  }
   state_ = State::Done;
   // Nothing this unit's instructions would read can matter any more.
   for (auto& s : ctx_.semaphores) {
@@ -69,8 +78,10 @@ Picos StreamUnit::wait_inputs(const SimInst& inst, InstanceRecord& r) {
     if (s.spec().key_loop != kNoId) s.release_below(key);
     if (!needed) continue;
     while (!s.available(key)) {
-      if (s.producer_unit() == index_)
-        throw std::logic_error("semaphore " + inst.name + " waits on its own unit for a value not produced yet");
+      if (s.producer_unit() == index_)  // it would wait for itself: the same deadlock the ledger reports
+        throw Error("the schedule deadlocks: " + ctx_.program.units[static_cast<size_t>(index_)].name + " at " +
+                    inst.name + " waits for " + ctx_.program.insts[static_cast<size_t>(s.spec().src)].name +
+                    ", which the same unit runs only after it");
       state_ = State::WaitingData;
       blocked_on_ = &s;
       s.consumer_waiting_ = true;

@@ -8,7 +8,7 @@ config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".kir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py.in", "expect_error.py", "expect_exit.py", "check_trace.py",
-                   "check_report.py"]
+                   "check_report.py", "with_reader.py", "interrupt.py"]
 
 config.substitutions.append(("%tandem", config.tandem_bin))
 config.substitutions.append(("%workloads", os.path.join(config.source_root, "workloads")))
@@ -18,6 +18,18 @@ config.substitutions.append(("FileCheck", config.filecheck))
 config.substitutions.append(("%expect-error", "python3 " + os.path.join(config.test_source_root, "expect_error.py")))
 config.substitutions.append(("%expect-exit", "python3 " + os.path.join(config.test_source_root, "expect_exit.py")))
 config.substitutions.append(("%check-trace", "python3 " + os.path.join(config.test_source_root, "check_trace.py")))
+config.substitutions.append(("%with-reader", "python3 " + os.path.join(config.test_source_root, "with_reader.py")))
+config.substitutions.append(("%interrupt", "python3 " + os.path.join(config.test_source_root, "interrupt.py")))
+
+# `REQUIRES: mknod` tests make their own character device (as root, where the container allows it).
+import stat
+import tempfile
+with tempfile.TemporaryDirectory() as d:
+    try:
+        os.mknod(os.path.join(d, "null"), 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        config.available_features.add("mknod")
+    except OSError:
+        pass
 config.environment["SYSTEMC_DISABLE_COPYRIGHT_MESSAGE"] = "1"
 
 # `REQUIRES: chromium` tests load HTML reports in headless Chromium (scripts/setup installs it).

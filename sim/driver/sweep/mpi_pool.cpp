@@ -13,10 +13,10 @@ namespace {
 constexpr int kResultTag = 1;  // worker -> 0: "" (ready) or a result; 0 -> worker never uses it
 constexpr int kPointTag = 2;   // 0 -> worker: a point number, or -1 to stop
 
-// A result on the wire: 'o' output, 'e' user error, 'x' internal error; then the point
-// number, a newline and the text.
+// A result on the wire: 'o' output, 'e' user error, 'x' internal error, 't' timed out; then
+// the point number, a newline and the text.
 std::string encode(size_t point, const IsolatedOutcome& o) {
-  const char kind = o.ok ? 'o' : (o.internal ? 'x' : 'e');
+  const char kind = o.ok ? 'o' : o.timed_out ? 't' : (o.internal ? 'x' : 'e');
   return std::string(1, kind) + std::to_string(point) + "\n" + (o.ok ? o.output : o.error);
 }
 
@@ -26,6 +26,7 @@ IsolatedOutcome decode(const std::string& s, size_t* point) {
   IsolatedOutcome o;
   o.ok = s[0] == 'o';
   o.internal = s[0] == 'x';
+  o.timed_out = s[0] == 't';
   (o.ok ? o.output : o.error) = s.substr(nl + 1);
   return o;
 }
@@ -68,7 +69,7 @@ void MpiPool::coordinate(const std::vector<size_t>& points, const std::function<
   if (received != points.size()) throw std::logic_error("MPI sweep: results missing");
 }
 
-void MpiPool::work(const std::function<std::string(size_t)>& job) {
+void MpiPool::work(const std::function<std::string(size_t)>& job, double timeout_s) {
   std::string message;  // the first request carries no result
   for (;;) {
     MPI_Send(message.data(), static_cast<int>(message.size()), MPI_CHAR, 0, kResultTag, MPI_COMM_WORLD);
@@ -76,7 +77,7 @@ void MpiPool::work(const std::function<std::string(size_t)>& job) {
     MPI_Recv(&point, 1, MPI_LONG_LONG, 0, kPointTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     if (point < 0) return;
     message = encode(static_cast<size_t>(point),
-                     outcome_of([&] { return run_isolated([&] { return job(static_cast<size_t>(point)); }); }));
+                     run_isolated_outcome([&] { return job(static_cast<size_t>(point)); }, timeout_s));
   }
 }
 

@@ -27,8 +27,9 @@ class MpiPool {
 
   // Rank 0: runs `points` on the other ranks and calls done(point, outcome) as each returns.
   void coordinate(const std::vector<size_t>& points, const std::function<void(size_t, const IsolatedOutcome&)>& done);
-  // The other ranks: run job(point) for each point rank 0 sends, until it says stop.
-  void work(const std::function<std::string(size_t)>& job);
+  // The other ranks: run job(point) for each point rank 0 sends, until it says stop; a point
+  // still running after `timeout_s` seconds (0: no limit) is killed and reported timed out.
+  void work(const std::function<std::string(size_t)>& job, double timeout_s);
 
  private:
   int rank_ = 0, size_ = 1;

@@ -111,7 +111,7 @@ int run_sweep(const SweepRun& args) {
   std::unique_ptr<MpiPool> mpi;
   if (launched_under_mpi()) mpi = std::make_unique<MpiPool>();
   if (mpi && mpi->rank() != 0) {
-    mpi->work(job);
+    mpi->work(job, args.point_timeout);
     return 0;
   }
 #endif
@@ -120,8 +120,16 @@ int run_sweep(const SweepRun& args) {
   const std::string out = args.out.empty() ? std::filesystem::path(args.file).stem().string() + ".csv" : args.out;
   if (std::filesystem::exists(out) && !std::filesystem::is_regular_file(out))
     throw Error("-o " + out + ": the CSV must be a regular file (it is appended to, then rewritten sorted)");
+  if (args.resume) {
+    // A row cut by an interrupted write (no newline at its end) is dropped; its point runs again.
+    const std::string torn = drop_torn_row(out);
+    if (!torn.empty())
+      std::fprintf(stderr, "sweep: --resume: dropped the torn last row of %s ('%s'); its point runs again\n", out.c_str(),
+                   printable(torn).c_str());
+  }
   const std::set<size_t> done = args.resume ? table.done_points(out) : std::set<size_t>{};
-  if (!args.resume || !std::filesystem::exists(out)) std::ofstream(out, std::ios::trunc) << table.header() << "\n";
+  if (!args.resume || !std::filesystem::exists(out) || std::filesystem::is_empty(out))
+    std::ofstream(out, std::ios::trunc) << table.header() << "\n";
   std::vector<size_t> todo;
   for (size_t p = 0; p < spec.size(); ++p)
     if (!done.count(p)) todo.push_back(p);
@@ -139,7 +147,8 @@ int run_sweep(const SweepRun& args) {
     std::string row;
     bool ok = o.ok;
     if (!o.ok) {
-      row = table.row(point, o.internal ? "internal-error" : "error", "", o.error);
+      row = table.row(point, o.timed_out ? "timeout" : o.internal ? "internal-error" : "error", "",
+                      o.timed_out ? o.error + " (--point-timeout)" : o.error);
     } else if (!o.output.empty() && o.output[0] == 'm') {
       row = table.row(point, "miscompiled", "", o.output.substr(1));
       ok = false;
@@ -160,8 +169,9 @@ int run_sweep(const SweepRun& args) {
     mpi->coordinate(todo, record);
   else
 #endif
-    run_isolated_pool(todo.size(), args.jobs, [&](size_t i) { return job(todo[i]); },
-                      [&](size_t i, const IsolatedOutcome& o) { record(todo[i], o); });
+    run_isolated_pool(
+        todo.size(), args.jobs, [&](size_t i) { return job(todo[i]); },
+        [&](size_t i, const IsolatedOutcome& o) { record(todo[i], o); }, args.point_timeout);
   std::fclose(csv);
   progress.finish();
   sort_csv_rows(out);

@@ -15,6 +15,7 @@ struct SweepRun {
   bool progress = false;  // progress lines even off a terminal
   std::string report;     // an HTML report too, if set
   bool verify = false;    // the translation validator checks every point's pipeline (also `verify: true` in the file)
+  double point_timeout = 3600;  // seconds a point may run before it is killed (status timeout); 0: no limit
 };
 
 // From the rows of the finished CSV: 2 when a point failed with an internal error, else 1

@@ -1,7 +1,10 @@
 #include "sim/driver/sweep/sweep_table.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 
@@ -130,6 +133,19 @@ std::map<std::string, size_t> SweepTable::status_counts(const std::string& csv) 
     ++counts[value];
   }
   return counts;
+}
+
+std::string drop_torn_row(const std::string& csv) {
+  std::ifstream in(csv, std::ios::binary);
+  if (!in) return "";
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  in.close();
+  if (text.empty() || text.back() == '\n') return "";
+  const size_t keep = text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1;
+  std::error_code ec;
+  std::filesystem::resize_file(csv, keep, ec);
+  if (ec) throw Error(SourceLoc{intern_file_name(csv), 0, 0}, "--resume: cannot drop the torn last row: " + ec.message());
+  return text.substr(keep);
 }
 
 void sort_csv_rows(const std::string& path) {

@@ -36,6 +36,10 @@ class SweepTable {
   std::vector<std::string> metric_columns_;
 };
 
+// --resume after an interrupted row write: a last row without its newline is cut off the
+// file (rows never hold a newline). Returns that row's text, or "" when the file ends whole.
+std::string drop_torn_row(const std::string& csv);
+
 // Rewrites a CSV with its rows sorted by their first field (the point), atomically.
 void sort_csv_rows(const std::string& path);
 

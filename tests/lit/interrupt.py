@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Starts CMD, waits until a file matching PATTERN (a glob) exists, sends it SIGNAL (INT or
+TERM) and waits for it to end. Prints how it ended ("killed by SIGINT" or "exit N") for
+FileCheck; exits 1 when no such file appeared within a minute.
+With --children, also waits until CMD has a child process before the signal, and after CMD
+ended prints whether its children ended too ("children: gone" or "children: N left", within
+ten seconds; the ones left are killed).
+Usage: interrupt.py [--children] SIGNAL PATTERN CMD ARGS..."""
+import glob
+import os
+import signal
+import subprocess
+import sys
+import time
+
+args = sys.argv[1:]
+children = args[0] == "--children"
+if children:
+    args = args[1:]
+sig = getattr(signal, "SIG" + args[0])
+pattern = args[1]
+
+
+def children_of(pid):
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # pid (comm) state ppid ...: comm may hold spaces, so split after its ')'.
+        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            found.append(int(entry))
+    return found
+
+
+# lit's workers ignore SIGINT, and an ignored signal stays ignored across exec: restore it.
+proc = subprocess.Popen(args[2:], stdout=subprocess.DEVNULL,
+                        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+deadline = time.time() + 60
+while not glob.glob(pattern) or (children and not children_of(proc.pid)):
+    if proc.poll() is not None or time.time() > deadline:
+        proc.kill()
+        print(f"interrupt: no file matching {pattern}" + (" or no child" if children else "") + " appeared",
+              file=sys.stderr)
+        sys.exit(1)
+    time.sleep(0.05)
+kids = children_of(proc.pid) if children else []
+proc.send_signal(sig)
+try:
+    code = proc.wait(timeout=60)
+except subprocess.TimeoutExpired:
+    proc.kill()
+    print(f"interrupt: still running a minute after {signal.Signals(sig).name}", file=sys.stderr)
+    sys.exit(1)
+print(f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit {code}")
+if children:
+    def alive(pid):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+        except OSError:
+            return False
+    deadline = time.time() + 10
+    while any(alive(k) for k in kids) and time.time() < deadline:
+        time.sleep(0.05)
+    left = [k for k in kids if alive(k)]
+    for k in left:
+        os.kill(k, signal.SIGKILL)
+    print("children: gone" if not left else f"children: {len(left)} left")
