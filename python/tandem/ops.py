@@ -326,7 +326,7 @@ def reduce(op, data, axis, keepdims=False, negate=False, dtype=None, dst=None):
     name = op_name(op, REDUCE_OPS, "reduce op")
     axes = _axes(axis, len(x.shape))
     shape = [1 if i in axes else s for i, s in enumerate(x.shape) if keepdims or i not in axes]
-    out = result(dst, shape, to_dtype(dtype) if dtype is not None else x.dtype, "sbuf", "red")
+    out = result(dst, shape, to_dtype(dtype) if dtype is not None else x.dtype, "sbuf", name)
     if out.partitions() != x.partitions():
         fail(f"the destination %{out.name}{list(out.shape)} does not have the data's {x.partitions()} partitions")
     attrs = [("op", name)]
@@ -351,7 +351,7 @@ def iota(dst: Tile, engine=None):
 
 def allocate(shape, dtype, buffer, name, fill=None):
     """nl.ndarray / nl.zeros / nl.full: a tensor in SBUF, PSUM or HBM."""
-    from .tracer import Buffer, ParDim, user_location, assigned_name
+    from .tracer import Buffer, ParDim, user_location, value_name
 
     ctx = current()
     if buffer is None:
@@ -379,7 +379,7 @@ def allocate(shape, dtype, buffer, name, fill=None):
         order = [p] + [i for i in range(len(sizes)) if i != p]  # .kir dimension -> logical dimension
         perm = [order.index(i) for i in range(len(sizes))]
     loc = user_location()
-    hint = name or assigned_name(loc) or ("out" if buffer.space == "dram" else "t")
+    hint = name or value_name("out" if buffer.space == "dram" else "t")
     dt = to_dtype(dtype) if dtype is not None else F32
     t = ctx.declare(sizes, dt, buffer.space, hint, loc, False, ctx.call, perm)
     if fill is not None:

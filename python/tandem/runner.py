@@ -137,6 +137,15 @@ def _models_dir() -> str:
     return env if env else os.path.join(_CHECKOUT, "models")
 
 
+def _document(stdout: str) -> dict:
+    """The JSON document on stdout. SystemC may print warnings (`Warning: (W506) ...`) to
+    stdout before it; the document starts at the first line that is `{`."""
+    start = 0 if stdout.startswith("{") else stdout.find("\n{") + 1
+    if start == 0 and not stdout.startswith("{"):
+        raise TandemError(f"tandem printed no JSON document: {stdout[:200]!r}", returncode=-1)
+    return json.loads(stdout[start:])
+
+
 def _run(cmd: List[str], timeout):
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
 
@@ -175,7 +184,7 @@ def simulate(kernel, *args, hw: Optional[str] = None, passes: str = "default", t
         proc = _run(cmd, timeout)
         if proc.returncode not in (0, 3):
             raise _error(proc, cmd, src.path, src.traced)
-        result = SimResult(json.loads(proc.stdout), src.traced, passes, hw)
+        result = SimResult(_document(proc.stdout), src.traced, passes, hw)
         if proc.returncode == 3:
             if races == "return":
                 return result
@@ -196,7 +205,7 @@ def ab(kernel, *args, a: str = "none", b: str = "default", hw: Optional[str] = N
         proc = _run(cmd, timeout)
         if proc.returncode != 0:
             raise _error(proc, cmd, src.path, src.traced)
-        return ABResult(json.loads(proc.stdout), src.traced)
+        return ABResult(_document(proc.stdout), src.traced)
     finally:
         src.close()
 

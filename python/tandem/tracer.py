@@ -16,6 +16,7 @@ Anything the tracer cannot express exactly raises `TraceError` naming the call a
 file:line:col of the user's code; it never emits a kernel that means something else.
 """
 
+import ast
 import inspect
 import linecache
 import os
@@ -65,23 +66,72 @@ def user_frame():
     return frame
 
 
-def frame_location(frame) -> Optional[Location]:
-    if frame is None:
-        return None
-    line, col = frame.f_lineno, 0
+def _position(frame):
+    """(line, col, end_line, end_col) of the bytecode the frame is executing (cols 0-based),
+    or None (Python < 3.11 has no columns)."""
     try:
         positions = list(frame.f_code.co_positions())
         pos = positions[frame.f_lasti // 2] if frame.f_lasti >= 0 else None
-        if pos and pos[0] is not None:
-            line = pos[0]
-            col = (pos[2] + 1) if pos[2] is not None else 0
-    except (AttributeError, IndexError):  # Python < 3.11: no columns
-        pass
-    return Location(frame.f_code.co_filename, line, col)
+    except (AttributeError, IndexError):
+        return None
+    if not pos or pos[0] is None or pos[2] is None:
+        return None
+    return pos
+
+
+def frame_location(frame) -> Optional[Location]:
+    if frame is None:
+        return None
+    pos = _position(frame)
+    if pos is None:
+        return Location(frame.f_code.co_filename, frame.f_lineno, 0)
+    return Location(frame.f_code.co_filename, pos[0], pos[2] + 1)
 
 
 def user_location() -> Optional[Location]:
     return frame_location(user_frame())
+
+
+_ASSIGNMENTS = {}
+
+
+def _assignments(filename: str):
+    """(value span, target name) of every `name = value` in a source file."""
+    if filename not in _ASSIGNMENTS:
+        found = []
+        try:
+            tree = ast.parse("".join(linecache.getlines(filename)))
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                    target = node.targets[0]
+                elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                    target = node.target
+                else:
+                    continue
+                if isinstance(target, ast.Name):
+                    v = node.value
+                    found.append(((v.lineno, v.col_offset), (v.end_lineno, v.end_col_offset), target.id))
+        except (SyntaxError, ValueError):
+            pass
+        _ASSIGNMENTS[filename] = found
+    return _ASSIGNMENTS[filename]
+
+
+def value_name(hint: str) -> str:
+    """A name for the value the user's current expression makes: `x` for the whole of
+    `x = ...`, `x.hint` for a part of it, else `hint`."""
+    frame = user_frame()
+    pos = _position(frame) if frame is not None else None
+    if pos is None:
+        return hint
+    start, end = (pos[0], pos[2]), (pos[1], pos[3])
+    best = None
+    for vstart, vend, name in _assignments(frame.f_code.co_filename):
+        if (vstart, vend) == (start, end):
+            return name
+        if vstart <= start and end <= vend and (best is None or vstart >= best[0]):
+            best = (vstart, name)
+    return f"{best[1]}.{hint}" if best else hint
 
 
 def fail(message: str, call: Optional[str] = None):
@@ -91,7 +141,6 @@ def fail(message: str, call: Optional[str] = None):
     raise TraceError(message, user_location(), call)
 
 
-_ASSIGN = re.compile(r"^\s*([A-Za-z_]\w*)\s*(?::[^=]*)?=(?!=)")
 _FOR = re.compile(r"^\s*(?:async\s+)?for\s+([A-Za-z_]\w*)\s+in\b")
 
 
@@ -99,12 +148,6 @@ def _source_line(loc: Optional[Location]) -> str:
     if loc is None:
         return ""
     return linecache.getline(loc.filename, loc.line)
-
-
-def assigned_name(loc: Optional[Location]) -> Optional[str]:
-    """`x` when the user's line reads `x = ...` (names the tensor a call returns)."""
-    m = _ASSIGN.match(_source_line(loc))
-    return m.group(1) if m else None
 
 
 def loop_name(loc: Optional[Location]) -> Optional[str]:
@@ -871,8 +914,7 @@ class Context:
         return Tile(buf, index, list(perm))
 
     def temp(self, shape, dtype: DType, space: str, hint: str) -> Tile:
-        loc = user_location()
-        return self.declare(shape, dtype, space, assigned_name(loc) or hint, loc, True, self.call)
+        return self.declare(shape, dtype, space, value_name(hint), user_location(), True, self.call)
 
     # -- checks
     def check_live(self, t: Tile, writing: bool):
