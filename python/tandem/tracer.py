@@ -108,9 +108,13 @@ def _assignments(filename: str):
                     target = node.target
                 else:
                     continue
-                if isinstance(target, ast.Name):
-                    v = node.value
-                    found.append(((v.lineno, v.col_offset), (v.end_lineno, v.end_col_offset), target.id))
+                pairs = [(target, node.value)]
+                if isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple) and len(
+                        target.elts) == len(node.value.elts):  # x, y = f(), g()
+                    pairs = list(zip(target.elts, node.value.elts))
+                for t, v in pairs:
+                    if isinstance(t, ast.Name):
+                        found.append(((v.lineno, v.col_offset), (v.end_lineno, v.end_col_offset), t.id))
         except (SyntaxError, ValueError):
             pass
         _ASSIGNMENTS[filename] = found
