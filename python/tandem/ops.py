@@ -60,7 +60,7 @@ def load(src, dtype=None, dst=None):
     src = _tile(src, "the source")
     if src.space != "dram":
         fail(f"nl.load reads HBM; %{src.name} is in {SPACE_NAMES[src.space]} (use nisa.tensor_copy)")
-    out = result(dst, src.shape, to_dtype(dtype) if dtype is not None else src.dtype, "sbuf", src.name + "_sb")
+    out = result(dst, src.tile_shape(), to_dtype(dtype) if dtype is not None else src.dtype, "sbuf", src.name + "_sb")
     check_same_size(out, src, current().call)
     current().emit("load", [out], [src])
     return out
@@ -99,7 +99,7 @@ def copy_into(dst: Tile, src: Tile, engine=None):
 def tensor_copy(src, dtype=None, dst=None, engine=None):
     src = _tile(src, "src")
     _on_chip(src, "src")
-    out = result(dst, src.shape, to_dtype(dtype) if dtype is not None else src.dtype, "sbuf", "copy")
+    out = result(dst, src.tile_shape(), to_dtype(dtype) if dtype is not None else src.dtype, "sbuf", "copy")
     check_same_size(out, src, current().call)
     return copy_into(out, src, engine)
 
@@ -144,9 +144,9 @@ def matmul(stationary, moving, dst=None, accumulate=False):
 def transpose(data, dst=None, engine=None):
     x = _tile(data, "data")
     _on_chip(x, "data")
-    if len(x.shape) != 2:
+    if len(x.tile_shape()) != 2:
         fail(f"transpose takes a 2-D tile, found {list(x.shape)}")
-    p, f = x.shape
+    p, f = x.tile_shape()
     if f > 128:
         fail(f"transposing {f} columns onto partitions: at most 128")
     on_vector = engine == "dve"
@@ -179,7 +179,7 @@ def activation(op, data, bias=None, scale=1.0, dtype=None, dst=None, reduce_res=
             attrs.append((what, float(v)))
         else:
             fail(f"{what} must be a number or a tile, found {_describe(v)}")
-    out = result(dst, x.shape, to_dtype(dtype) if dtype is not None else x.dtype, "sbuf", func)
+    out = result(dst, x.tile_shape(), to_dtype(dtype) if dtype is not None else x.dtype, "sbuf", func)
     check_same_size(out, x, current().call)
     writes = [out]
     opcode = "activation"
@@ -213,7 +213,7 @@ def elementwise(op, x, y, dst=None, dtype=None):
             fail(f"operands span different partitions: {list(x.shape)} and {list(y.shape)} (broadcast across "
                  "partitions is not traced)")
         big, small, reverse = (x, y, False) if x.free() >= y.free() else (y, x, True)
-        out = result(dst, big.shape, to_dtype(dtype) if dtype is not None else big.dtype, "sbuf", name)
+        out = result(dst, big.tile_shape(), to_dtype(dtype) if dtype is not None else big.dtype, "sbuf", name)
         check_same_size(out, big, ctx.call)
         if _column(small, big):
             attrs = [("op", name)] + ([("reverse", FLAG)] if reverse else [])
@@ -227,7 +227,7 @@ def elementwise(op, x, y, dst=None, dtype=None):
     _on_chip(tile, "the operand")
     if isinstance(scalar, bool) or not isinstance(scalar, (int, float)):
         fail(f"{name} of a tile and {_describe(scalar)}: the other operand must be a number or a tile")
-    out = result(dst, tile.shape, to_dtype(dtype) if dtype is not None else tile.dtype, "sbuf", name)
+    out = result(dst, tile.tile_shape(), to_dtype(dtype) if dtype is not None else tile.dtype, "sbuf", name)
     check_same_size(out, tile, ctx.call)
     attrs = [("op", name), ("scalar", float(scalar))]
     if reverse:
@@ -258,7 +258,7 @@ def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, 
             fail(f"operand{n} must be a number or a [P, 1] tile, found {_describe(operand)}")
         if reverse:
             attrs.append(("reverse" + suffix, FLAG))
-    out = result(dst, x.shape, to_dtype(dtype) if dtype is not None else x.dtype, "sbuf", "ts")
+    out = result(dst, x.tile_shape(), to_dtype(dtype) if dtype is not None else x.dtype, "sbuf", "ts")
     check_same_size(out, x, current().call)
     current().emit("tensor_scalar", [out], reads, attrs, engine=engine)
     return out
@@ -272,7 +272,7 @@ def tensor_tensor(data1, data2, op, dtype=None, dst=None, engine=None):
     _on_chip(b, "data2")
     if a.partitions() != b.partitions() or a.free() != b.free():
         fail(f"tensor_tensor operands differ in shape: {list(a.shape)} and {list(b.shape)}")
-    out = result(dst, a.shape, to_dtype(dtype) if dtype is not None else a.dtype, "sbuf", name)
+    out = result(dst, a.tile_shape(), to_dtype(dtype) if dtype is not None else a.dtype, "sbuf", name)
     check_same_size(out, a, current().call)
     current().emit("tensor_tensor", [out], [a, b], [("op", name)], engine=engine)
     return out
@@ -297,7 +297,7 @@ def tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1
     else:
         fail(f"initial must be a number or a tile, found {_describe(initial)}")
     attrs.append(("nki", "tensor_tensor_scan"))
-    out = result(dst, a.shape, to_dtype(dtype) if dtype is not None else a.dtype, "sbuf", "scan")
+    out = result(dst, a.tile_shape(), to_dtype(dtype) if dtype is not None else a.dtype, "sbuf", "scan")
     check_same_size(out, a, current().call)
     current().emit("tensor_tensor", [out], reads, attrs)
     return out
@@ -324,13 +324,14 @@ def reduce(op, data, axis, keepdims=False, negate=False, dtype=None, dst=None):
     x = _tile(data, "data")
     _on_chip(x, "data")
     name = op_name(op, REDUCE_OPS, "reduce op")
-    axes = _axes(axis, len(x.shape))
-    shape = [1 if i in axes else s for i, s in enumerate(x.shape) if keepdims or i not in axes]
+    dims = x.tile_shape()
+    axes = _axes(axis, len(dims))
+    shape = [1 if i in axes else s for i, s in enumerate(dims) if keepdims or i not in axes]
     out = result(dst, shape, to_dtype(dtype) if dtype is not None else x.dtype, "sbuf", name)
     if out.partitions() != x.partitions():
         fail(f"the destination %{out.name}{list(out.shape)} does not have the data's {x.partitions()} partitions")
     attrs = [("op", name)]
-    if len(axes) != len(x.shape) - 1:
+    if len(axes) != len(dims) - 1:
         attrs.append(("axis", ",".join(str(a) for a in axes)))
     if negate:
         attrs.append(("negate", FLAG))

@@ -504,6 +504,7 @@ class Buf:
         self.producer: Optional[Instruction] = None
         self.read = False
         self.forwarded = None  # (where the value went, Location)
+        self.read_loops = set()  # loops enclosing an instruction that read it
         self.loc = loc
         self.call = call
 
@@ -577,14 +578,22 @@ class Tile:
 
         return access(self.access())
 
+    def tile_shape(self) -> Tuple[int, ...]:
+        """The shape as the engines see it: on chip, the partitions the view spans (1 when the
+        partition dimension is a single index) and then its free dimensions; in HBM or for a
+        broadcast view, `shape`."""
+        if self.bcast is not None or self.space == "dram":
+            return self.shape or (1,)
+        first = self.index[0]
+        rest = tuple(1 if d is None else _extent(self.index[d]) for d in self.dims if d != 0)
+        return (1 if first.point else _extent(first),) + rest
+
     def partitions(self) -> int:
-        """Partitions the view spans (the first logical dimension)."""
-        shape = self.shape
-        return shape[0] if shape else 1
+        return self.tile_shape()[0]
 
     def free(self) -> int:
         n = 1
-        for s in self.shape[1:]:
+        for s in self.tile_shape()[1:]:
             n *= s
         return n
 
@@ -739,6 +748,10 @@ def _index_view(t: Tile, key) -> Tile:
     if len(key) > len(t.dims):
         fail(f"{len(key)} indices for a tile of {len(t.dims)} dimensions {t.shape}", call="tile[...]")
     key = key + (slice(None),) * (len(t.dims) - len(key))
+    ordered = [(k.axis, k.extent) for k in key if isinstance(k, IndexRange) and k.axis is not None and k.extent > 1]
+    if any(a >= b for (a, _), (b, _) in zip(ordered, ordered[1:])):
+        fail("index ranges used out of their grid order (a transposing access pattern): .kir accesses keep the "
+             "tensor's dimension order", call="tile[...]")
     index = [Index(i.lo, i.hi, i.point) for i in t.index]
     dims: List[Optional[int]] = []
     for k, d in zip(key, t.dims):
@@ -966,6 +979,7 @@ class Context:
         self.blocks[-1].append(inst)
         for t in reads:
             t.buf.read = True
+            t.buf.read_loops.update(self.loops)
         for t in writes:
             if t.buf.temp and t.buf.producer is None:
                 t.buf.producer = inst
@@ -1072,10 +1086,12 @@ class LoopRange:
 
     def _run(self, ctx: Context):
         loop = ctx.open_loop(self.trip, self.kind, self.loc)
+        before = _tile_locals(user_frame())
         finished = False
         try:
             yield wrap(Affine.of(loop, self.step, self.start)) if self.trip > 1 else self.start
             finished = True
+            _check_rebinding(loop, before, _tile_locals(user_frame()), self.kind)
         except GeneratorExit:
             # `break` or `return` inside the body: NKI loops run every iteration.
             ctx.pending = TraceError(f"the body of loop %{loop.name} left the loop early (break or return); a traced "
@@ -1087,8 +1103,23 @@ class LoopRange:
             pass  # an empty loop prints nothing
 
 
-def trip_one_index(loop: Loop):
-    return 0
+def _tile_locals(frame):
+    if frame is None:
+        return {}
+    return {name: v.buf for name, v in frame.f_locals.items() if isinstance(v, Tile)}
+
+
+def _check_rebinding(loop: Loop, before, after, kind):
+    """A variable that held a tile the body read, rebound in the body to a tile the body made,
+    carries a value from one iteration to the next through Python: the traced body (run once)
+    would read the old tile in every iteration. Refused."""
+    for name, buf in after.items():
+        old = before.get(name)
+        if old is not None and buf is not old and loop in buf.loops and loop in old.read_loops:
+            fail(f"variable '{name}' is rebound in the body of loop %{loop.name} to a tile made there, after the body "
+                 f"read its previous tile %{old.tensor.name}: the traced body runs once, so no iteration would see "
+                 f"the previous one's value; update the tile in place instead ({name}[...] = ..., {name} += ...)",
+                 call=f"nl.{kind}")
 
 
 # --------------------------------------------------------------------------------------

@@ -368,6 +368,36 @@ def test_break_in_a_traced_loop():
     assert "left the loop early" in located(ei, "break")
 
 
+def test_value_carried_through_a_python_variable():
+    def k(X, Y):
+        acc = nl.zeros((128, 64), nl.float32)
+        for i in nl.sequential_range(4):  # E:rebound
+            acc = acc + nl.load(X[i * 128:(i + 1) * 128, :])
+        nl.store(Y, value=acc)
+
+    with pytest.raises(tandem.TraceError) as ei:
+        tandem.trace(k, (512, 64), (128, 64))
+    assert "variable 'acc' is rebound in the body of loop %i" in located(ei, "rebound")
+
+    def fine(X, Y):
+        acc = nl.zeros((128, 64), nl.float32)
+        for i in nl.sequential_range(4):
+            acc += nl.load(X[i * 128:(i + 1) * 128, :])
+        nl.store(Y, value=acc)
+
+    assert "%tt0 = tensor_tensor %acc <- %acc, %X_sb {op = \"add\"}" in body(kir(fine, (512, 64), (128, 64)))
+
+
+def test_transposing_index_grid():
+    def k(X):
+        i_p, i_f = nl.mgrid[0:128, 0:64]
+        nl.load(X[i_f, i_p])  # E:transposed
+
+    with pytest.raises(tandem.TraceError) as ei:
+        tandem.trace(k, (64, 128))
+    assert "transposing access pattern" in located(ei, "transposed")
+
+
 def test_unknown_keyword_argument():
     def k(X):
         x = nl.load(X)
