@@ -1,5 +1,5 @@
 """Matrix multiplication C = A @ B in NKI style, after the structure of the public NKI matmul
-tutorial (tiled, hoisted loads, the destination-first API). A arrives transposed (lhsT,
+tutorial (tiled, hoisted loads, blocked free dimensions, the destination-first API). A arrives transposed (lhsT,
 K on the partitions) as TensorE expects its stationary operand.
 
 Written for the tandem tracer: a kernel written for NKI runs by changing its imports to these.
@@ -85,6 +85,45 @@ def matmul_hoisted_unrolled(lhsT, rhs, result, UNROLL=4):
 
 
 @nki.jit
+def matmul_blocked(lhsT, rhs, result, TILES_IN_BLOCK_M=2, TILES_IN_BLOCK_N=2):
+    """Blocks of TILES_IN_BLOCK_M x TILES_IN_BLOCK_N output tiles: the lhsT and rhs strips of a
+    block are loaded once (block dimensions before the partition dimension) and reused for
+    all its tiles."""
+    K, M = lhsT.shape
+    _, N = rhs.shape
+    KT = K // TILE_K
+    BLOCK_M = TILE_M * TILES_IN_BLOCK_M
+    BLOCK_N = TILE_N * TILES_IN_BLOCK_N
+    assert M % BLOCK_M == 0 and N % BLOCK_N == 0
+
+    for m in nl.affine_range(M // BLOCK_M):
+        lhsT_tiles = nl.ndarray((TILES_IN_BLOCK_M, KT, nl.par_dim(TILE_K), TILE_M), dtype=lhsT.dtype,
+                                buffer=nl.sbuf)
+        for bm in nl.affine_range(TILES_IN_BLOCK_M):
+            for k in nl.affine_range(KT):
+                i_m = m * TILES_IN_BLOCK_M + bm
+                lhsT_tiles[bm, k] = nl.load(lhsT[k * TILE_K:(k + 1) * TILE_K, i_m * TILE_M:(i_m + 1) * TILE_M])
+
+        for n in nl.affine_range(N // BLOCK_N):
+            rhs_tiles = nl.ndarray((TILES_IN_BLOCK_N, KT, nl.par_dim(TILE_K), TILE_N), dtype=rhs.dtype,
+                                   buffer=nl.sbuf)
+            for bn in nl.affine_range(TILES_IN_BLOCK_N):
+                for k in nl.affine_range(KT):
+                    i_n = n * TILES_IN_BLOCK_N + bn
+                    rhs_tiles[bn, k] = nl.load(rhs[k * TILE_K:(k + 1) * TILE_K, i_n * TILE_N:(i_n + 1) * TILE_N])
+
+            for bm in nl.affine_range(TILES_IN_BLOCK_M):
+                for bn in nl.affine_range(TILES_IN_BLOCK_N):
+                    res_psum = nl.zeros((TILE_M, TILE_N), nl.float32, buffer=nl.psum)
+                    for k in nl.affine_range(KT):
+                        res_psum += nisa.nc_matmul(lhsT_tiles[bm, k], rhs_tiles[bn, k])
+                    res_sb = nl.copy(res_psum, dtype=result.dtype)
+                    i_m = m * TILES_IN_BLOCK_M + bm
+                    i_n = n * TILES_IN_BLOCK_N + bn
+                    nl.store(result[i_m * TILE_M:(i_m + 1) * TILE_M, i_n * TILE_N:(i_n + 1) * TILE_N], value=res_sb)
+
+
+@nki.jit
 def matmul_dst_api(lhsT, rhs):
     """The tiled kernel in the destination-first API (nisa.dma_copy, nc_matmul(dst=...),
     tensor_copy(dst=...)), returning the result tensor it allocates in HBM."""
@@ -113,6 +152,7 @@ EXAMPLES = {
     "matmul_tiled": ((1024, 512), (1024, 1024), (512, 1024)),
     "matmul_hoisted": ((1024, 512), (1024, 1024), (512, 1024)),
     "matmul_hoisted_unrolled": ((1024, 512), (1024, 1024), (512, 1024)),
+    "matmul_blocked": ((1024, 512), (1024, 1024), (512, 1024)),
     "matmul_dst_api": ((1024, 512), (1024, 1024)),
 }
 

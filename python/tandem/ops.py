@@ -173,10 +173,11 @@ def activation(op, data, bias=None, scale=1.0, dtype=None, dst=None, reduce_res=
             if v.partitions() != x.partitions():
                 fail(f"a {what} tile must have the data's {x.partitions()} partitions, found {list(v.shape)}")
             reads.append(v)
-        elif v is None or v == neutral:
+        elif v is None:
             continue
         elif isinstance(v, (int, float)) and not isinstance(v, bool):
-            attrs.append((what, float(v)))
+            if v != neutral:
+                attrs.append((what, float(v)))
         else:
             fail(f"{what} must be a number or a tile, found {_describe(v)}")
     out = result(dst, x.tile_shape(), to_dtype(dtype) if dtype is not None else x.dtype, "sbuf", func)

@@ -51,6 +51,11 @@ class TraceError(Exception):
         super().__init__(text)
 
 
+class UnsupportedError(TraceError, AttributeError):
+    """An NKI name or tile attribute the tracer does not provide (also an AttributeError, so
+    hasattr() answers False)."""
+
+
 def _in_package(filename: str) -> bool:
     try:
         return os.path.abspath(filename).startswith(_PACKAGE_DIR + os.sep)
@@ -373,6 +378,14 @@ class Sym:
     def __ge__(self, o):
         return Predicate(self, ">=", o)
 
+    def __eq__(self, o):  # `if k == 0:` must not pass silently as False
+        return Predicate(self, "==", o)
+
+    def __ne__(self, o):
+        return Predicate(self, "!=", o)
+
+    __hash__ = object.__hash__
+
 
 class IndexRange:
     """`nl.arange(n)` (optionally `[:, None]` / `[None, :]`) or one output of `nl.mgrid`,
@@ -444,7 +457,9 @@ class Predicate:
         self.lhs, self.op, self.rhs = lhs, op, rhs
 
     def __bool__(self):
-        fail("a mask expression used as a Python bool", call="mask")
+        fail(f"a comparison of a loop index ({self.lhs!r} {self.op} {self.rhs!r}) used as a Python bool (an if, "
+             "and/or): the tracer runs the loop body once, for all iterations; use nl.static_range to unroll",
+             call="index")
 
     def __and__(self, o):
         return PredicateAnd([self, o])
@@ -459,7 +474,8 @@ class Predicate:
         else:
             lo, hi = ir.expr_min(self.lhs.expr), ir.expr_max(self.lhs.expr)
         r = self.rhs
-        checks = {"<": (hi < r, lo >= r), "<=": (hi <= r, lo > r), ">": (lo > r, hi <= r), ">=": (lo >= r, hi < r)}
+        checks = {"<": (hi < r, lo >= r), "<=": (hi <= r, lo > r), ">": (lo > r, hi <= r), ">=": (lo >= r, hi < r),
+                  "==": (lo == hi == r, r < lo or r > hi), "!=": (r < lo or r > hi, lo == hi == r)}
         all_true, all_false = checks[self.op]
         return True if all_true else (False if all_false else None)
 
@@ -704,7 +720,13 @@ class Tile:
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(name)
-        fail(f"tile attribute or method '.{name}' is not supported by the tandem tracer", call=f"tile.{name}")
+        raise UnsupportedError(f"tile attribute or method '.{name}' is not supported by the tandem tracer",
+                               user_location(), f"tile.{name}")
+
+    def _compare(self, other):
+        fail("comparing tiles (element-wise predicates) is not supported by the tandem tracer", call="tile")
+
+    __lt__ = __le__ = __gt__ = __ge__ = _compare
 
     @property
     def T(self):

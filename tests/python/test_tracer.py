@@ -398,6 +398,28 @@ def test_transposing_index_grid():
     assert "transposing access pattern" in located(ei, "transposed")
 
 
+def test_loop_index_in_an_if():
+    def k(X):
+        for i in nl.affine_range(4):
+            if i == 0:  # E:if-index
+                nl.load(X[0:128, :])
+
+    with pytest.raises(tandem.TraceError) as ei:
+        tandem.trace(k, (128, 64))
+    assert "(%i == 0) used as a Python bool" in located(ei, "if-index")
+
+
+def test_unknown_tile_attribute_is_also_an_attribute_error():
+    def k(X):
+        x = nl.load(X)
+        assert not hasattr(x, "astype")
+        x.astype(nl.float32)  # E:astype
+
+    with pytest.raises(AttributeError) as ei:
+        tandem.trace(k, (128, 64))
+    assert "tile attribute or method '.astype' is not supported" in located(ei, "astype")
+
+
 def test_unknown_keyword_argument():
     def k(X):
         x = nl.load(X)

@@ -3,11 +3,7 @@ calling conventions, with every mistake reported at the user's line."""
 
 import functools
 
-from ..tracer import Tile, TraceError, _describe, check_mask, current, fail, user_location
-
-
-class UnsupportedError(TraceError, AttributeError):
-    """An NKI name the tracer does not provide (also an AttributeError, so hasattr() works)."""
+from ..tracer import Tile, UnsupportedError, _describe, check_mask, current, fail, user_location
 
 
 def unsupported(module: str, name: str):
