@@ -22,6 +22,7 @@ import linecache
 import os
 import re
 import sys
+import threading
 from typing import List, Optional, Sequence, Tuple
 
 from . import ir
@@ -144,7 +145,7 @@ def value_name(hint: str) -> str:
 
 
 def fail(message: str, call: Optional[str] = None):
-    ctx = _CTX
+    ctx = _active()
     if call is None:
         call = ctx.call if ctx is not None else ""
     raise TraceError(message, user_location(), call)
@@ -830,15 +831,20 @@ def _check_range(start, stop, size, t, d):
 # The tracing context
 
 
-_CTX: Optional["Context"] = None
+_STATE = threading.local()  # the kernel being traced, per thread
+
+
+def _active() -> Optional["Context"]:
+    return getattr(_STATE, "ctx", None)
 
 
 def current(call: str = "") -> "Context":
-    if _CTX is None:
+    ctx = _active()
+    if ctx is None:
         raise TraceError(f"{call or 'this call'} was made outside tandem.trace(): NKI-style calls only record "
                          "while a kernel is traced", user_location(), call)
-    _CTX.check_pending()
-    return _CTX
+    ctx.check_pending()
+    return ctx
 
 
 class _Calling:
@@ -1221,11 +1227,10 @@ def trace(kernel, *args, dtype="bf16", target="trn2", name=None, source_attrs=Tr
     `target` the model the `.kir` names. With `source_attrs`, every instruction carries
     `{src = "file.py:LINE"}`.
     """
-    global _CTX
     fn = getattr(kernel, "__wrapped__", kernel)
     if not callable(fn):
         raise TypeError(f"trace() needs a kernel function, got {kernel!r}")
-    if _CTX is not None:
+    if _active() is not None:
         raise TraceError("trace() called while another kernel is being traced", user_location(), "tandem.trace")
     kname = re.sub(r"[^A-Za-z0-9_.]", "_", name or getattr(fn, "__name__", "kernel"))
     ctx = Context(kname, target, source_attrs)
@@ -1240,7 +1245,7 @@ def trace(kernel, *args, dtype="bf16", target="trn2", name=None, source_attrs=Tr
         params = []
     default = to_dtype_outside(dtype)
     values = []
-    _CTX = ctx
+    _STATE.ctx = ctx
     try:
         for i, a in enumerate(args):
             pname = params[i].name if i < len(params) and params[i].kind in (
@@ -1259,7 +1264,7 @@ def trace(kernel, *args, dtype="bf16", target="trn2", name=None, source_attrs=Tr
         if ctx.loops:
             raise TraceError(f"loop %{ctx.loops[-1].name} was never closed", ctx.loops[-1].loc, "trace")
     finally:
-        _CTX = None
+        _STATE.ctx = None
     return TracedKernel(ctx.kernel)
 
 

@@ -75,3 +75,22 @@ def test_destination_first_api_traces_to_the_same_kernel_as_the_returning_api():
     b = tandem.trace(matmul.matmul_dst_api, (1024, 512), (1024, 1024), source_attrs=False).text
     strip = lambda t: sorted(l.strip() for l in t.splitlines()[1:])  # noqa: E731 (declaration order differs)
     assert strip(a) == strip(b.replace("matmul_dst_api", "matmul_tiled"))
+
+
+def test_negative_coefficients_and_reals_round_trip(tandem_bin, tmp_path):
+    import tandem.nki.language as nl
+
+    def k(X, Y):
+        for i in nl.affine_range(4):
+            for j in nl.affine_range(2):
+                t = nl.load(X[(3 - i) * 128:(4 - i) * 128, j * 64 + (1 - j) * 64:128])
+                u = nl.multiply(t, 1e-05) + 123456789.0
+                nl.store(Y[(3 - i) * 128:(4 - i) * 128, 64 - 64 * j:128 - 64 * j], value=u * -2.5)
+
+    traced = tandem.trace(k, (512, 128), (512, 128))
+    assert "%X[-%i*128 + 384 : -%i*128 + 512, 64:128]" in traced.text
+    assert "%Y[-%i*128 + 384 : -%i*128 + 512, -%j*64 + 64 : -%j*64 + 128]" in traced.text
+    path = traced.write(tmp_path / "k.kir")
+    printed = subprocess.run([tandem_bin, "opt", path, "--passes=none"], capture_output=True, text=True)
+    assert printed.returncode == 0, printed.stderr
+    assert printed.stdout == traced.text

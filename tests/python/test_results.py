@@ -140,3 +140,29 @@ def test_sweep_records_a_failing_point():
     assert sw.rows[0]["error"] is None
     assert "unknown pass 'no-such-pass'" in sw.rows[1]["error"]
     assert isinstance(sw.results[1], tandem.TandemError)
+
+
+def test_perfetto_trace_and_opt(tmp_path):
+    import softmax
+
+    path = tmp_path / "t.json"
+    tandem.simulate(softmax.softmax, "256x512", trace_path=str(path), timeline=False)
+    trace = json.loads(path.read_text())
+    assert any(e.get("ph") == "X" for e in trace["traceEvents"])
+    traced = tandem.trace(softmax.softmax, "256x512")
+    assert tandem.opt(traced) == traced.text
+    scheduled = tandem.opt(traced, passes="default")
+    assert "separation_barrier" in scheduled and "deps_listed" in scheduled
+
+
+def test_simulations_in_threads_trace_independently():
+    from concurrent.futures import ThreadPoolExecutor
+
+    import layernorm
+    import softmax
+
+    jobs = [(softmax.softmax, ("256x512",), {}), (layernorm.layernorm, ("256x512", 1e-5, (512,), (512,)), {})] * 2
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(lambda j: tandem.simulate(j[0], *j[1], timeline=False, **j[2]), jobs))
+    assert [r.kernel for r in results] == ["softmax", "layernorm", "softmax", "layernorm"]
+    assert results[0].total_ns == results[2].total_ns and results[1].total_ns == results[3].total_ns
