@@ -31,3 +31,17 @@ def test_worked_example_prints_what_the_page_shows(root, pyplot, pandas):
     for line in rest.splitlines():
         assert line in expected, f"printed but not on the page: {line!r}"
     assert len(rest.splitlines()) == len(expected.splitlines())
+
+
+def test_readme_example_prints_what_it_says(root, pyplot, pandas):
+    with open(os.path.join(root, "README.md")) as f:
+        readme = f.read()
+    section = readme[readme.index("## From Python"):readme.index("## Layout")]
+    (code,) = [body for lang, body in blocks(section) if lang == "python"]
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(code, "README.md", "exec"), {})
+    pyplot.close("all")
+    said = [l.split(":", 1)[1].strip() if l.startswith("# prints:") else l.lstrip("# ").strip()
+            for l in code.splitlines() if l.startswith("#") and ("prints:" in l or l.startswith("#   "))]
+    assert printed.getvalue().splitlines() == said
