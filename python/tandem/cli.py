@@ -1,0 +1,150 @@
+"""`tandem-nki`: trace an NKI-style kernel in a Python file to `.kir` (and optionally simulate it).
+
+    tandem-nki KERNEL.py:function --shapes 128x512,512x512 [--dtype bf16] [-o K.kir]
+               [--param NAME=VALUE ...] [--target trn2] [--no-src]
+               [--simulate [--passes PIPELINE] [--hw MODEL] [--json]]
+
+`--shapes` lists the kernel's positional arguments in order, comma-separated:
+  `128x512`       an HBM input tensor of that shape (`128x512:f32` gives its element type);
+  `2048`          a 1-D input tensor of 2048 elements;
+  `1e-5`, `0.5`   a float argument (a number with a dot or an exponent);
+  `int:3`         an integer argument.
+`--param NAME=VALUE` passes a keyword argument (an int, a float, or else a string).
+
+Exit status: 0; 1 when the kernel cannot be traced (the message is `FILE:LINE:COL: error:
+...`, located in the kernel's source) or the binary rejects it; with --simulate, the
+binary's status (3: races).
+"""
+
+import argparse
+import importlib.util
+import os
+import sys
+
+from .runner import TandemError, _error, _hw_args, find_binary
+from .tracer import TensorSpec, TraceError, parse_shape, trace
+
+
+def _number(text):
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def parse_arguments(text: str):
+    """The `--shapes` list as trace() arguments."""
+    out = []
+    for item in [t.strip() for t in text.split(",") if t.strip()]:
+        if item.startswith("int:"):
+            out.append(int(item[4:]))
+        elif item.startswith("float:"):
+            out.append(float(item[6:]))
+        elif "x" in item.lower() or ":" in item:
+            shape, _, dtype = item.partition(":")
+            out.append(TensorSpec(parse_shape(shape), dtype or None))
+        elif item.isdigit():
+            out.append(TensorSpec((int(item),)))
+        else:
+            try:
+                out.append(float(item))
+            except ValueError:
+                raise ValueError(f"--shapes item '{item}' is not a shape (128x512[:dtype]), a length, a float "
+                                 "or int:N") from None
+    return out
+
+
+def load_kernel(spec: str):
+    path, sep, func = spec.rpartition(":")
+    if not sep or not path or not func:
+        raise ValueError(f"'{spec}' is not KERNEL.py:function")
+    if not os.path.isfile(path):
+        raise ValueError(f"no such file: {path}")
+    directory = os.path.dirname(os.path.abspath(path))
+    if directory not in sys.path:
+        sys.path.insert(0, directory)
+    name = "_tandem_kernel_" + os.path.splitext(os.path.basename(path))[0]
+    module_spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(module)
+    if not hasattr(module, func):
+        raise ValueError(f"{path} has no function '{func}'")
+    return getattr(module, func)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="tandem-nki", description="Trace an NKI-style kernel to .kir.",
+                                     epilog=__doc__.split("\n\n", 2)[2], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("kernel", help="KERNEL.py:function")
+    parser.add_argument("--shapes", default="", help="the kernel's positional arguments (see below)")
+    parser.add_argument("--dtype", default="bf16", help="element type of the input tensors (default bf16)")
+    parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="a keyword argument")
+    parser.add_argument("--target", default="trn2", help="the model the kernel targets (default trn2)")
+    parser.add_argument("--name", help="the kernel's name in .kir (default: the function's)")
+    parser.add_argument("--no-src", action="store_true", help="omit the {src = \"file.py:LINE\"} attributes")
+    parser.add_argument("-o", "--output", help="write the .kir here (atomically) instead of stdout")
+    parser.add_argument("--simulate", action="store_true", help="simulate the traced kernel (tandem sim)")
+    parser.add_argument("--passes", default="default", help="pipeline for --simulate (default: default)")
+    parser.add_argument("--hw", help="model name or file for --simulate")
+    parser.add_argument("--json", action="store_true", help="with --simulate: the tandem.sim/1 document")
+    args = parser.parse_args(argv)
+
+    try:
+        fn = load_kernel(args.kernel)
+        positional = parse_arguments(args.shapes)
+        kwargs = {}
+        for p in args.param:
+            key, eq, value = p.partition("=")
+            if not eq or not key.isidentifier():
+                raise ValueError(f"--param '{p}' is not NAME=VALUE")
+            kwargs[key] = _number(value)
+    except ValueError as e:
+        parser.error(str(e))
+
+    try:
+        traced = trace(fn, *positional, dtype=args.dtype, target=args.target, name=args.name,
+                       source_attrs=not args.no_src, **kwargs)
+    except TraceError as e:
+        print(str(e), file=sys.stderr)
+        return 1
+    except ValueError as e:  # a bad --dtype
+        parser.error(str(e))
+
+    if not args.simulate:
+        if args.output:
+            traced.write(args.output)
+        else:
+            sys.stdout.write(traced.text)
+        return 0
+
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="tandem-nki-") as tmp:
+        path = args.output or os.path.join(tmp, f"{traced.name}.kir")
+        traced.write(path)
+        try:
+            cmd = [find_binary(), "sim", path, f"--passes={args.passes}"] + _hw_args(args.hw)
+        except TandemError as e:
+            print(f"tandem-nki: error: {e}", file=sys.stderr)
+            return 1
+        if args.json:
+            cmd.append("--json")
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        sys.stdout.write(proc.stdout)
+        if proc.returncode not in (0, 3):
+            err = _error(proc, cmd, path if args.output else None, traced)
+            if not args.output:  # name the lines of the temporary file by the kernel
+                err = _error(proc, cmd, path, traced)
+            print(str(err), file=sys.stderr)
+        elif proc.stderr:
+            sys.stderr.write(proc.stderr)
+        return proc.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())

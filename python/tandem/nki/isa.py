@@ -1,0 +1,198 @@
+"""`nki.isa` for the tandem tracer: `import tandem.nki.isa as nisa`.
+
+Both NKI calling conventions are accepted: the one that returns a new tile
+(`x = nisa.tensor_copy(src)`, NKI before 2.24) and the one with the destination first
+(`nisa.tensor_copy(dst, src)` or `dst=`). A name this module does not define raises a
+located `TraceError`.
+"""
+
+from .. import ops
+from ..tracer import IndexRange, Tile, _describe, current, fail
+from ._api import api, bind, is_tile, refuse_set, unsupported
+
+
+class _Engine:
+    def __init__(self, name, kir):
+        self.name, self.kir = name, kir
+
+    def __repr__(self):
+        return f"nisa.engine.{self.name}"
+
+
+class engine:
+    """Where an instruction runs (`engine=nisa.vector_engine`)."""
+
+    tensor = _Engine("tensor", "pe")
+    vector = _Engine("vector", "dve")
+    scalar = _Engine("scalar", "act")
+    gpsimd = _Engine("gpsimd", "pool")
+    unknown = _Engine("unknown", None)
+
+
+tensor_engine = engine.tensor
+vector_engine = engine.vector
+scalar_engine = engine.scalar
+gpsimd_engine = engine.gpsimd
+unknown_engine = engine.unknown
+
+
+class reduce_cmd:
+    idle = "idle"
+    reset = "reset"
+    reduce = "reduce"
+    reset_reduce = "reset_reduce"
+
+
+def _engine(value):
+    if value is None or value is engine.unknown:
+        return None
+    if isinstance(value, _Engine):
+        return value.kir
+    fail(f"engine must be one of nisa.engine.*, found {_describe(value)}")
+
+
+def _dst_form(args, kwargs, tiles_before_ops):
+    """True when the call passes a destination first (or as dst=)."""
+    if "dst" in kwargs:
+        return True
+    return len(args) > tiles_before_ops and all(is_tile(a) for a in args[:tiles_before_ops + 1])
+
+
+@api("nisa.nc_matmul")
+def nc_matmul(*args, **kwargs):
+    """stationary.T @ moving on TensorE into PSUM. With a destination, the product
+    accumulates into it (`{accumulate}`); otherwise a new PSUM tile is returned, which
+    `psum_tile += nisa.nc_matmul(...)` accumulates."""
+    names = ["stationary", "moving", "is_stationary_onezero", "is_moving_onezero", "is_transpose", "tile_position",
+             "tile_size", "perf_mode", "mask", "name"]
+    dst_form = _dst_form(args, kwargs, 2)
+    if dst_form:
+        names = ["dst"] + names
+    a = bind(names, args, kwargs, required=["stationary", "moving"] + (["dst"] if dst_form else []))
+    refuse_set(a, is_transpose=False, is_stationary_onezero=False, is_moving_onezero=False, tile_position=(),
+               tile_size=())
+    if a.get("perf_mode") not in (None, "none") and getattr(a.get("perf_mode"), "name", "none") != "none":
+        fail("perf_mode is not supported by the tandem tracer")
+    return ops.matmul(a["stationary"], a["moving"], dst=a.get("dst"), accumulate=dst_form)
+
+
+@api("nisa.nc_transpose")
+def nc_transpose(*args, **kwargs):
+    dst_form = _dst_form(args, kwargs, 1)
+    names = (["dst"] if dst_form else []) + ["data", "mask", "dtype", "engine", "name"]
+    a = bind(names, args, kwargs, required=["data"])
+    eng = _engine(a.get("engine"))
+    return ops.transpose(a["data"], dst=a.get("dst"), engine=eng)
+
+
+@api("nisa.activation")
+def activation(*args, **kwargs):
+    dst_form = "dst" in kwargs or (len(args) > 0 and is_tile(args[0]))
+    names = (["dst"] if dst_form else []) + ["op", "data", "bias", "scale", "reduce_op", "reduce_res", "reduce_cmd",
+                                             "mask", "dtype", "engine", "name"]
+    a = bind(names, args, kwargs, required=["op", "data"])
+    if a.get("reduce_op") is not None and a.get("reduce_res") is None:
+        fail("reduce_op without reduce_res: the reduction's destination is not traced (pass reduce_res=)")
+    return ops.activation(a["op"], a["data"], bias=a.get("bias"), scale=a.get("scale", 1.0), dtype=a.get("dtype"),
+                          dst=a.get("dst"), reduce_res=a.get("reduce_res"), engine=_engine(a.get("engine")))
+
+
+@api("nisa.activation_reduce")
+def activation_reduce(*args, **kwargs):
+    dst_form = "dst" in kwargs or (len(args) > 0 and is_tile(args[0]))
+    names = (["dst"] if dst_form else []) + ["op", "data", "reduce_op", "reduce_res", "bias", "scale", "mask",
+                                             "dtype", "name"]
+    a = bind(names, args, kwargs, required=["op", "data", "reduce_res"])
+    return ops.activation(a["op"], a["data"], bias=a.get("bias"), scale=a.get("scale", 1.0), dtype=a.get("dtype"),
+                          dst=a.get("dst"), reduce_res=a["reduce_res"])
+
+
+@api("nisa.tensor_tensor")
+def tensor_tensor(*args, **kwargs):
+    dst_form = _dst_form(args, kwargs, 2)
+    names = (["dst"] if dst_form else []) + ["data1", "data2", "op", "mask", "dtype", "engine", "name"]
+    a = bind(names, args, kwargs, required=["data1", "data2", "op"])
+    return ops.tensor_tensor(a["data1"], a["data2"], a["op"], dtype=a.get("dtype"), dst=a.get("dst"),
+                             engine=_engine(a.get("engine")))
+
+
+@api("nisa.tensor_scalar")
+def tensor_scalar(*args, **kwargs):
+    dst_form = "dst" in kwargs or (len(args) > 1 and is_tile(args[0]) and is_tile(args[1]))
+    names = (["dst"] if dst_form else []) + ["data", "op0", "operand0", "reverse0", "op1", "operand1", "reverse1",
+                                             "mask", "dtype", "engine", "name"]
+    a = bind(names, args, kwargs, required=["data", "op0", "operand0"])
+    return ops.tensor_scalar(a["data"], a["op0"], a["operand0"], a.get("reverse0", False), a.get("op1"),
+                             a.get("operand1"), a.get("reverse1", False), dtype=a.get("dtype"), dst=a.get("dst"),
+                             engine=_engine(a.get("engine")))
+
+
+@api("nisa.tensor_reduce")
+def tensor_reduce(*args, **kwargs):
+    dst_form = "dst" in kwargs or (len(args) > 0 and is_tile(args[0]))
+    names = (["dst"] if dst_form else []) + ["op", "data", "axis", "mask", "dtype", "negate", "keepdims", "name"]
+    a = bind(names, args, kwargs, required=["op", "data", "axis"])
+    return ops.reduce(a["op"], a["data"], a["axis"], keepdims=a.get("keepdims", False),
+                      negate=a.get("negate", False), dtype=a.get("dtype"), dst=a.get("dst"))
+
+
+@api("nisa.tensor_copy")
+def tensor_copy(*args, **kwargs):
+    dst_form = _dst_form(args, kwargs, 1)
+    names = (["dst"] if dst_form else []) + ["src", "mask", "dtype", "engine", "name"]
+    a = bind(names, args, kwargs, required=["src"])
+    return ops.tensor_copy(a["src"], dtype=a.get("dtype"), dst=a.get("dst"), engine=_engine(a.get("engine")))
+
+
+@api("nisa.tensor_tensor_scan")
+def tensor_tensor_scan(*args, **kwargs):
+    dst_form = "dst" in kwargs or (len(args) > 3 and is_tile(args[0]) and not callable(args[3]))
+    names = (["dst"] if dst_form else []) + ["data0", "data1", "initial", "op0", "op1", "reverse0", "reverse1",
+                                             "mask", "dtype", "name"]
+    a = bind(names, args, kwargs, required=["data0", "data1", "initial", "op0", "op1"])
+    refuse_set(a, reverse0=False, reverse1=False)
+    return ops.tensor_tensor_scan(a["data0"], a["data1"], a["initial"], a["op0"], a["op1"], dtype=a.get("dtype"),
+                                  dst=a.get("dst"))
+
+
+@api("nisa.memset")
+def memset(*args, **kwargs):
+    dst_form = "dst" in kwargs or (len(args) > 0 and is_tile(args[0]))
+    names = (["dst", "value"] if dst_form else ["shape", "value", "dtype"]) + ["mask", "engine", "name"]
+    a = bind(names, args, kwargs, required=["dst", "value"] if dst_form else ["shape", "value", "dtype"])
+    if dst_form:
+        return ops.memset_into(a["dst"], a["value"], engine=_engine(a.get("engine")))
+    return ops.memset(a["shape"], a["value"], a["dtype"], engine=_engine(a.get("engine")))
+
+
+@api("nisa.iota")
+def iota(*args, **kwargs):
+    """Fills a tile with index values on GpSimdE. `nisa.iota(expr, dtype)` takes the shape from
+    an index range (`nl.arange(n)[None, :]` is [1, n]); `nisa.iota(dst, expr)` writes dst."""
+    dst_form = "dst" in kwargs or (len(args) > 0 and is_tile(args[0]))
+    names = (["dst"] if dst_form else []) + ["expr", "dtype", "offset", "mask", "engine", "name"]
+    a = bind(names, args, kwargs, required=["expr"] + ([] if dst_form else ["dtype"]))
+    dst = a.get("dst")
+    if dst is None:
+        expr = a["expr"]
+        if not isinstance(expr, IndexRange):
+            fail(f"nisa.iota's expr must be an index range (nl.arange(n)[None, :]), found {_describe(expr)}")
+        shape = (1, expr.extent) if expr.axis == 1 else (expr.extent, 1)
+        dst = current().temp(shape, ops.to_dtype(a["dtype"]), "sbuf", "iota")
+    return ops.iota(dst)
+
+
+@api("nisa.dma_copy")
+def dma_copy(*args, **kwargs):
+    a = bind(["dst", "src", "mask", "dge_mode", "name"], args, kwargs, required=["dst", "src"])
+    return ops.dma_copy(a["dst"], a["src"])
+
+
+def __getattr__(name):
+    unsupported("nisa", name)
+
+
+__all__ = ["nc_matmul", "nc_transpose", "activation", "activation_reduce", "tensor_tensor", "tensor_scalar",
+           "tensor_reduce", "tensor_copy", "tensor_tensor_scan", "memset", "iota", "dma_copy", "engine",
+           "tensor_engine", "vector_engine", "scalar_engine", "gpsimd_engine", "unknown_engine", "reduce_cmd",
+           "Tile"]

@@ -1,0 +1,269 @@
+"""`nki.language` for the tandem tracer: `import tandem.nki.language as nl`.
+
+Names and argument conventions follow the public NKI API (nki.language). Calls record
+instructions while `tandem.trace` runs a kernel; a name this module does not define raises
+a located `TraceError`.
+"""
+
+from .. import ops
+from ..tracer import (DTYPES, HBM, PRIVATE_HBM, PSUM, SBUF, SHARED_HBM, IndexRange, LoopRange, ParDim, Sym,
+                      Tile, _describe, _is_int, current, fail, unwrap)
+from ._api import api, bind, unsupported
+
+# -- element types and memories -----------------------------------------------------------
+bfloat16 = DTYPES["bfloat16"]
+float16 = DTYPES["float16"]
+float32 = DTYPES["float32"]
+tfloat32 = DTYPES["tfloat32"]
+float8_e4m3 = DTYPES["float8_e4m3"]
+float8_e5m2 = DTYPES["float8_e5m2"]
+int8 = DTYPES["int8"]
+uint8 = DTYPES["uint8"]
+int16 = DTYPES["int16"]
+uint16 = DTYPES["uint16"]
+int32 = DTYPES["int32"]
+uint32 = DTYPES["uint32"]
+bool_ = DTYPES["bool_"]
+
+sbuf = SBUF
+psum = PSUM
+hbm = HBM
+shared_hbm = SHARED_HBM
+private_hbm = PRIVATE_HBM
+
+
+class tile_size:
+    """Hardware tile limits (NeuronCore-v2/v3)."""
+
+    pmax = 128  # partitions
+    psum_fmax = 512  # f32 elements per partition in one PSUM bank
+    gemm_stationary_fmax = 128
+    gemm_moving_fmax = 512
+    bn_stats_fmax = 512
+    psum_partition_bytes = 16384
+
+
+def par_dim(size):
+    """Marks the partition dimension in an allocation's shape: nl.ndarray((8, nl.par_dim(128), 512), ...)."""
+    return ParDim(size)
+
+
+# -- loops --------------------------------------------------------------------------------
+
+
+def affine_range(start, stop=None, step=1):
+    """A loop whose iterations are independent except through accumulation: one `.kir` loop."""
+    return LoopRange("affine_range", start, stop, step)
+
+
+def sequential_range(start, stop=None, step=1):
+    """A loop with loop-carried dependences: one `.kir` loop (dependences come from the accesses)."""
+    return LoopRange("sequential_range", start, stop, step)
+
+
+def static_range(start, stop=None, step=1):
+    """Unrolled at trace time: the body is traced once per value."""
+    for what, v in (("start", start), ("stop", stop), ("step", step)):
+        if isinstance(v, Sym):
+            current("nl.static_range")
+            fail(f"static_range {what} {v!r} depends on a loop index", call="nl.static_range")
+    return range(start, stop, step) if stop is not None else range(start)
+
+
+# -- allocation ---------------------------------------------------------------------------
+
+
+@api("nl.ndarray")
+def ndarray(shape, dtype, buffer=None, name=""):
+    return ops.allocate(shape, dtype, buffer, name)
+
+
+@api("nl.zeros")
+def zeros(shape, dtype, buffer=None, name=""):
+    return ops.allocate(shape, dtype, buffer, name, fill=0)
+
+
+@api("nl.ones")
+def ones(shape, dtype, buffer=None, name=""):
+    return ops.allocate(shape, dtype, buffer, name, fill=1)
+
+
+@api("nl.full")
+def full(shape, fill_value, dtype, buffer=None, name=""):
+    return ops.allocate(shape, dtype, buffer, name, fill=fill_value)
+
+
+@api("nl.zeros_like")
+def zeros_like(a, dtype=None, buffer=None, name=""):
+    return ops.allocate(a.shape, dtype or a.dtype, buffer or a.buffer, name, fill=0)
+
+
+@api("nl.empty_like")
+def empty_like(a, dtype=None, buffer=None, name=""):
+    return ops.allocate(a.shape, dtype or a.dtype, buffer or a.buffer, name)
+
+
+ndarray_like = empty_like
+
+# -- memory -------------------------------------------------------------------------------
+
+
+@api("nl.load")
+def load(src, mask=None, dtype=None):
+    bind(("src", "mask", "dtype"), (src,), {"mask": mask, "dtype": dtype})
+    return ops.load(src, dtype)
+
+
+@api("nl.store")
+def store(dst, value, mask=None):
+    bind(("dst", "value", "mask"), (dst, value), {"mask": mask})
+    ops.store(dst, value)
+
+
+@api("nl.copy")
+def copy(x, dtype=None, mask=None):
+    bind(("x", "dtype", "mask"), (x,), {"dtype": dtype, "mask": mask})
+    return ops.tensor_copy(x, dtype)
+
+
+# -- matmul, transpose --------------------------------------------------------------------
+
+
+@api("nl.matmul")
+def matmul(x, y, transpose_x=False, mask=None):
+    bind(("x", "y", "transpose_x", "mask"), (x, y), {"mask": mask})
+    if not transpose_x:
+        fail("transpose_x=False makes NKI insert a transpose of x that the tracer does not emit; pass x already "
+             "transposed (contraction dimension on the partitions) with transpose_x=True")
+    return ops.matmul(x, y)
+
+
+@api("nl.transpose")
+def transpose(x, dtype=None, mask=None):
+    bind(("x", "dtype", "mask"), (x,), {"mask": mask})
+    return ops.transpose(x)
+
+
+# -- element-wise -------------------------------------------------------------------------
+
+
+def _activation(func):
+    def fn(x, dtype=None, mask=None):
+        bind(("x", "dtype", "mask"), (x,), {"mask": mask})
+        if not isinstance(x, Tile):
+            fail(f"nl.{func} of {_describe(x)}: the tracer computes on tiles only")
+        return ops.activation(func, x, dtype=dtype)
+
+    fn.__name__ = func
+    fn.__doc__ = f"nl.{func}(x): `activation {{func = \"{func}\"}}` on ScalarE."
+    return api(f"nl.{func}")(fn)
+
+
+exp = _activation("exp")
+log = _activation("log")
+tanh = _activation("tanh")
+sigmoid = _activation("sigmoid")
+relu = _activation("relu")
+gelu = _activation("gelu")
+gelu_apprx_tanh = _activation("gelu_apprx_tanh")
+silu = _activation("silu")
+sqrt = _activation("sqrt")
+rsqrt = _activation("rsqrt")
+square = _activation("square")
+reciprocal = _activation("reciprocal")
+abs = _activation("abs")
+negative = _activation("negative")
+sin = _activation("sin")
+cos = _activation("cos")
+erf = _activation("erf")
+softplus = _activation("softplus")
+mish = _activation("mish")
+sign = _activation("sign")
+
+
+def _binary(name):
+    def fn(x, y, dtype=None, mask=None):
+        bind(("x", "y", "dtype", "mask"), (x, y), {"mask": mask})
+        return ops.elementwise(name, x, y, dtype=dtype)
+
+    fn.__name__ = name
+    fn.__doc__ = f"nl.{name}(x, y): tensor_tensor for two tiles, tensor_scalar with a number or a [P, 1] tile."
+    return api(f"nl.{name}")(fn)
+
+
+add = _binary("add")
+subtract = _binary("subtract")
+multiply = _binary("multiply")
+divide = _binary("divide")
+maximum = _binary("maximum")
+minimum = _binary("minimum")
+power = _binary("power")
+
+
+def _reduction(name):
+    def fn(x, axis, dtype=None, mask=None, keepdims=False):
+        bind(("x", "axis", "dtype", "mask", "keepdims"), (x, axis), {"mask": mask})
+        return ops.reduce(name, x, axis, keepdims=keepdims, dtype=dtype)
+
+    fn.__name__ = name
+    fn.__doc__ = f"nl.{name}(x, axis): tensor_reduce over free axes on VectorE."
+    return api(f"nl.{name}")(fn)
+
+
+sum = _reduction("sum")
+max = _reduction("max")
+min = _reduction("min")
+mean = _reduction("mean")
+prod = _reduction("prod")
+
+# -- indices ------------------------------------------------------------------------------
+
+
+def arange(start, stop=None):
+    """An index range for advanced indexing: `nl.arange(128)[:, None]`."""
+    if stop is None:
+        start, stop = 0, start
+    s, e = unwrap(start, "nl.arange start"), unwrap(stop, "nl.arange stop")
+    if not _is_int(s) or not _is_int(e) or e <= s:
+        fail(f"nl.arange({start!r}, {stop!r}) must be a non-empty constant range", call="nl.arange")
+    return IndexRange(s, e - s)
+
+
+class _MGrid:
+    """`nl.mgrid[0:128, 0:512]`: one index range per slice."""
+
+    def __getitem__(self, key):
+        single = not isinstance(key, tuple)
+        keys = (key,) if single else key
+        out = []
+        for axis, k in enumerate(keys):
+            if not isinstance(k, slice) or k.step not in (None, 1):
+                fail(f"nl.mgrid takes contiguous slices, found {k!r}", call="nl.mgrid")
+            lo = 0 if k.start is None else k.start
+            if not _is_int(lo) or not _is_int(k.stop) or k.stop <= lo:
+                fail(f"nl.mgrid slice {k!r} must be a non-empty constant range", call="nl.mgrid")
+            out.append(IndexRange(lo, k.stop - lo, axis))
+        return out[0] if single else tuple(out)
+
+
+mgrid = _MGrid()
+
+
+def ds(start, size):
+    """A dynamic slice: `t[nl.ds(k * 128, 128), :]` is `t[k * 128:k * 128 + 128, :]`."""
+    return slice(start, start + size)
+
+
+def program_id(axis=0):
+    current("nl.program_id")
+    fail("SPMD launch grids are not traced: trace one program instance (replace nl.program_id by a constant)",
+         call="nl.program_id")
+
+
+def num_programs(axis=0):
+    current("nl.num_programs")
+    fail("SPMD launch grids are not traced", call="nl.num_programs")
+
+
+def __getattr__(name):
+    unsupported("nl", name)

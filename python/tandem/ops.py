@@ -1,0 +1,396 @@
+"""What each traced NKI operation records: the `.kir` opcode, the accesses it writes and
+reads, and its attributes. `tandem.nki.language` and `tandem.nki.isa` parse the NKI calling
+conventions and call these; the context (`tandem.tracer.Context`) emits the instructions.
+"""
+
+from typing import Optional
+
+from .ir import FLAG
+
+from .tracer import (DTYPES, PSUM, SBUF, SPACE_NAMES, Tile, _describe, check_same_size, current, fail,
+                     to_dtype)
+
+F32 = DTYPES["float32"]
+
+# NKI / numpy operator names -> the op attribute of tensor_tensor / tensor_scalar / tensor_reduce.
+BINARY_OPS = {
+    "add": "add", "subtract": "subtract", "multiply": "multiply", "divide": "divide", "true_divide": "divide",
+    "maximum": "max", "minimum": "min", "max": "max", "min": "min", "power": "pow",
+    "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or", "bitwise_xor": "bitwise_xor",
+}
+REDUCE_OPS = {"add": "add", "sum": "add", "max": "max", "maximum": "max", "min": "min", "minimum": "min",
+              "multiply": "multiply", "prod": "multiply", "mean": "mean"}
+ACTIVATIONS = {"exp", "log", "tanh", "sigmoid", "relu", "gelu", "gelu_apprx_tanh", "silu", "sqrt", "rsqrt",
+               "square", "reciprocal", "abs", "negative", "sin", "cos", "erf", "softplus", "mish", "sign",
+               "copy", "identity", "gelu_dx", "silu_dx", "arctan", "exp2"}
+
+
+def op_name(op, table, what) -> str:
+    """The name of an op argument: an nl function (nl.exp, nl.add), a numpy ufunc or a string."""
+    name = op if isinstance(op, str) else getattr(op, "_nki_name", None) or getattr(op, "__name__", None)
+    if name in table:
+        return table[name] if isinstance(table, dict) else name
+    known = ", ".join(sorted(table))
+    fail(f"unsupported {what} {_describe(op) if not callable(op) else name!r} (supported: {known})")
+
+
+def _tile(x, what) -> Tile:
+    if not isinstance(x, Tile):
+        fail(f"{what} must be a tile, found {_describe(x)}")
+    return x
+
+
+def _on_chip(t: Tile, what):
+    if t.space == "dram":
+        fail(f"{what} %{t.name} is in HBM; load it into SBUF first (nl.load / nisa.dma_copy)")
+
+
+def result(dst: Optional[Tile], shape, dtype, space, hint):
+    """The tile an operation writes: `dst` or a new tile."""
+    ctx = current()
+    if dst is not None:
+        return _tile(dst, "dst")
+    return ctx.temp(shape, dtype, space, hint)
+
+
+# -- data movement -----------------------------------------------------------------------
+
+
+def load(src, dtype=None, dst=None):
+    src = _tile(src, "the source")
+    if src.space != "dram":
+        fail(f"nl.load reads HBM; %{src.name} is in {SPACE_NAMES[src.space]} (use nisa.tensor_copy)")
+    out = result(dst, src.tile_shape(), to_dtype(dtype) if dtype is not None else src.dtype, "sbuf", src.name + "_sb")
+    check_same_size(out, src, current().call)
+    current().emit("load", [out], [src])
+    return out
+
+
+def store(dst, value):
+    dst = _tile(dst, "the destination")
+    value = _tile(value, "the value")
+    if dst.space != "dram":
+        fail(f"nl.store writes HBM; %{dst.name} is in {SPACE_NAMES[dst.space]}")
+    check_same_size(dst, value, current().call)
+    current().emit("save", [dst], [value])
+
+
+def dma_copy(dst, src):
+    dst = _tile(dst, "dst")
+    src = _tile(src, "src")
+    check_same_size(dst, src, current().call)
+    if src.space == "dram" and dst.space == "sbuf":
+        opcode = "load"
+    elif dst.space == "dram" and src.space != "dram":
+        opcode = "save"
+    else:
+        opcode = "dma_copy"
+    current().emit(opcode, [dst], [src])
+    return dst
+
+
+def copy_into(dst: Tile, src: Tile, engine=None):
+    _on_chip(src, "the source")
+    _on_chip(dst, "the destination")
+    current().emit("tensor_copy", [dst], [src], engine=engine)
+    return dst
+
+
+def tensor_copy(src, dtype=None, dst=None, engine=None):
+    src = _tile(src, "src")
+    _on_chip(src, "src")
+    out = result(dst, src.tile_shape(), to_dtype(dtype) if dtype is not None else src.dtype, "sbuf", "copy")
+    check_same_size(out, src, current().call)
+    return copy_into(out, src, engine)
+
+
+def memset_into(dst: Tile, value, engine=None):
+    _on_chip(dst, "memset's destination")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        fail(f"memset value must be a number, found {_describe(value)}")
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    current().emit("memset", [dst], [], [("value", value)], engine=engine)
+    return dst
+
+
+# -- compute -------------------------------------------------------------------------------
+
+
+def matmul(stationary, moving, dst=None, accumulate=False):
+    """dst (PSUM, f32) = stationary.T @ moving: K on the partitions of both."""
+    s = _tile(stationary, "stationary")
+    m = _tile(moving, "moving")
+    for t, what in ((s, "stationary"), (m, "moving")):
+        if t.space != "sbuf":
+            fail(f"the {what} operand %{t.name} must be in SBUF, not {SPACE_NAMES[t.space]}")
+    if len(s.shape) < 1 or len(m.shape) < 1 or s.partitions() != m.partitions():
+        fail(f"contraction (partition) sizes differ: stationary {list(s.shape)}, moving {list(m.shape)}")
+    if s.free() > 128:
+        fail(f"the stationary operand has {s.free()} columns; TensorE takes at most 128")
+    if m.free() > 512:
+        fail(f"the moving operand has {m.free()} columns; TensorE takes at most 512")
+    out = result(dst, (s.free(), m.free()), F32, "psum", "mm")
+    if out.space != "psum":
+        fail(f"matmul writes PSUM; %{out.name} is in {SPACE_NAMES[out.space]}")
+    if out.partitions() != s.free() or out.free() != m.free():
+        fail(f"the destination %{out.name}{list(out.shape)} is not stationary.T @ moving "
+             f"[{s.free()}, {m.free()}]")
+    attrs = [("accumulate", FLAG)] if accumulate else []
+    current().emit("matmul", [out], [s, m], attrs)
+    return out
+
+
+def transpose(data, dst=None, engine=None):
+    x = _tile(data, "data")
+    _on_chip(x, "data")
+    if len(x.tile_shape()) != 2:
+        fail(f"transpose takes a 2-D tile, found {list(x.shape)}")
+    p, f = x.tile_shape()
+    if f > 128:
+        fail(f"transposing {f} columns onto partitions: at most 128")
+    on_vector = engine == "dve"
+    out = result(dst, (f, p), x.dtype if on_vector else F32, "sbuf" if on_vector else "psum", "tp")
+    check_transposed(out, x)
+    current().emit("transpose", [out], [x], engine=engine or ("pe" if out.space == "psum" else "dve"))
+    return out
+
+
+def check_transposed(out: Tile, x: Tile):
+    if out.partitions() != x.free() or out.free() != x.partitions():
+        fail(f"the destination %{out.name}{list(out.shape)} is not the transpose of {list(x.shape)}")
+
+
+def activation(op, data, bias=None, scale=1.0, dtype=None, dst=None, reduce_res=None, engine=None):
+    func = op_name(op, ACTIVATIONS, "activation function")
+    x = _tile(data, "data")
+    _on_chip(x, "data")
+    reads = [x]
+    attrs = [("func", func)]
+    for what, v, neutral in (("scale", scale, 1.0), ("bias", bias, None)):
+        if isinstance(v, Tile):
+            _on_chip(v, what)
+            if v.partitions() != x.partitions():
+                fail(f"a {what} tile must have the data's {x.partitions()} partitions, found {list(v.shape)}")
+            reads.append(v)
+        elif v is None:
+            continue
+        elif isinstance(v, (int, float)) and not isinstance(v, bool):
+            if v != neutral:
+                attrs.append((what, float(v)))
+        else:
+            fail(f"{what} must be a number or a tile, found {_describe(v)}")
+    out = result(dst, x.tile_shape(), to_dtype(dtype) if dtype is not None else x.dtype, "sbuf", func)
+    check_same_size(out, x, current().call)
+    writes = [out]
+    opcode = "activation"
+    if reduce_res is not None:
+        r = _tile(reduce_res, "reduce_res")
+        _on_chip(r, "reduce_res")
+        writes.append(r)
+        opcode = "activation_reduce"
+        attrs.append(("reduce_op", "add"))
+    current().emit(opcode, writes, reads, attrs, engine=engine)
+    return out
+
+
+def _column(t: Tile, other: Tile) -> bool:
+    """t is one element per partition of other's partitions (a per-partition scalar)."""
+    return t.free() == 1 and other.free() > 1 and t.partitions() == other.partitions()
+
+
+def elementwise(op, x, y, dst=None, dtype=None):
+    """x op y: tensor_tensor for two tiles, tensor_scalar for a tile and a number or a
+    per-partition column."""
+    name = op_name(op, BINARY_OPS, "operator")
+    xt, yt = isinstance(x, Tile), isinstance(y, Tile)
+    if not xt and not yt:
+        fail(f"{name} of two numbers ({_describe(x)}, {_describe(y)}): there is no tile to compute on")
+    ctx = current()
+    if xt and yt:
+        _on_chip(x, "the first operand")
+        _on_chip(y, "the second operand")
+        if x.partitions() != y.partitions():
+            fail(f"operands span different partitions: {list(x.shape)} and {list(y.shape)} (broadcast across "
+                 "partitions is not traced)")
+        big, small, reverse = (x, y, False) if x.free() >= y.free() else (y, x, True)
+        out = result(dst, big.tile_shape(), to_dtype(dtype) if dtype is not None else big.dtype, "sbuf", name)
+        check_same_size(out, big, ctx.call)
+        if _column(small, big):
+            attrs = [("op", name)] + ([("reverse", FLAG)] if reverse else [])
+            ctx.emit("tensor_scalar", [out], [big, small], attrs)
+        else:
+            if small.free() != big.free():
+                fail(f"shapes {list(x.shape)} and {list(y.shape)} do not broadcast (use broadcast_to)")
+            ctx.emit("tensor_tensor", [out], [x, y], [("op", name)])
+        return out
+    tile, scalar, reverse = (x, y, False) if xt else (y, x, True)
+    _on_chip(tile, "the operand")
+    if isinstance(scalar, bool) or not isinstance(scalar, (int, float)):
+        fail(f"{name} of a tile and {_describe(scalar)}: the other operand must be a number or a tile")
+    out = result(dst, tile.tile_shape(), to_dtype(dtype) if dtype is not None else tile.dtype, "sbuf", name)
+    check_same_size(out, tile, ctx.call)
+    attrs = [("op", name), ("scalar", float(scalar))]
+    if reverse:
+        attrs.append(("reverse", FLAG))
+    ctx.emit("tensor_scalar", [out], [tile], attrs)
+    return out
+
+
+def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False, dtype=None,
+                  dst=None, engine=None):
+    x = _tile(data, "data")
+    _on_chip(x, "data")
+    reads = [x]
+    attrs = []
+    steps = [(op0, operand0, reverse0)] + ([(op1, operand1, reverse1)] if op1 is not None else [])
+    for n, (op, operand, reverse) in enumerate(steps):
+        suffix = "" if len(steps) == 1 else str(n)
+        attrs.append(("op" + suffix, op_name(op, BINARY_OPS, "operator")))
+        if isinstance(operand, Tile):
+            _on_chip(operand, "operand")
+            if operand.partitions() != x.partitions() or operand.free() != 1:
+                fail(f"a tensor_scalar operand tile holds one value per partition ([{x.partitions()}, 1]), found "
+                     f"{list(operand.shape)}")
+            reads.append(operand)
+        elif isinstance(operand, (int, float)) and not isinstance(operand, bool):
+            attrs.append(("scalar" + suffix, float(operand)))
+        else:
+            fail(f"operand{n} must be a number or a [P, 1] tile, found {_describe(operand)}")
+        if reverse:
+            attrs.append(("reverse" + suffix, FLAG))
+    out = result(dst, x.tile_shape(), to_dtype(dtype) if dtype is not None else x.dtype, "sbuf", "ts")
+    check_same_size(out, x, current().call)
+    current().emit("tensor_scalar", [out], reads, attrs, engine=engine)
+    return out
+
+
+def tensor_tensor(data1, data2, op, dtype=None, dst=None, engine=None):
+    a = _tile(data1, "data1")
+    b = _tile(data2, "data2")
+    name = op_name(op, BINARY_OPS, "operator")
+    _on_chip(a, "data1")
+    _on_chip(b, "data2")
+    if a.partitions() != b.partitions() or a.free() != b.free():
+        fail(f"tensor_tensor operands differ in shape: {list(a.shape)} and {list(b.shape)}")
+    out = result(dst, a.tile_shape(), to_dtype(dtype) if dtype is not None else a.dtype, "sbuf", name)
+    check_same_size(out, a, current().call)
+    current().emit("tensor_tensor", [out], [a, b], [("op", name)], engine=engine)
+    return out
+
+
+def tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1=False, dtype=None, dst=None):
+    """Timed as a tensor_tensor on VectorE (the models have no scan opcode); the attributes
+    say what it is."""
+    a = _tile(data0, "data0")
+    b = _tile(data1, "data1")
+    _on_chip(a, "data0")
+    _on_chip(b, "data1")
+    if a.partitions() != b.partitions() or a.free() != b.free():
+        fail(f"tensor_tensor_scan operands differ in shape: {list(a.shape)} and {list(b.shape)}")
+    reads = [a, b]
+    attrs = [("op0", op_name(op0, BINARY_OPS, "operator")), ("op1", op_name(op1, BINARY_OPS, "operator"))]
+    if isinstance(initial, Tile):
+        _on_chip(initial, "initial")
+        reads.append(initial)
+    elif isinstance(initial, (int, float)) and not isinstance(initial, bool):
+        attrs.append(("initial", float(initial)))
+    else:
+        fail(f"initial must be a number or a tile, found {_describe(initial)}")
+    attrs.append(("nki", "tensor_tensor_scan"))
+    out = result(dst, a.tile_shape(), to_dtype(dtype) if dtype is not None else a.dtype, "sbuf", "scan")
+    check_same_size(out, a, current().call)
+    current().emit("tensor_tensor", [out], reads, attrs)
+    return out
+
+
+def _axes(axis, ndim):
+    if axis is None:
+        return list(range(1, ndim))
+    axes = [axis] if isinstance(axis, int) else list(axis)
+    out = []
+    for a in axes:
+        if not isinstance(a, int):
+            fail(f"axis must be an integer or a list of integers, found {_describe(a)}")
+        out.append(a + ndim if a < 0 else a)
+    if 0 in out:
+        fail("reduction over the partition axis (axis 0) is not traced: reduce the free axes, or transpose "
+             "first (nisa.nc_transpose)")
+    if any(a >= ndim for a in out):
+        fail(f"axis {axis} is out of range for a {ndim}-D tile")
+    return out
+
+
+def reduce(op, data, axis, keepdims=False, negate=False, dtype=None, dst=None):
+    x = _tile(data, "data")
+    _on_chip(x, "data")
+    name = op_name(op, REDUCE_OPS, "reduce op")
+    dims = x.tile_shape()
+    axes = _axes(axis, len(dims))
+    shape = [1 if i in axes else s for i, s in enumerate(dims) if keepdims or i not in axes]
+    out = result(dst, shape, to_dtype(dtype) if dtype is not None else x.dtype, "sbuf", name)
+    if out.partitions() != x.partitions():
+        fail(f"the destination %{out.name}{list(out.shape)} does not have the data's {x.partitions()} partitions")
+    attrs = [("op", name)]
+    if len(axes) != len(dims) - 1:
+        attrs.append(("axis", ",".join(str(a) for a in axes)))
+    if negate:
+        attrs.append(("negate", FLAG))
+    current().emit("tensor_reduce", [out], [x], attrs)
+    return out
+
+
+def memset(shape, value, dtype, dst=None, engine=None):
+    out = result(dst, shape, to_dtype(dtype) if dtype is not None else F32, "sbuf", "ms")
+    return memset_into(out, value, engine)
+
+
+def iota(dst: Tile, engine=None):
+    _on_chip(dst, "iota's destination")
+    current().emit("iota", [dst], [], engine=engine)
+    return dst
+
+
+def allocate(shape, dtype, buffer, name, fill=None):
+    """nl.ndarray / nl.zeros / nl.full: a tensor in SBUF, PSUM or HBM."""
+    from .tracer import Buffer, ParDim, user_location, value_name
+
+    ctx = current()
+    if buffer is None:
+        buffer = SBUF
+    if not isinstance(buffer, Buffer):
+        fail(f"buffer must be nl.sbuf, nl.psum or nl.shared_hbm, found {_describe(buffer)}")
+    if isinstance(shape, int):
+        shape = (shape,)
+    shape = list(shape)
+    par = [i for i, s in enumerate(shape) if isinstance(s, ParDim)]
+    if len(par) > 1:
+        fail("more than one nl.par_dim in a shape")
+    sizes = []
+    for s in shape:
+        v = s.size if isinstance(s, ParDim) else s
+        if not isinstance(v, int) or isinstance(v, bool):
+            fail(f"shape {tuple(shape)}: dimensions must be integers (constants), found {_describe(v)}")
+        sizes.append(v)
+    perm = None
+    if buffer.space == "dram":
+        if par:
+            fail("nl.par_dim in an HBM tensor's shape")
+    else:
+        p = par[0] if par else 0
+        order = [p] + [i for i in range(len(sizes)) if i != p]  # .kir dimension -> logical dimension
+        perm = [order.index(i) for i in range(len(sizes))]
+    loc = user_location()
+    hint = name or value_name("out" if buffer.space == "dram" else "t")
+    dt = to_dtype(dtype) if dtype is not None else F32
+    t = ctx.declare(sizes, dt, buffer.space, hint, loc, False, ctx.call, perm)
+    if fill is not None:
+        if buffer.space == "dram":
+            fail("nl.zeros/nl.full in HBM: only SBUF and PSUM tiles are initialised by the tracer (memset)")
+        memset_into(t, fill)
+    return t
+
+
+__all__ = ["load", "store", "dma_copy", "tensor_copy", "memset", "matmul", "activation", "elementwise",
+           "tensor_scalar", "tensor_tensor", "tensor_tensor_scan", "reduce", "transpose", "iota", "allocate",
+           "PSUM"]

@@ -1,0 +1,497 @@
+"""The tracer: each construct's .kir, and each refusal located at the kernel's line.
+
+Kernels mark the line an error must point at with a comment `# E:<name>`."""
+import os
+
+import pytest
+
+import tandem
+import tandem.nki.isa as nisa
+import tandem.nki.language as nl
+from conftest import line_of
+from tandem import nki
+
+
+def marked(name):
+    return line_of(__file__, "# E:" + name)
+
+
+def kir(kernel, *args, **kwargs):
+    return tandem.trace(kernel, *args, source_attrs=False, **kwargs).text
+
+
+def body(text):
+    """The instruction and loop lines, stripped."""
+    return [l.strip() for l in text.splitlines() if l.strip() and not l.strip().startswith(("tensor ", "kernel "))
+            and l.strip() != "}"]
+
+
+# -- constructs --------------------------------------------------------------------------
+
+
+def test_loops_affine_indices_and_names():
+    def k(X, Y):
+        for i in nl.affine_range(4):
+            for j in nl.sequential_range(1, 7, 2):  # j = 1, 3, 5: 2*%j + 1
+                t = nl.load(X[i * 128:(i + 1) * 128, j * 64 + 3:j * 64 + 67])
+                nl.store(Y[i * 128:(i + 1) * 128, (2 - j) + 64 * j:(2 - j) + 64 * j + 64], value=t)
+
+    text = kir(k, (512, 512), (512, 512))
+    assert "tensor %t : sbuf[128, 64] bf16" in text
+    assert body(text) == [
+        "loop %i = 0 to 4 {",
+        "loop %j = 0 to 3 {",
+        "%ld0 = load %t <- %X[%i*128 : %i*128 + 128, %j*128 + 67 : %j*128 + 131]",
+        "%st0 = save %Y[%i*128 : %i*128 + 128, %j*126 + 65 : %j*126 + 129] <- %t",
+    ]
+
+
+def test_static_range_unrolls_and_scalar_loop_index():
+    def k(X):
+        t = nl.ndarray((128, 4, 32), nl.bfloat16)
+        for u in nl.static_range(3):
+            t[0:128, u, 0:32] = nl.load(X[0:128, u * 32:u * 32 + 32])
+
+    assert body(kir(k, (128, 96))) == [
+        "%ld0 = load %t[0:128, 0, 0:32] <- %X[0:128, 0:32]",
+        "%ld1 = load %t[0:128, 1, 0:32] <- %X[0:128, 32:64]",
+        "%ld2 = load %t[0:128, 2, 0:32] <- %X[0:128, 64:96]",
+    ]
+
+
+def test_par_dim_puts_the_partition_dimension_first():
+    def k(A):
+        tiles = nl.ndarray((8, nl.par_dim(128), 64), dtype=A.dtype, buffer=nl.sbuf)
+        for k in nl.affine_range(8):
+            tiles[k] = nl.load(A[k * 128:(k + 1) * 128, :])
+        assert tiles.shape == (8, 128, 64) and tiles[3].shape == (128, 64)
+
+    text = kir(k, (1024, 64))
+    assert "tensor %tiles : sbuf[128, 8, 64] bf16" in text
+    assert "%ld0 = load %tiles[0:128, %k, 0:64] <- %A[%k*128 : %k*128 + 128, 0:64]" in text
+
+
+def test_psum_accumulation_both_apis():
+    def old_api(a, b, c):
+        acc = nl.zeros((128, 512), nl.float32, buffer=nl.psum)
+        for k in nl.affine_range(4):
+            x = nl.load(a[k * 128:(k + 1) * 128, :])
+            y = nl.load(b[k * 128:(k + 1) * 128, :])
+            acc += nisa.nc_matmul(x, y)
+        nl.store(c, value=nl.copy(acc, dtype=c.dtype))
+
+    def new_api(a, b, c):
+        acc = nl.ndarray((128, 512), nl.float32, buffer=nl.psum)
+        for k in nl.affine_range(4):
+            x = nl.ndarray((128, 128), a.dtype, buffer=nl.sbuf)
+            y = nl.ndarray((128, 512), b.dtype, buffer=nl.sbuf)
+            nisa.dma_copy(dst=x, src=a[k * 128:(k + 1) * 128, :])
+            nisa.dma_copy(y, b[k * 128:(k + 1) * 128, :])
+            nisa.nc_matmul(acc, x, y)
+        o = nl.ndarray((128, 512), c.dtype, buffer=nl.sbuf)
+        nisa.tensor_copy(dst=o, src=acc)
+        nisa.dma_copy(dst=c, src=o)
+
+    shapes = ((512, 128), (512, 512), (128, 512))
+    old, new = body(kir(old_api, *shapes)), body(kir(new_api, *shapes))
+    assert "%mm0 = matmul %acc <- %x, %y {accumulate}" in old
+    assert "%mm0 = matmul %acc <- %x, %y {accumulate}" in new
+    assert old[0] == "%ms0 = memset %acc {value = 0}"
+    assert "%cp0 = tensor_copy %copy <- %acc" in old and "%st0 = save %c <- %copy" in old
+    assert "%cp0 = tensor_copy %o <- %acc" in new and "%st0 = save %c <- %o" in new
+
+
+def test_a_matmul_value_without_accumulation_is_its_own_psum_tile():
+    def k(a, b, c):
+        x, y = nl.load(a), nl.load(b)
+        p = nl.matmul(x, y, transpose_x=True)
+        nl.store(c, value=nl.exp(p))
+
+    text = kir(k, (128, 128), (128, 512), (128, 512), dtype="f32")
+    assert "tensor %p : psum[128, 512] f32" in text
+    assert "%mm0 = matmul %p <- %x, %y" in text and "accumulate" not in text
+    assert "%act0 = activation %exp <- %p {func = \"exp\"}" in text
+
+
+def test_compute_ops_and_attributes():
+    def k(X, Y):
+        x = nl.load(X)
+        bias = nl.ndarray((128, 1), nl.float32)
+        nisa.memset(dst=bias, value=0.5)
+        a = nisa.activation(op=nl.tanh, data=x, bias=bias, scale=2.0)
+        b = nisa.tensor_scalar(a, np_multiply, 3.0, op1=nl.add, operand1=bias)
+        c = nisa.tensor_tensor(a, b, op=nl.maximum)
+        r = nisa.tensor_reduce(nl.max, c, axis=1, keepdims=True)
+        s = nl.sum(c, axis=[1])
+        d = c / r
+        e = 1.0 - d
+        idx = nisa.iota(nl.arange(128)[None, :], dtype=nl.int32)
+        tp = nisa.nc_transpose(x[:, 0:128])
+        z = nisa.memset((128, 16), 0, nl.float32)
+        nl.store(Y, value=e)
+
+    np_multiply = nl.multiply
+    text = kir(k, (128, 512), (128, 512), dtype="f32")
+    lines = body(text)
+    assert lines == [
+        "%ld0 = load %x <- %X",
+        "%ms0 = memset %bias {value = 0.5}",
+        "%act0 = activation %a <- %x, %bias {func = \"tanh\", scale = 2.0}",
+        "%ts0 = tensor_scalar %b <- %a, %bias {op0 = \"multiply\", scalar0 = 3.0, op1 = \"add\"}",
+        "%tt0 = tensor_tensor %c <- %a, %b {op = \"max\"}",
+        "%red0 = tensor_reduce %r <- %c {op = \"max\"}",
+        "%red1 = tensor_reduce %s <- %c {op = \"add\"}",
+        "%ts1 = tensor_scalar %d <- %c, %r {op = \"divide\"}",
+        "%ts2 = tensor_scalar %e <- %d {op = \"subtract\", scalar = 1.0, reverse}",
+        "%iota0 = iota %idx",
+        "%tp0 = transpose %tp <- %x[0:128, 0:128] on pe",
+        "%ms1 = memset %z {value = 0}",
+        "%st0 = save %Y <- %e",
+    ]
+    assert "tensor %r : sbuf[128, 1] f32" in text and "tensor %s : sbuf[128] f32" in text
+    assert "tensor %idx : sbuf[1, 128] i32" in text and "tensor %tp : psum[128, 128] f32" in text
+
+
+def test_engines_and_destination_first_forms():
+    def k(X, Y):
+        x = nl.load(X)
+        y = nl.ndarray((128, 512), nl.bfloat16)
+        nisa.tensor_copy(y, x, engine=nisa.scalar_engine)
+        nisa.activation(y, nl.exp, y)
+        nisa.tensor_tensor(y, y, x, nl.add)
+        nisa.tensor_scalar(y, y, nl.multiply, 2.0, engine=nisa.vector_engine)
+        r = nl.ndarray((128, 1), nl.bfloat16)
+        nisa.tensor_reduce(r, nl.add, y, axis=1)
+        nl.store(Y, y)
+
+    assert body(kir(k, (128, 512), (128, 512)))[1:6] == [
+        "%cp0 = tensor_copy %y <- %x on act",
+        "%act0 = activation %y <- %y {func = \"exp\"}",
+        "%tt0 = tensor_tensor %y <- %y, %x {op = \"add\"}",
+        "%ts0 = tensor_scalar %y <- %y on dve {op = \"multiply\", scalar = 2.0}",
+        "%red0 = tensor_reduce %r <- %y {op = \"add\"}",
+    ]
+
+
+def test_assignment_forwards_a_fresh_value_and_copies_an_old_one():
+    def k(X, Y):
+        t = nl.ndarray((128, 512), nl.float32)
+        x = nl.load(X)
+        t[...] = nl.exp(x)  # the activation writes t
+        u = nl.ndarray((128, 512), nl.float32)
+        u[...] = x  # x was read already: a copy
+        t[...] = 0  # memset
+        t[...] += u  # tensor_tensor add in place
+        nl.store(Y, value=t)
+
+    assert body(kir(k, (128, 512), (128, 512), dtype="f32")) == [
+        "%ld0 = load %x <- %X",
+        "%act0 = activation %t <- %x {func = \"exp\"}",
+        "%cp0 = tensor_copy %u <- %x",
+        "%ms0 = memset %t {value = 0}",
+        "%tt0 = tensor_tensor %t <- %t, %u {op = \"add\"}",
+        "%st0 = save %Y <- %t",
+    ]
+
+
+def test_mgrid_masks_reshape_and_broadcast():
+    def k(X, g, Y):
+        rows, cols = X.shape
+        i_p, i_f, i_1 = nl.mgrid[0:128, 0:cols, 0:1]
+        g_sb = nl.load(g.reshape((1, cols))[i_1, i_f])
+        for i in nl.affine_range(rows // 128):
+            x = nl.load(X[i * 128 + i_p, i_f], mask=(i * 128 + i_p < rows))
+            nl.store(Y[i * 128 + nl.arange(128)[:, None], nl.arange(cols)[None, :]],
+                     value=x * g_sb.broadcast_to((128, cols)), mask=(i_p < 128) & (i * 128 + i_p < rows))
+
+    assert body(kir(k, (256, 64), (64,), (256, 64))) == [
+        "%ld0 = load %g_sb <- %g",
+        "loop %i = 0 to 2 {",
+        "%ld1 = load %x <- %X[%i*128 : %i*128 + 128, 0:64]",
+        "%tt0 = tensor_tensor %multiply <- %x, %g_sb {op = \"multiply\"}",
+        "%st0 = save %Y[%i*128 : %i*128 + 128, 0:64] <- %multiply",
+    ]
+
+
+def test_inputs_scalars_kwargs_dtypes_and_returned_output():
+    def k(a, eps, b, scale=1):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        assert eps == 1e-3 and scale == 3
+        nl.store(out, nl.load(a))
+        return out
+
+    text = kir(k, "128x64", 1e-3, tandem.tensor((4, 4), "i32"), scale=3, dtype="fp32")
+    assert "tensor %a : dram[128, 64] f32" in text and "tensor %b : dram[4, 4] i32" in text
+    assert "tensor %out : dram[128, 64] f32" in text
+
+
+def test_source_locations_and_src_attributes():
+    def k(X, Y):
+        t = nl.load(X)  # E:src-load
+        nl.store(Y, value=t)
+
+    traced = tandem.trace(k, (128, 64), (128, 64))
+    loc = traced.source_of("ld0")
+    assert (loc.filename, loc.line) == (__file__, marked("src-load"))
+    assert f'{{src = "test_tracer.py:{marked("src-load")}"}}' in traced.text
+    assert traced.source_of("%t") == loc
+
+
+def test_nki_namespace():
+    @nki.jit
+    def k(X):
+        pass
+
+    @nki.jit(mode="simulation")
+    def k2(X):
+        pass
+
+    assert callable(k) and callable(k2)
+    assert not hasattr(nl, "no_such_thing")
+
+
+# -- refusals, located -------------------------------------------------------------------
+
+
+def located(excinfo, name):
+    e = excinfo.value
+    assert e.location is not None, str(e)
+    assert (e.location.filename, e.location.line) == (__file__, marked(name)), str(e)
+    assert str(e).startswith(f"{__file__}:{marked(name)}:"), str(e)
+    assert ": error: " in str(e)
+    return str(e)
+
+
+def test_unsupported_nl_call():
+    def k(X):
+        x = nl.load(X)
+        y = nl.bn_stats_made_up(x)  # E:nl-unsupported
+
+    with pytest.raises(tandem.TraceError) as ei:
+        tandem.trace(k, (128, 64))
+    assert "nl.bn_stats_made_up is not supported by the tandem tracer" in located(ei, "nl-unsupported")
+
+
+def test_unsupported_nisa_call():
+    def k(X):
+        x = nl.load(X)
+        nisa.bn_stats(x)  # E:nisa-unsupported
+
+    with pytest.raises(tandem.TraceError) as ei:
+        tandem.trace(k, (128, 64))
+    assert "nisa.bn_stats is not supported" in located(ei, "nisa-unsupported")
+
+
+def test_loop_index_as_python_int():
+    def k(X):
+        tiles = [nl.load(X[0:128, 0:64]), nl.load(X[0:128, 64:128])]
+        for i in nl.affine_range(2):
+            nl.store(X[0:128, 0:64], value=tiles[i])  # E:list-index
+
+    with pytest.raises(tandem.TraceError) as ei:
+        tandem.trace(k, (128, 128))
+    assert "used as a Python number" in located(ei, "list-index")
+
+
+def test_non_affine_index():
+    def k(X):
+        for i in nl.affine_range(4):
+            nl.load(X[0:128, (i // 2) * 32:(i // 2) * 32 + 32])  # E:floordiv
+
+    with pytest.raises(tandem.TraceError) as ei:
+        tandem.trace(k, (128, 128))
+    assert "'//' on loop index %i" in located(ei, "floordiv")
+
+
+def test_product_of_loop_indices():
+    def k(X):
+        for i in nl.affine_range(2):
+            for j in nl.affine_range(2):
+                nl.load(X[0:128, i * j:i * j + 1])  # E:product
+
+    with pytest.raises(tandem.TraceError) as ei:
+        tandem.trace(k, (128, 128))
+    assert "multiplies two loop indices" in located(ei, "product")
+
+
+def test_matmul_without_transpose_x():
+    def k(a, b):
+        x, y = nl.load(a), nl.load(b)
+        nl.matmul(x, y)  # E:transpose-x
+
+    with pytest.raises(tandem.TraceError) as ei:
+        tandem.trace(k, (128, 128), (128, 512))
+    msg = located(ei, "transpose-x")
+    assert "nl.matmul: transpose_x=False" in msg
+
+
+def test_partial_mask():
+    def k(X):
+        i_p, i_f = nl.mgrid[0:128, 0:64]
+        for i in nl.affine_range(3):
+            nl.load(X[i * 128 + i_p, i_f], mask=(i * 128 + i_p < 300))  # E:mask
+
+    with pytest.raises(tandem.TraceError) as ei:
+        tandem.trace(k, (384, 64))
+    assert "masks that drop elements" in located(ei, "mask")
+
+
+def test_out_of_bounds_slice():
+    def k(X):
+        for i in nl.affine_range(3):
+            nl.load(X[i * 128:(i + 1) * 128, :])  # E:bounds
+
+    with pytest.raises(tandem.TraceError) as ei:
+        tandem.trace(k, (256, 64))
+    assert "index out of bounds on %X: [%i*128:%i*128 + 128] reaches [0, 384)" in located(ei, "bounds")
+
+
+def test_tile_escaping_its_loop():
+    def k(X, Y):
+        for i in nl.affine_range(2):
+            t = nl.load(X[i * 128:(i + 1) * 128, :])
+        nl.store(Y[0:128, :], value=t)  # E:escape
+
+    with pytest.raises(tandem.TraceError) as ei:
+        tandem.trace(k, (256, 64), (256, 64))
+    assert "allocated inside loop %i" in located(ei, "escape")
+
+
+def test_break_in_a_traced_loop():
+    def k(X):
+        for i in nl.affine_range(2):  # E:break
+            nl.load(X[i * 128:(i + 1) * 128, :])
+            break
+
+    with pytest.raises(tandem.TraceError) as ei:
+        tandem.trace(k, (256, 64))
+    assert "left the loop early" in located(ei, "break")
+
+
+def test_value_carried_through_a_python_variable():
+    def k(X, Y):
+        acc = nl.zeros((128, 64), nl.float32)
+        for i in nl.sequential_range(4):  # E:rebound
+            acc = acc + nl.load(X[i * 128:(i + 1) * 128, :])
+        nl.store(Y, value=acc)
+
+    with pytest.raises(tandem.TraceError) as ei:
+        tandem.trace(k, (512, 64), (128, 64))
+    assert "variable 'acc' is rebound in the body of loop %i" in located(ei, "rebound")
+
+    def fine(X, Y):
+        acc = nl.zeros((128, 64), nl.float32)
+        for i in nl.sequential_range(4):
+            acc += nl.load(X[i * 128:(i + 1) * 128, :])
+        nl.store(Y, value=acc)
+
+    assert "%tt0 = tensor_tensor %acc <- %acc, %X_sb {op = \"add\"}" in body(kir(fine, (512, 64), (128, 64)))
+
+
+def test_transposing_index_grid():
+    def k(X):
+        i_p, i_f = nl.mgrid[0:128, 0:64]
+        nl.load(X[i_f, i_p])  # E:transposed
+
+    with pytest.raises(tandem.TraceError) as ei:
+        tandem.trace(k, (64, 128))
+    assert "transposing access pattern" in located(ei, "transposed")
+
+
+def test_loop_index_in_an_if():
+    def k(X):
+        for i in nl.affine_range(4):
+            if i == 0:  # E:if-index
+                nl.load(X[0:128, :])
+
+    with pytest.raises(tandem.TraceError) as ei:
+        tandem.trace(k, (128, 64))
+    assert "(%i == 0) used as a Python bool" in located(ei, "if-index")
+
+
+def test_unknown_tile_attribute_is_also_an_attribute_error():
+    def k(X):
+        x = nl.load(X)
+        assert not hasattr(x, "astype")
+        x.astype(nl.float32)  # E:astype
+
+    with pytest.raises(AttributeError) as ei:
+        tandem.trace(k, (128, 64))
+    assert "tile attribute or method '.astype' is not supported" in located(ei, "astype")
+
+
+def test_unknown_keyword_argument():
+    def k(X):
+        x = nl.load(X)
+        nisa.tensor_copy(x, dtype=nl.float32, wobble=3)  # E:kwarg
+
+    with pytest.raises(tandem.TraceError) as ei:
+        tandem.trace(k, (128, 64))
+    assert "nisa.tensor_copy: unsupported argument 'wobble'" in located(ei, "kwarg")
+
+
+def test_load_from_sbuf_and_matmul_into_sbuf():
+    def k(X):
+        x = nl.load(X)
+        nl.load(x)  # E:load-sbuf
+
+    with pytest.raises(tandem.TraceError) as ei:
+        tandem.trace(k, (128, 64))
+    assert "nl.load reads HBM; %x is in SBUF" in located(ei, "load-sbuf")
+
+    def k2(a, b):
+        x, y = nl.load(a), nl.load(b)
+        out = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+        nisa.nc_matmul(out, x, y)  # E:matmul-sbuf
+
+    with pytest.raises(tandem.TraceError) as ei:
+        tandem.trace(k2, (128, 128), (128, 512))
+    assert "matmul writes PSUM" in located(ei, "matmul-sbuf")
+
+
+def test_transpose_attribute_and_forwarded_value():
+    def k(X):
+        x = nl.load(X)
+        return x.T  # E:dot-t
+
+    with pytest.raises(tandem.TraceError) as ei:
+        tandem.trace(k, (128, 64))
+    assert "'.T' is not supported" in located(ei, "dot-t")
+
+    def k2(X):
+        t = nl.ndarray((128, 64), nl.bfloat16)
+        e = nl.exp(nl.load(X))
+        t[...] = e
+        nl.exp(e)  # E:forwarded
+
+    with pytest.raises(tandem.TraceError) as ei:
+        tandem.trace(k2, (128, 64))
+    assert "was assigned into %t" in located(ei, "forwarded")
+
+
+def test_calls_outside_a_trace():
+    with pytest.raises(tandem.TraceError) as ei:
+        nl.zeros((128, 1), nl.float32)
+    assert "outside tandem.trace()" in str(ei.value)
+    assert ei.value.location.filename == __file__
+
+
+def test_trace_argument_errors_are_python_errors():
+    def k(X):
+        pass
+
+    with pytest.raises(ValueError):
+        tandem.trace(k, (128, 64), dtype="f99")
+    with pytest.raises(ValueError):
+        tandem.parse_shape("12xq")
+
+
+def test_printer_round_trips_expressions():
+    from tandem import ir, printer
+
+    loop = ir.Loop("k", 4, "affine_range", None)
+    e = ir.add(ir.Affine.of(loop, -3), 7)
+    assert printer.expr(e) == "-%k*3 + 7"
+    assert printer.expr(ir.Affine.of(loop, -1, -2)) == "-%k - 2"
+    assert printer.value(1e5) == "100000.0" and printer.value(0.125) == "0.125" and printer.value('a"b') == '"a\\"b"'
+    assert os.path.basename(__file__) == "test_tracer.py"
