@@ -7,6 +7,7 @@
 #include <boost/graph/depth_first_search.hpp>
 #include <boost/graph/filtered_graph.hpp>
 
+#include "sched/ir/attribute_keys.h"
 #include "sched/support/box.h"
 #include "sched/target/target.h"
 
@@ -15,7 +16,7 @@ namespace tandem {
 namespace {
 
 // `{accumulate}` makes the written accesses read-modify-write (matmul into PSUM).
-bool accumulates(const Instruction& in) { return in.attrs.has("accumulate"); }
+bool accumulates(const Instruction& in) { return in.attrs.has(attr::kAccumulate); }
 
 
 // Where an instruction sits: its program position and its loop nest.

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "sched/ir/attribute_keys.h"
 #include "sched/support/box.h"
 #include "sched/support/error.h"
 #include "sched/target/target.h"
@@ -140,7 +141,7 @@ class Executor {
     const Instruction& in = k_.insts[static_cast<size_t>(id)];
     uint64_t h = static_hash_[static_cast<size_t>(id)];
     for (const Access& a : in.reads) h = mix(h, read(a.tensor_id, box_of(a)));
-    if (in.attrs.has("accumulate"))
+    if (in.attrs.has(attr::kAccumulate))
       for (const Access& a : in.writes) h = mix(h, read(a.tensor_id, box_of(a)));
     for (size_t w = 0; w < in.writes.size(); ++w) {
       const Access& a = in.writes[w];

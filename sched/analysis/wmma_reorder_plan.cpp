@@ -8,6 +8,7 @@
 #include <set>
 #include <numeric>
 
+#include "sched/ir/attribute_keys.h"
 #include "sched/support/error.h"
 #include "sched/target/target.h"
 
@@ -314,8 +315,8 @@ WmmaReorderPlan plan_wmma_reorder(const Kernel& k, LoopId loop, const DepGraph& 
   if (distance < 0 && plan.loads.empty()) distance = 0;  // nothing to place
   if (distance < 0) {
     int64_t latency = 0, issue = std::numeric_limits<int64_t>::max();
-    for (const LoadPlacement& lp : plan.loads) latency = std::max(latency, cycles_of(k, k.insts[lp.load], "latencyCycles", true));
-    for (InstId w : old_wmmas) issue = std::min(issue, cycles_of(k, k.insts[w], "issueCycles", false));
+    for (const LoadPlacement& lp : plan.loads) latency = std::max(latency, cycles_of(k, k.insts[lp.load], attr::kLatencyCycles, true));
+    for (InstId w : old_wmmas) issue = std::min(issue, cycles_of(k, k.insts[w], attr::kIssueCycles, false));
     if (latency <= 0 || issue <= 0) return skip("no ds_load latency or WMMA issue cycles known; give distance=N");
     distance = static_cast<int>(std::max<int64_t>(1, (latency + issue - 1) / issue));
   }

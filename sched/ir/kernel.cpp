@@ -5,12 +5,13 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "sched/ir/attribute_keys.h"
 #include "sched/target/target.h"
 
 namespace tandem {
 
 std::optional<std::pair<std::string, int64_t>> Loop::advance() const {
-  auto adv = attrs.get_string("advance");
+  auto adv = attrs.get_string(attr::kAdvance);
   if (!adv) return std::nullopt;
   std::istringstream in(*adv);
   std::string reg, op;
@@ -164,7 +165,7 @@ std::string Kernel::unique_name(const std::string& base) const {
 
 std::vector<Access> Kernel::live_out_registers() const {
   std::vector<Access> out;
-  auto live = attrs.get_string("live_out");
+  auto live = attrs.get_string(attr::kLiveOut);
   if (!live) return out;
   std::istringstream in(*live);
   for (std::string group; std::getline(in, group, ',');) {

@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "sched/ir/attribute_keys.h"
 #include "sched/target/target.h"
 
 namespace tandem {
@@ -107,9 +108,9 @@ void ListSchedulePass::run(PassContext& ctx) {
     for (size_t pos = 0; pos < order.size(); ++pos) {
       Instruction& in = k.insts[run[order[pos]]];
       if (reordered)
-        in.attrs.set("order", static_cast<int64_t>(pos));
+        in.attrs.set(attr::kOrder, static_cast<int64_t>(pos));
       else
-        in.attrs.erase("order");
+        in.attrs.erase(attr::kOrder);
     }
     if (reordered) {
       ctx.stats.add("runs_reordered");

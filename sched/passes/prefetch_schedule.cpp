@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "sched/analysis/dependence_analysis.h"
+#include "sched/ir/attribute_keys.h"
 #include "sched/support/error.h"
 #include "sched/target/target.h"
 
@@ -91,7 +92,7 @@ void PrefetchSchedulePass::force_incoming_order(PassContext& ctx) {
     int64_t n = 0;
     for (InstId id : order)
       if (qualifies(id)) {
-        k.insts[id].attrs.set("prefetch", n++);
+        k.insts[id].attrs.set(attr::kPrefetch, n++);
         ctx.stats.add("loads_marked");
       }
     return;
@@ -103,7 +104,7 @@ void PrefetchSchedulePass::force_incoming_order(PassContext& ctx) {
   int64_t next = 0;
   for (InstId id : order) {
     if (!is_load(k, id) || k.insts[id].writes.empty()) continue;
-    if (auto stamp = k.insts[id].attrs.get_int("prefetch")) {
+    if (auto stamp = k.insts[id].attrs.get_int(attr::kPrefetch)) {
       marked.push_back({*stamp, id});
       next = std::max(next, *stamp + 1);
     } else if (qualifies(id)) {
@@ -179,7 +180,7 @@ void PrefetchSchedulePass::set_distance(PassContext& ctx, LoopId loop, int64_t d
   const std::string where = "loop " + k.loops[loop].iv;
   InstId barrier = kNoId;
   for (const Stmt& s : k.loops[loop].body)
-    if (s.kind == Stmt::kInst && k.insts[s.id].attrs.has("separation_barrier")) barrier = s.id;
+    if (s.kind == Stmt::kInst && k.insts[s.id].attrs.has(attr::kSeparationBarrier)) barrier = s.id;
   if (barrier == kNoId) {
     ctx.skip(where + ": no load/compute split to set a prefetch distance on");
     return;
@@ -190,7 +191,7 @@ void PrefetchSchedulePass::set_distance(PassContext& ctx, LoopId loop, int64_t d
   for (InstId l : loads)
     for (const Access& w : k.insts[l].writes) {
       const Tensor& t = k.tensors[w.tensor_id];
-      const int64_t buffers = t.attrs.get_int("buffers").value_or(1);
+      const int64_t buffers = t.attrs.get_int(attr::kBuffers).value_or(1);
       if (buffers < distance + 1)
         throw Error(t.loc, "prefetch-schedule: prefetch distance " + std::to_string(distance) + " in " + where +
                                " needs " + std::to_string(distance + 1) + " buffers of %" + t.name + " (it has " +
@@ -206,7 +207,7 @@ void PrefetchSchedulePass::set_distance(PassContext& ctx, LoopId loop, int64_t d
   }
   std::string fence;
   for (const std::string& e : engines) fence += (fence.empty() ? "" : ",") + e;
-  k.insts[barrier].attrs.set("fence", fence);
+  k.insts[barrier].attrs.set(attr::kFence, fence);
   for (InstId l : loads)
     if (ctx.deps.add(barrier, l, DepKind::Flow, static_cast<int>(distance + 1), loop)) ctx.stats.add("distance_edges_added");
   // Those edges, and rotation's, count iterations within one entry of the loop. A loop nested
@@ -225,7 +226,7 @@ void PrefetchSchedulePass::set_distance(PassContext& ctx, LoopId loop, int64_t d
         if (ctx.deps.add(e.src, l, e.props.kind, e.props.distance, e.props.loop)) ctx.stats.add("entry_edges_added");
       }
   }
-  k.loops[loop].attrs.set("prefetch_distance", distance);
+  k.loops[loop].attrs.set(attr::kPrefetchDistance, distance);
   ctx.stats.add("loops_with_prefetch_distance");
   ctx.log->debug("{}: loads run up to {} iteration(s) ahead", where, distance);
   ctx.mark_deps_listed();

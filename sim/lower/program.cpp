@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "sched/analysis/capacity.h"
+#include "sched/ir/attribute_keys.h"
 
 namespace tandem {
 
@@ -132,7 +133,7 @@ class Lowering {
     if (op.op_class == OpClass::Branch) fail(id, "branch instructions are not simulated");
     if (op.op_class == OpClass::Barrier) {
       s.is_barrier = true;
-      std::optional<std::string> fence = in.attrs.get_string("fence");
+      std::optional<std::string> fence = in.attrs.get_string(attr::kFence);
       if (fence) {
         std::stringstream ss(*fence);
         for (std::string name; std::getline(ss, name, ',');) {
@@ -181,11 +182,11 @@ class Lowering {
                                 static_cast<double>(bytes),
                                 static_cast<double>(std::max<int64_t>(1, in0.elem_bytes)),
                                 em->min_ii_cycles,
-                                static_cast<double>(in.attrs.get_int("ranks").value_or(1))};
+                                static_cast<double>(in.attrs.get_int(attr::kRanks).value_or(1))};
     if (op.op_class == OpClass::Collective && m_->collective.link_bandwidth_bytes_per_ns > 0) {
       // Ring algorithm volume; its bytes cross every DMA engine and the link.
-      const int64_t ranks = std::max<int64_t>(1, in.attrs.get_int("ranks").value_or(1));
-      const std::string kind = in.attrs.get_string("op").value_or("all_reduce");
+      const int64_t ranks = std::max<int64_t>(1, in.attrs.get_int(attr::kRanks).value_or(1));
+      const std::string kind = in.attrs.get_string(attr::kOp).value_or("all_reduce");
       const double share = static_cast<double>(ranks - 1) / static_cast<double>(ranks);
       const double volume = static_cast<double>(bytes) * (kind == "all_reduce" ? 2 * share : share);
       s.collective = true;
@@ -194,8 +195,8 @@ class Lowering {
     }
     double cycles = cost.cycles.eval(vars);
     double latency = cost.latency ? cost.latency->eval(vars) : cycles;
-    if (auto c = in.attrs.get_int("issueCycles")) cycles = static_cast<double>(*c);
-    if (auto c = in.attrs.get_int("latencyCycles")) latency = static_cast<double>(*c);
+    if (auto c = in.attrs.get_int(attr::kIssueCycles)) cycles = static_cast<double>(*c);
+    if (auto c = in.attrs.get_int(attr::kLatencyCycles)) latency = static_cast<double>(*c);
     if (!(cycles >= 0) || !(latency >= 0) || !std::isfinite(cycles) || !std::isfinite(latency))
       fail(id, "cost formula of '" + in.opcode + "' on " + in.engine + " gives " + std::to_string(cycles) +
                    " cycles; a cost must be a finite number >= 0");
@@ -312,7 +313,7 @@ class Lowering {
   // Position in its unit's stream order: program position, or the list schedule's order
   // within the same run (instructions of one run share everything but the order).
   std::pair<int, int64_t> stream_pos(InstId id) const {
-    auto o = k_.insts[id].attrs.get_int("order");
+    auto o = k_.insts[id].attrs.get_int(attr::kOrder);
     return {o ? first_of_run_[id] : pos_[id], o ? *o : 0};
   }
 
@@ -323,11 +324,11 @@ class Lowering {
     std::vector<InstId> run;
     auto flush = [&] {
       const bool ordered = !run.empty() && std::all_of(run.begin(), run.end(), [&](InstId id) {
-        return k_.insts[id].attrs.get_int("order").has_value();
+        return k_.insts[id].attrs.get_int(attr::kOrder).has_value();
       });
       if (ordered)
         std::stable_sort(run.begin(), run.end(), [&](InstId a, InstId b) {
-          return *k_.insts[a].attrs.get_int("order") < *k_.insts[b].attrs.get_int("order");
+          return *k_.insts[a].attrs.get_int(attr::kOrder) < *k_.insts[b].attrs.get_int(attr::kOrder);
         });
       for (InstId id : run) {
         const auto& units = p_.insts[id].units;

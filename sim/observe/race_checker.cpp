@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "sched/support/box.h"
+#include "sched/ir/attribute_keys.h"
 #include "sched/target/target.h"
 
 namespace tandem {
@@ -32,8 +33,8 @@ RaceChecker::RaceChecker(const SimProgram& p) : p_(p), plans_(p.insts.size()) {
     auto plan = [&](const Access& a, bool read) {
       AccessPlan ap{&a, read, 0, kNoId};
       const Tensor& t = k.tensors[static_cast<size_t>(a.tensor_id)];
-      const auto buffers = t.attrs.get_int("buffers");
-      const auto loop_iv = t.attrs.get_string("rotate");
+      const auto buffers = t.attrs.get_int(attr::kBuffers);
+      const auto loop_iv = t.attrs.get_string(attr::kRotate);
       if (buffers && loop_iv && *buffers >= 2)
         for (LoopId l : p.insts[id].nest)
           if (k.loops[static_cast<size_t>(l)].iv == *loop_iv) {
@@ -44,7 +45,7 @@ RaceChecker::RaceChecker(const SimProgram& p) : p_(p), plans_(p.insts.size()) {
       plans_[id].push_back(ap);
     };
     for (const Access& a : in.reads) plan(a, true);
-    if (in.attrs.has("accumulate"))  // an accumulating write reads what it adds to
+    if (in.attrs.has(attr::kAccumulate))  // an accumulating write reads what it adds to
       for (const Access& a : in.writes) plan(a, true);
     for (const Access& a : in.writes) plan(a, false);
   }
@@ -204,7 +205,7 @@ std::string RaceChecker::describe(const Buffer& b, const Box& box) const {
   for (size_t d = 0; d < box.size(); ++d)
     s += (d ? ", " : "") + std::to_string(box[d].first) + ":" + std::to_string(box[d].second);
   s += "]";
-  if (t.attrs.has("buffers")) s += " buffer " + std::to_string(b.second);
+  if (t.attrs.has(attr::kBuffers)) s += " buffer " + std::to_string(b.second);
   return s;
 }
 

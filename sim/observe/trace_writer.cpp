@@ -5,6 +5,7 @@
 #include <map>
 
 #include "sched/support/error.h"
+#include "sched/ir/attribute_keys.h"
 #include "sched/target/target.h"
 
 namespace tandem {
@@ -96,7 +97,7 @@ void TraceWriter::record(const InstanceRecord& r) {
     }
   }
   const Instruction& in = p_.kernel->insts[static_cast<size_t>(r.inst)];
-  const bool accumulate = in.attrs.has("accumulate");
+  const bool accumulate = in.attrs.has(attr::kAccumulate);
   for (const auto* list : {&in.writes, &in.reads})
     for (const tandem::Access& a : *list) {
       const SpaceInfo* sp = p_.kernel->target->space(p_.kernel->tensors[static_cast<size_t>(a.tensor_id)].space);
