@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "sched/ir/attribute_keys.h"
+#include "sched/ir/kernel_queries.h"
 #include "sched/support/box.h"
 #include "sched/support/error.h"
 #include "sched/target/target.h"
@@ -113,27 +114,16 @@ class Executor {
     }
   }
 
-  int64_t eval(const AffineExpr& e) const {
-    int64_t v = e.constant;
-    for (const AffineTerm& t : e.terms) {
-      if (t.loop != kNoId) {
-        v += t.coeff * ivs_[t.loop];
-      } else {
-        auto it = registers_.find(t.symbol);
-        v += t.coeff * (it == registers_.end() ? 0 : it->second);
-      }
-    }
-    return v;
-  }
-
+  // Every variable has a value here: the loops' current iterations, the registers' current
+  // values (0 before their first advance).
   Box box_of(const Access& a) const {
-    const Tensor& t = k_.tensors[static_cast<size_t>(a.tensor_id)];
+    const auto value = [&](const AffineTerm& t) -> std::optional<int64_t> {
+      if (t.loop != kNoId) return ivs_[t.loop];
+      auto it = registers_.find(t.symbol);
+      return it == registers_.end() ? 0 : it->second;
+    };
     Box b;
-    if (a.whole()) {
-      for (int64_t d : t.shape) b.push_back({0, d});
-      return b;
-    }
-    for (const IndexRange& r : a.dims) b.push_back({eval(r.lo), eval(r.hi)});
+    tandem::box_of(k_.tensors[static_cast<size_t>(a.tensor_id)], a, value, b);
     return b;
   }
 

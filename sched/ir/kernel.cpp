@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "sched/ir/attribute_keys.h"
+#include "sched/ir/kernel_queries.h"
 #include "sched/target/target.h"
 
 namespace tandem {
@@ -207,11 +208,7 @@ int Kernel::virtual_register_file(int physical, int number) {
 
 std::string Kernel::display_name(InstId inst) const {
   if (!insts[inst].name.empty()) return "%" + insts[inst].name;
-  if (positions_.size() != insts.size()) {
-    positions_.assign(insts.size(), -1);
-    std::vector<InstId> order = program_order();
-    for (size_t i = 0; i < order.size(); ++i) positions_[static_cast<size_t>(order[i])] = static_cast<int>(i);
-  }
+  if (positions_.size() != insts.size()) positions_ = program_positions(*this);
   return "%" + std::to_string(positions_[static_cast<size_t>(inst)]);
 }
 

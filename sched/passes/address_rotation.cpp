@@ -9,6 +9,7 @@
 #include "sched/analysis/dependence_analysis.h"
 #include "sched/analysis/rotation_candidate.h"
 #include "sched/ir/attribute_keys.h"
+#include "sched/ir/kernel_queries.h"
 #include "sched/support/error.h"
 #include "sched/target/target.h"
 
@@ -36,16 +37,6 @@ AddressRotationPass::AddressRotationPass(const PassOptions& o) : space_(o.get_st
     throw Error("address-rotation: buffers must be auto or a number from 2 to 16, not '" + b + "'");
 }
 
-namespace {
-
-int64_t bytes_per_partition(const Tensor& t, const SpaceInfo& space) {
-  int64_t b = static_cast<int64_t>(dtype_bytes(t.dtype));
-  for (size_t d = space.partitions > 0 ? 1 : 0; d < t.shape.size(); ++d) b *= t.shape[d];
-  return b;
-}
-
-}  // namespace
-
 void AddressRotationPass::run(PassContext& ctx) {
   Kernel& k = ctx.kernel;
   DepGraph& g = ctx.deps;
@@ -56,7 +47,7 @@ void AddressRotationPass::run(PassContext& ctx) {
   }
   // n buffers of a tensor, in the space's capacity unit (banks or bytes per partition): the
   // one rule the simulator's capacity check uses too.
-  auto footprint = [&](const Tensor& t, int64_t n) { return space->footprint(bytes_per_partition(t, *space), n); };
+  auto footprint = [&](const Tensor& t, int64_t n) { return space->footprint(bytes_per_partition(k, t), n); };
   const int64_t capacity = space->capacity();
   int64_t used = 0;
   for (const Tensor& t : k.tensors)
@@ -88,7 +79,7 @@ void AddressRotationPass::run(PassContext& ctx) {
       used += footprint(t, n) - one;
       t.attrs.set(attr::kBuffers, n);
       t.attrs.set(attr::kRotate, k.loops[loop].iv);
-      t.attrs.set(attr::kStride, bytes_per_partition(t, *space));
+      t.attrs.set(attr::kStride, bytes_per_partition(k, t));
       ctx.stats.add("tensors_rotated");
       ctx.log->debug("{}: %{} over {} buffers", where, t.name, n);
 

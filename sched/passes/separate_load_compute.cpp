@@ -8,6 +8,7 @@
 
 #include "sched/analysis/dependence_analysis.h"
 #include "sched/analysis/rotation_candidate.h"
+#include "sched/ir/kernel_queries.h"
 #include "sched/ir/attribute_keys.h"
 #include "sched/support/error.h"
 #include "sched/target/target.h"
@@ -69,9 +70,7 @@ bool may_touch(const Access& a, const Access& b) {
 // opcode lists), or "" when there is a choice or it runs on a DMA queue. A compute engine
 // runs its stream in order, each instruction reading its inputs before the next issues.
 std::string only_compute_engine(const Kernel& k, InstId id) {
-  const Instruction& in = k.insts[id];
-  const OpcodeInfo& op = *k.target->opcode(in.opcode);
-  const std::string engine = !in.engine.empty() ? in.engine : op.engines.size() == 1 ? op.engines[0] : "";
+  const std::string engine = known_engine(k, id);
   return k.target->engines.count(engine) ? engine : "";
 }
 
@@ -107,15 +106,9 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
   };
 
   // A barrier an earlier run inserted, and the loads it already waits for (the load stage).
-  InstId barrier = kNoId;
-  for (InstId id : region_of(k, loop))
-    if (k.insts[id].attrs.has(attr::kSeparationBarrier)) barrier = id;
-  std::vector<InstId> staged;
-  if (barrier != kNoId)
-    for (const DepEdgeRef& e : g.in_edges(barrier))
-      if (e.props.kind == DepKind::Flow && e.props.distance == 0 && k.insts[e.src].loop == loop &&
-          !k.insts[e.src].attrs.has(attr::kZeroInit))
-        staged.push_back(e.src);
+  const LoadStage earlier = load_stage(k, g, loop);
+  InstId barrier = earlier.barrier;
+  const std::vector<InstId>& staged = earlier.loads;
   auto is_staged = [&](InstId id) { return std::find(staged.begin(), staged.end(), id) != staged.end(); };
 
   // The cut may only remove an order that something restores, or it is a race (seed 000:

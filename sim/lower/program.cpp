@@ -5,22 +5,12 @@
 #include <sstream>
 
 #include "sched/analysis/capacity.h"
+#include "sched/ir/kernel_queries.h"
 #include "sched/ir/attribute_keys.h"
 
 namespace tandem {
 
 namespace {
-
-// Largest value of `e` over the iteration space of its loops.
-int64_t max_of(const Kernel& k, const AffineExpr& e) {
-  int64_t v = e.constant;
-  for (const auto& t : e.terms) {
-    if (t.loop == kNoId) continue;  // an address register: its value is not known here
-    const Loop& l = k.loops[t.loop];
-    v += std::max(t.coeff * l.lo, t.coeff * (l.hi - 1));
-  }
-  return v;
-}
 
 struct Shape {
   int64_t partitions = 1;
@@ -34,7 +24,7 @@ Shape shape_of(const Kernel& k, const Target& t, const Access& a) {
   const Tensor& tensor = k.tensors[a.tensor_id];
   std::vector<int64_t> extent = tensor.shape;
   if (!a.whole())
-    for (size_t d = 0; d < a.dims.size(); ++d) extent[d] = std::max<int64_t>(1, max_of(k, a.dims[d].hi - a.dims[d].lo));
+    for (size_t d = 0; d < a.dims.size(); ++d) extent[d] = std::max<int64_t>(1, value_range(k, a.dims[d].hi - a.dims[d].lo).second);
   Shape s;
   const SpaceInfo* space = t.space(tensor.space);
   size_t first_free = 0;
@@ -61,8 +51,7 @@ class Lowering {
     check_counts();
     check_capacity();
     order_ = k_.program_order();
-    pos_.assign(k_.insts.size(), -1);
-    for (size_t i = 0; i < order_.size(); ++i) pos_[order_[i]] = static_cast<int>(i);
+    pos_ = program_positions(k_);
     make_units();
     first_of_run_.assign(k_.insts.size(), -1);
     mark_runs(k_.body);
@@ -127,7 +116,7 @@ class Lowering {
     s.op_class = op.op_class;
     s.wmma = op.has(OpTag::Wmma);
     s.nest = k_.loop_nest(id);
-    for (LoopId l : s.nest) s.dynamic_count *= k_.loops[l].trip_count();
+    s.dynamic_count = dynamic_count(k_, id);
     p_.dynamic_instructions += s.dynamic_count;
 
     if (op.op_class == OpClass::Branch) fail(id, "branch instructions are not simulated");
@@ -138,7 +127,10 @@ class Lowering {
         std::stringstream ss(*fence);
         for (std::string name; std::getline(ss, name, ',');) {
           int u = unit_index(name);
-          if (u < 0) fail(id, "fences '" + name + "', which runs no instruction of this kernel");
+          // An engine that runs nothing here has nothing to wait for (prefetch-schedule
+          // fences every engine an unassigned instruction might have landed on).
+          if (u < 0 && (m_->engine(name) || m_->is_dma_queue(name))) continue;
+          if (u < 0) fail(id, "fences '" + name + "', which is no engine or DMA queue of target '" + m_->name + "'");
           s.units.push_back(u);
         }
       } else {
@@ -262,7 +254,7 @@ class Lowering {
           partitions = t.shape[0];
         } else {
           first_partition = std::max<int64_t>(0, a.dims[0].lo.constant);
-          partitions = std::max<int64_t>(1, max_of(k_, a.dims[0].hi - a.dims[0].lo));
+          partitions = std::max<int64_t>(1, value_range(k_, a.dims[0].hi - a.dims[0].lo).second);
         }
       }
     DmaTransfer& t = s.dma;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "sched/ir/kernel_queries.h"
 #include "sched/support/box.h"
 #include "sched/ir/attribute_keys.h"
 #include "sched/target/target.h"
@@ -10,12 +11,6 @@
 namespace tandem {
 
 namespace {
-
-int64_t eval(const AffineExpr& e, const int64_t* ivs) {
-  int64_t v = e.constant;
-  for (const AffineTerm& t : e.terms) v += t.coeff * ivs[t.loop];
-  return v;
-}
 
 std::string ns(Picos ps) {
   char buf[32];
@@ -52,18 +47,12 @@ RaceChecker::RaceChecker(const SimProgram& p) : p_(p), plans_(p.insts.size()) {
 }
 
 bool RaceChecker::box_of(const Access& a, const int64_t* ivs, Box& out) const {
-  const Tensor& t = p_.kernel->tensors[static_cast<size_t>(a.tensor_id)];
-  out.clear();
-  out.reserve(a.whole() ? t.shape.size() : a.dims.size());
-  if (a.whole()) {
-    for (int64_t d : t.shape) out.push_back({0, d});
-    return true;
-  }
-  for (const IndexRange& r : a.dims) {
-    if (r.lo.uses_register() || r.hi.uses_register()) return false;  // address known only at run time
-    out.push_back({eval(r.lo, ivs), eval(r.hi, ivs)});
-  }
-  return true;
+  // An address register's value is known only at run time: no box.
+  const auto value = [ivs](const AffineTerm& t) -> std::optional<int64_t> {
+    if (t.loop == kNoId) return std::nullopt;
+    return ivs[t.loop];
+  };
+  return tandem::box_of(p_.kernel->tensors[static_cast<size_t>(a.tensor_id)], a, value, out);
 }
 
 int64_t RaceChecker::buffer_of(const AccessPlan& ap, const int64_t* ivs) const {

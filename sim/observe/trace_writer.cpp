@@ -4,8 +4,9 @@
 #include <cinttypes>
 #include <map>
 
-#include "sched/support/error.h"
 #include "sched/ir/attribute_keys.h"
+#include "sched/ir/kernel_queries.h"
+#include "sched/support/error.h"
 #include "sched/target/target.h"
 
 namespace tandem {
@@ -119,9 +120,7 @@ void TraceWriter::finish() {
   const Kernel& k = *p_.kernel;
   auto bytes_of = [&](int t) {
     const Tensor& tensor = k.tensors[static_cast<size_t>(t)];
-    int64_t b = static_cast<int64_t>(dtype_bytes(tensor.dtype));
-    for (int64_t d : tensor.shape) b *= d;
-    return b;
+    return partitions_of(k, tensor) * bytes_per_partition(k, tensor);
   };
   auto close = [&](int t, Live& l) {
     if (!l.open) return;
