@@ -1,5 +1,7 @@
 #include "sched/analysis/capacity.h"
 
+#include "sched/ir/attribute_keys.h"
+#include "sched/ir/kernel_queries.h"
 #include "sched/target/target.h"
 
 namespace tandem {
@@ -31,9 +33,8 @@ std::optional<CapacityProblem> find_capacity_problem(const Kernel& k) {
     std::string list;
     for (const Tensor& t : k.tensors) {
       if (t.space != name) continue;
-      int64_t per_buffer = static_cast<int64_t>(dtype_bytes(t.dtype));
-      for (size_t d = space.partitions > 0 ? 1 : 0; d < t.shape.size(); ++d) per_buffer *= t.shape[d];
-      const int64_t buffers = t.attrs.get_int("buffers").value_or(1);
+      const int64_t per_buffer = bytes_per_partition(k, t);
+      const int64_t buffers = t.attrs.get_int(attr::kBuffers).value_or(1);
       if (int64_t all; __builtin_mul_overflow(per_buffer, buffers, &all))
         return CapacityProblem{t.loc, "tensor %" + t.name + " with buffers = " + std::to_string(buffers) +
                                           " needs more bytes per partition than 64 bits count"};

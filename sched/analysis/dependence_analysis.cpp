@@ -7,6 +7,8 @@
 #include <boost/graph/depth_first_search.hpp>
 #include <boost/graph/filtered_graph.hpp>
 
+#include "sched/ir/attribute_keys.h"
+#include "sched/ir/kernel_queries.h"
 #include "sched/support/box.h"
 #include "sched/target/target.h"
 
@@ -15,7 +17,7 @@ namespace tandem {
 namespace {
 
 // `{accumulate}` makes the written accesses read-modify-write (matmul into PSUM).
-bool accumulates(const Instruction& in) { return in.attrs.has("accumulate"); }
+bool accumulates(const Instruction& in) { return in.attrs.has(attr::kAccumulate); }
 
 
 // Where an instruction sits: its program position and its loop nest.
@@ -283,13 +285,12 @@ class Analyzer {
 
   size_t rank(const Resource& r) const { return r.tensor ? r.tensor->shape.size() : 1; }
 
+  // The access's box when it is the same in every instance (no variable), else nullopt.
   std::optional<Box> constant_box(const Resource& r, const Access* a) const {
+    if (!r.tensor) return Box{{0, 1}};  // a DMA queue: one element
+    const auto no_value = [](const AffineTerm&) -> std::optional<int64_t> { return std::nullopt; };
     Box box;
-    for (size_t d = 0; d < rank(r); ++d) {
-      const IndexRange& x = dim_range(r, a, d);
-      if (!x.lo.is_constant() || !x.hi.is_constant()) return std::nullopt;
-      box.push_back({x.lo.constant, x.hi.constant});
-    }
+    if (!box_of(*r.tensor, a ? *a : Access{}, no_value, box)) return std::nullopt;
     return box;
   }
 

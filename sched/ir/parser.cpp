@@ -6,6 +6,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "sched/ir/kernel_queries.h"
 #include "sched/ir/lexer.h"
 #include "sched/support/output.h"
 #include "sched/target/target.h"
@@ -643,31 +644,18 @@ class Parser {
     return sum;
   }
 
-  // Smallest and largest value of `e` over the iteration space of the enclosing loops
-  // (exact: reach(e) < kIndexLimit was checked).
-  std::pair<int64_t, int64_t> range_of(const AffineExpr& e) const {
-    int64_t lo = e.constant, hi = e.constant;
-    for (const auto& t : e.terms) {
-      const Loop& l = k_.loops[t.loop];
-      int64_t a = t.coeff * l.lo, b = t.coeff * (l.hi - 1);
-      lo += std::min(a, b);
-      hi += std::max(a, b);
-    }
-    return {lo, hi};
-  }
-
   void check_bounds(const Tensor& t, const IndexRange& r, size_t d, const SourceLoc& loc) const {
     std::string dim = "dimension " + std::to_string(d) + " of %" + printable(t.name);
     if (reach(r.lo) >= kIndexLimit || reach(r.hi) >= kIndexLimit)
       fail(loc, "access out of bounds: " + dim + " reaches beyond 2^62, where index arithmetic would overflow, but its size is " +
                     std::to_string(t.shape[d]));
     if (r.lo.uses_register() || r.hi.uses_register()) return;  // register value known only at run time
-    const int64_t lo_min = range_of(r.lo).first;
-    const int64_t hi_max = range_of(r.hi).second;
+    const int64_t lo_min = value_range(k_, r.lo).first;
+    const int64_t hi_max = value_range(k_, r.hi).second;
     if (lo_min < 0 || hi_max > t.shape[d])
       fail(loc, "access out of bounds: " + dim + " reaches [" + std::to_string(lo_min) + ", " + std::to_string(hi_max) +
                     ") but its size is " + std::to_string(t.shape[d]));
-    if (range_of(r.hi - r.lo).first <= 0) fail(loc, "empty index range in " + dim);
+    if (value_range(k_, r.hi - r.lo).first <= 0) fail(loc, "empty index range in " + dim);
   }
 
   std::vector<Token> toks_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iostream>
 
+#include "sched/ir/kernel_queries.h"
 #include "sched/passes/schedule_file.h"
 #include "sched/support/log.h"
 #include "sched/target/target.h"
@@ -14,8 +15,8 @@ namespace tandem {
 
 namespace {
 bool needs_engines(const Kernel& k) {
-  for (const Instruction& in : k.insts)
-    if (!in.erased && in.engine.empty() && !k.target->opcode(in.opcode)->engines.empty()) return true;
+  for (InstId id = 0; id < static_cast<InstId>(k.insts.size()); ++id)
+    if (!k.insts[id].erased && k.insts[id].engine.empty() && !engine_choices(k, id).empty()) return true;
   return false;
 }
 }  // namespace

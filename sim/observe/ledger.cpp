@@ -9,6 +9,7 @@
 #include <boost/graph/howard_cycle_ratio.hpp>
 #include <boost/graph/strong_components.hpp>
 
+#include "sched/ir/kernel_queries.h"
 #include "sim/units/stream_unit.h"
 #include "sim/observe/race_checker.h"
 #include "sim/observe/trace_writer.h"
@@ -36,15 +37,9 @@ Picos union_length(std::vector<std::pair<Picos, Picos>>& v) {
   return total;
 }
 
-// Product of the trip counts of the loops strictly inside `outer` that enclose `inst`.
+// Instances of `inst` per iteration of `outer`, a loop that encloses it.
 int64_t inner_trips(const Kernel& k, const SimInst& inst, LoopId outer) {
-  int64_t n = 1;
-  bool inside = outer == kNoId;
-  for (LoopId l : inst.nest) {
-    if (inside) n *= k.loops[l].trip_count();
-    if (l == outer) inside = true;
-  }
-  return n;
+  return instances_within(k, k.insts[static_cast<size_t>(inst.id)].loop, outer);
 }
 
 bool in_loop(const SimInst& inst, LoopId l) { return std::find(inst.nest.begin(), inst.nest.end(), l) != inst.nest.end(); }
@@ -94,9 +89,7 @@ Ledger::Ledger(SimContext& ctx, size_t iterations_kept, bool capture_timeline, T
     s.result.id = static_cast<LoopId>(l);
     s.result.iv = k.loops[l].iv;
     s.result.trip_count = k.loops[l].trip_count();
-    s.result.dynamic_iterations = k.loops[l].trip_count();
-    for (LoopId o = k.loops[l].parent; o != kNoId; o = k.loops[o].parent)
-      s.result.dynamic_iterations *= k.loops[o].trip_count();
+    s.result.dynamic_iterations = instances_within(k, static_cast<LoopId>(l));
   }
   if (capture_timeline)
     for (size_t l = 0; l < loops_.size(); ++l)

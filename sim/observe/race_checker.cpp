@@ -3,18 +3,14 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "sched/ir/kernel_queries.h"
 #include "sched/support/box.h"
+#include "sched/ir/attribute_keys.h"
 #include "sched/target/target.h"
 
 namespace tandem {
 
 namespace {
-
-int64_t eval(const AffineExpr& e, const int64_t* ivs) {
-  int64_t v = e.constant;
-  for (const AffineTerm& t : e.terms) v += t.coeff * ivs[t.loop];
-  return v;
-}
 
 std::string ns(Picos ps) {
   char buf[32];
@@ -32,8 +28,8 @@ RaceChecker::RaceChecker(const SimProgram& p) : p_(p), plans_(p.insts.size()) {
     auto plan = [&](const Access& a, bool read) {
       AccessPlan ap{&a, read, 0, kNoId};
       const Tensor& t = k.tensors[static_cast<size_t>(a.tensor_id)];
-      const auto buffers = t.attrs.get_int("buffers");
-      const auto loop_iv = t.attrs.get_string("rotate");
+      const auto buffers = t.attrs.get_int(attr::kBuffers);
+      const auto loop_iv = t.attrs.get_string(attr::kRotate);
       if (buffers && loop_iv && *buffers >= 2)
         for (LoopId l : p.insts[id].nest)
           if (k.loops[static_cast<size_t>(l)].iv == *loop_iv) {
@@ -44,25 +40,19 @@ RaceChecker::RaceChecker(const SimProgram& p) : p_(p), plans_(p.insts.size()) {
       plans_[id].push_back(ap);
     };
     for (const Access& a : in.reads) plan(a, true);
-    if (in.attrs.has("accumulate"))  // an accumulating write reads what it adds to
+    if (in.attrs.has(attr::kAccumulate))  // an accumulating write reads what it adds to
       for (const Access& a : in.writes) plan(a, true);
     for (const Access& a : in.writes) plan(a, false);
   }
 }
 
 bool RaceChecker::box_of(const Access& a, const int64_t* ivs, Box& out) const {
-  const Tensor& t = p_.kernel->tensors[static_cast<size_t>(a.tensor_id)];
-  out.clear();
-  out.reserve(a.whole() ? t.shape.size() : a.dims.size());
-  if (a.whole()) {
-    for (int64_t d : t.shape) out.push_back({0, d});
-    return true;
-  }
-  for (const IndexRange& r : a.dims) {
-    if (r.lo.uses_register() || r.hi.uses_register()) return false;  // address known only at run time
-    out.push_back({eval(r.lo, ivs), eval(r.hi, ivs)});
-  }
-  return true;
+  // An address register's value is known only at run time: no box.
+  const auto value = [ivs](const AffineTerm& t) -> std::optional<int64_t> {
+    if (t.loop == kNoId) return std::nullopt;
+    return ivs[t.loop];
+  };
+  return tandem::box_of(p_.kernel->tensors[static_cast<size_t>(a.tensor_id)], a, value, out);
 }
 
 int64_t RaceChecker::buffer_of(const AccessPlan& ap, const int64_t* ivs) const {
@@ -204,7 +194,7 @@ std::string RaceChecker::describe(const Buffer& b, const Box& box) const {
   for (size_t d = 0; d < box.size(); ++d)
     s += (d ? ", " : "") + std::to_string(box[d].first) + ":" + std::to_string(box[d].second);
   s += "]";
-  if (t.attrs.has("buffers")) s += " buffer " + std::to_string(b.second);
+  if (t.attrs.has(attr::kBuffers)) s += " buffer " + std::to_string(b.second);
   return s;
 }
 

@@ -4,6 +4,8 @@
 #include <cinttypes>
 #include <map>
 
+#include "sched/ir/attribute_keys.h"
+#include "sched/ir/kernel_queries.h"
 #include "sched/support/error.h"
 #include "sched/target/target.h"
 
@@ -96,7 +98,7 @@ void TraceWriter::record(const InstanceRecord& r) {
     }
   }
   const Instruction& in = p_.kernel->insts[static_cast<size_t>(r.inst)];
-  const bool accumulate = in.attrs.has("accumulate");
+  const bool accumulate = in.attrs.has(attr::kAccumulate);
   for (const auto* list : {&in.writes, &in.reads})
     for (const tandem::Access& a : *list) {
       const SpaceInfo* sp = p_.kernel->target->space(p_.kernel->tensors[static_cast<size_t>(a.tensor_id)].space);
@@ -118,9 +120,7 @@ void TraceWriter::finish() {
   const Kernel& k = *p_.kernel;
   auto bytes_of = [&](int t) {
     const Tensor& tensor = k.tensors[static_cast<size_t>(t)];
-    int64_t b = static_cast<int64_t>(dtype_bytes(tensor.dtype));
-    for (int64_t d : tensor.shape) b *= d;
-    return b;
+    return partitions_of(k, tensor) * bytes_per_partition(k, tensor);
   };
   auto close = [&](int t, Live& l) {
     if (!l.open) return;
