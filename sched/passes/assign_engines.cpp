@@ -50,9 +50,23 @@ void AssignEnginesPass::run(PassContext& ctx) {
       in.engine = choices[static_cast<size_t>(next_queue++ % queues)];
       ctx.stats.add("queues_assigned");
     } else {
+      // Only an engine that may read and write every space the instruction touches.
+      auto may_access = [&](const std::string& e) {
+        for (bool write : {true, false})
+          for (const Access& a : write ? in.writes : in.reads) {
+            const SpaceInfo* space = t.space(k.tensors[a.tensor_id].space);
+            if (space && !space->allows(e, write)) return false;
+          }
+        return true;
+      };
       std::string pick;
-      for (const auto& e : choices)
+      for (const auto& e : choices) {
+        if (!may_access(e)) continue;
         if (pick.empty() || (balance_ && load[e] < load[pick])) pick = e;
+      }
+      if (pick.empty())
+        throw Error(in.loc, k.display_name(id) + ": none of the engines of '" + in.opcode +
+                                "' may access the spaces it reads and writes");
       in.engine = pick;
       ctx.stats.add("engines_assigned");
     }

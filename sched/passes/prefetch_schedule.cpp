@@ -114,6 +114,22 @@ void PrefetchSchedulePass::force_incoming_order(PassContext& ctx) {
   ctx.mark_deps_listed();
 }
 
+namespace {
+// Is there a path of same-iteration edges from `from` to `to`?
+bool reaches(const DepGraph& g, InstId from, InstId to) {
+  std::vector<InstId> work{from};
+  std::set<InstId> seen{from};
+  while (!work.empty()) {
+    const InstId v = work.back();
+    work.pop_back();
+    if (v == to) return true;
+    for (const DepEdgeRef& e : g.out_edges(v))
+      if (e.props.distance == 0 && seen.insert(e.dst).second) work.push_back(e.dst);
+  }
+  return false;
+}
+}  // namespace
+
 void PrefetchSchedulePass::align_collectives(PassContext& ctx) {
   Kernel& k = ctx.kernel;
   DepGraph& g = ctx.deps;
@@ -151,6 +167,11 @@ void PrefetchSchedulePass::align_collectives(PassContext& ctx) {
         bool added = g.add(id, c, DepKind::Flow);
         added |= g.add(c, id, DepKind::Flow, 1, loop);
         if (added) ctx.stats.add("prefetches_kept_off_collective");
+      } else if (reaches(g, id, c)) {
+        // The load already comes before the collective (the split's barrier waits for it):
+        // making it wait for the collective too would be a cycle.
+        ctx.skip("collective " + k.display_name(c) + ": " + k.display_name(id) +
+                 " after it in program order already precedes it, so it cannot also wait for it");
       } else if (g.add(c, id, DepKind::Flow)) {
         ctx.stats.add("prefetches_kept_off_collective");
       }

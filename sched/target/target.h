@@ -73,6 +73,11 @@ struct SpaceInfo {
   double bandwidth_bytes_per_cycle = 0;
 
   bool is_register_file() const { return !register_prefix.empty(); }
+  // May `unit` ("dma" for any DMA queue) write (or read) this space?
+  bool allows(const std::string& unit, bool write) const {
+    const std::set<std::string>& allowed = write ? writers : readers;
+    return allowed.empty() || allowed.count(unit) > 0;
+  }
 
   // The capacity rule, the one both address-rotation and the simulator's capacity check use
   // (docs/models.md, "Capacity"). In a space with banks every buffer of a tensor takes whole

@@ -21,16 +21,19 @@ bool needs_engines(const Kernel& k) {
 }
 }  // namespace
 
+SimProgram lower_scheduled(Kernel& kernel, DepGraph& deps, const RunOptions& run_options) {
+  if (needs_engines(kernel)) {
+    logger("sim")->info("assigning engines and queues where the kernel names none");
+    run_pipeline(kernel, deps, parse_pipeline("assign-engines"), run_options, std::cerr);
+  }
+  return lower_for_simulation(kernel, deps);
+}
+
 SimResult schedule_and_simulate(const std::string& file, const std::string& hw, const std::string& passes,
                                 const RunOptions& run_options, const SimOptions& sim_options) {
   KernelInput in = read_and_schedule(file, hw, passes, run_options);
-  if (needs_engines(in.kernel)) {
-    logger("sim")->info("assigning engines and queues where the kernel names none");
-    run_pipeline(in.kernel, in.deps, parse_pipeline("assign-engines"), run_options, std::cerr);
-  }
   // The kernel's target is the model (`hw` replaced it when the kernel was read).
-  SimProgram program = lower_for_simulation(in.kernel, in.deps);
-  return simulate(program, sim_options);
+  return simulate(lower_scheduled(in.kernel, in.deps, run_options), sim_options);
 }
 
 SimResult simulate_with_perturbed_runs(const std::string& file, const std::string& hw, const std::string& passes,

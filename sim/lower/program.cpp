@@ -97,10 +97,9 @@ class Lowering {
     const Tensor& t = k_.tensors[a.tensor_id];
     const SpaceInfo* space = m_->space(t.space);
     if (!space) return;
-    const std::set<std::string>& allowed = write ? space->writers : space->readers;
-    if (allowed.empty()) return;
     const std::string who = m_->is_dma_queue(in.engine) ? "dma" : in.engine;
-    if (allowed.count(who)) return;
+    if (space->allows(who, write)) return;
+    const std::set<std::string>& allowed = write ? space->writers : space->readers;
     std::string list;
     for (const auto& e : allowed) list += (list.empty() ? "" : ", ") + e;
     fail(id, who + " may not " + (write ? "write " : "read ") + t.space + " (tensor " + (t.register_file ? "" : "%") +
