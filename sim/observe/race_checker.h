@@ -75,6 +75,11 @@ class RaceChecker {
   std::multimap<int64_t, std::pair<Buffer, Event>> pending_;  // reads by seq
   std::set<std::tuple<std::string, InstId, InstId>> reported_;
   std::vector<Hazard> hazards_;
+  // Scratch reused across calls (no allocation per check once grown).
+  std::vector<const Event*> before_;
+  std::vector<std::pair<uint64_t, size_t>> same_box_;
+  std::vector<size_t> next_same_;
+  std::vector<char> drop_;
 };
 
 }  // namespace tandem
