@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 
 #include "sched/support/box.h"
 #include "sched/target/target.h"
@@ -82,9 +83,7 @@ int64_t RaceChecker::buffer_of(const AccessPlan& ap, const int64_t* ivs) const {
 void RaceChecker::record(const InstanceRecord& r) {
   if (r.unit < 0) return;  // a barrier touches no memory
   const SimInst& inst = p_.insts[static_cast<size_t>(r.inst)];
-  Event e{inst.seq(r.loop_ivs, *p_.kernel), r.start, 0, r.inst, {}, {}};
-  e.ivs.reserve(inst.nest.size());
-  for (LoopId l : inst.nest) e.ivs.push_back(r.loop_ivs[l]);
+  const Event e{inst.seq(r.loop_ivs, *p_.kernel), r.start, 0, r.inst, {}};
   // Reads last while the unit consumes its inputs. A write changes its range from the
   // moment the unit starts producing it (a transfer: its first byte; a compute engine: its
   // start) until it completes: a read that overlaps that window can see new bytes.
@@ -95,7 +94,8 @@ void RaceChecker::record(const InstanceRecord& r) {
     const Buffer buffer{ap.access->tensor_id, buffer_of(ap, r.loop_ivs)};
     if (ap.read) {
       ev.end = read_end;
-      pending_.emplace(ev.seq, std::make_pair(buffer, std::move(ev)));
+      pending_.push_back({arrivals_++, buffer, std::move(ev)});
+      std::push_heap(pending_.begin(), pending_.end(), std::greater<Pending>());
     } else {
       ev.start = std::min(r.busy_start, r.complete);
       ev.end = r.complete;
@@ -107,16 +107,14 @@ void RaceChecker::record(const InstanceRecord& r) {
 void RaceChecker::advance(Picos watermark, int64_t min_seq) {
   // Reads whose every relevant write is known.
   while (!pending_.empty()) {
-    auto it = pending_.begin();
-    if (it->first >= min_seq) break;
-    bool ready = true;
-    for (auto j = it; j != pending_.end() && j->first == it->first; ++j) ready &= j->second.second.end <= watermark;
-    if (!ready) break;
-    check(it->second.first, it->second.second);
-    pending_.erase(it);
+    const Pending& next = pending_.front();
+    if (next.read.seq >= min_seq || next.read.end > watermark) break;
+    std::pop_heap(pending_.begin(), pending_.end(), std::greater<Pending>());
+    check(pending_.back().buffer, pending_.back().read);
+    pending_.pop_back();
   }
   // Writes hidden by a newer write that every future read comes after, both landed.
-  const int64_t settled = pending_.empty() ? min_seq : std::min(min_seq, pending_.begin()->first);
+  const int64_t settled = pending_.empty() ? min_seq : std::min(min_seq, pending_.front().read.seq);
   for (auto& [buffer, events] : writes_) {
     auto by_seq = [](const Event& x, const Event& y) { return x.seq < y.seq; };
     if (!std::is_sorted(events.begin(), events.end(), by_seq)) std::sort(events.begin(), events.end(), by_seq);
@@ -241,13 +239,27 @@ void RaceChecker::check(const Buffer& b, const Event& read) {
   }
 }
 
+std::vector<int64_t> RaceChecker::ivs_of(const Event& e) const {
+  // seq = seq_base + sum of (iv - lo) * stride, each inner loop's whole range below its outer
+  // loop's stride: divide outermost first.
+  const SimInst& inst = p_.insts[static_cast<size_t>(e.inst)];
+  std::vector<int64_t> ivs;
+  int64_t rest = e.seq - inst.seq_base;
+  for (size_t i = 0; i < inst.nest.size(); ++i) {
+    ivs.push_back(p_.kernel->loops[static_cast<size_t>(inst.nest[i])].lo + rest / inst.seq_strides[i]);
+    rest %= inst.seq_strides[i];
+  }
+  return ivs;
+}
+
 std::string RaceChecker::where(const Event& e) const {
   const SimInst& inst = p_.insts[static_cast<size_t>(e.inst)];
   std::string s = inst.name;
   if (!inst.nest.empty()) {
+    const std::vector<int64_t> ivs = ivs_of(e);
     s += " (";
     for (size_t i = 0; i < inst.nest.size(); ++i)
-      s += (i ? ", " : "") + p_.kernel->loops[static_cast<size_t>(inst.nest[i])].iv.substr(1) + "=" + std::to_string(e.ivs[i]);
+      s += (i ? ", " : "") + p_.kernel->loops[static_cast<size_t>(inst.nest[i])].iv.substr(1) + "=" + std::to_string(ivs[i]);
     s += ")";
   }
   return s + " at " + p_.kernel->insts[static_cast<size_t>(e.inst)].loc.str();
@@ -278,8 +290,9 @@ void RaceChecker::report(const char* kind, const Event& earlier, const Event& la
   const std::vector<LoopId>& ne = p_.insts[static_cast<size_t>(earlier.inst)].nest;
   const std::vector<LoopId>& nl = p_.insts[static_cast<size_t>(later.inst)].nest;
   const LoopId common = k.common_loop(earlier.inst, later.inst);
+  const std::vector<int64_t> earlier_ivs = ivs_of(earlier), later_ivs = ivs_of(later);
   for (size_t d = 0; d < ne.size() && d < nl.size() && ne[d] == nl[d]; ++d) {
-    const int64_t diff = later.ivs[d] - earlier.ivs[d];
+    const int64_t diff = later_ivs[d] - earlier_ivs[d];
     if (diff == 0) continue;
     if (diff > 0) {
       distance = " distance=" + std::to_string(diff);
