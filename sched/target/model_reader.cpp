@@ -427,9 +427,11 @@ std::shared_ptr<const Target> load_target(const std::string& path) {
   std::lock_guard<std::mutex> lock(mu);
   auto it = cache.find(path);
   if (it != cache.end()) return it->second;
-  auto t = std::make_shared<const Target>(ModelReader(path).read());
+  auto t = read_target(path);
   cache[path] = t;
   return t;
 }
+
+std::shared_ptr<const Target> read_target(const std::string& path) { return std::make_shared<const Target>(ModelReader(path).read()); }
 
 }  // namespace tandem
