@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <iostream>
 
+#include <unistd.h>
+
 #include "sched/passes/schedule_file.h"
 #include "sched/support/log.h"
 #include "sched/target/target.h"
@@ -13,6 +15,8 @@
 namespace tandem {
 
 namespace {
+constexpr int64_t kAnnouncedInstances = 100000000;
+
 bool needs_engines(const Kernel& k) {
   for (const Instruction& in : k.insts)
     if (!in.erased && in.engine.empty() && !k.target->opcode(in.opcode)->engines.empty()) return true;
@@ -29,6 +33,15 @@ SimResult schedule_and_simulate(const std::string& file, const std::string& hw, 
   }
   // The kernel's target is the model (`hw` replaced it when the kernel was read).
   SimProgram program = lower_for_simulation(in.kernel, in.deps);
+  const int64_t n = program.dynamic_instructions;
+  if (sim_options.max_instances > 0 && n > sim_options.max_instances)
+    throw Error(in.kernel.loc, "the kernel runs " + std::to_string(n) + " dynamic instructions, more than --max-instances " +
+                                   std::to_string(sim_options.max_instances));
+  // Simulation runs about a million instances a second or fewer: on a terminal, say so
+  // before a long run (not in pipes and tests, whose stderr is the error channel).
+  if (n >= kAnnouncedInstances && isatty(STDERR_FILENO))
+    std::cerr << "tandem sim: " << n << " dynamic instructions to simulate, which can take " << n / 1000000
+              << " s or more (Ctrl-C stops it; --max-instances N refuses such kernels)\n";
   return simulate(program, sim_options);
 }
 
