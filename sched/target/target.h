@@ -174,6 +174,8 @@ struct Target {
 // opcode named in a list: each an Error at file:line:col, for every command alike. Keys only
 // the simulator needs may be missing (see Target::missing_timing).
 std::shared_ptr<const Target> load_target(const std::string& path);
+// The same, read afresh every time (the fuzz target reads one path over and over).
+std::shared_ptr<const Target> read_target(const std::string& path);
 
 // Resolves a target name ("trn2") to models/<name>.yaml: first in $TANDEM_MODELS_DIR, then
 // in the source tree's models/. Cached per path.

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <iostream>
 
+#include <unistd.h>
+
 #include "sched/ir/kernel_queries.h"
 #include "sched/passes/schedule_file.h"
 #include "sched/support/log.h"
@@ -14,6 +16,8 @@
 namespace tandem {
 
 namespace {
+constexpr int64_t kAnnouncedInstances = 100000000;
+
 bool needs_engines(const Kernel& k) {
   for (InstId id = 0; id < static_cast<InstId>(k.insts.size()); ++id)
     if (!k.insts[id].erased && k.insts[id].engine.empty() && !engine_choices(k, id).empty()) return true;
@@ -33,7 +37,17 @@ SimResult schedule_and_simulate(const std::string& file, const std::string& hw, 
                                 const RunOptions& run_options, const SimOptions& sim_options) {
   KernelInput in = read_and_schedule(file, hw, passes, run_options);
   // The kernel's target is the model (`hw` replaced it when the kernel was read).
-  return simulate(lower_scheduled(in.kernel, in.deps, run_options), sim_options);
+  SimProgram program = lower_scheduled(in.kernel, in.deps, run_options);
+  const int64_t n = program.dynamic_instructions;
+  if (sim_options.max_instances > 0 && n > sim_options.max_instances)
+    throw Error(in.kernel.loc, "the kernel runs " + std::to_string(n) + " dynamic instructions, more than --max-instances " +
+                                   std::to_string(sim_options.max_instances));
+  // Simulation runs about a million instances a second or fewer: on a terminal, say so
+  // before a long run (not in pipes and tests, whose stderr is the error channel).
+  if (n >= kAnnouncedInstances && isatty(STDERR_FILENO))
+    std::cerr << "tandem sim: " << n << " dynamic instructions to simulate, which can take " << n / 1000000
+              << " s or more (Ctrl-C stops it; --max-instances N refuses such kernels)\n";
+  return simulate(program, sim_options);
 }
 
 SimResult simulate_with_perturbed_runs(const std::string& file, const std::string& hw, const std::string& passes,

@@ -191,6 +191,11 @@ class Lowering {
     if (!(cycles >= 0) || !(latency >= 0) || !std::isfinite(cycles) || !std::isfinite(latency))
       fail(id, "cost formula of '" + in.opcode + "' on " + in.engine + " gives " + std::to_string(cycles) +
                    " cycles; a cost must be a finite number >= 0");
+    // At the slowest clock a model may have (1 MHz), 10^12 cycles are 10^18 ps: still a
+    // 64-bit time, with room to add the kernel's instances up.
+    if (cycles > 1e12 || latency > 1e12)
+      fail(id, "cost of '" + in.opcode + "' on " + in.engine + " is " + std::to_string(std::max(cycles, latency)) +
+                   " cycles; a cost must be at most 10^12 cycles");
     s.cycles_ps = std::llround(cycles * 1000.0 / em->clock_ghz);
     s.latency_ps = std::max(s.cycles_ps, static_cast<Picos>(std::llround(latency * 1000.0 / em->clock_ghz)));
     // A collective holds its engine through start-up and the link transfer (at least).

@@ -20,6 +20,22 @@ namespace {
 
 constexpr Picos kNever = std::numeric_limits<Picos>::max();
 
+// Merges overlapping and touching intervals in place: the union (all finalize reads of an
+// iteration's intervals) stays the same. An outer iteration records one interval per inner
+// instance; merged whenever the count reaches a power of two from 4096 on, its memory follows
+// the gaps in the busy time, not the instances (fuzz reproducer 13 grew ~17 MB/s).
+void compact(std::vector<std::pair<Picos, Picos>>& v) {
+  const size_t n = v.size();
+  if (n < 4096 || (n & (n - 1)) != 0) return;
+  std::sort(v.begin(), v.end());
+  size_t out = 0;
+  for (size_t i = 1; i < n; ++i) {
+    if (v[i].first <= v[out].second) v[out].second = std::max(v[out].second, v[i].second);
+    else v[++out] = v[i];
+  }
+  v.resize(out + 1);
+}
+
 // Length of the union of intervals (sorted in place).
 Picos union_length(std::vector<std::pair<Picos, Picos>>& v) {
   std::sort(v.begin(), v.end());
@@ -169,10 +185,12 @@ void Ledger::record(const InstanceRecord& r) {
     if (r.unit >= 0) {
       if (dma) {
         it.dma.emplace_back(r.start, r.complete);
+        compact(it.dma);
         it.dma_min_start = std::min(it.dma_min_start, r.start);
         it.dma_max_end = std::max(it.dma_max_end, r.complete);
       } else {
         it.compute.emplace_back(r.busy_start, r.busy_end);
+        compact(it.compute);
         if (r.waited_on_dma) it.exposed += r.stall[static_cast<size_t>(StallReason::Semaphore)];
       }
       for (size_t i = 0; i < it.stall.size(); ++i) it.stall[i] += r.stall[i];

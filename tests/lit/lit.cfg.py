@@ -31,6 +31,10 @@ with tempfile.TemporaryDirectory() as d:
     except OSError:
         pass
 config.environment["SYSTEMC_DISABLE_COPYRIGHT_MESSAGE"] = "1"
+# A TANDEM_SANITIZE build: the sanitizers' options (suppressions, exit codes) reach every run.
+for var in ("ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS"):
+    if var in os.environ:
+        config.environment[var] = os.environ[var]
 
 # `REQUIRES: chromium` tests load HTML reports in headless Chromium (scripts/setup installs it).
 import shutil
