@@ -1,5 +1,7 @@
 #include "sched/analysis/capacity.h"
 
+#include <climits>
+
 #include "sched/target/target.h"
 
 namespace tandem {
@@ -18,7 +20,27 @@ std::string writers_of(const Kernel& k, int tensor) {
   return s;
 }
 
+// A tensor's bytes per buffer as the space counts them: per partition when it has partitions.
+int64_t bytes_per_buffer(const SpaceInfo& space, const Tensor& t) {
+  int64_t per_buffer = static_cast<int64_t>(dtype_bytes(t.dtype));
+  for (size_t d = space.partitions > 0 ? 1 : 0; d < t.shape.size(); ++d) per_buffer *= t.shape[d];
+  return per_buffer;
+}
+
 }  // namespace
+
+int64_t space_allocation(const Kernel& k, const std::string& name) {
+  const SpaceInfo* space = k.target->space(name);
+  if (!space) return 0;
+  __int128 used = 0;
+  for (const Tensor& t : k.tensors) {
+    if (t.space != name) continue;
+    const int64_t per_buffer = bytes_per_buffer(*space, t), buffers = t.attrs.get_int("buffers").value_or(1);
+    if (int64_t all; __builtin_mul_overflow(per_buffer, buffers, &all)) return INT64_MAX;
+    used += space->footprint(per_buffer, buffers);
+  }
+  return used > INT64_MAX ? INT64_MAX : static_cast<int64_t>(used);
+}
 
 std::optional<CapacityProblem> find_capacity_problem(const Kernel& k) {
   // Each space's capacity holds all its tensors, every buffer of them, counted by the space's
@@ -31,8 +53,7 @@ std::optional<CapacityProblem> find_capacity_problem(const Kernel& k) {
     std::string list;
     for (const Tensor& t : k.tensors) {
       if (t.space != name) continue;
-      int64_t per_buffer = static_cast<int64_t>(dtype_bytes(t.dtype));
-      for (size_t d = space.partitions > 0 ? 1 : 0; d < t.shape.size(); ++d) per_buffer *= t.shape[d];
+      const int64_t per_buffer = bytes_per_buffer(space, t);
       const int64_t buffers = t.attrs.get_int("buffers").value_or(1);
       if (int64_t all; __builtin_mul_overflow(per_buffer, buffers, &all))
         return CapacityProblem{t.loc, "tensor %" + t.name + " with buffers = " + std::to_string(buffers) +

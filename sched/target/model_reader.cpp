@@ -11,6 +11,7 @@
 
 #include "sched/support/yaml_file.h"
 #include "sched/target/target.h"
+#include "sched/support/provenance.h"
 
 namespace tandem {
 
@@ -399,7 +400,9 @@ std::shared_ptr<const Target> load_target(const std::string& path) {
   std::lock_guard<std::mutex> lock(mu);
   auto it = cache.find(path);
   if (it != cache.end()) return it->second;
-  auto t = std::make_shared<const Target>(ModelReader(path).read());
+  Target read = ModelReader(path).read();
+  read.file_hash = file_hash(path);
+  auto t = std::make_shared<const Target>(std::move(read));
   cache[path] = t;
   return t;
 }

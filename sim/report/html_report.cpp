@@ -210,7 +210,16 @@ std::string sim_body(const SimResult& r) {
     << esc(r.lower_bound_resource) << ")</td></tr>\n<tr><td>races</td><td>"
     << format_metric(Metric::races, metric_value(Metric::races, kernel));
   if (r.perturbed_runs > 0) o << " (this run and " << r.perturbed_runs << " perturbed runs)";
-  o << "</td></tr>\n</table>\n";
+  o << "</td></tr>\n<tr><td>DMA engines</td><td>"
+    << format_metric(Metric::dma_engine_utilization, metric_value(Metric::dma_engine_utilization, kernel))
+    << " busy; queues used " << metric_value(Metric::dma_queues_used, kernel) << " of " << r.dma_queues_available;
+  for (const SpaceResult& sp : r.spaces)
+    o << "; " << esc(sp.name) << " " << sp.allocated << " of " << sp.capacity << " " << esc(sp.unit);
+  o << "</td></tr>\n";
+  if (!r.provenance.model_file.empty())
+    o << "<tr><td>provenance</td><td>model file " << esc(r.provenance.model_file) << " (" << esc(r.provenance.model_hash)
+      << "), pipeline " << esc(r.provenance.pipeline) << ", tandem " << esc(r.provenance.tandem) << "</td></tr>\n";
+  o << "</table>\n";
 
   if (!r.timeline_loop.empty()) {
     o << "<h2>Timeline of loop " << esc(r.timeline_loop) << ": first, middle and last iteration</h2>\n";
