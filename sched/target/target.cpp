@@ -203,12 +203,16 @@ std::string describe_model(const Target& t) {
   o << "engines:";
   for (const auto& [name, e] : t.engines) o << " " << name << (e.kind.empty() ? "" : " (" + e.kind + ")");
   o << "\nDMA: " << t.dma_queues.size() << " queues on " << t.dma.engines << " engines\n\n";
-  size_t width = 6;
-  for (const auto& [name, op] : t.opcodes) width = std::max(width, name.size());
-  o << std::left << std::setw(static_cast<int>(width) + 2) << "opcode" << std::setw(11) << "class"
+  size_t width = 6, class_width = 5;
+  for (const auto& [name, op] : t.opcodes) {
+    width = std::max(width, name.size());
+    class_width = std::max(class_width, std::string(op_class_name(op.op_class)).size());
+  }
+  o << std::left << std::setw(static_cast<int>(width) + 2) << "opcode" << std::setw(static_cast<int>(class_width) + 2) << "class"
     << "engines and cycles (tags)\n";
   for (const auto& [name, op] : t.opcodes) {
-    o << std::setw(static_cast<int>(width) + 2) << name << std::setw(11) << op_class_name(op.op_class);
+    o << std::setw(static_cast<int>(width) + 2) << name << std::setw(static_cast<int>(class_width) + 2)
+      << op_class_name(op.op_class);
     for (size_t i = 0; i < op.engines.size(); ++i) {
       const std::string& e = op.engines[i];
       o << (i ? ", " : "") << e;
