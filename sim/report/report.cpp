@@ -19,11 +19,12 @@ double cycles(Picos ps, double ghz) { return ps_to_ns(ps) * ghz; }
 std::string fmt(const char* f, double v) { return fmt::sprintf(f, v); }
 Picos ps_from_ns(double v) { return static_cast<Picos>(std::llround(v * 1000.0)); }
 
-// A table metric into its JSON object: counts as integers, everything else as a double.
+// A table metric into its JSON object: counts and capacities as integers, everything else as a
+// double.
 void put(Json& j, Metric m, const MetricSubject& s) {
   const MetricInfo& info = metric_info(m);
   const double v = metric_value(m, s);
-  if (std::string(info.unit) == "count")
+  if (std::string(info.unit) == "count" || std::string(info.unit) == "capacity unit")
     j[info.name] = static_cast<int64_t>(v);
   else
     j[info.name] = v;
