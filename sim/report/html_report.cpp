@@ -41,7 +41,7 @@ body { font: 14px system-ui, sans-serif; margin: 24px; color: #222; }
 h1 { font-size: 20px; } h2 { font-size: 16px; margin-top: 28px; } h3 { font-size: 14px; }
 table { border-collapse: collapse; } td, th { padding: 2px 10px; border-bottom: 1px solid #ddd; text-align: right; }
 th:first-child, td:first-child { text-align: left; }
-svg { display: block; margin: 8px 0; } svg text { font: 11px system-ui, sans-serif; fill: #333; }
+svg { display: block; margin: 8px 0; max-width: 100%; height: auto; } svg text { font: 11px system-ui, sans-serif; fill: #333; }
 .columns { display: flex; gap: 32px; } .columns > div { flex: 1; min-width: 0; }
 pre { background: #f6f6f6; padding: 8px; overflow-x: auto; } .best { background: #eef6ee; }
 .race-banner { background: #fdecec; border: 2px solid #c62828; color: #8e0000; padding: 8px 12px; font-weight: bold; }
@@ -62,7 +62,7 @@ struct Series {
 
 std::string line_chart(const std::string& cls, const std::string& x_label, const std::string& y_label,
                        const std::vector<Series>& series, const std::vector<std::string>& categories = {}) {
-  const double w = 560, h = 220, l = 64, r = 16, t = 16, b = 40;
+  const double w = 560, h = 220, l = 80, r = 16, t = 16, b = 40;  // l: room for %.4g labels
   double x0 = 1e300, x1 = -1e300, y0 = 0, y1 = -1e300;
   for (const Series& s : series)
     for (size_t i = 0; i < s.x.size(); ++i) {
@@ -362,7 +362,7 @@ std::string html_sweep_report(const std::string& title, const std::vector<std::s
   const size_t key = column("total_ns") < header.size() ? column("total_ns") : (metrics.empty() ? status : metrics[0]);
   o << "<h2>Best point of each kernel (least " << esc(header[key]) << ")</h2>\n<table class=\"best\">\n<tr>";
   for (size_t c = 0; c < header.size(); ++c)
-    if (c != error && c != status) o << "<th>" << esc(header[c]) << "</th>";
+    if (c < error && c != status) o << "<th>" << esc(header[c]) << "</th>";
   o << "</tr>\n";
   for (const std::string& k : kernels) {
     const std::vector<std::string>* best = nullptr;
@@ -374,19 +374,28 @@ std::string html_sweep_report(const std::string& title, const std::vector<std::s
     if (!best) continue;
     o << "<tr>";
     for (size_t c = 0; c < header.size(); ++c)
-      if (c != error && c != status) o << "<td>" << esc(c == kernel ? k.substr(k.rfind('/') + 1) : (*best)[c]) << "</td>";
+      if (c < error && c != status) o << "<td>" << esc(c == kernel ? k.substr(k.rfind('/') + 1) : (*best)[c]) << "</td>";
     o << "</tr>\n";
   }
   o << "</table>\n";
+  // Where the results came from (the columns after `error`, docs/sweeps.md): each model file
+  // and version once, with how many distinct model contents the points ran on it.
+  std::map<std::string, std::set<std::string>> sources;  // "model file, tandem" -> model hashes
+  const size_t model_file = column("model_file"), model_hash = column("model_hash"), version = column("tandem");
+  if (version < header.size())
+    for (const auto* r : ok) sources[(*r)[model_file] + ", tandem " + (*r)[version]].insert((*r)[model_hash]);
+  for (const auto& [source, hashes] : sources)
+    o << "<p class=\"provenance\">model file " << esc(source) << " (" << hashes.size()
+      << (hashes.size() == 1 ? " model content: " + esc(*hashes.begin()) : std::string(" model contents")) << ")</p>\n";
   if (!racy.empty()) {
     o << "<h2>Points that raced (not results)</h2>\n<table class=\"racy\">\n<tr>";
     for (size_t c = 0; c < header.size(); ++c)
-      if (c != error && c != status) o << "<th>" << esc(header[c]) << "</th>";
+      if (c < error && c != status) o << "<th>" << esc(header[c]) << "</th>";
     o << "</tr>\n";
     for (const auto* r : racy) {
       o << "<tr class=\"racy\">";
       for (size_t c = 0; c < header.size(); ++c)
-        if (c != error && c != status)
+        if (c < error && c != status)
           o << "<td>" << esc(c == kernel ? (*r)[c].substr((*r)[c].rfind('/') + 1) : (*r)[c]) << "</td>";
       o << "</tr>\n";
     }
