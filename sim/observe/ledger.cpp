@@ -107,7 +107,10 @@ Ledger::Ledger(SimContext& ctx, size_t iterations_kept, bool capture_timeline, T
         timeline_loop_ = static_cast<LoopId>(l);
   if (timeline_loop_ != kNoId) {
     const int64_t n = loops_[static_cast<size_t>(timeline_loop_)].result.dynamic_iterations;
-    timeline_iterations_ = {0, n / 2, n - 1};
+    // The first, a window of four consecutive steady-state iterations from the middle (drawn
+    // on shared time, so their overlap shows), and the last.
+    timeline_iterations_ = {0, n - 1};
+    for (int64_t i = std::max<int64_t>(1, n / 2 - 1); i < std::min(n - 1, n / 2 + 3); ++i) timeline_iterations_.push_back(i);
   }
   works_in_.assign(k.loops.size(), std::vector<bool>(p.units.size(), false));
   for (const SimInst& inst : p.insts) {

@@ -136,10 +136,12 @@ std::string timeline_svg(const std::vector<const TimelineSpan*>& spans, const st
     const std::string& unit = s->unit;
     const double a = ns(s->start_ps), b = ns(s->end_ps);
     const bool queue = queues.count(unit) > 0;
+    // Alternate iterations in a darker shade, so a window's iterations tell apart.
+    const bool odd = s->iteration % 2 != 0;
     o << "<rect class=\"span\" x=\"" << fmt(px(a), "%.1f") << "\" y=\"" << row * static_cast<double>(track[unit]) + 3
       << "\" width=\"" << fmt(std::max(1.0, px(b) - px(a)), "%.1f") << "\" height=\"" << row - 6 << "\" fill=\""
-      << (queue ? "#66ccee" : "#4477aa") << "\"><title>" << esc(s->inst) << " on " << esc(unit)
-      << ": " << fmt(a) << " - " << fmt(b) << " ns</title></rect>\n";
+      << (queue ? (odd ? "#2a8fae" : "#66ccee") : (odd ? "#223f66" : "#4477aa")) << "\"><title>" << esc(s->inst)
+      << " (iteration " << s->iteration << ") on " << esc(unit) << ": " << fmt(a) << " - " << fmt(b) << " ns</title></rect>\n";
   }
   o << "<text x=\"" << l << "\" y=\"" << h - 4 << "\">" << fmt(t0) << " ns</text>\n";
   o << "<text x=\"" << w - 8 << "\" y=\"" << h - 4 << "\" text-anchor=\"end\">" << fmt(t1) << " ns</text>\n";
@@ -211,7 +213,7 @@ std::string sim_body(const SimResult& r) {
     << format_metric(Metric::races, metric_value(Metric::races, kernel));
   if (r.perturbed_runs > 0) o << " (this run and " << r.perturbed_runs << " perturbed runs)";
   o << "</td></tr>\n<tr><td>DMA engines</td><td>"
-    << format_metric(Metric::dma_engine_utilization, metric_value(Metric::dma_engine_utilization, kernel))
+    << fmt::sprintf("%.1f%%", 100 * metric_value(Metric::dma_engine_utilization, kernel))
     << " busy; queues used " << metric_value(Metric::dma_queues_used, kernel) << " of " << r.dma_queues_available;
   for (const SpaceResult& sp : r.spaces)
     o << "; " << esc(sp.name) << " " << sp.allocated << " of " << sp.capacity << " " << esc(sp.unit);
@@ -222,7 +224,8 @@ std::string sim_body(const SimResult& r) {
   o << "</table>\n";
 
   if (!r.timeline_loop.empty()) {
-    o << "<h2>Timeline of loop " << esc(r.timeline_loop) << ": first, middle and last iteration</h2>\n";
+    o << "<h2>Timeline of loop " << esc(r.timeline_loop)
+      << ": first iteration, a steady-state window on shared time, last iteration</h2>\n";
     std::vector<std::string> units;
     std::set<std::string> queues;
     for (const UnitResult& u : r.units) {
@@ -231,13 +234,32 @@ std::string sim_body(const SimResult& r) {
     }
     std::map<int64_t, std::vector<const TimelineSpan*>> by_iteration;
     for (const TimelineSpan& s : r.timeline) by_iteration[s.iteration].push_back(&s);
+    // The first and the last iteration alone; those between (consecutive, from the middle of
+    // the run) together on one time axis: how far one iteration's work runs into the next.
+    std::vector<std::pair<std::string, std::vector<const TimelineSpan*>>> groups;
+    std::vector<const TimelineSpan*> window;
+    int64_t from = -1, to = -1;
     for (const auto& [iteration, spans] : by_iteration) {
+      const bool edge = iteration == by_iteration.begin()->first || iteration == by_iteration.rbegin()->first;
+      if (edge && by_iteration.size() > 2) {
+        if (!window.empty() && iteration == by_iteration.rbegin()->first)
+          groups.push_back({"iterations " + std::to_string(from) + " to " + std::to_string(to) + " (steady state, shared time)", window});
+        groups.push_back({"iteration " + std::to_string(iteration), spans});
+        continue;
+      }
+      if (from < 0) from = iteration;
+      to = iteration;
+      window.insert(window.end(), spans.begin(), spans.end());
+    }
+    if (by_iteration.size() <= 2)
+      groups.push_back({"iterations " + std::to_string(from) + " to " + std::to_string(to), window});
+    for (const auto& [label, spans] : groups) {
       std::set<std::string> used;
       for (const TimelineSpan* s : spans) used.insert(s->unit);
       std::vector<std::string> tracks;
       for (const std::string& u : units)
         if (used.count(u)) tracks.push_back(u);
-      o << "<h3>iteration " << iteration << "</h3>\n" << timeline_svg(spans, tracks, queues);
+      o << "<h3>" << esc(label) << "</h3>\n" << timeline_svg(spans, tracks, queues);
     }
   }
 
