@@ -25,6 +25,7 @@ struct SimArgs {
   std::string report;
   bool json = false;
   bool stats = false;
+  bool profile = false;
   bool no_race_check = false;
   std::string perturb;
   int perturb_runs = 0;
@@ -69,6 +70,7 @@ int run_sim(const SimArgs& a) {
   if (a.perturb_runs > 0 && a.no_race_check) throw Error("--perturb-runs runs the race checker; it cannot go with --no-race-check");
   const SimResult result = simulate_with_perturbed_runs(a.file, a.hw, a.passes, ropts, sopts, a.perturb_runs);
   std::string text = a.json ? format_json(result) : format_summary(result);
+  if (a.profile && !a.json) text += format_profile(result);
   if (!a.report.empty()) write_file_atomic(a.report, html_sim_report(format_json(result)));
   emit(text, a.out);
   return result.hazards.empty() ? 0 : 3;
@@ -89,6 +91,9 @@ void add_sim_command(CLI::App& root, int& exit_code) {
   cmd->add_option("--passes", args->passes, "pass pipeline to run before simulating")->capture_default_str();
   cmd->add_flag("--json", args->json, "print the tandem.sim/1 JSON document instead of the summary");
   cmd->add_flag("--stats", args->stats, "print each pass's statistics to stderr");
+  cmd->add_flag("--profile", args->profile,
+                "append a per-instruction table to the summary: instances, busy time, share, stalls by cause, "
+                "longest first (the JSON always has it as profile[])");
   cmd->add_flag("--no-race-check", args->no_race_check, "skip the race checker (faster on long runs)");
   cmd->add_option("--max-instances", args->max_instances,
                   "refuse a kernel that runs more dynamic instructions than this (0: no limit)");

@@ -1,5 +1,6 @@
 #include "sched/analysis/capacity.h"
 
+#include <climits>
 #include <set>
 
 #include "sched/ir/attribute_keys.h"
@@ -39,6 +40,19 @@ std::string tensor_list(const Kernel& k, const Tensor& last) {
 }
 
 }  // namespace
+
+int64_t space_allocation(const Kernel& k, const std::string& name) {
+  const SpaceInfo* space = k.target->space(name);
+  if (!space) return 0;
+  __int128 used = 0;
+  for (const Tensor& t : k.tensors) {
+    if (t.space != name) continue;
+    const int64_t per_buffer = bytes_per_partition(k, t), buffers = t.attrs.get_int(attr::kBuffers).value_or(1);
+    if (int64_t all; __builtin_mul_overflow(per_buffer, buffers, &all)) return INT64_MAX;
+    used += space->footprint(per_buffer, buffers);
+  }
+  return used > INT64_MAX ? INT64_MAX : static_cast<int64_t>(used);
+}
 
 std::optional<CapacityProblem> find_capacity_problem(const Kernel& k) {
   // Each space's capacity holds all its tensors, every buffer of them, counted by the space's

@@ -9,6 +9,7 @@
 #include "sched/ir/kernel_queries.h"
 #include "sched/ir/lexer.h"
 #include "sched/support/output.h"
+#include "sched/support/suggest.h"
 #include "sched/target/target.h"
 
 namespace tandem {
@@ -417,9 +418,18 @@ class Parser {
     if (op.text == "tensor" || op.text == "loop" || op.text == "dep" || op.text == "kernel")
       fail(op.loc, "expected an opcode, found keyword '" + op.text + "'");
     const OpcodeInfo* info = k_.target->opcode(op.text);
-    if (!info) fail(op.loc, "unknown opcode '" + printable(op.text) + "' for target '" + k_.target->name + "'");
+    if (!info) {
+      std::vector<std::string> known;
+      for (const auto& [name, o] : k_.target->opcodes) known.push_back(name);
+      fail(op.loc, "unknown opcode '" + printable(op.text) + "' for target '" + k_.target->name + "'" +
+                       did_you_mean(op.text, known));
+    }
     inst.opcode = op.text;
     if (at_access_start()) parse_access_list(inst.writes, loop);
+    // `%x = load %a %A[...]`: without the arrow the read would start the next instruction.
+    if (!inst.writes.empty() && at_access_start() && peek(1).kind != Tok::Equal)
+      fail(peek().loc, "expected '<-' between what '" + printable(op.text) + "' writes and what it reads, found " +
+                           describe(peek()));
     if (at(Tok::LArrow)) {
       next();
       if (!at_access_start()) fail(peek().loc, "expected an access after '<-', found " + describe(peek()));

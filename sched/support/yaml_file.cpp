@@ -1,5 +1,7 @@
 #include "sched/support/yaml_file.h"
 
+#include "sched/support/suggest.h"
+
 #include <cmath>
 #include <set>
 
@@ -64,7 +66,7 @@ void YamlFile::only_keys(const YAML::Node& n, const std::vector<std::string>& kn
       ok |= key == k;
       list += (list.empty() ? "" : ", ") + k;
     }
-    if (!ok) fail(kv.first, "unknown field '" + key + "' in " + where + " (known: " + list + ")");
+    if (!ok) fail(kv.first, "unknown field '" + key + "' in " + where + did_you_mean(key, known) + " (known: " + list + ")");
   }
 }
 

@@ -12,6 +12,7 @@
 
 #include "sched/support/yaml_file.h"
 #include "sched/target/target.h"
+#include "sched/support/provenance.h"
 
 namespace tandem {
 
@@ -432,6 +433,10 @@ std::shared_ptr<const Target> load_target(const std::string& path) {
   return t;
 }
 
-std::shared_ptr<const Target> read_target(const std::string& path) { return std::make_shared<const Target>(ModelReader(path).read()); }
+std::shared_ptr<const Target> read_target(const std::string& path) {
+  Target read = ModelReader(path).read();
+  read.file_hash = file_hash(path);
+  return std::make_shared<const Target>(std::move(read));
+}
 
 }  // namespace tandem

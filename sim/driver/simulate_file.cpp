@@ -1,6 +1,7 @@
 #include "sim/driver/simulate_file.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 
 #include <unistd.h>
@@ -8,6 +9,7 @@
 #include "sched/ir/kernel_queries.h"
 #include "sched/passes/schedule_file.h"
 #include "sched/support/log.h"
+#include "sched/support/provenance.h"
 #include "sched/target/target.h"
 #include "sim/driver/isolated.h"
 #include "sim/lower/program.h"
@@ -47,7 +49,12 @@ SimResult schedule_and_simulate(const std::string& file, const std::string& hw, 
   if (n >= kAnnouncedInstances && isatty(STDERR_FILENO))
     std::cerr << "tandem sim: " << n << " dynamic instructions to simulate, which can take " << n / 1000000
               << " s or more (Ctrl-C stops it; --max-instances N refuses such kernels)\n";
-  return simulate(program, sim_options);
+  SimResult r = simulate(program, sim_options);
+  // The file itself, links resolved: the build tree's models/ is a link to its checkout's.
+  std::error_code ec;
+  const std::filesystem::path model = std::filesystem::weakly_canonical(in.kernel.target->file, ec);
+  r.provenance = {tandem_version(), ec ? in.kernel.target->file : model.string(), in.kernel.target->file_hash, passes};
+  return r;
 }
 
 SimResult simulate_with_perturbed_runs(const std::string& file, const std::string& hw, const std::string& passes,

@@ -9,6 +9,7 @@
 #include <boost/graph/howard_cycle_ratio.hpp>
 #include <boost/graph/strong_components.hpp>
 
+#include "sched/analysis/capacity.h"
 #include "sched/ir/kernel_queries.h"
 #include "sim/units/stream_unit.h"
 #include "sim/observe/race_checker.h"
@@ -99,6 +100,7 @@ Ledger::Ledger(SimContext& ctx, size_t iterations_kept, bool capture_timeline, T
     r.is_queue = u.kind == UnitKind::DmaQueue;
     units_.push_back(r);
   }
+  profile_.resize(p.insts.size());
   loops_.resize(k.loops.size());
   for (size_t l = 0; l < k.loops.size(); ++l) {
     LoopState& s = loops_[l];
@@ -114,7 +116,10 @@ Ledger::Ledger(SimContext& ctx, size_t iterations_kept, bool capture_timeline, T
         timeline_loop_ = static_cast<LoopId>(l);
   if (timeline_loop_ != kNoId) {
     const int64_t n = loops_[static_cast<size_t>(timeline_loop_)].result.dynamic_iterations;
-    timeline_iterations_ = {0, n / 2, n - 1};
+    // The first, a window of four consecutive steady-state iterations from the middle (drawn
+    // on shared time, so their overlap shows), and the last.
+    timeline_iterations_ = {0, n - 1};
+    for (int64_t i = std::max<int64_t>(1, n / 2 - 1); i < std::min(n - 1, n / 2 + 3); ++i) timeline_iterations_.push_back(i);
   }
   works_in_.assign(k.loops.size(), std::vector<bool>(p.units.size(), false));
   for (const SimInst& inst : p.insts) {
@@ -169,6 +174,14 @@ void Ledger::record(const InstanceRecord& r) {
     for (size_t i = 0; i < u.stall_ps.size(); ++i) u.stall_ps[i] += r.stall[i];
     if (dma) u.bytes += inst.dma.bytes;
     if (!dma) add_compute_busy(r.busy_start, r.busy_end);
+    InstProfile& prof = profile_[static_cast<size_t>(r.inst)];
+    if (prof.instances++ == 0) {
+      prof.name = inst.name;
+      prof.opcode = p.kernel->insts[static_cast<size_t>(r.inst)].opcode;
+      prof.unit = u.name;
+    }
+    prof.busy_ps += r.busy_end - r.busy_start;
+    for (size_t i = 0; i < prof.stall_ps.size(); ++i) prof.stall_ps[i] += r.stall[i];
   }
   if (timeline_loop_ != kNoId && r.unit >= 0 &&
       std::find(inst.nest.begin(), inst.nest.end(), timeline_loop_) != inst.nest.end()) {
@@ -347,7 +360,8 @@ void Ledger::compute_bounds(SimResult& out) {
 
   // Work per resource within `loop` (kNoId: the whole kernel), and the busiest resource.
   // Also reports the busiest DMA engine's share in `*dma_work`.
-  auto busiest = [&](LoopId loop, std::string* name, Picos* dma_work = nullptr) {
+  // `*dma_total`: all DMA engines' work together.
+  auto busiest = [&](LoopId loop, std::string* name, Picos* dma_work = nullptr, Picos* dma_total = nullptr) {
     std::vector<Picos> unit_work(p.units.size(), 0);
     std::vector<double> engine_work(static_cast<size_t>(std::max<int64_t>(1, dma.engines)), 0.0);
     std::vector<Picos> pipe_work(p.pipes.size(), 0);
@@ -378,6 +392,7 @@ void Ledger::compute_bounds(SimResult& out) {
       // The simulator rounds each transfer's end up to whole picoseconds; the bound must not.
       const Picos w = static_cast<Picos>(std::floor(engine_work[e] + 1e-6));
       if (dma_work) *dma_work = std::max(*dma_work, w);
+      if (dma_total) *dma_total += w;
       if (w > best) {
         best = w;
         *name = "dma engine " + std::to_string(e);
@@ -386,7 +401,7 @@ void Ledger::compute_bounds(SimResult& out) {
     return best;
   };
 
-  out.lower_bound_ps = busiest(kNoId, &out.lower_bound_resource);
+  out.lower_bound_ps = busiest(kNoId, &out.lower_bound_resource, nullptr, &out.dma_engine_busy_ps);
 
   for (LoopResult& l : out.loops) {
     Picos dma_work = 0;
@@ -485,6 +500,16 @@ SimResult Ledger::finish() {
   out.semaphores_available = p.model->semaphores;
   out.units = units_;
   for (const UnitResult& u : units_) out.dma_bytes += u.bytes;
+  out.dma_engines = p.model->dma.engines;
+  out.dma_queues_available = static_cast<int64_t>(p.model->dma_queues.size());
+  for (const auto& [name, space] : p.model->spaces)
+    if (space.capacity() > 0 && !space.is_register_file())
+      out.spaces.push_back({name, space.capacity_unit(), space_allocation(*p.kernel, name), space.capacity()});
+  for (const InstProfile& prof : profile_)
+    if (prof.instances > 0) out.profile.push_back(prof);
+  // Longest first; ties in program order.
+  std::stable_sort(out.profile.begin(), out.profile.end(),
+                   [](const InstProfile& a, const InstProfile& b) { return a.busy_ps > b.busy_ps; });
   if (timeline_loop_ != kNoId) {
     out.timeline_loop = p.kernel->loops[static_cast<size_t>(timeline_loop_)].iv;
     out.timeline = timeline_;
