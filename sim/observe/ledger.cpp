@@ -174,12 +174,8 @@ void Ledger::record(const InstanceRecord& r) {
     for (size_t i = 0; i < u.stall_ps.size(); ++i) u.stall_ps[i] += r.stall[i];
     if (dma) u.bytes += inst.dma.bytes;
     if (!dma) add_compute_busy(r.busy_start, r.busy_end);
-    InstProfile& prof = profile_[static_cast<size_t>(r.inst)];
-    if (prof.instances++ == 0) {
-      prof.name = inst.name;
-      prof.opcode = p.kernel->insts[static_cast<size_t>(r.inst)].opcode;
-      prof.unit = u.name;
-    }
+    InstProfile& prof = profile_[static_cast<size_t>(r.inst)];  // named in finish(), off the hot path
+    ++prof.instances;
     prof.busy_ps += r.busy_end - r.busy_start;
     for (size_t i = 0; i < prof.stall_ps.size(); ++i) prof.stall_ps[i] += r.stall[i];
   }
@@ -505,8 +501,14 @@ SimResult Ledger::finish() {
   for (const auto& [name, space] : p.model->spaces)
     if (space.capacity() > 0 && !space.is_register_file())
       out.spaces.push_back({name, space.capacity_unit(), space_allocation(*p.kernel, name), space.capacity()});
-  for (const InstProfile& prof : profile_)
-    if (prof.instances > 0) out.profile.push_back(prof);
+  for (size_t i = 0; i < profile_.size(); ++i) {
+    if (profile_[i].instances == 0) continue;
+    InstProfile prof = profile_[i];
+    prof.name = p.insts[i].name;
+    prof.opcode = p.kernel->insts[i].opcode;
+    prof.unit = units_[static_cast<size_t>(p.insts[i].units.front())].name;  // an instance ran: it has its unit
+    out.profile.push_back(prof);
+  }
   // Longest first; ties in program order.
   std::stable_sort(out.profile.begin(), out.profile.end(),
                    [](const InstProfile& a, const InstProfile& b) { return a.busy_ps > b.busy_ps; });
