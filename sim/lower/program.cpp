@@ -247,13 +247,30 @@ class Lowering {
     return static_cast<int>(p_.ports.size() - 1);
   }
 
+  // Contiguous runs per partition row of an access (its descriptors per partition, ARCH-v2):
+  // the first dimension is the partition (or, off chip, the row a partition receives); a run
+  // ends at the innermost dimension the access does not cover whole.
+  int64_t runs_per_row(const Access& a) const {
+    const Tensor& t = k_.tensors[a.tensor_id];
+    if (a.whole()) return 1;
+    int64_t runs = 1;
+    size_t partial = 0;
+    for (size_t d = 1; d < a.dims.size(); ++d)
+      if (std::max<int64_t>(1, max_of(k_, a.dims[d].hi - a.dims[d].lo)) < t.shape[d]) partial = d;
+    for (size_t d = 1; d < partial; ++d) runs *= std::max<int64_t>(1, max_of(k_, a.dims[d].hi - a.dims[d].lo));
+    return runs;
+  }
+
   // A transfer is split across DMA engines by the partitions of its on-chip side (DMA-OV:
   // 8 partitions per engine); a transfer with no partitioned side spreads over all engines.
+  // Each engine adds its fixed work: engine_overhead_ns, and descriptor_overhead_ns per
+  // contiguous run of each of its partitions (the larger count of either side).
   void lower_dma(SimInst& s, const Instruction& in, int64_t bytes) {
     const DmaModel& dma = m_->dma;
-    int64_t first_partition = 0, partitions = 0;
+    int64_t first_partition = 0, partitions = 0, runs = 1;
     for (const auto* list : {&in.writes, &in.reads})
       for (const Access& a : *list) {
+        runs = std::max(runs, runs_per_row(a));
         const Tensor& t = k_.tensors[a.tensor_id];
         const SpaceInfo* sp = m_->space(t.space);
         if (!sp || sp->partitions == 0 || partitions) continue;
@@ -275,11 +292,15 @@ class Lowering {
       t.first_engine = 0;
       t.engine_count = static_cast<int>(dma.engines);
       t.efficiency = dma.efficiency_at(static_cast<double>(bytes) / static_cast<double>(dma.engines));
+      partitions = dma.engines;  // one row per engine [guess: the spread off chip is not published]
     }
-    // Unit occupancy for bounds: the data phase alone on its engines.
-    double ns = t.bytes / (t.engine_count * dma.bandwidth_bytes_per_ns * t.efficiency);
-    s.cycles_ps = std::llround(ns * 1000);
-    s.latency_ps = s.cycles_ps + p_.dma_fixed_ps;
+    const double descriptors = static_cast<double>(runs * partitions) / t.engine_count;
+    t.overhead_bytes = (dma.engine_overhead_ns + descriptors * dma.descriptor_overhead_ns) * dma.bandwidth_bytes_per_ns;
+    // For bounds: the queue holds the setup stage; the data phase alone on its engines.
+    s.cycles_ps = p_.dma_fixed_ps;
+    // Rounded down: the simulator rounds each transfer's end up, and bounds must not exceed it.
+    s.data_ps = static_cast<Picos>(std::floor(t.engine_bytes() / (dma.bandwidth_bytes_per_ns * t.efficiency) * 1000 + 1e-6));
+    s.latency_ps = s.cycles_ps + s.data_ps;
   }
 
   void make_channels() {
