@@ -181,7 +181,9 @@ class Lowering {
                                 static_cast<double>(bytes),
                                 static_cast<double>(std::max<int64_t>(1, in0.elem_bytes)),
                                 em->min_ii_cycles,
-                                static_cast<double>(in.attrs.get_int("ranks").value_or(1))};
+                                static_cast<double>(in.attrs.get_int("ranks").value_or(1)),
+                                static_cast<double>(accumulator_inputs(in)),
+                                all_16bit(reads, writes) ? 1.0 : 0.0};
     if (op.op_class == OpClass::Collective && m_->collective.link_bandwidth_bytes_per_ns > 0) {
       // Ring algorithm volume; its bytes cross every DMA engine and the link.
       const int64_t ranks = std::max<int64_t>(1, in.attrs.get_int("ranks").value_or(1));
@@ -229,6 +231,25 @@ class Lowering {
       s.pipe_ps = std::llround(bytes / from->bandwidth_bytes_per_cycle * 1000.0 / em->clock_ghz);
       break;
     }
+  }
+
+  // Operands read from a space with accumulation banks (PSUM): the ISA charges VectorE's
+  // tensor_tensor N, not 2N, cycles then.
+  int64_t accumulator_inputs(const Instruction& in) const {
+    int64_t n = 0;
+    for (const Access& a : in.reads) {
+      const SpaceInfo* sp = m_->space(k_.tensors[a.tensor_id].space);
+      n += sp && sp->banks > 0;
+    }
+    return n;
+  }
+
+  // Every operand a 16-bit float (bf16, f16, fp16).
+  static bool all_16bit(const std::vector<Shape>& reads, const std::vector<Shape>& writes) {
+    for (const auto* list : {&reads, &writes})
+      for (const Shape& sh : *list)
+        if (sh.dtype != "bf16" && sh.dtype != "f16" && sh.dtype != "fp16") return false;
+    return !reads.empty();
   }
 
   int pipe_index(const std::string& name) {
