@@ -465,7 +465,9 @@ void Ledger::compute_bounds(SimResult& out) {
       if (ratio > 0) l.recurrence_bound_ps = static_cast<Picos>(ratio);
     }
     l.ii_bound_ps = std::max(l.resource_bound_ps, l.recurrence_bound_ps);
-    l.efficiency = l.ii_ps > 0 ? static_cast<double>(l.ii_bound_ps) / static_cast<double>(l.ii_ps) : 0.0;
+    // Against the hardware alone: what the schedule leaves on the table, including what its own
+    // recurrences (barriers, cut or kept edges) cost; ii_bound_ns says how much of that is theirs.
+    l.efficiency = l.ii_ps > 0 ? static_cast<double>(l.resource_bound_ps) / static_cast<double>(l.ii_ps) : 0.0;
   }
 }
 
