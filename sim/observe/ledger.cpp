@@ -403,9 +403,10 @@ void Ledger::compute_bounds(SimResult& out) {
   for (LoopResult& l : out.loops) {
     Picos dma_work = 0;
     l.resource_bound_ps = busiest(l.id, &l.bound_resource, &dma_work);
-    // With one CoreBarrier in the body, every transfer of an iteration runs between two of its
-    // releases: the last lands no sooner than the fixed cost plus the busiest DMA engine's work.
-    // (Only when the barrier fences every queue the loop's transfers run on.)
+    // With one CoreBarrier in the body whose Flow inputs are every transfer of the loop, each
+    // transfer runs between two of its releases: the last lands no sooner than the fixed cost
+    // plus the busiest DMA engine's work. (A queue arrives once it has issued, so a transfer
+    // without an edge into the barrier may still be moving after the release.)
     int barriers = 0;
     bool fences_queues = true;
     for (const SimInst& inst : p.insts) {
@@ -413,6 +414,12 @@ void Ledger::compute_bounds(SimResult& out) {
       if (inst.units.empty() || inst.is_barrier || !in_loop(inst, l.id) ||
           p.units[static_cast<size_t>(inst.units[0])].kind != UnitKind::DmaQueue)
         continue;
+      bool feeds = false;
+      for (const SimChannel& c : p.channels)
+        if (c.src == inst.id && c.kind == DepKind::Flow && p.insts[static_cast<size_t>(c.dst)].is_barrier &&
+            in_loop(p.insts[static_cast<size_t>(c.dst)], l.id))
+          feeds = true;
+      if (!feeds) fences_queues = false;
       for (const SimInst& b : p.insts)
         if (b.is_barrier && !b.nest.empty() && b.nest.back() == l.id &&
             std::find(b.units.begin(), b.units.end(), inst.units[0]) == b.units.end())
@@ -443,7 +450,8 @@ void Ledger::compute_bounds(SimResult& out) {
     }
     // Each unit runs its share of the body in order, and a CoreBarrier holds every unit it
     // fences: consecutive instructions of a unit form edges too (the next starts after the
-    // previous leaves the unit; a queue reaches a barrier once its transfers have landed).
+    // previous leaves the unit; a queue issues in order and reaches a barrier once it has
+    // issued, so its edges weigh nothing).
     for (size_t u = 0; u < p.units.size(); ++u) {
       std::vector<InstId> stream;
       find_stream(p.walks[u], l.id, stream);
@@ -452,8 +460,9 @@ void Ledger::compute_bounds(SimResult& out) {
         const SimInst& a = p.insts[static_cast<size_t>(stream[i])];
         const bool wrap = i + 1 == stream.size();
         const SimInst& b = p.insts[static_cast<size_t>(stream[wrap ? 0 : i + 1])];
-        // (A queue's next transfer issues once this one's setup, its cycles, is done.)
-        const Picos w = a.is_barrier ? 0 : queue && b.is_barrier ? a.latency_ps : a.cycles_ps;
+        // (A queue's next transfer, or its arrival at a barrier, comes once this transfer's
+        // setup, its cycles, is done; the data is waited for only through edges.)
+        const Picos w = a.is_barrier ? 0 : a.cycles_ps;
         boost::add_edge(static_cast<size_t>(vertex[static_cast<size_t>(a.id)]), static_cast<size_t>(vertex[static_cast<size_t>(b.id)]),
                         {static_cast<double>(w), wrap ? 1.0 : 0.0}, g);
       }
@@ -481,7 +490,9 @@ void Ledger::compute_bounds(SimResult& out) {
       if (ratio > 0) l.recurrence_bound_ps = static_cast<Picos>(ratio);
     }
     l.ii_bound_ps = std::max(l.resource_bound_ps, l.recurrence_bound_ps);
-    l.efficiency = l.ii_ps > 0 ? static_cast<double>(l.ii_bound_ps) / static_cast<double>(l.ii_ps) : 0.0;
+    // Against the hardware alone: what the schedule leaves on the table, including what its own
+    // recurrences (barriers, cut or kept edges) cost; ii_bound_ns says how much of that is theirs.
+    l.efficiency = l.ii_ps > 0 ? static_cast<double>(l.resource_bound_ps) / static_cast<double>(l.ii_ps) : 0.0;
   }
 }
 

@@ -7,29 +7,82 @@
 
 namespace tandem {
 
+DmaQueue::DmaQueue(sc_core::sc_module_name name, SimContext& ctx, int index) : StreamUnit(name, ctx, index) {
+  SC_THREAD(data_thread);
+}
+
 void DmaQueue::execute(const SimInst& inst, InstanceRecord& r) {
   const Picos ready = wait_inputs(inst, r);
-  const Picos issue = std::max(free_, ready);
+  Picos issue = std::max(free_, ready);
   if (ready > free_) r.stall[static_cast<size_t>(input_stall_reason(r))] = ready - free_;
+  if (issued_.size() >= kDepth) {
+    // The queue is full: the issue waits for the oldest transfer to land.
+    pending_start_ = issue;
+    while (issued_.size() >= kDepth) wait_for_event(landed_event_);
+    const Picos now = static_cast<Picos>(sc_core::sc_time_stamp().value());
+    if (now > issue) r.stall[static_cast<size_t>(StallReason::Queue)] += now - issue;
+    issue = std::max(issue, now);
+    pending_start_ = std::numeric_limits<Picos>::max();
+  }
   const double f = jitter(inst);
-  const Picos first_byte = issue + static_cast<Picos>(static_cast<double>(inst.cycles_ps) * f);
-  const Picos data_start = std::max(first_byte, data_free_);
-  if (data_free_ > first_byte) r.stall[static_cast<size_t>(StallReason::Queue)] = data_free_ - first_byte;
-  pending_start_ = issue;
-  wait_until(data_start);
-  Picos end = data_start;
-  DmaTransfer transfer = inst.dma;
-  transfer.efficiency /= f;  // a slower transfer: the same bytes at a lower rate
-  ctx_.dma->start(transfer, &done_, &end);
-  wait_for_event(done_);
-  r.start = issue;
-  r.busy_start = data_start;
-  r.busy_end = r.complete = end;
-  free_ = first_byte;  // the setup stage takes one transfer at a time
-  data_free_ = end;
-  pending_start_ = std::numeric_limits<Picos>::max();
-  ctx_.observer->record(r);
-  publish_outputs(inst, issue, end, end);
+  Issued t{&inst, r, loop_counts_, loop_ivs_, issue + static_cast<Picos>(static_cast<double>(inst.cycles_ps) * f),
+           inst.dma, inst.run_seq(loop_ivs_.data(), *ctx_.program.kernel)};
+  t.r.start = issue;
+  t.transfer.efficiency /= f;  // a slower transfer: the same bytes at a lower rate
+  // An order without data holds from the issue: publish it now, not when the data lands.
+  publish_at(inst, issue, issue, issue, loop_counts_.data(), loop_ivs_.data(), true, Publish::Ordered);
+  free_ = t.first_byte;  // the setup stage takes one transfer at a time
+  issued_.push_back(std::move(t));
+  issued_event_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void DmaQueue::data_thread() {
+  try {
+    for (;;) {
+      while (issued_.empty()) {
+        if (walked_) return;
+        sc_core::wait(issued_event_);
+      }
+      Issued& t = issued_.front();
+      const Picos data_start = std::max(t.first_byte, data_free_);
+      if (data_free_ > t.first_byte) t.r.stall[static_cast<size_t>(StallReason::Queue)] += data_free_ - t.first_byte;
+      const Picos now = static_cast<Picos>(sc_core::sc_time_stamp().value());
+      if (data_start < now) throw std::logic_error("causality: a transfer's data would start in the past");
+      if (data_start > now) sc_core::wait(sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(data_start - now)));
+      Picos end = data_start;
+      ctx_.dma->start(t.transfer, &done_, &end);
+      sc_core::wait(done_);
+      t.r.busy_start = data_start;
+      t.r.busy_end = t.r.complete = end;
+      t.r.loop_counts = t.counts.data();
+      t.r.loop_ivs = t.ivs.data();
+      data_free_ = end;
+      ctx_.observer->record(t.r);
+      publish_at(*t.inst, t.r.start, end, end, t.counts.data(), t.ivs.data(), false, Publish::Data);
+      issued_.pop_front();
+      landed_event_.notify(sc_core::SC_ZERO_TIME);
+    }
+  } catch (const sc_core::sc_unwind_exception&) {
+    throw;
+  } catch (...) {
+    if (!ctx_.failure) ctx_.failure = std::current_exception();
+    sc_core::sc_stop();
+  }
+}
+
+void DmaQueue::drain() {
+  walked_ = true;
+  issued_event_.notify(sc_core::SC_ZERO_TIME);
+  while (!issued_.empty()) wait_for_event(landed_event_);
+}
+
+Picos DmaQueue::pending_floor() const {
+  return issued_.empty() ? std::numeric_limits<Picos>::max() : issued_.front().r.start;
+}
+
+int64_t DmaQueue::pending_seq() const {
+  // A queue issues in program order: the oldest transfer comes first.
+  return issued_.empty() ? std::numeric_limits<int64_t>::max() : issued_.front().seq;
 }
 
 }  // namespace tandem

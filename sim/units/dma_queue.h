@@ -2,8 +2,14 @@
 // and the previous transfer's setup (descriptor generation, synchronisation: the fixed cost)
 // is done; a transfer's setup overlaps the previous transfer's data, and its data moves after
 // the previous transfer's data (FIFO).
-// The data phase runs on the shared DmaSystem, so it meets SystemC time.
+//
+// Issue and data are two threads of the queue, as on the hardware the queue's descriptor
+// processing and the DMA engines are: the unit's stream issues (and reaches barriers once it
+// has issued), and the data phase moves each issued transfer on the shared DmaSystem in
+// SystemC time, then records it and publishes its outputs.
 #pragma once
+
+#include <deque>
 
 #include "sim/units/stream_unit.h"
 
@@ -11,16 +17,35 @@ namespace tandem {
 
 class DmaQueue : public StreamUnit {
  public:
-  DmaQueue(sc_core::sc_module_name name, SimContext& ctx, int index) : StreamUnit(name, ctx, index) {}
+  SC_HAS_PROCESS(DmaQueue);
+  DmaQueue(sc_core::sc_module_name name, SimContext& ctx, int index);
+
+  // Transfers a queue holds issued but not landed; an issue beyond waits for the oldest to
+  // land. A guess, large enough that no bundled kernel reaches it: it bounds memory only.
+  static constexpr size_t kDepth = 256;
 
  protected:
   void execute(const SimInst& inst, InstanceRecord& r) override;
-  Picos arrival_time() const override { return std::max(free_, data_free_); }
-  void on_barrier(Picos release) override { data_free_ = std::max(data_free_, release); }
+  Picos pending_floor() const override;
+  int64_t pending_seq() const override;
+  bool producing() const override { return !issued_.empty(); }
+  void drain() override;
 
  private:
-  Picos data_free_ = 0;  // the previous transfer's last byte
-  sc_core::sc_event done_;
+  struct Issued {
+    const SimInst* inst;
+    InstanceRecord r;                  // start (issue), free and stalls filled in
+    std::vector<int64_t> counts, ivs;  // the iteration vector at issue
+    Picos first_byte;
+    DmaTransfer transfer;
+    int64_t seq;
+  };
+  void data_thread();
+
+  std::deque<Issued> issued_;  // in issue order; the front is moving or next to move
+  Picos data_free_ = 0;        // the previous transfer's last byte
+  bool walked_ = false;        // the stream has issued everything
+  sc_core::sc_event issued_event_, landed_event_, done_;
 };
 
 }  // namespace tandem

@@ -25,6 +25,7 @@ StreamUnit::StreamUnit(sc_core::sc_module_name name, SimContext& ctx, int index)
 void StreamUnit::thread() {
   try {
     walk(ctx_.program.walks[static_cast<size_t>(index_)]);
+    drain();
   } catch (const sc_core::sc_unwind_exception&) {
     throw;  // SystemC's own unwinding of a killed process
   } catch (...) {
@@ -78,7 +79,7 @@ Picos StreamUnit::wait_inputs(const SimInst& inst, InstanceRecord& r) {
     if (s.spec().key_loop != kNoId) s.release_below(key);
     if (!needed) continue;
     while (!s.available(key)) {
-      if (s.producer_unit() == index_)  // it would wait for itself: the same deadlock the ledger reports
+      if (s.producer_unit() == index_ && !producing())  // it would wait for itself: the same deadlock the ledger reports
         throw Error("the schedule deadlocks: " + ctx_.program.units[static_cast<size_t>(index_)].name + " at " +
                     inst.name + " waits for " + ctx_.program.insts[static_cast<size_t>(s.spec().src)].name +
                     ", which the same unit runs only after it");
@@ -123,21 +124,28 @@ StallReason StreamUnit::input_stall_reason(const InstanceRecord& r) const {
 }
 
 void StreamUnit::publish_outputs(const SimInst& inst, Picos start, Picos read_done, Picos complete) {
+  publish_at(inst, start, read_done, complete, loop_counts_.data(), loop_ivs_.data(), true, Publish::All);
+}
+
+void StreamUnit::publish_at(const SimInst& inst, Picos start, Picos read_done, Picos complete, const int64_t* counts,
+                            const int64_t* ivs, bool as_unit, Publish which) {
   for (int ch : inst.out_channels) {
     Semaphore& s = *ctx_.semaphores[static_cast<size_t>(ch)];
+    if (which != Publish::All && (s.spec().kind == DepKind::Ordered) != (which == Publish::Ordered)) continue;
     bool produce = false;
-    const int64_t key =
-        channel_produced_key(s.spec(), *ctx_.program.kernel, loop_counts_.data(), loop_ivs_.data(), &produce);
+    const int64_t key = channel_produced_key(s.spec(), *ctx_.program.kernel, counts, ivs, &produce);
     if (!produce) continue;
     if (key != s.next_key()) throw std::logic_error("semaphore keys out of order at " + inst.name);
     while (!s.has_space()) {
-      state_ = State::WaitingSpace;
-      blocked_on_ = &s;
+      if (as_unit) {
+        state_ = State::WaitingSpace;
+        blocked_on_ = &s;
+      }
       s.producer_waiting_ = true;
       wait(s.space_event);
     }
     s.producer_waiting_ = false;
-    state_ = State::Running;
+    if (as_unit) state_ = State::Running;
     const DepKind kind = s.spec().kind;
     s.publish(kind == DepKind::Ordered ? start : kind == DepKind::Anti ? read_done : complete);
   }
@@ -162,7 +170,10 @@ void StreamUnit::wait_for_event(sc_core::sc_event& e) {
 void StreamUnit::run_barrier(const SimInst& inst, InstanceRecord& r) {
   CoreBarrier& b = *ctx_.barriers[static_cast<size_t>(inst.id)];
   const bool queue = ctx_.program.units[static_cast<size_t>(index_)].kind == UnitKind::DmaQueue;
-  const CoreBarrier::Arrival arrival = b.arrive(arrival_time(), queue);
+  // A unit whose SystemC time ran past its own (a queue that waited for a full queue to
+  // drain) arrives no earlier than that: the release never lies in SystemC's past.
+  free_ = std::max(free_, static_cast<Picos>(sc_core::sc_time_stamp().value()));
+  const CoreBarrier::Arrival arrival = b.arrive(free_, queue);
   if (!arrival.last) {
     state_ = State::WaitingBarrier;
     blocked_barrier_ = inst.id;
@@ -178,28 +189,32 @@ void StreamUnit::run_barrier(const SimInst& inst, InstanceRecord& r) {
     ctx_.observer->record(br);
     publish_outputs(inst, release, release, release);
   }
-  ctx_.observer->barrier_wait(r, b.release_time() - arrival_time(), b.released_by_dma());
+  ctx_.observer->barrier_wait(r, b.release_time() - free_, b.released_by_dma());
   free_ = std::max(free_, b.release_time());
-  on_barrier(b.release_time());
 }
 
 StreamUnit::Horizon StreamUnit::horizon() const {
+  Horizon h{free_};
   switch (state_) {
-    case State::Done: return {kNever};
-    case State::WaitingTime: return {pending_start_};
+    case State::Done: h = {kNever}; break;
+    case State::WaitingTime: h = {pending_start_}; break;
     case State::WaitingData: {
       const int p = blocked_on_->producer_unit();
-      return {free_, p == index_ ? -1 : p};
+      h = {free_, p == index_ ? -1 : p};
+      break;
     }
-    case State::WaitingBarrier: return {free_, -1, blocked_barrier_};
-    default: return {free_};
+    case State::WaitingBarrier: h = {free_, -1, blocked_barrier_}; break;
+    default: break;
   }
+  h.floor = std::min(h.floor, pending_floor());
+  return h;
 }
 
 int64_t StreamUnit::min_future_seq() const {
   if (state_ == State::Done) return std::numeric_limits<int64_t>::max();
   if (current_ == kNoId) return 0;
-  return ctx_.program.insts[static_cast<size_t>(current_)].run_seq(loop_ivs_.data(), *ctx_.program.kernel);
+  return std::min(pending_seq(),
+                  ctx_.program.insts[static_cast<size_t>(current_)].run_seq(loop_ivs_.data(), *ctx_.program.kernel));
 }
 
 std::string StreamUnit::describe_wait() const {

@@ -48,6 +48,13 @@ class StreamUnit : public sc_core::sc_module {
   // its `start` (an order without data: the destination starts after the source started),
   // for Anti edges `read_done` (the unit has consumed its inputs), else `complete`.
   void publish_outputs(const SimInst& inst, Picos start, Picos read_done, Picos complete);
+  // The same for an instance at the iteration vector `counts`/`ivs` (a DMA queue's data
+  // phase publishes after its issue has moved on); `as_unit`: a wait for space is the unit's
+  // state (false: another thread of the unit waits); `which`: only the Ordered channels (a
+  // queue publishes them at issue) or only the others.
+  enum class Publish { All, Ordered, Data };
+  void publish_at(const SimInst& inst, Picos start, Picos read_done, Picos complete, const int64_t* counts,
+                  const int64_t* ivs, bool as_unit, Publish which);
   // The factor this instance's durations are scaled by: 1, or a jitter drawn from the
   // perturbation seed, the instruction and its place in program order.
   double jitter(const SimInst& inst) const;
@@ -58,15 +65,21 @@ class StreamUnit : public sc_core::sc_module {
   // Waits in simulated time for a shared resource to signal `e`.
   void wait_for_event(sc_core::sc_event& e);
   void run_barrier(const SimInst& inst, InstanceRecord& r);
-  // When the unit reaches a barrier: when its last instruction is done with the unit. A DMA
-  // queue arrives once its transfers have landed (it drains), and moves its data clock too.
-  virtual Picos arrival_time() const { return free_; }
-  virtual void on_barrier(Picos /*release*/) {}
+  // Work the unit has accepted but not yet recorded (a DMA queue's transfers still moving):
+  // the earliest start among it, its earliest program-order position, and whether a value
+  // the unit produces itself may still come (then waiting for it is no deadlock).
+  virtual Picos pending_floor() const { return std::numeric_limits<Picos>::max(); }
+  virtual int64_t pending_seq() const { return std::numeric_limits<int64_t>::max(); }
+  virtual bool producing() const { return false; }
+  // Called once the stream has been walked: returns when the accepted work is recorded.
+  virtual void drain() {}
 
   SimContext& ctx_;
   const int index_;
   Picos free_ = 0;  // the unit's local time: when it can start its next instruction
   Picos pending_start_ = std::numeric_limits<Picos>::max();  // start of the record in flight
+  std::vector<int64_t> loop_counts_;  // per LoopId: iterations started so far
+  std::vector<int64_t> loop_ivs_;     // per LoopId: the current induction variable
 
  private:
   void thread();
@@ -76,8 +89,6 @@ class StreamUnit : public sc_core::sc_module {
   const Semaphore* blocked_on_ = nullptr;
   int blocked_barrier_ = -1;
   InstId current_ = kNoId;
-  std::vector<int64_t> loop_counts_;
-  std::vector<int64_t> loop_ivs_;
 };
 
 }  // namespace tandem

@@ -42,7 +42,7 @@ for kernel in ("trn/two_stage.kir", "trn/gemm_k.kir"):
           f"DMA overlapped {ld['overlap'] * 100:.1f} %; total {none['total_ns']:.0f} -> {default['total_ns']:.0f} ns")
     if abs(ln["ii_ns"] / serial - 1) > 0.02:
         failures.append(f"{kernel}: none II {ln['ii_ns']} is not L + C = {serial}")
-    if ld["efficiency"] < 0.98:
+    if ld["ii_bound_ns"] / ld["ii_ns"] < 0.98:  # efficiency compares with the hardware; this, with the schedule's bound
         failures.append(f"{kernel}: default II {ld['ii_ns']} is not within 2 % of its bound {ld['ii_bound_ns']}")
     if not default["total_ns"] < none["total_ns"]:
         failures.append(f"{kernel}: default is not faster than none")
