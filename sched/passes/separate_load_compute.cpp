@@ -193,9 +193,13 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
     return "";
   };
 
-  // {post-ada} moves the loads, in this run or a later one.
-  bool moved_later = post_ada_;
-  for (const auto& [pass, options] : ctx.later) moved_later |= pass == "separate-load-compute" && options.get_flag("post-ada");
+  // {post-ada} moves the loads, in this run or a later one; list-schedule orders each straight
+  // run by the graph.
+  bool moved_later = post_ada_, scheduled_later = false;
+  for (const auto& [pass, options] : ctx.later) {
+    moved_later |= pass == "separate-load-compute" && options.get_flag("post-ada");
+    scheduled_later |= pass == "list-schedule";
+  }
 
   std::vector<InstId> loads;
   InstId anchor = kNoId;
@@ -213,22 +217,34 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
       else if (anchor == kNoId)
         anchor = id;
     }
+    // A load the fence precedes must reach it first on its unit. After a loop nested behind
+    // the fence it must be moved (list-schedule orders straight runs only); behind a compute
+    // instruction that surely runs on its engine (which waits for the fence), it must be
+    // moved or scheduled. The simulator places the fence after the other loads of its run.
+    auto unreachable = [&](InstId id) -> std::string {
+      const InstId fence = barrier != kNoId ? barrier : anchor;
+      if (is_staged(id) || fence == kNoId) return "";
+      std::string why;
+      if (loop_between(k, loop, fence, id)) {
+        why = "it follows a loop nested after the first compute instruction";
+      } else if (!scheduled_later && !known_engine(k, id).empty()) {
+        const std::vector<InstId> body = region_of(k, loop);
+        const auto from = std::find(body.begin(), body.end(), fence), to = std::find(body.begin(), body.end(), id);
+        for (auto it = from; it < to && why.empty(); ++it) {
+          const bool waits = !load_class(*it) || std::find(out.begin(), out.end(), *it) != out.end();
+          if (*it != barrier && waits && known_engine(k, *it) == known_engine(k, id))
+            why = "it follows " + k.display_name(*it) + " on " + known_engine(k, id) + ", which waits for the fence";
+        }
+      }
+      if (why.empty()) return "";
+      if (!moved_later) return why + ", and no separate-load-compute{post-ada} runs to move it before the fence";
+      if (const InstId b = move_blocker(k, id, fence); b != kNoId)
+        return why + ", and cannot be moved before the fence past " + k.display_name(b) + ", which uses what it writes";
+      return "";
+    };
     // A load whose cut nothing would restore stays in the compute stage too, with every edge.
     // One an earlier run already split off stays in the load stage: an order a pass has put
     // back into it since (prefetch-schedule's across loop entries) is kept, not cut again.
-    // A load after a loop nested behind the fence must be moved before it, or no unit reaches
-    // it before the fence (list-schedule orders straight runs only).
-    auto unreachable = [&](InstId id) -> std::string {
-      const InstId fence = barrier != kNoId ? barrier : anchor;
-      if (is_staged(id) || fence == kNoId || !loop_between(k, loop, fence, id)) return "";
-      if (!moved_later)
-        return "it follows a loop nested after the first compute instruction, and no separate-load-compute{post-ada} "
-               "runs to move it before the fence";
-      if (const InstId b = move_blocker(k, id, fence); b != kNoId)
-        return "it follows a loop nested after the first compute instruction, and cannot be moved before the fence "
-               "past " + k.display_name(b) + ", which uses what it writes";
-      return "";
-    };
     auto unrestored_cut = [&](InstId id) -> std::string {
       if (is_staged(id)) return "";
       const auto in_stage = [&](InstId x) {
