@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "sched/analysis/dependence_analysis.h"
+#include "sched/ir/attribute_keys.h"
 #include "sched/ir/kernel_queries.h"
 #include "sched/support/error.h"
 #include "sched/target/target.h"
@@ -84,9 +85,25 @@ void AssignEnginesPass::run(PassContext& ctx) {
     ctx.deps = build_dep_graph(k);
     return;
   }
+  // A queue runs a straight run in list-schedule's order where it set one: two transfers it
+  // swapped keep that order, not program order's (the split may have cut the queue edge
+  // between them so that list-schedule could).
+  auto swapped = [&](InstId a, InstId b) {
+    const auto oa = k.insts[a].attrs.get_int(attr::kOrder), ob = k.insts[b].attrs.get_int(attr::kOrder);
+    if (!oa || !ob || *ob > *oa || k.insts[a].loop != k.insts[b].loop) return false;
+    const std::vector<Stmt>& block = k.insts[a].loop == kNoId ? k.body : k.loops[k.insts[a].loop].body;
+    bool inside = false;
+    for (const Stmt& st : block) {
+      const bool end = st.kind == Stmt::kInst && (st.id == a || st.id == b);
+      if (inside && (end || st.kind == Stmt::kLoop)) return end;  // a nested loop ends the run
+      if (end) inside = true;
+    }
+    return false;
+  };
   for (const DepEdgeRef& e : analyze_dependences(k).edges()) {
     const std::string& qa = k.insts[e.src].engine;
     if (qa.empty() || qa != k.insts[e.dst].engine || !t.is_dma_queue(qa)) continue;
+    if (e.props.distance == 0 && swapped(e.src, e.dst)) continue;
     if (ctx.deps.add(e.src, e.dst, DepKind::Ordered, e.props.distance, e.props.loop)) ctx.stats.add("ordered_edges_added");
   }
 }

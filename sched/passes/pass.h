@@ -54,6 +54,9 @@ struct PassContext {
   DepGraph& deps;
   PassStats& stats;
   std::shared_ptr<spdlog::logger> log;
+  // The steps of the pipeline that run after this one (pass name, options): a pass may only
+  // rely on a later pass to restore what it removes when that pass is sure to run.
+  std::vector<std::pair<std::string, PassOptions>> later = {};
 
   // The graph now differs from what analysis of the accesses derives: print it in full.
   void mark_deps_listed() { kernel.attrs.set_flag(attr::kDepsListed); }

@@ -88,9 +88,11 @@ void run_pipeline(Kernel& k, DepGraph& g, const std::vector<PipelineStep>& steps
     if (!problems.empty())
       throw std::logic_error("the kernel given to the pipeline is ill-formed: " + describe_structural_problems(problems));
   }
-  for (const PipelineStep& step : steps) {
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const PipelineStep& step = steps[i];
     PassStats stats;
     PassContext ctx{k, g, stats, logger("sched." + step.pass->name)};
+    for (size_t j = i + 1; j < steps.size(); ++j) ctx.later.emplace_back(steps[j].pass->name, steps[j].options);
     step.pass->create(step.options)->run(ctx);
     g.grow(k.insts.size());
     const std::vector<std::string> problems = find_structural_problems(k, g, checks);

@@ -191,6 +191,18 @@ void PrefetchSchedulePass::set_distance(PassContext& ctx, LoopId loop, int64_t d
     ctx.skip(where + ": no load/compute split to set a prefetch distance on");
     return;
   }
+  // Fence the compute engines only: every one a compute instruction may run on, as one that
+  // names none yet may land on any of its choices (assign-engines runs later, under a policy
+  // this pass does not know). The lowering leaves out a fenced engine that runs nothing.
+  std::set<std::string> engines;
+  for (InstId id : k.program_order())
+    if (!is_dma_class(k.target->opcode(k.insts[id].opcode)->op_class))
+      for (const std::string& e : engine_choices(k, id)) engines.insert(e);
+  // With none, no unit would arrive at the barrier and nothing would release it.
+  if (engines.empty()) {
+    ctx.skip(where + ": no compute engine runs in the kernel, so the barrier would fence no unit; it keeps fencing the DMA queues");
+    return;
+  }
   for (InstId l : loads)
     for (const Access& w : k.insts[l].writes) {
       const Tensor& t = k.tensors[w.tensor_id];
@@ -200,13 +212,6 @@ void PrefetchSchedulePass::set_distance(PassContext& ctx, LoopId loop, int64_t d
                                " needs " + std::to_string(distance + 1) + " buffers of %" + t.name + " (it has " +
                                std::to_string(buffers) + "; run address-rotation first)");
     }
-  // Fence the compute engines only: every one a compute instruction may run on, as one that
-  // names none yet may land on any of its choices (assign-engines runs later, under a policy
-  // this pass does not know). The lowering leaves out a fenced engine that runs nothing.
-  std::set<std::string> engines;
-  for (InstId id : k.program_order())
-    if (!is_dma_class(k.target->opcode(k.insts[id].opcode)->op_class))
-      for (const std::string& e : engine_choices(k, id)) engines.insert(e);
   std::string fence;
   for (const std::string& e : engines) fence += (fence.empty() ? "" : ",") + e;
   k.insts[barrier].attrs.set(attr::kFence, fence);

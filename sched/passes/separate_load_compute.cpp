@@ -66,6 +66,32 @@ bool may_touch(const Access& a, const Access& b) {
   return true;
 }
 
+// The first instruction between `from` and the load `id` in program order (the loop's own and
+// those of loops nested in it) that touches what the load writes: moving the load above it
+// would change what the program means. kNoId when there is none.
+InstId move_blocker(const Kernel& k, InstId id, InstId from) {
+  const std::vector<InstId> order = k.program_order();
+  const auto first = std::find(order.begin(), order.end(), from), last = std::find(order.begin(), order.end(), id);
+  for (auto it = first + 1; it < last; ++it)
+    for (const Access& w : k.insts[id].writes)
+      for (const auto* list : {&k.insts[*it].reads, &k.insts[*it].writes})
+        for (const Access& a : *list)
+          if (may_touch(w, a)) return *it;
+  return kNoId;
+}
+
+// Does a loop nested in `loop` sit between `from` and `id` (both of its own body)? No unit
+// then runs `id` before `from` unless `id` is moved: they are not in one straight run.
+bool loop_between(const Kernel& k, LoopId loop, InstId from, InstId id) {
+  bool seen = false;
+  for (const Stmt& s : k.loops[loop].body) {
+    if (s.kind == Stmt::kInst && s.id == id) return false;
+    if (s.kind == Stmt::kInst && s.id == from) seen = true;
+    if (s.kind == Stmt::kLoop && seen) return true;
+  }
+  return false;
+}
+
 // The one compute engine an instruction can run on (the one it names, or the only one its
 // opcode lists), or "" when there is a choice or it runs on a DMA queue. A compute engine
 // runs its stream in order, each instruction reading its inputs before the next issues.
@@ -115,7 +141,18 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
   // "the cut alone does not multi-buffer"). Why the cut of `e` (into load `id`) would not be
   // restored, or "" when it would be. `in_stage` tells the loads still qualified.
   const std::vector<InstId> order = k.program_order();
-  std::map<int, std::string> ring_blocker;  // tensor -> why address-rotation cannot ring it ("" if it can)
+  std::map<int, std::string> ring_blocker;  // tensor -> why address-rotation will not ring it ("" if it will)
+  // A tile rotation could ring is ringed only by an address-rotation of its space later in
+  // this pipeline (nothing between changes which tiles it may ring).
+  auto ring_blocker_of = [&](int tensor) -> std::string {
+    const std::string why = rotation_candidate(k, loop, tensor, order).blocker;
+    if (!why.empty()) return "address-rotation cannot ring the tile, as " + why;
+    const std::string& space = k.tensors[static_cast<size_t>(tensor)].space;
+    for (const auto& [pass, options] : ctx.later)
+      if (pass == "address-rotation" && options.get_string("space") == space) return "";
+    return "no address-rotation{space=" + space + "} runs after this pass to ring %" +
+           k.tensors[static_cast<size_t>(tensor)].name;
+  };
   auto unrestored = [&](const DepEdgeRef& e, const std::function<bool(InstId)>& in_stage) -> std::string {
     // Queue order carries no data.
     if (e.props.kind == DepKind::Ordered) return "";
@@ -150,11 +187,19 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
           if (!may_touch(w, a)) continue;
           auto blocker = ring_blocker.find(w.tensor_id);
           if (blocker == ring_blocker.end())
-            blocker = ring_blocker.emplace(w.tensor_id, rotation_candidate(k, loop, w.tensor_id, order).blocker).first;
-          if (!blocker->second.empty()) return cut + "address-rotation cannot ring the tile, as " + blocker->second;
+            blocker = ring_blocker.emplace(w.tensor_id, ring_blocker_of(w.tensor_id)).first;
+          if (!blocker->second.empty()) return cut + blocker->second;
         }
     return "";
   };
+
+  // {post-ada} moves the loads, in this run or a later one; list-schedule orders each straight
+  // run by the graph.
+  bool moved_later = post_ada_, scheduled_later = false;
+  for (const auto& [pass, options] : ctx.later) {
+    moved_later |= pass == "separate-load-compute" && options.get_flag("post-ada");
+    scheduled_later |= pass == "list-schedule";
+  }
 
   std::vector<InstId> loads;
   InstId anchor = kNoId;
@@ -172,6 +217,31 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
       else if (anchor == kNoId)
         anchor = id;
     }
+    // A load the fence precedes must reach it first on its unit. After a loop nested behind
+    // the fence it must be moved (list-schedule orders straight runs only); behind a compute
+    // instruction that surely runs on its engine (which waits for the fence), it must be
+    // moved or scheduled. The simulator places the fence after the other loads of its run.
+    auto unreachable = [&](InstId id) -> std::string {
+      const InstId fence = barrier != kNoId ? barrier : anchor;
+      if (is_staged(id) || fence == kNoId) return "";
+      std::string why;
+      if (loop_between(k, loop, fence, id)) {
+        why = "it follows a loop nested after the first compute instruction";
+      } else if (!scheduled_later && !known_engine(k, id).empty()) {
+        const std::vector<InstId> body = region_of(k, loop);
+        const auto from = std::find(body.begin(), body.end(), fence), to = std::find(body.begin(), body.end(), id);
+        for (auto it = from; it < to && why.empty(); ++it) {
+          const bool waits = !load_class(*it) || std::find(out.begin(), out.end(), *it) != out.end();
+          if (*it != barrier && waits && known_engine(k, *it) == known_engine(k, id))
+            why = "it follows " + k.display_name(*it) + " on " + known_engine(k, id) + ", which waits for the fence";
+        }
+      }
+      if (why.empty()) return "";
+      if (!moved_later) return why + ", and no separate-load-compute{post-ada} runs to move it before the fence";
+      if (const InstId b = move_blocker(k, id, fence); b != kNoId)
+        return why + ", and cannot be moved before the fence past " + k.display_name(b) + ", which uses what it writes";
+      return "";
+    };
     // A load whose cut nothing would restore stays in the compute stage too, with every edge.
     // One an earlier run already split off stays in the load stage: an order a pass has put
     // back into it since (prefetch-schedule's across loop entries) is kept, not cut again.
@@ -193,6 +263,10 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
         if (std::find(out.begin(), out.end(), id) != out.end()) continue;
         if (produced_this_iteration(id, out)) {
           out.push_back(id);
+          changed = true;
+        } else if (std::string why = unreachable(id); !why.empty()) {
+          out.push_back(id);
+          kept_ordered.push_back({id, why});
           changed = true;
         } else if (std::string why = unrestored_cut(id); !why.empty()) {
           out.push_back(id);
@@ -326,14 +400,7 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
       const std::vector<InstId> order = region_of(k, loop);
       const auto pos = [&](InstId x) { return std::find(order.begin(), order.end(), x) - order.begin(); };
       if (pos(id) < pos(barrier)) continue;
-      InstId blocker = kNoId;
-      for (auto p = pos(barrier) + 1; p < pos(id) && blocker == kNoId; ++p) {
-        const Instruction& other = k.insts[order[static_cast<size_t>(p)]];
-        for (const Access& w : k.insts[id].writes)
-          for (const auto* list : {&other.reads, &other.writes})
-            for (const Access& a : *list)
-              if (may_touch(w, a)) blocker = order[static_cast<size_t>(p)];
-      }
+      const InstId blocker = move_blocker(k, id, barrier);
       if (blocker != kNoId) {
         ctx.log->debug("{}: not moving {}: it would pass {}, which uses what it writes", where, k.display_name(id),
                        k.display_name(blocker));

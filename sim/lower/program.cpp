@@ -368,10 +368,14 @@ class Lowering {
         std::stable_sort(run.begin(), run.end(), [&](InstId a, InstId b) {
           return *k_.insts[a].attrs.get_int(attr::kOrder) < *k_.insts[b].attrs.get_int(attr::kOrder);
         });
+      std::vector<InstId> mine;
       for (InstId id : run) {
         const auto& units = p_.insts[id].units;
-        if (std::find(units.begin(), units.end(), unit) != units.end()) out.push_back({false, id, {}});
+        if (std::find(units.begin(), units.end(), unit) != units.end()) mine.push_back(id);
       }
+      for (InstId id : run)
+        if (p_.insts[id].is_barrier) place_barrier(mine, id, run);
+      for (InstId id : mine) out.push_back({false, id, {}});
       run.clear();
     };
     for (const Stmt& st : block) {
@@ -385,6 +389,43 @@ class Lowering {
     }
     flush();
     return out;
+  }
+
+  // A barrier's place in one unit's stream (`mine`, the unit's part of the straight run
+  // `run`): where the order puts it, unless the unit runs an instruction the barrier waits for
+  // after it, or one that waits for the barrier before it (through same-iteration edges via
+  // any unit). The unit would then stop at the barrier, or before it, for good: a pass that
+  // leaves its loads in place behind the split's fence relies on the units reaching the fence
+  // after them. The unit arrives after the first and before the second, when both can hold.
+  void place_barrier(std::vector<InstId>& mine, InstId barrier, const std::vector<InstId>& run) const {
+    const auto at = std::find(mine.begin(), mine.end(), barrier);
+    if (at == mine.end()) return;
+    auto reach = [&](bool forward) {
+      std::vector<InstId> work{barrier}, seen;
+      while (!work.empty()) {
+        const InstId v = work.back();
+        work.pop_back();
+        for (const DepEdgeRef& e : forward ? g_.out_edges(v) : g_.in_edges(v)) {
+          const InstId next = forward ? e.dst : e.src;
+          if (e.props.distance != 0 || std::find(run.begin(), run.end(), next) == run.end() ||
+              std::find(seen.begin(), seen.end(), next) != seen.end())
+            continue;
+          seen.push_back(next);
+          work.push_back(next);
+        }
+      }
+      return seen;
+    };
+    const std::vector<InstId> before = reach(false), after = reach(true);
+    size_t p = static_cast<size_t>(at - mine.begin());
+    mine.erase(at);
+    size_t lo = 0, hi = mine.size();
+    for (size_t i = 0; i < mine.size(); ++i) {
+      if (std::find(before.begin(), before.end(), mine[i]) != before.end()) lo = i + 1;
+      if (hi == mine.size() && std::find(after.begin(), after.end(), mine[i]) != after.end()) hi = i;
+    }
+    if (lo <= hi) p = std::clamp(p, lo, hi);
+    mine.insert(mine.begin() + static_cast<std::ptrdiff_t>(p), barrier);
   }
 
   // Every tensor is live for the whole kernel (static allocation): the spaces must hold them.

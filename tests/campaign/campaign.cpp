@@ -43,7 +43,7 @@ struct Options {
   int jobs = 2;
   std::string out = "campaign-failures";
   int64_t print_kernel = -1;
-  int64_t expect_failures = 0;  // the slice in the test suite: the known open defects at its seed
+  int64_t expect_failures = 0;  // failing cases known at this seed (none today)
 };
 
 // One kernel scheduled by one pipeline and checked in process.
