@@ -111,11 +111,18 @@ void AddressRotationPass::run(PassContext& ctx) {
       }
 
       // The ring starts again at buffer 0 each time the loop is entered. Under the split's
-      // fence only the previous entry's last iteration may still be reading when the next
-      // entry's first writes go; when that iteration used buffer 0 too ((trip - 1) mod n is
-      // 0), nothing separates them, so the order across entries comes back: the dependences
-      // analysis carries on the enclosing loops between the tensor's users (the split cut them).
-      if (k.loops[loop].parent != kNoId && (k.loops[loop].trip_count() - 1) % n == 0) {
+      // fence only the previous entry's last iteration may still be computing when the next
+      // entry's first writes go, but a DMA queue passes the fence once it has issued, so a
+      // transfer reading the tile may be older. When that iteration or such a transfer may
+      // use buffer 0 ((trip - 1) mod n is 0, or a reader is a transfer), nothing separates
+      // them, so the order across entries comes back: the dependences the analysis carries on
+      // the enclosing loops between the tensor's users (the split cut them).
+      bool transfer_reads = false;
+      for (InstId r : readers) {
+        const OpcodeInfo* op = k.target->opcode(k.insts[r].opcode);
+        transfer_reads = transfer_reads || (op && is_dma_class(op->op_class));
+      }
+      if (k.loops[loop].parent != kNoId && (transfer_reads || (k.loops[loop].trip_count() - 1) % n == 0)) {
         if (!derived) derived = analyze_dependences(k);
         for (InstId w : writers)
           for (const DepEdgeRef& e : derived->in_edges(w))
