@@ -78,11 +78,10 @@ struct Eval {
   size_t source = SIZE_MAX;  // then the index (in evaluation order) of the point simulated
 };
 
-// One point in its own process: "s" when the search stopped before it started, "m" MESSAGE
-// when it fails --verify, else "r" RACES " " TOTAL_PS " " BOUND_PS " " RESOURCE.
-std::string run_point(const TuneRun& args, const TuneSpace& space, size_t point, Clock::time_point deadline) {
+// One point in its own process: "m" MESSAGE when it fails --verify, else "r" RACES " "
+// TOTAL_PS " " BOUND_PS " " RESOURCE.
+std::string run_point(const TuneRun& args, const TuneSpace& space, size_t point) {
   ::signal(SIGINT, SIG_DFL);  // Ctrl-C on a terminal stops the running points at once
-  if (g_interrupted || Clock::now() > deadline) return "s";
   RunOptions ropts;
   ropts.verify = true;
   try {
@@ -119,7 +118,7 @@ class Search {
     std::vector<size_t> run;                // indices into `fresh` to simulate
     std::map<size_t, size_t> same_as;       // index into `fresh` -> the index simulated for it
     std::map<std::string, size_t> batch_keys;  // key -> index into `fresh`
-    for (size_t i = 0; i < fresh.size() && !g_interrupted; ++i) {
+    for (size_t i = 0; i < fresh.size() && !g_interrupted && Clock::now() <= deadline_; ++i) {
       Eval& e = out[i];
       e.point = fresh[i];
       try {
@@ -143,8 +142,7 @@ class Search {
     std::vector<bool> done(fresh.size(), false);
     auto record = [&](size_t i, const IsolatedOutcome& o) {
       Eval& e = out[i];
-      if (o.ok && o.output == "s") return;  // not run: the search stopped
-      if (!o.ok && g_interrupted) return;    // killed by the Ctrl-C
+      if (!o.ok && g_interrupted) return;  // killed by the Ctrl-C
       done[i] = true;
       if (!o.ok) {
         e.status = o.timed_out ? "timeout" : o.internal ? "internal-error" : "error";
@@ -165,7 +163,7 @@ class Search {
       ++simulated_;
       progress();
     };
-    auto job = [&](size_t k) { return run_point(args_, space_, out[run[k]].point, deadline_); };
+    auto job = [&](size_t k) { return run_point(args_, space_, out[run[k]].point); };
 #ifdef TANDEM_HAVE_MPI
     if (mpi_) {
       std::map<size_t, size_t> index_of;  // point -> index into `fresh`
@@ -178,7 +176,8 @@ class Search {
     } else
 #endif
       run_isolated_pool(
-          run.size(), args_.jobs, job, [&](size_t k, const IsolatedOutcome& o) { record(run[k], o); }, args_.point_timeout);
+          run.size(), args_.jobs, job, [&](size_t k, const IsolatedOutcome& o) { record(run[k], o); }, args_.point_timeout,
+          [&] { return g_interrupted || Clock::now() > deadline_; });
     std::vector<size_t> index(fresh.size(), SIZE_MAX);  // in evals_
     for (size_t i = 0; i < fresh.size(); ++i) {
       Eval& e = out[i];
@@ -338,6 +337,8 @@ int run_tune(const TuneRun& args) {
   if (args.jobs < 1) throw Error("-j must be at least 1");
   if (args.top < 1) throw Error("--top must be at least 1");
   const Budget budget = parse_budget(args.budget);
+  // A kernel or model that cannot be read is the command's error, not every point's.
+  read_and_schedule(args.kernel, args.hw, "none", RunOptions{});
   const TuneSpace space = args.space.empty() ? derive_space(args.kernel, args.hw) : load_space(args.space, args.kernel, args.hw);
   if (args.list_points) {
     if (space.size() > kListLimit)
@@ -354,7 +355,7 @@ int run_tune(const TuneRun& args) {
   std::unique_ptr<MpiPool> mpi;
   if (launched_under_mpi()) mpi = std::make_unique<MpiPool>();
   if (mpi && mpi->rank() != 0) {
-    mpi->work([&](size_t point) { return run_point(args, space, point, Clock::time_point::max()); }, args.point_timeout);
+    mpi->work([&](size_t point) { return run_point(args, space, point); }, args.point_timeout);
     return 0;
   }
   search.use_mpi(mpi.get());
@@ -375,14 +376,20 @@ int run_tune(const TuneRun& args) {
   }
   const bool interrupted = g_interrupted;
   search.finish_progress();
+  // From here a Ctrl-C stops tune at once (what is left takes a few simulations).
+  ::sigaction(SIGINT, &old, nullptr);
 
   // The best point is confirmed race-free under perturbed timing too; a point that races
-  // there is rejected and the next one tried.
+  // there is rejected and the next one tried. Not after a Ctrl-C, which wants the answer now.
   const Eval* best = nullptr;
-  for (int tries = 0; tries < kConfirmTries && !g_interrupted; ++tries) {
+  for (int tries = 0; tries < kConfirmTries; ++tries) {
     const std::vector<const Eval*> ranking = search.ranking();
     if (ranking.empty()) break;
     const Eval* candidate = ranking[0];
+    if (interrupted) {
+      best = candidate;
+      break;
+    }
     const std::string json = run_isolated([&] {
       return format_json(simulate_with_perturbed_runs(args.kernel, args.hw, candidate->pipeline, RunOptions{}, SimOptions{},
                                                       kPerturbedRuns));
@@ -394,7 +401,6 @@ int run_tune(const TuneRun& args) {
     }
     search.reject(candidate->point, "racy", std::to_string(races) + " race(s) under perturbed timing");
   }
-  ::sigaction(SIGINT, &old, nullptr);
 
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   std::ostringstream o;
@@ -444,11 +450,11 @@ int run_tune(const TuneRun& args) {
     throw Error(args.kernel + ": no point of the space is race-free and passes --verify (see the rejected points above)");
   }
   o << "best: " << best->pipeline << "\n";
-  o << "  total_ns " << fmt_ns(best->total_ns) << "; lower_bound_ns " << fmt_ns(best->bound_ns) << " ("
-    << best->bound_resource << "): ";
+  if (interrupted) o << "  (race-free at nominal timing; not checked under perturbed timing: interrupted)\n";
   char pct[32];
-  std::snprintf(pct, sizeof pct, "%.1f%%", best->total_ns > 0 ? 100 * best->bound_ns / best->total_ns : 100.0);
-  o << pct << " of the bound's speed\n";
+  std::snprintf(pct, sizeof pct, "%.2f%%", best->total_ns > 0 ? 100 * best->bound_ns / best->total_ns : 100.0);
+  o << "  total_ns " << fmt_ns(best->total_ns) << "; lower_bound_ns " << fmt_ns(best->bound_ns) << " ("
+    << best->bound_resource << "), " << pct << " of it\n";
   // The references: the seed pipelines as they are (`none` aside), from the search when it
   // evaluated them, else simulated now (outside the budget).
   std::vector<std::pair<std::string, double>> references;
@@ -476,7 +482,7 @@ int run_tune(const TuneRun& args) {
     }
     char line[160];
     if (status == "ok")
-      std::snprintf(line, sizeof line, "  %s: %s ns, best is %.3fx as fast\n", seed.c_str(), fmt_ns(ns).c_str(),
+      std::snprintf(line, sizeof line, "  %s: %s ns; speedup of the best %.3fx\n", seed.c_str(), fmt_ns(ns).c_str(),
                     ns / best->total_ns);
     else
       std::snprintf(line, sizeof line, "  %s: rejected (%s)\n", seed.c_str(), status.c_str());

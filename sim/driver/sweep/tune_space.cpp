@@ -97,6 +97,26 @@ void set_option(std::vector<PipelineStep>& steps, const std::string& name, const
   if (accepts(*pass, values)) steps.push_back({pass, PassOptions(values), pass->name});
 }
 
+// A value of PASS.OPTION in a space file: as in a sweep file, except that a value valid only
+// beside one of the pass's flags (prefetch-distance beside `after`) is valid, since a point
+// sets it on the steps that accept it.
+void check_value(const YamlFile& y, const YAML::Node& at, const std::string& name, const std::string& value) {
+  const size_t dot = name.find('.');
+  const PassInfo& pass = *find_pass(name.substr(0, dot));
+  const std::string option = name.substr(dot + 1);
+  std::vector<std::string> with = {""};
+  for (const auto& o : pass.options)
+    if (o.type == PassOptionSpec::Flag && o.name != option) with.push_back(o.name + ",");
+  for (const std::string& flag : with) {
+    try {
+      parse_pipeline(pass.name + "{" + flag + option + "=" + value + "}");
+      return;
+    } catch (const Error&) {
+    }
+  }
+  check_pass_option_value(y, at, name, value);  // fails with the sweep file's message
+}
+
 }  // namespace
 
 std::vector<std::string> tune_seeds() {
@@ -225,7 +245,10 @@ TuneSpace load_space(const std::string& path, const std::string& kernel, const s
     const std::string v = y.str(root["derive"], "derive");
     if (v != "true" && v != "false") y.fail(root["derive"], "derive must be true or false, not '" + v + "'");
     // derive: false starts from the seeds alone; the file's parameters are the whole space.
-    if (v == "false") space.dims.resize(1);
+    if (v == "false") {
+      space.dims.resize(1);
+      space.left_out.clear();
+    }
   }
   if (!root["parameters"]) return space;
   const YAML::Node& params = root["parameters"];
@@ -247,7 +270,7 @@ TuneSpace load_space(const std::string& path, const std::string& kernel, const s
       if (name == "pipeline")
         check_pipeline_value(y, v, v.Scalar());
       else
-        check_pass_option_value(y, v, name, v.Scalar());
+        check_value(y, v, name, v.Scalar());
       if (std::find(d.values.begin(), d.values.end(), v.Scalar()) != d.values.end())
         y.fail(v, name + " lists '" + v.Scalar() + "' twice");
       d.values.push_back(v.Scalar());
