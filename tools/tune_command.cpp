@@ -33,6 +33,10 @@ void add_tune_command(CLI::App& root, int& exit_code) {
                   "seconds one point may run before it is killed and rejected as timeout (0: no limit)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1e9));
+  cmd->add_option("--log", args->log, "append every evaluated point to this file, batch by batch (for --resume)");
+  cmd->add_flag("--resume", args->resume,
+                "take the points already in --log as evaluated (same kernel, model and space): an interrupted search "
+                "goes on where it stopped");
   cmd->add_flag("--explain-space", args->explain_space, "also print each dimension's values and the dimensions left out");
   cmd->add_flag("--list-points", args->list_points,
                 "print every point's pipeline, one a line (the space in point order), and search nothing");

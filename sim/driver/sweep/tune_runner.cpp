@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <memory>
@@ -187,14 +190,43 @@ class Search {
       }
       if (e.status.empty() && !done[i]) continue;  // never ran: the search stopped first
       index[i] = evals_.size();
-      by_point_[e.point] = evals_.size();
-      if (keys_.count(i) && done[i]) by_key_[keys_[i]] = evals_.size();
-      evals_.push_back(e);
-      const double best = best_so_far_.empty() ? kNoTime : best_so_far_.back();
-      best_so_far_.push_back(e.status == "ok" ? std::min(best, e.total_ns) : best);
+      add(e, keys_.count(i) && done[i] ? &keys_[i] : nullptr);
     }
     keys_.clear();
+    if (log_) std::fflush(log_);
     progress();
+  }
+
+  // --log: every evaluated point, one row each, appended batch by batch. With --resume, the
+  // rows already there (of the same kernel, model and space) are taken as evaluated, in their
+  // order, so that the search goes on as it would have.
+  void open_log(const std::string& path, bool resume) {
+    const std::string header = "# tandem tune log 1: " + args_.kernel + " on " + (args_.hw.empty() ? "its target" : args_.hw) +
+                               "; space " + signature();
+    if (resume && std::filesystem::exists(path)) {
+      std::ifstream in(path);
+      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      // A row cut by an interrupted write has no newline: dropped, its point runs again.
+      text.resize(text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1);
+      std::filesystem::resize_file(path, text.size());
+      std::istringstream lines(text);
+      std::string line;
+      if (std::getline(lines, line) && line != header)
+        throw Error("--resume: " + path + " is the log of another kernel, model or space (its first line: '" +
+                    printable(line) + "')");
+      while (std::getline(lines, line)) resume_row(line);
+    }
+    const bool fresh = !resume || !std::filesystem::exists(path) || std::filesystem::is_empty(path);
+    log_ = std::fopen(path.c_str(), fresh ? "w" : "a");
+    if (!log_) throw Error("--log " + path + ": cannot write it");
+    if (fresh) std::fprintf(log_, "%s\n", header.c_str());
+    std::fflush(log_);
+  }
+
+  size_t resumed() const { return resumed_; }
+
+  ~Search() {
+    if (log_) std::fclose(log_);
   }
 
   bool evaluated(size_t point) const { return by_point_.count(point) > 0; }
@@ -234,6 +266,58 @@ class Search {
   size_t simulated() const { return simulated_; }
 
  private:
+  void add(const Eval& e, const std::string* key) {
+    by_point_[e.point] = evals_.size();
+    if (key) by_key_[*key] = evals_.size();
+    evals_.push_back(e);
+    const double best = best_so_far_.empty() ? kNoTime : best_so_far_.back();
+    best_so_far_.push_back(e.status == "ok" ? std::min(best, e.total_ns) : best);
+    if (!log_) return;
+    std::string message = e.message;
+    std::replace(message.begin(), message.end(), '\n', ' ');
+    std::fprintf(log_, "%zu,%s,%.17g,%.17g,%s,%d,%zu,%s\n", e.point, e.status.c_str(), e.total_ns, e.bound_ns,
+                 e.bound_resource.c_str(), e.repeated ? 1 : 0, e.source, message.c_str());
+  }
+
+  void resume_row(const std::string& line) {
+    std::vector<std::string> f;
+    size_t start = 0;
+    for (int i = 0; i < 7; ++i) {
+      const size_t comma = line.find(',', start);
+      if (comma == std::string::npos) throw Error("--resume: a malformed log row: '" + printable(line) + "'");
+      f.push_back(line.substr(start, comma - start));
+      start = comma + 1;
+    }
+    Eval e;
+    try {
+      e.point = std::stoull(f[0]);
+      e.total_ns = std::stod(f[2]);
+      e.bound_ns = std::stod(f[3]);
+      e.source = std::stoull(f[6]);
+    } catch (const std::exception&) {
+      throw Error("--resume: a malformed log row: '" + printable(line) + "'");
+    }
+    if (e.point >= space_.size() || by_point_.count(e.point)) return;
+    e.status = f[1];
+    e.bound_resource = f[4];
+    e.repeated = f[5] == "1";
+    e.message = line.substr(start);
+    e.pipeline = space_.pipeline(space_.coords(e.point));
+    std::string key;
+    if (!e.repeated && e.status != "error") key = schedule_key(args_.kernel, args_.hw, e.pipeline);
+    add(e, key.empty() ? nullptr : &key);
+    ++resumed_;
+  }
+
+  std::string signature() const {
+    std::string sig;
+    for (const TuneDimension& d : space_.dims) {
+      sig += (sig.empty() ? "" : " ") + d.name + "=";
+      for (size_t v = 0; v < d.values.size(); ++v) sig += (v ? "|" : "") + d.values[v];
+    }
+    return sig;
+  }
+
   static void copy_result(Eval& to, const Eval& from) {
     to.status = from.status;
     to.total_ns = from.total_ns;
@@ -268,6 +352,8 @@ class Search {
   std::map<std::string, size_t> by_key_;   // scheduled kernel -> evals_ index of the point simulated
   std::map<size_t, std::string> keys_;     // this batch: index -> key of the points simulated
   size_t simulated_ = 0;
+  std::FILE* log_ = nullptr;
+  size_t resumed_ = 0;
 };
 
 // Coordinate descent from `current` (docs/tune.md): each dimension from `first` on is tried in
@@ -360,6 +446,8 @@ int run_tune(const TuneRun& args) {
   }
   search.use_mpi(mpi.get());
 #endif
+  if (args.resume && args.log.empty()) throw Error("--resume needs --log FILE (the log to resume)");
+  if (!args.log.empty()) search.open_log(args.log, args.resume);
 
   struct sigaction act {}, old {};
   act.sa_handler = on_interrupt;
@@ -435,7 +523,9 @@ int run_tune(const TuneRun& args) {
   char secs[32];
   std::snprintf(secs, sizeof secs, "%.1f", seconds);
   o << "evaluated: " << search.evals().size() << " points, " << search.simulated() << " simulated (" << repeated
-    << " had an earlier point's schedule) in " << secs << " s\n";
+    << " had an earlier point's schedule) in " << secs << " s";
+  if (search.resumed()) o << "; " << search.resumed() << " from " << args.log;
+  o << "\n";
   size_t total_rejected = 0;
   for (const auto& [status, n] : rejected) total_rejected += n;
   o << "rejected: " << total_rejected;

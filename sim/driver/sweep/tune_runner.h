@@ -19,6 +19,8 @@ struct TuneRun {
   double point_timeout = 600;  // seconds one point may run (status timeout); 0: no limit
   bool explain_space = false;  // also print the dimensions derived and those left out
   bool list_points = false;    // print every point's pipeline, one a line, and search nothing
+  std::string log;             // every evaluated point appended here, if set
+  bool resume = false;         // take the points already in `log` as evaluated
 };
 
 // Exhaustive up to this many points (or the --budget N given, when larger); above it,
