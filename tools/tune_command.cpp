@@ -16,7 +16,7 @@ void add_tune_command(CLI::App& root, int& exit_code) {
       "options that change its schedule (buffers per rotated tile, prefetch distance, collective alignment, list-schedule "
       "priority, engine policy, WMMA order and distance); --space narrows or widens it (docs/tune.md). Up to " +
       std::to_string(kTuneExhaustiveLimit) +
-      " points (or --budget N when larger) it tries every point; above, coordinate descent from the best seed, with "
+      " points (or --budget N when larger) it tries every point; above, coordinate descent from each seed, then from the best point, with "
       "random restarts (fixed seed) while a budget is left. Each point runs in its own process with --verify; only "
       "race-free points that pass it count, and the best is confirmed race-free under perturbed timing. Prints the "
       "best pipeline (tandem sim --passes='BEST' reproduces its time), its time against the lower bound, the seeds' "
