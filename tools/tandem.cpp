@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   tandem::cli::add_sim_command(app, exit_code);
   tandem::cli::add_ab_command(app, exit_code);
   tandem::cli::add_sweep_command(app, exit_code);
+  tandem::cli::add_tune_command(app, exit_code);
   tandem::cli::add_models_command(app, exit_code);
   try {
     app.parse(argc, argv);

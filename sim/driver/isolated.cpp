@@ -120,7 +120,8 @@ std::string run_isolated(const std::function<std::string()>& job) {
 }
 
 void run_isolated_pool(size_t count, int parallel, const std::function<std::string(size_t)>& job,
-                       const std::function<void(size_t, const IsolatedOutcome&)>& done, double timeout_s) {
+                       const std::function<void(size_t, const IsolatedOutcome&)>& done, double timeout_s,
+                       const std::function<bool()>& stop) {
   using Clock = std::chrono::steady_clock;
   struct Running {
     size_t index;
@@ -133,6 +134,15 @@ void run_isolated_pool(size_t count, int parallel, const std::function<std::stri
   std::vector<Running> running;
   size_t next = 0;
   while (next < count || !running.empty()) {
+    if (stop && stop()) {
+      for (Running& r : running) {
+        ::kill(r.child.pid, SIGKILL);
+        ::close(r.child.fd);
+        int status = 0;
+        ::waitpid(r.child.pid, &status, 0);
+      }
+      return;
+    }
     while (next < count && static_cast<int>(running.size()) < std::max(1, parallel)) {
       const size_t i = next++;
       running.push_back({i, spawn([&job, i] { return job(i); }), "", Clock::now() + limit});

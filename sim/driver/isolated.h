@@ -25,9 +25,12 @@ IsolatedOutcome outcome_of(const std::function<std::string()>& produce);
 // Runs job(i) for every i below `count` in forked children, at most `parallel` at a time, and
 // calls done(i, outcome) here as each one finishes (in completion order). A child still
 // running `timeout_s` seconds after it started (0: no limit) is killed; its outcome is
-// timed_out.
+// timed_out. `stop`, when given, is asked before children start and after each wait (a signal
+// ends the wait): once it answers true, the running children are killed without an outcome
+// and the pool returns, leaving the jobs not started.
 void run_isolated_pool(size_t count, int parallel, const std::function<std::string(size_t)>& job,
-                       const std::function<void(size_t, const IsolatedOutcome&)>& done, double timeout_s = 0);
+                       const std::function<void(size_t, const IsolatedOutcome&)>& done, double timeout_s = 0,
+                       const std::function<bool()>& stop = nullptr);
 
 // One job in a forked child, as an outcome, with the same time limit.
 IsolatedOutcome run_isolated_outcome(const std::function<std::string()>& job, double timeout_s);

@@ -463,4 +463,28 @@ std::string html_sweep_report(const std::string& title, const std::vector<std::s
   return page(title, o.str());
 }
 
+std::string html_tune_report(const std::string& title, const std::string& summary, const std::vector<double>& best_so_far,
+                             const std::vector<std::pair<std::string, double>>& references,
+                             const std::vector<std::pair<std::string, std::string>>& sims) {
+  std::ostringstream o;
+  o << "<pre class=\"tune\">" << esc(summary) << "</pre>\n<h2>Search progress</h2>\n";
+  std::vector<Series> series(1);
+  series[0].name = "best so far";
+  for (size_t i = 0; i < best_so_far.size(); ++i)
+    if (std::isfinite(best_so_far[i])) {
+      series[0].x.push_back(static_cast<double>(i + 1));
+      series[0].y.push_back(best_so_far[i]);
+    }
+  for (const auto& [name, ns] : references)
+    if (std::isfinite(ns) && !series[0].x.empty())
+      series.push_back({name, {series[0].x.front(), series[0].x.back()}, {ns, ns}});
+  o << line_chart("tune-progress", "points evaluated", "best total_ns", series);
+  o << "<div class=\"columns\">\n";
+  for (const auto& [pipeline, json] : sims)
+    o << "<div>\n<h2>" << (&pipeline == &sims[0].first ? "Best: " : "") << esc(pipeline) << "</h2>\n"
+      << sim_body(parse_sim_json(json)) << "</div>\n";
+  o << "</div>\n";
+  return page(title, o.str());
+}
+
 }  // namespace tandem

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tandem {
@@ -22,5 +23,12 @@ std::string html_ab_report(const std::string& pipeline_a, const std::string& sim
 // best point (least total time, or least of the first metric without it).
 std::string html_sweep_report(const std::string& title, const std::vector<std::string>& parameters,
                               const std::string& csv_text);
+
+// tandem tune's search: its summary, the best time found against the points evaluated (the
+// references, e.g. `default`, as flat lines; an infinite time, nothing clean yet, is left
+// out), and each simulation given (pipeline, tandem.sim/1 document; the best first) side by side.
+std::string html_tune_report(const std::string& title, const std::string& summary, const std::vector<double>& best_so_far,
+                             const std::vector<std::pair<std::string, double>>& references,
+                             const std::vector<std::pair<std::string, std::string>>& sims);
 
 }  // namespace tandem

@@ -5,7 +5,10 @@ FileCheck; exits 1 when no such file appeared within a minute.
 With --children, also waits until CMD has a child process before the signal, and after CMD
 ended prints whether its children ended too ("children: gone" or "children: N left", within
 ten seconds; the ones left are killed).
-Usage: interrupt.py [--children] SIGNAL PATTERN CMD ARGS..."""
+With --after-children N, waits instead until N different child processes have been seen (a
+command that runs one child at a time has finished N - 1 of them). With --stdout FILE, CMD's
+standard output goes to FILE.
+Usage: interrupt.py [--children | --after-children N] [--stdout FILE] SIGNAL PATTERN CMD ARGS..."""
 import glob
 import os
 import signal
@@ -17,6 +20,12 @@ args = sys.argv[1:]
 children = args[0] == "--children"
 if children:
     args = args[1:]
+after_children = 0
+if args[0] == "--after-children":
+    after_children, args = int(args[1]), args[2:]
+stdout = subprocess.DEVNULL
+if args[0] == "--stdout":
+    stdout, args = open(args[1], "w"), args[2:]
 sig = getattr(signal, "SIG" + args[0])
 pattern = args[1]
 
@@ -38,10 +47,13 @@ def children_of(pid):
 
 
 # lit's workers ignore SIGINT, and an ignored signal stays ignored across exec: restore it.
-proc = subprocess.Popen(args[2:], stdout=subprocess.DEVNULL,
+proc = subprocess.Popen(args[2:], stdout=stdout,
                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 deadline = time.time() + 60
-while not glob.glob(pattern) or (children and not children_of(proc.pid)):
+seen = set()
+while (not glob.glob(pattern) or (children and not children_of(proc.pid)) or
+       (after_children and len(seen.union(children_of(proc.pid))) < after_children)):
+    seen.update(children_of(proc.pid) if after_children else [])
     if proc.poll() is not None or time.time() > deadline:
         proc.kill()
         print(f"interrupt: no file matching {pattern}" + (" or no child" if children else "") + " appeared",

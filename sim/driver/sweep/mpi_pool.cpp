@@ -44,12 +44,25 @@ MpiPool::MpiPool() {
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
 }
 
-MpiPool::~MpiPool() { MPI_Finalize(); }
+MpiPool::~MpiPool() {
+  if (rank_ == 0 && size_ > 1) stop();
+  MPI_Finalize();
+}
 
 void MpiPool::coordinate(const std::vector<size_t>& points, const std::function<void(size_t, const IsolatedOutcome&)>& done) {
+  run_batch(points, done);
+  stop();
+}
+
+void MpiPool::run_batch(const std::vector<size_t>& points, const std::function<void(size_t, const IsolatedOutcome&)>& done) {
   size_t next = 0, received = 0;
-  int stopped = 0;
-  while (stopped < size_ - 1) {
+  auto send = [](long long point, int rank) { MPI_Send(&point, 1, MPI_LONG_LONG, rank, kPointTag, MPI_COMM_WORLD); };
+  while (next < points.size() && !idle_.empty()) {
+    send(static_cast<long long>(points[next++]), idle_.back());
+    idle_.pop_back();
+  }
+  // A rank's message is its first request ("") or a result; either way it is ready for work.
+  while (received < points.size()) {
     MPI_Status status;
     MPI_Probe(MPI_ANY_SOURCE, kResultTag, MPI_COMM_WORLD, &status);
     int length = 0;
@@ -62,11 +75,30 @@ void MpiPool::coordinate(const std::vector<size_t>& points, const std::function<
       done(point, o);
       ++received;
     }
-    long long reply = next < points.size() ? static_cast<long long>(points[next++]) : -1;
-    if (reply < 0) ++stopped;
-    MPI_Send(&reply, 1, MPI_LONG_LONG, status.MPI_SOURCE, kPointTag, MPI_COMM_WORLD);
+    if (next < points.size())
+      send(static_cast<long long>(points[next++]), status.MPI_SOURCE);
+    else
+      idle_.push_back(status.MPI_SOURCE);
   }
-  if (received != points.size()) throw std::logic_error("MPI sweep: results missing");
+}
+
+void MpiPool::stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  const long long stop = -1;
+  for (int rank : idle_) MPI_Send(&stop, 1, MPI_LONG_LONG, rank, kPointTag, MPI_COMM_WORLD);
+  // The ranks not heard from yet are all waiting to send their first request.
+  for (size_t left = static_cast<size_t>(size_ - 1) - idle_.size(); left > 0; --left) {
+    MPI_Status status;
+    MPI_Probe(MPI_ANY_SOURCE, kResultTag, MPI_COMM_WORLD, &status);
+    int length = 0;
+    MPI_Get_count(&status, MPI_CHAR, &length);
+    std::string message(static_cast<size_t>(length), '\0');
+    MPI_Recv(message.data(), length, MPI_CHAR, status.MPI_SOURCE, kResultTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (!message.empty()) throw std::logic_error("MPI pool: a result arrived after its batch");
+    MPI_Send(&stop, 1, MPI_LONG_LONG, status.MPI_SOURCE, kPointTag, MPI_COMM_WORLD);
+  }
+  idle_.clear();
 }
 
 void MpiPool::work(const std::function<std::string(size_t)>& job, double timeout_s) {

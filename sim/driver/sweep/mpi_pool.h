@@ -25,14 +25,21 @@ class MpiPool {
   int rank() const { return rank_; }
   int size() const { return size_; }
 
-  // Rank 0: runs `points` on the other ranks and calls done(point, outcome) as each returns.
+  // Rank 0: runs `points` on the other ranks and calls done(point, outcome) as each returns,
+  // then stops the other ranks.
   void coordinate(const std::vector<size_t>& points, const std::function<void(size_t, const IsolatedOutcome&)>& done);
+  // Rank 0, for a search that decides its next points from the last ones: one batch, the
+  // other ranks kept waiting for the next; stop() ends them (the destructor does too).
+  void run_batch(const std::vector<size_t>& points, const std::function<void(size_t, const IsolatedOutcome&)>& done);
+  void stop();
   // The other ranks: run job(point) for each point rank 0 sends, until it says stop; a point
   // still running after `timeout_s` seconds (0: no limit) is killed and reported timed out.
   void work(const std::function<std::string(size_t)>& job, double timeout_s);
 
  private:
   int rank_ = 0, size_ = 1;
+  std::vector<int> idle_;  // rank 0: ranks waiting for a point
+  bool stopped_ = false;
 };
 
 }  // namespace tandem

@@ -131,13 +131,7 @@ class SweepReader {
     spec_.model = path;
   }
 
-  void check_pipeline(const YAML::Node& at, const std::string& text) {
-    try {
-      parse_pipeline(text);
-    } catch (const Error& e) {
-      y_.fail(at, "pipeline '" + text + "': " + e.message());
-    }
-  }
+  void check_pipeline(const YAML::Node& at, const std::string& text) { check_pipeline_value(y_, at, text); }
 
   // Classifies and checks a parameter name against the base models and passes.
   SweepParameter classify(const YAML::Node& key) {
@@ -147,17 +141,9 @@ class SweepReader {
       p.kind = SweepParameter::Pipeline;
       return p;
     }
-    const size_t dot = p.name.find('.');
-    if (dot != std::string::npos && find_pass(p.name.substr(0, dot))) {
-      const PassInfo* pass = find_pass(p.name.substr(0, dot));
-      const std::string option = p.name.substr(dot + 1);
-      std::string known;
-      for (const auto& o : pass->options) {
-        if (o.name == option) p.kind = SweepParameter::PassOption;
-        known += (known.empty() ? "" : ", ") + o.name;
-      }
-      if (p.kind != SweepParameter::PassOption)
-        y_.fail(key, "pass '" + pass->name + "' has no option '" + option + "' (options: " + (known.empty() ? "none" : known) + ")");
+    if (names_a_pass(p.name)) {
+      check_pass_option_name(y_, key);
+      p.kind = SweepParameter::PassOption;
       return p;
     }
     p.kind = SweepParameter::ModelField;
@@ -180,13 +166,7 @@ class SweepReader {
     if (p.kind == SweepParameter::Pipeline) {
       check_pipeline(node, v);
     } else if (p.kind == SweepParameter::PassOption) {
-      const size_t dot = p.name.find('.');
-      const std::string step = p.name.substr(0, dot) + "{" + p.name.substr(dot + 1) + "=" + v + "}";
-      try {
-        parse_pipeline(step);
-      } catch (const Error& e) {
-        y_.fail(node, p.name + ": " + e.message());
-      }
+      check_pass_option_value(y_, node, p.name, v);
     } else {
       for (const std::string& model : base_models()) {
         const YAML::Node base = model_field(YamlFile(model).root(), p.name);
@@ -285,6 +265,41 @@ class SweepReader {
 };
 
 }  // namespace
+
+bool names_a_pass(const std::string& name) {
+  const size_t dot = name.find('.');
+  return dot != std::string::npos && find_pass(name.substr(0, dot));
+}
+
+void check_pass_option_name(const YamlFile& y, const YAML::Node& key) {
+  const std::string name = key.as<std::string>();
+  const size_t dot = name.find('.');
+  const PassInfo* pass = find_pass(name.substr(0, dot));
+  const std::string option = name.substr(dot + 1);
+  std::string known;
+  for (const auto& o : pass->options) {
+    if (o.name == option) return;
+    known += (known.empty() ? "" : ", ") + o.name;
+  }
+  y.fail(key, "pass '" + pass->name + "' has no option '" + option + "' (options: " + (known.empty() ? "none" : known) + ")");
+}
+
+void check_pipeline_value(const YamlFile& y, const YAML::Node& at, const std::string& text) {
+  try {
+    parse_pipeline(text);
+  } catch (const Error& e) {
+    y.fail(at, "pipeline '" + text + "': " + e.message());
+  }
+}
+
+void check_pass_option_value(const YamlFile& y, const YAML::Node& at, const std::string& name, const std::string& value) {
+  const size_t dot = name.find('.');
+  try {
+    parse_pipeline(name.substr(0, dot) + "{" + name.substr(dot + 1) + "=" + value + "}");
+  } catch (const Error& e) {
+    y.fail(at, name + ": " + e.message());
+  }
+}
 
 SweepSpec load_sweep(const std::string& path) { return SweepReader(path).read(); }
 

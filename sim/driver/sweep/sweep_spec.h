@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "sched/support/yaml_file.h"
+
 namespace tandem {
 
 struct SweepParameter {
@@ -42,5 +44,13 @@ std::string point_pipeline(const SweepSpec& spec, const std::vector<std::string>
 
 // The base model's YAML text with the point's model fields set; "" when the point sets none.
 std::string point_model_yaml(const SweepSpec& spec, const std::string& base_model, const std::vector<std::string>& values);
+
+// The parameter checks sweep files and tune's space files share, each failing at its node:
+// whether `name` is PASS.OPTION of a known pass (by its pass); that the pass has the option;
+// a whole pipeline; one value of PASS.OPTION.
+bool names_a_pass(const std::string& name);
+void check_pass_option_name(const YamlFile& y, const YAML::Node& key);
+void check_pipeline_value(const YamlFile& y, const YAML::Node& at, const std::string& text);
+void check_pass_option_value(const YamlFile& y, const YAML::Node& at, const std::string& name, const std::string& value);
 
 }  // namespace tandem
