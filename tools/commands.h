@@ -12,5 +12,6 @@ void add_opt_command(CLI::App& root, int& exit_code);
 void add_sim_command(CLI::App& root, int& exit_code);
 void add_ab_command(CLI::App& root, int& exit_code);
 void add_sweep_command(CLI::App& root, int& exit_code);
+void add_models_command(CLI::App& root, int& exit_code);
 
 }  // namespace tandem::cli

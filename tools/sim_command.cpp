@@ -1,4 +1,5 @@
 // tandem sim: schedule a kernel, simulate it on a hardware model and report.
+#include <charconv>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -24,10 +25,12 @@ struct SimArgs {
   std::string report;
   bool json = false;
   bool stats = false;
+  bool profile = false;
   bool no_race_check = false;
   std::string perturb;
   int perturb_runs = 0;
   size_t iterations_kept = 10000;
+  std::string max_instances = "0";
 };
 
 // --perturb=SEED[,SPREAD]
@@ -56,10 +59,18 @@ int run_sim(const SimArgs& a) {
   sopts.trace_path = a.trace;
   sopts.check_races = !a.no_race_check;
   sopts.capture_timeline = !a.report.empty();
+  {
+    const char* first = a.max_instances.data();
+    const char* last = first + a.max_instances.size();
+    const auto [end, ec] = std::from_chars(first, last, sopts.max_instances);
+    if (ec != std::errc() || end != last || sopts.max_instances < 0)
+      throw Error("--max-instances needs a count from 0 to 2^63 - 1, not '" + a.max_instances + "'");
+  }
   if (!a.perturb.empty()) parse_perturb(a.perturb, sopts);
   if (a.perturb_runs > 0 && a.no_race_check) throw Error("--perturb-runs runs the race checker; it cannot go with --no-race-check");
   const SimResult result = simulate_with_perturbed_runs(a.file, a.hw, a.passes, ropts, sopts, a.perturb_runs);
   std::string text = a.json ? format_json(result) : format_summary(result);
+  if (a.profile && !a.json) text += format_profile(result);
   if (!a.report.empty()) write_file_atomic(a.report, html_sim_report(format_json(result)));
   emit(text, a.out);
   return result.hazards.empty() ? 0 : 3;
@@ -80,7 +91,12 @@ void add_sim_command(CLI::App& root, int& exit_code) {
   cmd->add_option("--passes", args->passes, "pass pipeline to run before simulating")->capture_default_str();
   cmd->add_flag("--json", args->json, "print the tandem.sim/1 JSON document instead of the summary");
   cmd->add_flag("--stats", args->stats, "print each pass's statistics to stderr");
+  cmd->add_flag("--profile", args->profile,
+                "append a per-instruction table to the summary: instances, busy time, share, stalls by cause, "
+                "longest first (the JSON always has it as profile[])");
   cmd->add_flag("--no-race-check", args->no_race_check, "skip the race checker (faster on long runs)");
+  cmd->add_option("--max-instances", args->max_instances,
+                  "refuse a kernel that runs more dynamic instructions than this (0: no limit)");
   cmd->add_option("--perturb", args->perturb,
                   "SEED[,SPREAD]: jitter every duration by up to SPREAD (default 0.5) with a seeded generator, "
                   "to expose races that nominal timing hides; the same seed gives the same run");

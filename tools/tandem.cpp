@@ -8,13 +8,16 @@
 
 #include "sched/support/error.h"
 #include "sched/support/log.h"
+#include "sched/support/provenance.h"
 #include "tools/commands.h"
 
 int main(int argc, char** argv) {
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
   CLI::App app{
       "Tandem: a cycle-approximate accelerator simulator with a software-pipelining scheduler.\n"
-      "Reads kernels in the .kir text IR (docs/ir.md) and hardware models from models/."};
+      "Reads kernels in the .kir text IR (docs/ir.md) and hardware models from the model directories\n"
+      "(tandem models dirs; docs/models.md)."};
+  app.set_version_flag("--version", "tandem " + tandem::tandem_version());
   app.require_subcommand(1);
   app.fallthrough();  // --log-level may follow the subcommand
   std::string log_level = "warn";
@@ -26,6 +29,7 @@ int main(int argc, char** argv) {
   tandem::cli::add_sim_command(app, exit_code);
   tandem::cli::add_ab_command(app, exit_code);
   tandem::cli::add_sweep_command(app, exit_code);
+  tandem::cli::add_models_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {

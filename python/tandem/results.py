@@ -239,7 +239,8 @@ class SimResult:
         return ax
 
     def plot_timeline(self, ax=None):
-        """The simulator's timeline (first, middle and last iteration of the busiest loop):
+        """The simulator's timeline (the first, four consecutive middle and the last iteration of
+        the busiest loop):
         one track per engine and DMA queue, one bar per instance. Needs a result simulated
         with `timeline=True` (the default of tandem.simulate). Returns the Axes."""
         plt = _pyplot()

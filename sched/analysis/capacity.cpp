@@ -1,5 +1,10 @@
 #include "sched/analysis/capacity.h"
 
+#include <climits>
+#include <set>
+
+#include "sched/ir/attribute_keys.h"
+#include "sched/ir/kernel_queries.h"
 #include "sched/target/target.h"
 
 namespace tandem {
@@ -9,16 +14,45 @@ namespace {
 // " written by %x, %y": the instructions that fill a tensor, for the message.
 std::string writers_of(const Kernel& k, int tensor) {
   std::string s;
+  std::set<std::string> seen;
   for (const Instruction& in : k.insts) {
     if (in.erased) continue;
     for (const Access& a : in.writes)
-      if (a.tensor_id == tensor && !in.name.empty() && s.find("%" + in.name) == std::string::npos)
+      if (a.tensor_id == tensor && !in.name.empty() && seen.insert(in.name).second)
         s += (s.empty() ? " written by %" : ", %") + in.name;
   }
   return s;
 }
 
+// "%a 2 x 512 written by %x, ...": the space's tensors up to `last`, for the message. Built
+// only when the space overflows: it reads every instruction once per tensor.
+std::string tensor_list(const Kernel& k, const Tensor& last) {
+  std::string list;
+  for (const Tensor& t : k.tensors) {
+    if (t.space != last.space) continue;
+    const int64_t buffers = t.attrs.get_int(attr::kBuffers).value_or(1);
+    list += (list.empty() ? "" : ", ") + std::string("%") + t.name + " " +
+            (buffers > 1 ? std::to_string(buffers) + " x " : "") + std::to_string(bytes_per_partition(k, t)) +
+            writers_of(k, static_cast<int>(&t - k.tensors.data()));
+    if (&t == &last) break;
+  }
+  return list;
+}
+
 }  // namespace
+
+int64_t space_allocation(const Kernel& k, const std::string& name) {
+  const SpaceInfo* space = k.target->space(name);
+  if (!space) return 0;
+  __int128 used = 0;
+  for (const Tensor& t : k.tensors) {
+    if (t.space != name) continue;
+    const int64_t per_buffer = bytes_per_partition(k, t), buffers = t.attrs.get_int(attr::kBuffers).value_or(1);
+    if (int64_t all; __builtin_mul_overflow(per_buffer, buffers, &all)) return INT64_MAX;
+    used += space->footprint(per_buffer, buffers);
+  }
+  return used > INT64_MAX ? INT64_MAX : static_cast<int64_t>(used);
+}
 
 std::optional<CapacityProblem> find_capacity_problem(const Kernel& k) {
   // Each space's capacity holds all its tensors, every buffer of them, counted by the space's
@@ -28,20 +62,16 @@ std::optional<CapacityProblem> find_capacity_problem(const Kernel& k) {
   for (const auto& [name, space] : k.target->spaces) {
     if (space.capacity() == 0 || space.is_register_file()) continue;
     __int128 used = 0;  // each footprint is below 2^63: no overflow
-    std::string list;
     for (const Tensor& t : k.tensors) {
       if (t.space != name) continue;
-      int64_t per_buffer = static_cast<int64_t>(dtype_bytes(t.dtype));
-      for (size_t d = space.partitions > 0 ? 1 : 0; d < t.shape.size(); ++d) per_buffer *= t.shape[d];
-      const int64_t buffers = t.attrs.get_int("buffers").value_or(1);
+      const int64_t per_buffer = bytes_per_partition(k, t);
+      const int64_t buffers = t.attrs.get_int(attr::kBuffers).value_or(1);
       if (int64_t all; __builtin_mul_overflow(per_buffer, buffers, &all))
         return CapacityProblem{t.loc, "tensor %" + t.name + " with buffers = " + std::to_string(buffers) +
                                           " needs more bytes per partition than 64 bits count"};
       used += space.footprint(per_buffer, buffers);
-      list += (list.empty() ? "" : ", ") + std::string("%") + t.name + " " +
-              (buffers > 1 ? std::to_string(buffers) + " x " : "") + std::to_string(per_buffer) +
-              writers_of(k, static_cast<int>(&t - k.tensors.data()));
       if (used <= space.capacity()) continue;
+      const std::string list = tensor_list(k, t);
       if (space.banks > 0)
         return CapacityProblem{t.loc, "tensors in " + name + " need " + std::to_string(static_cast<int64_t>(used)) + " banks of " +
                                           std::to_string(space.bank_bytes()) + " bytes but " + name + " has " +

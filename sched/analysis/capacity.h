@@ -5,6 +5,7 @@
 // that fitted overflow.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -19,5 +20,8 @@ struct CapacityProblem {
 
 // The first space the kernel's tensors overflow, or nullopt when they fit.
 std::optional<CapacityProblem> find_capacity_problem(const Kernel& k);
+
+// What the kernel's tensors take of a bounded space, in its capacity unit (saturating).
+int64_t space_allocation(const Kernel& k, const std::string& space);
 
 }  // namespace tandem

@@ -7,6 +7,8 @@
 #include <boost/graph/depth_first_search.hpp>
 #include <boost/graph/filtered_graph.hpp>
 
+#include "sched/ir/attribute_keys.h"
+#include "sched/ir/kernel_queries.h"
 #include "sched/support/box.h"
 #include "sched/target/target.h"
 
@@ -15,7 +17,7 @@ namespace tandem {
 namespace {
 
 // `{accumulate}` makes the written accesses read-modify-write (matmul into PSUM).
-bool accumulates(const Instruction& in) { return in.attrs.has("accumulate"); }
+bool accumulates(const Instruction& in) { return in.attrs.has(attr::kAccumulate); }
 
 
 // Where an instruction sits: its program position and its loop nest.
@@ -28,6 +30,11 @@ struct Entry {
   int pos;
   InstId inst;
   const Access* access;  // nullptr: the whole resource (a DMA queue)
+  // For a write, once analysed: every older write of the resource has completed, and every
+  // older read finished reading, before this instruction starts, through edges (see
+  // Analyzer::order). A later instruction ordered after this one needs no edge from those.
+  bool writes_before_done = false;
+  bool reads_before_done = false;
 };
 
 struct Resource {
@@ -123,8 +130,11 @@ class Analyzer {
     }
 
     edges_.reserve(order_.size() * 3);
+    succ_.resize(k_.insts.size());
+    reached_.assign(k_.insts.size(), -1);
     for (size_t i = 0; i < order_.size(); ++i) {
       InstId id = order_[i];
+      stamp_ = static_cast<int>(i);
       const Instruction& in = k_.insts[id];
       for (const Access& a : in.reads) visit(id, a.tensor_id, &a, /*is_write=*/false);
       for (const Access& a : address_register_reads(id)) visit(id, a.tensor_id, &a, /*is_write=*/false);
@@ -158,6 +168,44 @@ class Analyzer {
   void add_edge(InstId src, InstId dst, DepKind kind, int distance, LoopId loop) {
     auto [it, fresh] = edges_.emplace(Key{src, dst, distance, distance ? loop : kNoId}, kind);
     if (!fresh && kind > it->second) it->second = kind;
+    if (fresh && distance == 0 && stable(dst, common_depth(src, dst))) succ_[src].push_back(dst);
+  }
+
+  // ---- Edges implied by others (issue: N loops over one DRAM tensor made ~1.5 N^2 edges) ----
+  //
+  // The simulator starts an instruction after each predecessor's event: its start (Ordered),
+  // its reads done (Anti), its completion (Flow, Output). So c -> s (Flow or Output) and
+  // s -> x (any kind) make x start after c completed: the edge c -> x adds nothing; with
+  // c -> s Anti, x starts after c finished reading. Such an edge is left out when c and x
+  // share no loop; edges inside a loop are all kept, as the passes read their shape. The
+  // edges the argument goes through must survive the passes: distance 0, and not an edge
+  // inside a loop into a load (separate-load-compute cuts those; no pass removes another
+  // distance-0 edge). reached_[i] == stamp_: the instruction being visited starts after i
+  // starts, through such edges.
+  bool stable(InstId dst, int shared_depth) const {
+    if (shared_depth == 0) return true;
+    const OpcodeInfo* op = k_.target->opcode(k_.insts[dst].opcode);
+    return !op || (op->op_class != OpClass::Load && op->op_class != OpClass::IndirectLoad);
+  }
+
+  // Does c finish (completion) or finish reading (!completion) before the visited
+  // instruction starts, through edges added so far?
+  bool implied(InstId c, bool completion) const {
+    for (InstId s : succ_[c]) {
+      if (reached_[s] != stamp_) continue;
+      const DepKind kind = edges_.at(Key{c, s, 0, kNoId});
+      if (kind == DepKind::Flow || kind == DepKind::Output || (!completion && kind == DepKind::Anti)) return true;
+    }
+    return false;
+  }
+
+  // Orders c before x in the same iteration with an edge of `kind` (Flow, Output or Anti),
+  // unless edges already added imply it. Returns whether the order is stable (see above).
+  bool order(InstId c, InstId x, int shared_depth, DepKind kind) {
+    const bool is_stable = stable(x, shared_depth);
+    if (!(shared_depth == 0 && implied(c, kind != DepKind::Anti))) add_edge(c, x, kind, 0, kNoId);
+    if (is_stable) reached_[c] = stamp_;
+    return is_stable;
   }
 
   // An index `v10 + 512` reads address register v10: one-register accesses of its file,
@@ -283,13 +331,12 @@ class Analyzer {
 
   size_t rank(const Resource& r) const { return r.tensor ? r.tensor->shape.size() : 1; }
 
+  // The access's box when it is the same in every instance (no variable), else nullopt.
   std::optional<Box> constant_box(const Resource& r, const Access* a) const {
+    if (!r.tensor) return Box{{0, 1}};  // a DMA queue: one element
+    const auto no_value = [](const AffineTerm&) -> std::optional<int64_t> { return std::nullopt; };
     Box box;
-    for (size_t d = 0; d < rank(r); ++d) {
-      const IndexRange& x = dim_range(r, a, d);
-      if (!x.lo.is_constant() || !x.hi.is_constant()) return std::nullopt;
-      box.push_back({x.lo.constant, x.hi.constant});
-    }
+    if (!box_of(*r.tensor, a ? *a : Access{}, no_value, box)) return std::nullopt;
     return box;
   }
 
@@ -367,25 +414,49 @@ class Analyzer {
     {
       Coverage cov(x_box);
       int cover_depth = 1 << 30;
+      // Whether every older write (read) is ordered before X, for X's own entry; the scan
+      // stops at a write ordered before X that has every older write ordered before it.
+      bool writes_done = !queue, reads_done = !queue;
+      int reads_stop = -1;  // older reads are ordered before X
       auto [a, b] = span(r.writes, 0, p);
       for (size_t i = b; i-- > a;) {
         const Entry& w = r.writes[i];
         Relation rel{kNoId, 0, common_depth(w.inst, x)};
-        if (!may_overlap(r, w.access, dst, rel)) continue;
-        add_edge(w.inst, x, kind_for(true, is_write, queue), 0, kNoId);
+        if (!may_overlap(r, w.access, dst, rel)) {
+          writes_done = false;
+          continue;
+        }
+        bool ordered = false;
+        if (queue) add_edge(w.inst, x, kind_for(true, is_write, queue), 0, kNoId);
+        else ordered = order(w.inst, x, rel.shared_depth, kind_for(true, is_write, queue));
+        writes_done &= ordered;
         cover_depth = std::min(cover_depth, rel.shared_depth);
         if (cov.add(constant_box(r, w.access), covers(r, w.access, dst, rel))) {
           kill_depth = cover_depth;
           kill_pos = w.pos;
+          writes_done = reads_done = false;
+          break;
+        }
+        if (ordered && w.writes_before_done) {
+          if (w.reads_before_done) reads_stop = w.pos;
           break;
         }
       }
       if (is_write && !queue) {
-        auto [ra, rb] = span(r.reads, kill_pos + 1, p);
+        auto [ra, rb] = span(r.reads, std::max(kill_pos + 1, reads_stop), p);
         for (size_t i = rb; i-- > ra;) {
           const Entry& rd = r.reads[i];
           Relation rel{kNoId, 0, common_depth(rd.inst, x)};
-          if (may_overlap(r, rd.access, dst, rel)) add_edge(rd.inst, x, DepKind::Anti, 0, kNoId);
+          if (!may_overlap(r, rd.access, dst, rel)) reads_done = false;
+          else reads_done &= order(rd.inst, x, rel.shared_depth, DepKind::Anti);
+        }
+        if (reads_stop < 0 && ra > 0) reads_done = false;
+        auto [xa, xb] = span(r.writes, p, p + 1);  // X's own entries
+        for (size_t i = xa; i < xb; ++i) {
+          Entry& e = resources_[res].writes[i];
+          if (e.access != dst) continue;
+          e.writes_before_done = writes_done;
+          e.reads_before_done = reads_done;
         }
       }
     }
@@ -436,6 +507,9 @@ class Analyzer {
   std::unordered_map<std::string, size_t> queue_index_;
   std::unordered_map<Key, DepKind, KeyHash> edges_;
   std::unordered_map<InstId, std::vector<Access>> register_reads_;
+  std::vector<std::vector<InstId>> succ_;  // distance-0 stable edges added so far, by source
+  std::vector<int> reached_;
+  int stamp_ = -1;
   const bool has_register_file_ = std::any_of(k_.tensors.begin(), k_.tensors.end(),
                                               [](const Tensor& t) { return t.register_file; });
 };

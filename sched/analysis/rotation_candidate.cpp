@@ -1,4 +1,5 @@
 #include "sched/analysis/rotation_candidate.h"
+#include "sched/ir/attribute_keys.h"
 
 #include <algorithm>
 
@@ -28,7 +29,7 @@ RotationCandidate rotation_candidate(const Kernel& k, LoopId loop, int tensor, c
     c.blocker = name + " is in " + t.space + ", which address-rotation does not ring";
     return c;
   }
-  if (auto n = t.attrs.get_int("buffers")) {
+  if (auto n = t.attrs.get_int(attr::kBuffers)) {
     c.blocker = name + " already has " + std::to_string(*n) + " buffers";
     return c;
   }
@@ -48,7 +49,7 @@ RotationCandidate rotation_candidate(const Kernel& k, LoopId loop, int tensor, c
     // One address for every iteration: a tile indexed by the loop variable is not rewritten.
     if (moving) return blocked("the address of " + name + " moves with " + k.loops[loop].iv);
     if (!k.in_loop(id, loop)) return blocked(name + " is also used outside the loop");
-    if (in.attrs.has("accumulate") && writes) reads = true;
+    if (in.attrs.has(attr::kAccumulate) && writes) reads = true;
     // Rotation follows the loop whose own body rewrites the tensor: a write in a nested loop
     // belongs to that loop.
     if (writes && in.loop != loop) return blocked(name + " is written in a loop nested in it");

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "sched/analysis/capacity.h"
+#include "sched/ir/kernel_queries.h"
 #include "sched/target/target.h"
 
 namespace tandem {
@@ -151,18 +152,6 @@ class Verifier {
     return k_.in_loop(id, loop);
   }
 
-  // Smallest and largest value of `e` over its loops' iterations (every term a loop variable).
-  std::pair<int64_t, int64_t> range_of(const AffineExpr& e) const {
-    int64_t lo = e.constant, hi = e.constant;
-    for (const AffineTerm& t : e.terms) {
-      const Loop& l = k_.loops[static_cast<size_t>(t.loop)];
-      const int64_t a = t.coeff * l.lo, b = t.coeff * (l.hi - 1);
-      lo += std::min(a, b);
-      hi += std::max(a, b);
-    }
-    return {lo, hi};
-  }
-
   void access(InstId id, const Access& a) {
     const std::string who = inst_name(id);
     if (a.tensor_id < 0 || a.tensor_id >= static_cast<int>(k_.tensors.size())) {
@@ -204,11 +193,11 @@ class Verifier {
     const SpaceInfo* space = k_.target->space(t.space);
     for (size_t d = 0; d < rank; ++d) {
       const int64_t size = t.register_file ? (space ? space->registers : 0) : t.shape[d];
-      const int64_t lo = range_of(a.dims[d].lo).first, hi = range_of(a.dims[d].hi).second;
+      const int64_t lo = value_range(k_, a.dims[d].lo).first, hi = value_range(k_, a.dims[d].hi).second;
       if (lo < 0 || hi > size)
         problem(who + " accesses " + tensor + " out of bounds: dimension " + std::to_string(d) + " reaches [" +
                 std::to_string(lo) + ", " + std::to_string(hi) + ") but its size is " + std::to_string(size));
-      else if (range_of(a.dims[d].hi - a.dims[d].lo).first <= 0)
+      else if (value_range(k_, a.dims[d].hi - a.dims[d].lo).first <= 0)
         problem(who + " accesses an empty range of " + tensor + " in dimension " + std::to_string(d));
     }
   }

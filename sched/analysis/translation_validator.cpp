@@ -6,6 +6,8 @@
 #include <sstream>
 #include <tuple>
 
+#include "sched/ir/attribute_keys.h"
+#include "sched/ir/kernel_queries.h"
 #include "sched/support/box.h"
 #include "sched/support/error.h"
 #include "sched/target/target.h"
@@ -112,27 +114,16 @@ class Executor {
     }
   }
 
-  int64_t eval(const AffineExpr& e) const {
-    int64_t v = e.constant;
-    for (const AffineTerm& t : e.terms) {
-      if (t.loop != kNoId) {
-        v += t.coeff * ivs_[t.loop];
-      } else {
-        auto it = registers_.find(t.symbol);
-        v += t.coeff * (it == registers_.end() ? 0 : it->second);
-      }
-    }
-    return v;
-  }
-
+  // Every variable has a value here: the loops' current iterations, the registers' current
+  // values (0 before their first advance).
   Box box_of(const Access& a) const {
-    const Tensor& t = k_.tensors[static_cast<size_t>(a.tensor_id)];
+    const auto value = [&](const AffineTerm& t) -> std::optional<int64_t> {
+      if (t.loop != kNoId) return ivs_[t.loop];
+      auto it = registers_.find(t.symbol);
+      return it == registers_.end() ? 0 : it->second;
+    };
     Box b;
-    if (a.whole()) {
-      for (int64_t d : t.shape) b.push_back({0, d});
-      return b;
-    }
-    for (const IndexRange& r : a.dims) b.push_back({eval(r.lo), eval(r.hi)});
+    tandem::box_of(k_.tensors[static_cast<size_t>(a.tensor_id)], a, value, b);
     return b;
   }
 
@@ -140,7 +131,7 @@ class Executor {
     const Instruction& in = k_.insts[static_cast<size_t>(id)];
     uint64_t h = static_hash_[static_cast<size_t>(id)];
     for (const Access& a : in.reads) h = mix(h, read(a.tensor_id, box_of(a)));
-    if (in.attrs.has("accumulate"))
+    if (in.attrs.has(attr::kAccumulate))
       for (const Access& a : in.writes) h = mix(h, read(a.tensor_id, box_of(a)));
     for (size_t w = 0; w < in.writes.size(); ++w) {
       const Access& a = in.writes[w];

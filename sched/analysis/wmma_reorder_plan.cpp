@@ -8,6 +8,8 @@
 #include <set>
 #include <numeric>
 
+#include "sched/ir/attribute_keys.h"
+#include "sched/ir/kernel_queries.h"
 #include "sched/support/error.h"
 #include "sched/target/target.h"
 
@@ -146,12 +148,10 @@ std::optional<int64_t> offset_difference(const Access& body, const Access& pre) 
   return b.constant - p.constant;
 }
 
-int64_t cycles_of(const Kernel& k, const Instruction& in, const char* attr, bool latency) {
+int64_t cycles_of(const Kernel& k, InstId id, const char* attr, bool latency) {
+  const Instruction& in = k.insts[static_cast<size_t>(id)];
   if (auto v = in.attrs.get_int(attr)) return *v;
-  std::string engine = in.engine;
-  if (engine.empty())
-    if (const OpcodeInfo* op = k.target->opcode(in.opcode); op && !op->engines.empty()) engine = op->engines[0];
-  const EngineInfo* e = k.target->engine(engine);
+  const EngineInfo* e = k.target->engine(preferred_engine(k, id));
   if (!e) return -1;
   const std::optional<double> c = latency ? e->constant_latency(in.opcode) : e->constant_cycles(in.opcode);
   return c && *c >= 0 && *c == std::floor(*c) ? static_cast<int64_t>(*c) : -1;
@@ -314,8 +314,8 @@ WmmaReorderPlan plan_wmma_reorder(const Kernel& k, LoopId loop, const DepGraph& 
   if (distance < 0 && plan.loads.empty()) distance = 0;  // nothing to place
   if (distance < 0) {
     int64_t latency = 0, issue = std::numeric_limits<int64_t>::max();
-    for (const LoadPlacement& lp : plan.loads) latency = std::max(latency, cycles_of(k, k.insts[lp.load], "latencyCycles", true));
-    for (InstId w : old_wmmas) issue = std::min(issue, cycles_of(k, k.insts[w], "issueCycles", false));
+    for (const LoadPlacement& lp : plan.loads) latency = std::max(latency, cycles_of(k, lp.load, attr::kLatencyCycles, true));
+    for (InstId w : old_wmmas) issue = std::min(issue, cycles_of(k, w, attr::kIssueCycles, false));
     if (latency <= 0 || issue <= 0) return skip("no ds_load latency or WMMA issue cycles known; give distance=N");
     distance = static_cast<int>(std::max<int64_t>(1, (latency + issue - 1) / issue));
   }

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "sched/ir/attribute_keys.h"
+
 namespace tandem {
 
 const AttrValue* Attributes::find(const std::string& key) const {
@@ -58,9 +60,9 @@ static std::string quote(const std::string& s) {
 
 bool is_scheduling_attribute(const std::string& key) {
   static const std::set<std::string> keys = {
-      "order", "prefetch", "fence",                          // list-schedule, prefetch-schedule, the split's barrier
-      "separation_barrier", "zero_init",                     // separate-load-compute's markers
-      "issueCycles", "latencyCycles"};                       // per-instruction costs (seed 004)
+      attr::kOrder, attr::kPrefetch, attr::kFence,  // list-schedule, prefetch-schedule, the split's barrier
+      attr::kSeparationBarrier, attr::kZeroInit,    // separate-load-compute's markers
+      attr::kIssueCycles, attr::kLatencyCycles};    // per-instruction costs (seed 004)
   return keys.count(key) > 0;
 }
 

@@ -5,12 +5,14 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "sched/ir/attribute_keys.h"
+#include "sched/ir/kernel_queries.h"
 #include "sched/target/target.h"
 
 namespace tandem {
 
 std::optional<std::pair<std::string, int64_t>> Loop::advance() const {
-  auto adv = attrs.get_string("advance");
+  auto adv = attrs.get_string(attr::kAdvance);
   if (!adv) return std::nullopt;
   std::istringstream in(*adv);
   std::string reg, op;
@@ -164,7 +166,7 @@ std::string Kernel::unique_name(const std::string& base) const {
 
 std::vector<Access> Kernel::live_out_registers() const {
   std::vector<Access> out;
-  auto live = attrs.get_string("live_out");
+  auto live = attrs.get_string(attr::kLiveOut);
   if (!live) return out;
   std::istringstream in(*live);
   for (std::string group; std::getline(in, group, ',');) {
@@ -206,11 +208,7 @@ int Kernel::virtual_register_file(int physical, int number) {
 
 std::string Kernel::display_name(InstId inst) const {
   if (!insts[inst].name.empty()) return "%" + insts[inst].name;
-  if (positions_.size() != insts.size()) {
-    positions_.assign(insts.size(), -1);
-    std::vector<InstId> order = program_order();
-    for (size_t i = 0; i < order.size(); ++i) positions_[static_cast<size_t>(order[i])] = static_cast<int>(i);
-  }
+  if (positions_.size() != insts.size()) positions_ = program_positions(*this);
   return "%" + std::to_string(positions_[static_cast<size_t>(inst)]);
 }
 

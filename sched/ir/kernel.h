@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sched/ir/affine.h"
+#include "sched/ir/attribute_keys.h"
 #include "sched/ir/attributes.h"
 #include "sched/support/error.h"
 
@@ -168,7 +169,7 @@ class Kernel {
   // Display name for messages and dep lines: "%name", or "%<program position>" if unnamed.
   std::string display_name(InstId inst) const;
 
-  bool deps_listed() const { return attrs.has("deps_listed"); }
+  bool deps_listed() const { return attrs.has(attr::kDepsListed); }
 
  private:
   // Program positions for display_name, rebuilt after an edit through the methods above.

@@ -6,8 +6,10 @@
 #include <set>
 #include <unordered_map>
 
+#include "sched/ir/kernel_queries.h"
 #include "sched/ir/lexer.h"
 #include "sched/support/output.h"
+#include "sched/support/suggest.h"
 #include "sched/target/target.h"
 
 namespace tandem {
@@ -416,9 +418,18 @@ class Parser {
     if (op.text == "tensor" || op.text == "loop" || op.text == "dep" || op.text == "kernel")
       fail(op.loc, "expected an opcode, found keyword '" + op.text + "'");
     const OpcodeInfo* info = k_.target->opcode(op.text);
-    if (!info) fail(op.loc, "unknown opcode '" + printable(op.text) + "' for target '" + k_.target->name + "'");
+    if (!info) {
+      std::vector<std::string> known;
+      for (const auto& [name, o] : k_.target->opcodes) known.push_back(name);
+      fail(op.loc, "unknown opcode '" + printable(op.text) + "' for target '" + k_.target->name + "'" +
+                       did_you_mean(op.text, known));
+    }
     inst.opcode = op.text;
     if (at_access_start()) parse_access_list(inst.writes, loop);
+    // `%x = load %a %A[...]`: without the arrow the read would start the next instruction.
+    if (!inst.writes.empty() && at_access_start() && peek(1).kind != Tok::Equal)
+      fail(peek().loc, "expected '<-' between what '" + printable(op.text) + "' writes and what it reads, found " +
+                           describe(peek()));
     if (at(Tok::LArrow)) {
       next();
       if (!at_access_start()) fail(peek().loc, "expected an access after '<-', found " + describe(peek()));
@@ -643,31 +654,18 @@ class Parser {
     return sum;
   }
 
-  // Smallest and largest value of `e` over the iteration space of the enclosing loops
-  // (exact: reach(e) < kIndexLimit was checked).
-  std::pair<int64_t, int64_t> range_of(const AffineExpr& e) const {
-    int64_t lo = e.constant, hi = e.constant;
-    for (const auto& t : e.terms) {
-      const Loop& l = k_.loops[t.loop];
-      int64_t a = t.coeff * l.lo, b = t.coeff * (l.hi - 1);
-      lo += std::min(a, b);
-      hi += std::max(a, b);
-    }
-    return {lo, hi};
-  }
-
   void check_bounds(const Tensor& t, const IndexRange& r, size_t d, const SourceLoc& loc) const {
     std::string dim = "dimension " + std::to_string(d) + " of %" + printable(t.name);
     if (reach(r.lo) >= kIndexLimit || reach(r.hi) >= kIndexLimit)
       fail(loc, "access out of bounds: " + dim + " reaches beyond 2^62, where index arithmetic would overflow, but its size is " +
                     std::to_string(t.shape[d]));
     if (r.lo.uses_register() || r.hi.uses_register()) return;  // register value known only at run time
-    const int64_t lo_min = range_of(r.lo).first;
-    const int64_t hi_max = range_of(r.hi).second;
+    const int64_t lo_min = value_range(k_, r.lo).first;
+    const int64_t hi_max = value_range(k_, r.hi).second;
     if (lo_min < 0 || hi_max > t.shape[d])
       fail(loc, "access out of bounds: " + dim + " reaches [" + std::to_string(lo_min) + ", " + std::to_string(hi_max) +
                     ") but its size is " + std::to_string(t.shape[d]));
-    if (range_of(r.hi - r.lo).first <= 0) fail(loc, "empty index range in " + dim);
+    if (value_range(k_, r.hi - r.lo).first <= 0) fail(loc, "empty index range in " + dim);
   }
 
   std::vector<Token> toks_;

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "sched/ir/dep_graph.h"
+#include "sched/ir/kernel_queries.h"
 
 namespace tandem {
 
@@ -109,9 +110,7 @@ class Printer {
 std::string print_kernel(const Kernel& k, const DepGraph* graph) { return Printer(k).kernel(graph); }
 
 std::string print_deps(const Kernel& k, const DepGraph& g, bool explicit_only) {
-  std::vector<InstId> order = k.program_order();
-  std::vector<int> pos(k.insts.size(), -1);
-  for (size_t i = 0; i < order.size(); ++i) pos[order[i]] = static_cast<int>(i);
+  const std::vector<int> pos = program_positions(k);
 
   struct Line {
     int src, dst, distance, kind;

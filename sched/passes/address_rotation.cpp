@@ -8,6 +8,8 @@
 
 #include "sched/analysis/dependence_analysis.h"
 #include "sched/analysis/rotation_candidate.h"
+#include "sched/ir/attribute_keys.h"
+#include "sched/ir/kernel_queries.h"
 #include "sched/support/error.h"
 #include "sched/target/target.h"
 
@@ -35,16 +37,6 @@ AddressRotationPass::AddressRotationPass(const PassOptions& o) : space_(o.get_st
     throw Error("address-rotation: buffers must be auto or a number from 2 to 16, not '" + b + "'");
 }
 
-namespace {
-
-int64_t bytes_per_partition(const Tensor& t, const SpaceInfo& space) {
-  int64_t b = static_cast<int64_t>(dtype_bytes(t.dtype));
-  for (size_t d = space.partitions > 0 ? 1 : 0; d < t.shape.size(); ++d) b *= t.shape[d];
-  return b;
-}
-
-}  // namespace
-
 void AddressRotationPass::run(PassContext& ctx) {
   Kernel& k = ctx.kernel;
   DepGraph& g = ctx.deps;
@@ -55,11 +47,11 @@ void AddressRotationPass::run(PassContext& ctx) {
   }
   // n buffers of a tensor, in the space's capacity unit (banks or bytes per partition): the
   // one rule the simulator's capacity check uses too.
-  auto footprint = [&](const Tensor& t, int64_t n) { return space->footprint(bytes_per_partition(t, *space), n); };
+  auto footprint = [&](const Tensor& t, int64_t n) { return space->footprint(bytes_per_partition(k, t), n); };
   const int64_t capacity = space->capacity();
   int64_t used = 0;
   for (const Tensor& t : k.tensors)
-    if (t.space == space_) used += footprint(t, t.attrs.get_int("buffers").value_or(1));
+    if (t.space == space_) used += footprint(t, t.attrs.get_int(attr::kBuffers).value_or(1));
   const char* unit = space->capacity_unit();
 
   const std::vector<InstId> order = k.program_order();
@@ -68,7 +60,7 @@ void AddressRotationPass::run(PassContext& ctx) {
     const std::string where = "loop " + k.loops[loop].iv;
     for (size_t ti = 0; ti < k.tensors.size(); ++ti) {
       Tensor& t = k.tensors[ti];
-      if (t.space != space_ || t.attrs.has("buffers")) continue;
+      if (t.space != space_ || t.attrs.has(attr::kBuffers)) continue;
       const RotationCandidate c = rotation_candidate(k, loop, static_cast<int>(ti), order);
       if (!c.ringable()) continue;
       const std::vector<InstId>& readers = c.readers;
@@ -85,9 +77,9 @@ void AddressRotationPass::run(PassContext& ctx) {
                                std::to_string(one) + " " + unit + " in " + space_ + " but only " +
                                std::to_string(capacity - used + one) + " are free");
       used += footprint(t, n) - one;
-      t.attrs.set("buffers", n);
-      t.attrs.set("rotate", k.loops[loop].iv);
-      t.attrs.set("stride", bytes_per_partition(t, *space));
+      t.attrs.set(attr::kBuffers, n);
+      t.attrs.set(attr::kRotate, k.loops[loop].iv);
+      t.attrs.set(attr::kStride, bytes_per_partition(k, t));
       ctx.stats.add("tensors_rotated");
       ctx.log->debug("{}: %{} over {} buffers", where, t.name, n);
 
@@ -106,7 +98,7 @@ void AddressRotationPass::run(PassContext& ctx) {
             for (const auto* list : {&src.reads, &src.writes})
               for (const Access& sa : *list)
                 if (sa.tensor_id == wa.tensor_id && sa.tensor_id != static_cast<int>(ti) &&
-                    !k.tensors[sa.tensor_id].attrs.has("buffers"))
+                    !k.tensors[sa.tensor_id].attrs.has(attr::kBuffers))
                   other = true;
           if (other) continue;
           g.remove(e.src, e.dst, e.props.distance, e.props.loop);

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "sched/analysis/dependence_analysis.h"
+#include "sched/ir/kernel_queries.h"
 #include "sched/support/error.h"
 #include "sched/target/target.h"
 
@@ -32,36 +33,44 @@ void AssignEnginesPass::run(PassContext& ctx) {
                 std::to_string(t.dma_queues.size()) + " DMA queues");
 
   std::map<std::string, int64_t> load;  // dynamic instructions per engine
-  auto dynamic_count = [&](InstId id) {
-    int64_t n = 1;
-    for (LoopId l = k.insts[id].loop; l != kNoId; l = k.loops[l].parent) n *= k.loops[l].trip_count();
-    return n;
-  };
   std::vector<InstId> order = k.program_order();
   for (InstId id : order)
-    if (!k.insts[id].engine.empty()) load[k.insts[id].engine] += dynamic_count(id);
+    if (!k.insts[id].engine.empty()) load[k.insts[id].engine] += dynamic_count(k, id);
 
   int64_t next_queue = 0;
   for (InstId id : order) {
     Instruction& in = k.insts[id];
     if (!in.engine.empty()) continue;
-    const OpcodeInfo& op = *t.opcode(in.opcode);
-    if (op.engines.empty()) continue;  // barriers and branches take no engine
-    bool dma = op.engines.size() == 1 && op.engines[0] == "dma";
-    if (dma) {
+    // The one list of where it may run (kernel_queries.h): the passes that reason about
+    // engines before this one runs assume the same choices.
+    const std::vector<std::string> choices = engine_choices(k, id);
+    if (choices.empty()) continue;  // barriers and branches take no engine (nor transfers without queues)
+    if (t.is_dma_queue(choices[0])) {
       if (queues == 0) continue;
-      in.engine = t.dma_queues[next_queue++ % queues];
+      in.engine = choices[static_cast<size_t>(next_queue++ % queues)];
       ctx.stats.add("queues_assigned");
     } else {
+      // Only an engine that may read and write every space the instruction touches.
+      auto may_access = [&](const std::string& e) {
+        for (bool write : {true, false})
+          for (const Access& a : write ? in.writes : in.reads) {
+            const SpaceInfo* space = t.space(k.tensors[a.tensor_id].space);
+            if (space && !space->allows(e, write)) return false;
+          }
+        return true;
+      };
       std::string pick;
-      for (const auto& e : op.engines) {
-        if (e == "dma") continue;
+      for (const auto& e : choices) {
+        if (!may_access(e)) continue;
         if (pick.empty() || (balance_ && load[e] < load[pick])) pick = e;
       }
+      if (pick.empty())
+        throw Error(in.loc, k.display_name(id) + ": none of the engines of '" + in.opcode +
+                                "' may access the spaces it reads and writes");
       in.engine = pick;
       ctx.stats.add("engines_assigned");
     }
-    load[in.engine] += dynamic_count(id);
+    load[in.engine] += dynamic_count(k, id);
     ctx.log->debug("{} -> {}", k.display_name(id), in.engine);
   }
   if (ctx.stats.counters.empty()) {

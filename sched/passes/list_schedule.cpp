@@ -4,8 +4,14 @@
 #include <map>
 #include <queue>
 
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/topological_sort.hpp>
+#include <boost/range/iterator_range.hpp>
 #include <spdlog/spdlog.h>
 
+#include "sched/ir/kernel_queries.h"
+
+#include "sched/ir/attribute_keys.h"
 #include "sched/target/target.h"
 
 namespace tandem {
@@ -19,6 +25,9 @@ std::vector<PassOptionSpec> ListSchedulePass::options() {
 ListSchedulePass::ListSchedulePass(const PassOptions& o) : program_order_(o.get_string("priority") == "program-order") {}
 
 namespace {
+
+// One straight run's distance-0 dependences, vertices its positions.
+using RunGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
 
 // Straight runs of instructions: each block split at its nested loops.
 void collect_runs(const Kernel& k, const std::vector<Stmt>& block, std::vector<std::vector<InstId>>& runs) {
@@ -35,14 +44,6 @@ void collect_runs(const Kernel& k, const std::vector<Stmt>& block, std::vector<s
   if (!run.empty()) runs.push_back(std::move(run));
 }
 
-// The engine an instruction will run on: its own, or its opcode's first (DMA for transfers).
-std::string resource_of(const Kernel& k, InstId id) {
-  const Instruction& in = k.insts[id];
-  if (!in.engine.empty()) return in.engine;
-  const OpcodeInfo* op = k.target->opcode(in.opcode);
-  return op->engines.empty() ? "" : op->engines[0];
-}
-
 }  // namespace
 
 void ListSchedulePass::run(PassContext& ctx) {
@@ -56,31 +57,26 @@ void ListSchedulePass::run(PassContext& ctx) {
     const size_t n = run.size();
     std::map<InstId, size_t> index;
     for (size_t i = 0; i < n; ++i) index[run[i]] = i;
-    std::vector<std::vector<size_t>> succ(n);
+    RunGraph run_graph(n);
     std::vector<int> preds(n, 0);
     for (size_t i = 0; i < n; ++i)
       for (const DepEdgeRef& e : g.out_edges(run[i])) {
         auto it = index.find(e.dst);
         if (e.props.distance != 0 || it == index.end()) continue;
-        succ[i].push_back(it->second);
+        boost::add_edge(i, it->second, run_graph);
         ++preds[it->second];
       }
-    // Priority: instructions on the longest path from here to the end of the run.
+    // Priority: instructions on the longest path from here to the end of the run. Boost's
+    // topological sort lists successors before predecessors (edges may point backwards in
+    // the text: explicit ones), so each height is final when it is read.
+    std::vector<size_t> sinks_first;
+    boost::topological_sort(run_graph, std::back_inserter(sinks_first));
     std::vector<int64_t> height(n, 1);
-    for (size_t i = n; i-- > 0;)
-      for (size_t j : succ[i]) height[i] = std::max(height[i], height[j] + 1);
-    // Edges may point backwards in the text (explicit ones): compute heights to a fixed point.
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (size_t i = 0; i < n; ++i)
-        for (size_t j : succ[i])
-          if (height[j] + 1 > height[i]) {
-            height[i] = height[j] + 1;
-            changed = true;
-          }
-    }
+    for (size_t i : sinks_first)
+      for (size_t j : boost::make_iterator_range(boost::adjacent_vertices(i, run_graph)))
+        height[i] = std::max(height[i], height[j] + 1);
     std::map<std::string, int64_t> per_resource;
-    for (InstId id : run) ++per_resource[resource_of(k, id)];
+    for (InstId id : run) ++per_resource[preferred_engine(k, id)];
     for (const auto& [r, c] : per_resource)
       if (!r.empty()) busiest = std::max(busiest, c);
     const int64_t critical = n ? *std::max_element(height.begin(), height.end()) : 0;
@@ -99,7 +95,7 @@ void ListSchedulePass::run(PassContext& ctx) {
       size_t i = ready.top();
       ready.pop();
       order.push_back(i);
-      for (size_t j : succ[i])
+      for (size_t j : boost::make_iterator_range(boost::adjacent_vertices(i, run_graph)))
         if (--preds[j] == 0) ready.push(j);
     }
     bool reordered = false;
@@ -107,9 +103,9 @@ void ListSchedulePass::run(PassContext& ctx) {
     for (size_t pos = 0; pos < order.size(); ++pos) {
       Instruction& in = k.insts[run[order[pos]]];
       if (reordered)
-        in.attrs.set("order", static_cast<int64_t>(pos));
+        in.attrs.set(attr::kOrder, static_cast<int64_t>(pos));
       else
-        in.attrs.erase("order");
+        in.attrs.erase(attr::kOrder);
     }
     if (reordered) {
       ctx.stats.add("runs_reordered");

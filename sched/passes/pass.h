@@ -56,7 +56,7 @@ struct PassContext {
   std::shared_ptr<spdlog::logger> log;
 
   // The graph now differs from what analysis of the accesses derives: print it in full.
-  void mark_deps_listed() { kernel.attrs.set_flag("deps_listed"); }
+  void mark_deps_listed() { kernel.attrs.set_flag(attr::kDepsListed); }
   void skip(const std::string& reason);
 };
 

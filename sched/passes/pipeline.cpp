@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "sched/passes/pass_manager.h"
+#include "sched/support/suggest.h"
 #include "sched/support/error.h"
 
 namespace tandem {
@@ -93,8 +94,13 @@ std::string check_option(const PassInfo& pass, const std::string& key, const std
     if (o.name == key) spec = &o;
   if (!spec) {
     std::string known;
-    for (const auto& o : pass.options) known += (known.empty() ? "" : ", ") + o.name;
+    std::vector<std::string> names;
+    for (const auto& o : pass.options) {
+      known += (known.empty() ? "" : ", ") + o.name;
+      names.push_back(o.name);
+    }
     throw Error(at_col(offset), "unknown option '" + printable(key) + "' for pass '" + pass.name + "'" +
+                                    did_you_mean(key, names) +
                                     (known.empty() ? " (it takes none)" : " (options: " + known + ")"));
   }
   switch (spec->type) {
@@ -179,9 +185,17 @@ void parse_into(const std::string& text, size_t base, std::vector<PipelineStep>&
       if (p.name == name) named = &p;
     if (!pass && !named) {
       std::string known;
-      for (const auto& p : named_pipelines()) known += (known.empty() ? "" : ", ") + p.name;
-      for (const auto& p : pass_registry()) known += ", " + p.name;
-      throw Error(at_col(base + start), "unknown pass '" + printable(name) + "' (known: " + known + ")");
+      std::vector<std::string> names;
+      for (const auto& p : named_pipelines()) {
+        known += (known.empty() ? "" : ", ") + p.name;
+        names.push_back(p.name);
+      }
+      for (const auto& p : pass_registry()) {
+        known += ", " + p.name;
+        names.push_back(p.name);
+      }
+      throw Error(at_col(base + start),
+                  "unknown pass '" + printable(name) + "'" + did_you_mean(name, names) + " (known: " + known + ")");
     }
     std::map<std::string, std::string> values;
     std::vector<std::pair<std::string, size_t>> given;  // options written, with their columns

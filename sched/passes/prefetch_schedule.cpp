@@ -7,6 +7,8 @@
 #include <spdlog/spdlog.h>
 
 #include "sched/analysis/dependence_analysis.h"
+#include "sched/ir/kernel_queries.h"
+#include "sched/ir/attribute_keys.h"
 #include "sched/support/error.h"
 #include "sched/target/target.h"
 
@@ -46,23 +48,10 @@ PrefetchSchedulePass::PrefetchSchedulePass(const PassOptions& o)
 
 namespace {
 
-bool is_load(const Kernel& k, InstId id) {
-  const OpClass c = k.target->opcode(k.insts[id].opcode)->op_class;
-  return c == OpClass::Load || c == OpClass::IndirectLoad;
-}
-
-// The engine or queue an instruction runs on; unassigned ones count as distinct.
-std::string engine_of(const Kernel& k, InstId id) {
-  const std::string& e = k.insts[id].engine;
-  return e.empty() ? "?" + std::to_string(id) : e;
-}
-
-int64_t footprint(const Kernel& k, const Tensor& t) {
-  const SpaceInfo* s = k.target->space(t.space);
-  int64_t bytes = static_cast<int64_t>(dtype_bytes(t.dtype));
-  for (size_t d = (s && s->partitions > 0) ? 1 : 0; d < t.shape.size(); ++d) bytes *= t.shape[d];
-  const int64_t partitions = s && s->partitions > 0 ? t.shape[0] : 1;
-  return partitions * bytes;
+// Do both surely run on one engine or queue (which runs them in order)?
+bool same_engine(const Kernel& k, InstId a, InstId b) {
+  const std::string e = known_engine(k, a);
+  return !e.empty() && e == known_engine(k, b);
 }
 
 }  // namespace
@@ -85,13 +74,13 @@ void PrefetchSchedulePass::force_incoming_order(PassContext& ctx) {
   auto qualifies = [&](InstId id) {  // a large SBUF load
     if (!is_load(k, id) || k.insts[id].writes.empty()) return false;
     const Tensor& t = k.tensors[k.insts[id].writes[0].tensor_id];
-    return k.target->role_of(t.space) == SpaceRole::OnChip && footprint(k, t) >= min_bytes_;
+    return k.target->role_of(t.space) == SpaceRole::OnChip && partitions_of(k, t) * bytes_per_partition(k, t) >= min_bytes_;
   };
   if (!after_) {
     int64_t n = 0;
     for (InstId id : order)
       if (qualifies(id)) {
-        k.insts[id].attrs.set("prefetch", n++);
+        k.insts[id].attrs.set(attr::kPrefetch, n++);
         ctx.stats.add("loads_marked");
       }
     return;
@@ -103,7 +92,7 @@ void PrefetchSchedulePass::force_incoming_order(PassContext& ctx) {
   int64_t next = 0;
   for (InstId id : order) {
     if (!is_load(k, id) || k.insts[id].writes.empty()) continue;
-    if (auto stamp = k.insts[id].attrs.get_int("prefetch")) {
+    if (auto stamp = k.insts[id].attrs.get_int(attr::kPrefetch)) {
       marked.push_back({*stamp, id});
       next = std::max(next, *stamp + 1);
     } else if (qualifies(id)) {
@@ -115,7 +104,7 @@ void PrefetchSchedulePass::force_incoming_order(PassContext& ctx) {
   for (size_t i = 1; i < marked.size(); ++i) {
     const InstId before = marked[i - 1].second, load = marked[i].second;
     if (k.insts[before].loop != k.insts[load].loop) continue;  // incoming order within one block
-    if (engine_of(k, before) == engine_of(k, load)) {
+    if (same_engine(k, before, load)) {
       ctx.stats.add("same_engine_pairs");
       continue;
     }
@@ -125,12 +114,27 @@ void PrefetchSchedulePass::force_incoming_order(PassContext& ctx) {
   ctx.mark_deps_listed();
 }
 
+namespace {
+// Is there a path of same-iteration edges from `from` to `to`?
+bool reaches(const DepGraph& g, InstId from, InstId to) {
+  std::vector<InstId> work{from};
+  std::set<InstId> seen{from};
+  while (!work.empty()) {
+    const InstId v = work.back();
+    work.pop_back();
+    if (v == to) return true;
+    for (const DepEdgeRef& e : g.out_edges(v))
+      if (e.props.distance == 0 && seen.insert(e.dst).second) work.push_back(e.dst);
+  }
+  return false;
+}
+}  // namespace
+
 void PrefetchSchedulePass::align_collectives(PassContext& ctx) {
   Kernel& k = ctx.kernel;
   DepGraph& g = ctx.deps;
   const std::vector<InstId> order = k.program_order();
-  std::map<InstId, size_t> pos;
-  for (size_t i = 0; i < order.size(); ++i) pos[order[i]] = i;
+  const std::vector<int> pos = program_positions(k);
   for (InstId c : order) {
     if (k.target->opcode(k.insts[c].opcode)->op_class != OpClass::Collective) continue;
     std::set<InstId> feeding;
@@ -163,6 +167,11 @@ void PrefetchSchedulePass::align_collectives(PassContext& ctx) {
         bool added = g.add(id, c, DepKind::Flow);
         added |= g.add(c, id, DepKind::Flow, 1, loop);
         if (added) ctx.stats.add("prefetches_kept_off_collective");
+      } else if (reaches(g, id, c)) {
+        // The load already comes before the collective (the split's barrier waits for it):
+        // making it wait for the collective too would be a cycle.
+        ctx.skip("collective " + k.display_name(c) + ": " + k.display_name(id) +
+                 " after it in program order already precedes it, so it cannot also wait for it");
       } else if (g.add(c, id, DepKind::Flow)) {
         ctx.stats.add("prefetches_kept_off_collective");
       }
@@ -177,36 +186,30 @@ void PrefetchSchedulePass::align_collectives(PassContext& ctx) {
 void PrefetchSchedulePass::set_distance(PassContext& ctx, LoopId loop, int64_t distance) {
   Kernel& k = ctx.kernel;
   const std::string where = "loop " + k.loops[loop].iv;
-  InstId barrier = kNoId;
-  for (const Stmt& s : k.loops[loop].body)
-    if (s.kind == Stmt::kInst && k.insts[s.id].attrs.has("separation_barrier")) barrier = s.id;
+  const auto [barrier, loads] = load_stage(k, ctx.deps, loop);
   if (barrier == kNoId) {
     ctx.skip(where + ": no load/compute split to set a prefetch distance on");
     return;
   }
-  std::vector<InstId> loads;
-  for (const DepEdgeRef& e : ctx.deps.in_edges(barrier))
-    if (e.props.kind == DepKind::Flow && e.props.distance == 0 && is_load(k, e.src)) loads.push_back(e.src);
   for (InstId l : loads)
     for (const Access& w : k.insts[l].writes) {
       const Tensor& t = k.tensors[w.tensor_id];
-      const int64_t buffers = t.attrs.get_int("buffers").value_or(1);
+      const int64_t buffers = t.attrs.get_int(attr::kBuffers).value_or(1);
       if (buffers < distance + 1)
         throw Error(t.loc, "prefetch-schedule: prefetch distance " + std::to_string(distance) + " in " + where +
                                " needs " + std::to_string(distance + 1) + " buffers of %" + t.name + " (it has " +
                                std::to_string(buffers) + "; run address-rotation first)");
     }
-  // Fence the compute engines only.
+  // Fence the compute engines only: every one a compute instruction may run on, as one that
+  // names none yet may land on any of its choices (assign-engines runs later, under a policy
+  // this pass does not know). The lowering leaves out a fenced engine that runs nothing.
   std::set<std::string> engines;
-  for (const Instruction& in : k.insts) {
-    if (in.erased) continue;
-    const OpcodeInfo& op = *k.target->opcode(in.opcode);
-    if (op.engines.empty() || is_dma_class(op.op_class)) continue;
-    engines.insert(in.engine.empty() ? op.engines[0] : in.engine);
-  }
+  for (InstId id : k.program_order())
+    if (!is_dma_class(k.target->opcode(k.insts[id].opcode)->op_class))
+      for (const std::string& e : engine_choices(k, id)) engines.insert(e);
   std::string fence;
   for (const std::string& e : engines) fence += (fence.empty() ? "" : ",") + e;
-  k.insts[barrier].attrs.set("fence", fence);
+  k.insts[barrier].attrs.set(attr::kFence, fence);
   for (InstId l : loads)
     if (ctx.deps.add(barrier, l, DepKind::Flow, static_cast<int>(distance + 1), loop)) ctx.stats.add("distance_edges_added");
   // Those edges, and rotation's, count iterations within one entry of the loop. A loop nested
@@ -225,7 +228,7 @@ void PrefetchSchedulePass::set_distance(PassContext& ctx, LoopId loop, int64_t d
         if (ctx.deps.add(e.src, l, e.props.kind, e.props.distance, e.props.loop)) ctx.stats.add("entry_edges_added");
       }
   }
-  k.loops[loop].attrs.set("prefetch_distance", distance);
+  k.loops[loop].attrs.set(attr::kPrefetchDistance, distance);
   ctx.stats.add("loops_with_prefetch_distance");
   ctx.log->debug("{}: loads run up to {} iteration(s) ahead", where, distance);
   ctx.mark_deps_listed();

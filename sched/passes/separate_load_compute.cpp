@@ -8,6 +8,8 @@
 
 #include "sched/analysis/dependence_analysis.h"
 #include "sched/analysis/rotation_candidate.h"
+#include "sched/ir/kernel_queries.h"
+#include "sched/ir/attribute_keys.h"
 #include "sched/support/error.h"
 #include "sched/target/target.h"
 
@@ -68,9 +70,7 @@ bool may_touch(const Access& a, const Access& b) {
 // opcode lists), or "" when there is a choice or it runs on a DMA queue. A compute engine
 // runs its stream in order, each instruction reading its inputs before the next issues.
 std::string only_compute_engine(const Kernel& k, InstId id) {
-  const Instruction& in = k.insts[id];
-  const OpcodeInfo& op = *k.target->opcode(in.opcode);
-  const std::string engine = !in.engine.empty() ? in.engine : op.engines.size() == 1 ? op.engines[0] : "";
+  const std::string engine = known_engine(k, id);
   return k.target->engines.count(engine) ? engine : "";
 }
 
@@ -96,7 +96,7 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
     for (const DepEdgeRef& e : g.in_edges(id)) {
       if (e.props.distance != 0 || !k.in_loop(e.src, loop) || e.props.kind == DepKind::Ordered) continue;
       const Instruction& src = k.insts[e.src];
-      if (src.attrs.has("zero_init")) continue;
+      if (src.attrs.has(attr::kZeroInit)) continue;
       if (!load_class(e.src) || src.loop != loop) return true;
       if (e.props.kind == DepKind::Flow &&
           std::find(disqualified.begin(), disqualified.end(), e.src) != disqualified.end())
@@ -106,15 +106,9 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
   };
 
   // A barrier an earlier run inserted, and the loads it already waits for (the load stage).
-  InstId barrier = kNoId;
-  for (InstId id : region_of(k, loop))
-    if (k.insts[id].attrs.has("separation_barrier")) barrier = id;
-  std::vector<InstId> staged;
-  if (barrier != kNoId)
-    for (const DepEdgeRef& e : g.in_edges(barrier))
-      if (e.props.kind == DepKind::Flow && e.props.distance == 0 && k.insts[e.src].loop == loop &&
-          !k.insts[e.src].attrs.has("zero_init"))
-        staged.push_back(e.src);
+  const LoadStage earlier = load_stage(k, g, loop);
+  InstId barrier = earlier.barrier;
+  const std::vector<InstId>& staged = earlier.loads;
   auto is_staged = [&](InstId id) { return std::find(staged.begin(), staged.end(), id) != staged.end(); };
 
   // The cut may only remove an order that something restores, or it is a race (seed 000:
@@ -127,7 +121,7 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
     if (e.props.kind == DepKind::Ordered) return "";
     // The barrier waits for every load of the stage before the next iteration's loads pass it,
     // as long as it fences every engine (prefetch-distance takes the DMA queues off it).
-    if (e.props.distance >= 1 && in_stage(e.src) && (barrier == kNoId || !k.insts[barrier].attrs.has("fence")))
+    if (e.props.distance >= 1 && in_stage(e.src) && (barrier == kNoId || !k.insts[barrier].attrs.has(attr::kFence)))
       return "";
     // One in-order engine runs both: the load of a later iteration issues after the source
     // has read its inputs (a WAR), or after an instruction of that engine that waited for the
@@ -172,7 +166,7 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
     std::vector<InstId> candidates, out;
     for (InstId id : region_of(k, loop)) {
       const Instruction& in = k.insts[id];
-      if (in.attrs.has("zero_init") || in.attrs.has("separation_barrier")) continue;  // already stage 0 / the fence
+      if (in.attrs.has(attr::kZeroInit) || in.attrs.has(attr::kSeparationBarrier)) continue;  // already stage 0 / the fence
       if (load_class(id))
         candidates.push_back(id);
       else if (anchor == kNoId)
@@ -188,7 +182,7 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
                std::find(out.begin(), out.end(), x) == out.end();
       };
       for (const DepEdgeRef& e : g.in_edges(id)) {
-        if (!cuttable(k, loop, e) || e.props.is_explicit || k.insts[e.src].attrs.has("zero_init")) continue;
+        if (!cuttable(k, loop, e) || e.props.is_explicit || k.insts[e.src].attrs.has(attr::kZeroInit)) continue;
         if (std::string why = unrestored(e, in_stage); !why.empty()) return why;
       }
       return "";
@@ -240,7 +234,7 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
     const std::vector<DepEdgeRef> preds = g.in_edges(id);
     bool any = false;
     for (const DepEdgeRef& e : preds) {
-      if (!cuttable(k, loop, e) || e.props.is_explicit || k.insts[e.src].attrs.has("zero_init")) continue;
+      if (!cuttable(k, loop, e) || e.props.is_explicit || k.insts[e.src].attrs.has(attr::kZeroInit)) continue;
       const auto in_stage = [&](InstId x) { return std::find(loads.begin(), loads.end(), x) != loads.end(); };
       if (std::string why = unrestored(e, in_stage); !why.empty()) {
         ctx.log->debug("{}: keeping an order of {}: {}", where, k.display_name(id), why);
@@ -270,7 +264,7 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
       }
       InstId zero = kNoId;
       for (InstId r : region_of(k, loop))
-        if (k.insts[r].attrs.has("zero_init") && k.insts[r].writes[0].tensor_id == gather.reads[1].tensor_id) zero = r;
+        if (k.insts[r].attrs.has(attr::kZeroInit) && k.insts[r].writes[0].tensor_id == gather.reads[1].tensor_id) zero = r;
       if (zero == kNoId) {
         const OpcodeInfo* op = t.first_of_class(OpClass::Memset);
         if (!op) throw Error(gather.loc, "separate-load-compute{memset}: target '" + t.name + "' has no memset opcode");
@@ -283,8 +277,8 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
         whole.tensor_id = gather.reads[1].tensor_id;
         whole.loc = gather.loc;
         m.writes.push_back(whole);
-        m.attrs.set("value", int64_t{0});
-        m.attrs.set_flag("zero_init");
+        m.attrs.set(attr::kValue, int64_t{0});
+        m.attrs.set_flag(attr::kZeroInit);
         zero = k.add_inst(std::move(m));
         g.grow(k.insts.size());
         k.insert_at_top(loop, zero);
@@ -309,7 +303,7 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
     b.name = k.unique_name("separation_barrier");
     b.opcode = op->name;
     b.loc = k.insts[anchor].loc;
-    b.attrs.set_flag("separation_barrier");
+    b.attrs.set_flag(attr::kSeparationBarrier);
     barrier = k.add_inst(std::move(b));
     g.grow(k.insts.size());
     k.insert_before(anchor, barrier);
@@ -320,7 +314,7 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
   bool after_anchor = false;
   for (InstId id : region_of(k, loop)) {
     if (id == anchor) after_anchor = true;
-    if (!after_anchor || id == barrier || k.insts[id].attrs.has("zero_init")) continue;
+    if (!after_anchor || id == barrier || k.insts[id].attrs.has(attr::kZeroInit)) continue;
     if (std::find(loads.begin(), loads.end(), id) != loads.end()) continue;
     g.add(barrier, id, DepKind::Flow);
   }
@@ -361,7 +355,7 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
   };
   for (InstId id : loads)
     for (const DepEdgeRef& e : g.in_edges(id)) {
-      if (!cuttable(k, loop, e) || k.insts[e.src].attrs.has("zero_init") || was_kept(e)) continue;
+      if (!cuttable(k, loop, e) || k.insts[e.src].attrs.has(attr::kZeroInit) || was_kept(e)) continue;
       SourceLoc at = k.insts[id].loc;
       for (const ExplicitDep& d : k.explicit_deps)
         if (d.src == e.src && d.dst == e.dst) at = d.loc;

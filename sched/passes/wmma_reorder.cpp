@@ -64,8 +64,11 @@ void WmmaReorderPass::run(PassContext& ctx) {
     ++applied;
     next_virtual += static_cast<int>(plan.virtuals.size());
 
-    // The body is only permuted.
+    // The body is only permuted. The new order is the issue order: a list schedule's `order`
+    // from an earlier pass described the old one and would contradict it.
     k.reorder_block(loop, plan.body);
+    for (const Stmt& s : k.loops[loop].body)
+      if (s.kind == Stmt::kInst && k.insts[s.id].attrs.erase("order")) ctx.stats.add("list_orders_dropped");
 
     // Prefetches: a newly wrapped load gets a preheader clone at its offset and loads one stride
     // ahead; a load that no longer wraps loses its preheader copy and is de-rotated.

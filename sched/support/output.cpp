@@ -161,14 +161,7 @@ OutputFile::OutputFile(const std::string& path) : path_(path) {
   const SourceLoc loc{intern_file_name(path), 0, 0};
   if (path.empty()) throw Error("an output file name is empty");
   if (const int own = own_descriptor(path); own >= 0) {
-    const int fd = ::fcntl(own, F_DUPFD_CLOEXEC, 3);
-    if (fd < 0) fail("cannot write output file", errno);
-    out_ = ::fdopen(fd, "w");
-    if (!out_) {
-      const int err = errno;
-      ::close(fd);
-      fail("cannot write output file", err);
-    }
+    write_through(::fcntl(own, F_DUPFD_CLOEXEC, 3));
     return;
   }
   struct stat st {};
@@ -179,14 +172,7 @@ OutputFile::OutputFile(const std::string& path) : path_(path) {
       throw Error(loc, std::string("cannot write output file: it is ") + kind_of(st.st_mode) +
                            " (outputs go to regular files, character devices or FIFOs)");
     // Written through: never renamed over, never truncated by a temporary.
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0) fail("cannot write output file", errno);
-    out_ = ::fdopen(fd, "w");
-    if (!out_) {
-      const int err = errno;
-      ::close(fd);
-      fail("cannot write output file", err);
-    }
+    write_through(::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY));
     return;
   }
   if (exists) {
@@ -220,6 +206,16 @@ OutputFile::OutputFile(const std::string& path) : path_(path) {
 }
 
 OutputFile::~OutputFile() { abandon(); }
+
+void OutputFile::write_through(int fd) {
+  if (fd < 0) fail("cannot write output file", errno);
+  out_ = ::fdopen(fd, "w");
+  if (!out_) {
+    const int err = errno;
+    ::close(fd);
+    fail("cannot write output file", err);
+  }
+}
 
 void OutputFile::abandon() {
   if (out_) {

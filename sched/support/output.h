@@ -41,6 +41,7 @@ class OutputFile {
   bool writes_through() const { return tmp_.empty(); }
 
  private:
+  void write_through(int fd);  // a descriptor opened on the target itself (device, FIFO, our own stdout)
   [[noreturn]] void fail(const std::string& what, int err);
   void abandon();
 

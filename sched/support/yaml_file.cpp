@@ -1,6 +1,9 @@
 #include "sched/support/yaml_file.h"
 
+#include "sched/support/suggest.h"
+
 #include <cmath>
+#include <set>
 
 #include "sched/support/output.h"
 
@@ -14,6 +17,28 @@ YamlFile::YamlFile(const std::string& path, const std::string& what) : path_(pat
     throw Error(SourceLoc{file_, e.mark.line + 1, e.mark.column + 1}, "malformed YAML: " + e.msg);
   }
   if (!root_.IsMap()) throw Error(SourceLoc{file_, 1, 1}, what + " must be a YAML mapping");
+  check_keys(root_);
+}
+
+// Every reader takes a mapping key as a name; a key that is itself a list or mapping
+// (`{{}: 1}`) is the user's error, located here once for all readers. A node is checked once
+// (aliases share nodes: `*a` repeated must not make the walk exponential); yaml-cpp bounds
+// the nesting depth while parsing.
+void YamlFile::check_keys(const YAML::Node& root) const {
+  std::set<size_t> seen;  // nodes are told apart by where they start in the text
+  std::vector<YAML::Node> todo{root};
+  while (!todo.empty()) {
+    const YAML::Node n = todo.back();
+    todo.pop_back();
+    if (!(n.IsSequence() || n.IsMap()) || !seen.insert(n.Mark().pos).second) continue;
+    if (n.IsSequence())
+      for (const auto& e : n) todo.push_back(e);
+    if (n.IsMap())
+      for (const auto& kv : n) {
+        if (!kv.first.IsScalar()) fail(kv.first, "a mapping key must be a name, not a list or mapping");
+        todo.push_back(kv.second);
+      }
+  }
 }
 
 SourceLoc YamlFile::loc(const YAML::Node& n) const {
@@ -41,7 +66,7 @@ void YamlFile::only_keys(const YAML::Node& n, const std::vector<std::string>& kn
       ok |= key == k;
       list += (list.empty() ? "" : ", ") + k;
     }
-    if (!ok) fail(kv.first, "unknown field '" + key + "' in " + where + " (known: " + list + ")");
+    if (!ok) fail(kv.first, "unknown field '" + key + "' in " + where + did_you_mean(key, known) + " (known: " + list + ")");
   }
 }
 

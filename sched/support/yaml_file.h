@@ -32,6 +32,8 @@ class YamlFile {
   std::string str(const YAML::Node& n, const std::string& what) const;
 
  private:
+  void check_keys(const YAML::Node& root) const;
+
   std::string path_;
   const char* file_;
   YAML::Node root_;

@@ -6,11 +6,13 @@
 // the simulator only: a file without them is a complete target for `tandem opt`, and the
 // reader records what is missing (Target::missing_timing) for `tandem sim` to report.
 #include <climits>
+#include <cstdio>
 #include <functional>
 #include <mutex>
 
 #include "sched/support/yaml_file.h"
 #include "sched/target/target.h"
+#include "sched/support/provenance.h"
 
 namespace tandem {
 
@@ -23,6 +25,30 @@ enum class Need {
 };
 
 class ModelReader;
+
+// What the simulator can time. Every model number has a range, checked by the reader: a time
+// is whole picoseconds in 64 bits, and a rate so high that a byte takes under a millionth of
+// a picosecond stalls the DMA's completion arithmetic (a bandwidth of 1e16 bytes/ns never
+// finished; 1e15 ns of fixed cost overflowed the clock). The ranges leave the real machines
+// (0.1 to 100 GB/s per engine, 1 to 3 GHz, microseconds of fixed cost) orders of magnitude of room.
+struct Range {
+  double min, max;
+};
+constexpr Range kClockGhz{1e-3, 1e3};           // 1 MHz to 1 THz: a cycle is 1 to 10^6 ps
+constexpr Range kBytesPerNs{1e-3, 1e5};         // a byte moves in 10 fs to 1 ms
+constexpr Range kBytesPerCycle{1e-3, 1e5};
+constexpr Range kNanoseconds{0, 1e6};           // up to 1 ms per transfer
+constexpr Range kCycles{0, 1e6};
+constexpr Range kFraction{1e-3, 1};             // an efficiency
+constexpr Range kBytesPerPartition{0, 1e12};
+constexpr int64_t kMaxCount = int64_t{1} << 16;  // partitions, banks, semaphores, queues, lanes
+constexpr int64_t kMaxBytes = int64_t{1} << 40;  // bytes per partition
+
+std::string fmt_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
 
 template <class T>
 struct Key {
@@ -54,8 +80,13 @@ class ModelReader {
     return v;
   }
 
-  double number(const YAML::Node& n, const std::string& what, bool positive) const {
-    return positive ? y_.positive_number(n, what) : y_.non_negative_number(n, what);
+  // A number in [min, max]; min > 0 also refuses 0 as "must be positive".
+  double number(const YAML::Node& n, const std::string& what, Range range) const {
+    const double v = range.min > 0 ? y_.positive_number(n, what) : y_.non_negative_number(n, what);
+    if (v < range.min || v > range.max)
+      fail(n, what + " must be between " + fmt_number(range.min) + " and " + fmt_number(range.max) + " (got " +
+                  n.as<std::string>() + ")");
+    return v;
   }
 
   // A list of engine names; `dma` stands for the DMA queues.
@@ -142,12 +173,12 @@ auto text_field(std::string T::*f) {
   return [f](R& r, const Node& n, T& into, const std::string& what) { into.*f = r.text(n, what); };
 }
 template <class T>
-auto count_field(int64_t T::*f, int64_t min = 0, int64_t max = INT64_MAX) {
+auto count_field(int64_t T::*f, int64_t min = 0, int64_t max = kMaxCount) {
   return [=](R& r, const Node& n, T& into, const std::string& what) { into.*f = r.count(n, what, min, max); };
 }
 template <class T>
-auto number_field(double T::*f, bool positive) {
-  return [=](R& r, const Node& n, T& into, const std::string& what) { into.*f = r.number(n, what, positive); };
+auto number_field(double T::*f, Range range) {
+  return [=](R& r, const Node& n, T& into, const std::string& what) { into.*f = r.number(n, what, range); };
 }
 template <class T>
 auto engines_field(std::set<std::string> T::*f) {
@@ -180,10 +211,9 @@ void read_costs(R& r, const Node& n, EngineInfo& e, const std::string& what) {
 const Table<EngineInfo>& engine_table() {
   static const Table<EngineInfo> t = {
       {"kind", Need::Optional, text_field(&EngineInfo::kind)},
-      {"clock_ghz", Need::Timing, number_field(&EngineInfo::clock_ghz, true)},
-      {"min_ii_cycles", Need::Optional, number_field(&EngineInfo::min_ii_cycles, false)},
-      {"lanes", Need::Optional,
-       [](R& r, const Node& n, EngineInfo& e, const std::string& w) { e.lanes = static_cast<int64_t>(r.number(n, w, true)); }},
+      {"clock_ghz", Need::Timing, number_field(&EngineInfo::clock_ghz, kClockGhz)},
+      {"min_ii_cycles", Need::Optional, number_field(&EngineInfo::min_ii_cycles, kCycles)},
+      {"lanes", Need::Optional, count_field(&EngineInfo::lanes, 1)},
       {"costs", Need::Optional, read_costs},
   };
   return t;
@@ -198,14 +228,14 @@ const Table<SpaceInfo>& space_table() {
          s.role = *role;
        }},
       {"partitions", Need::Optional, count_field(&SpaceInfo::partitions)},
-      {"bytes_per_partition", Need::Optional, count_field(&SpaceInfo::bytes_per_partition)},
+      {"bytes_per_partition", Need::Optional, count_field(&SpaceInfo::bytes_per_partition, 0, kMaxBytes)},
       {"banks", Need::Optional, count_field(&SpaceInfo::banks)},
       {"register_prefix", Need::Optional, text_field(&SpaceInfo::register_prefix)},
       {"registers", Need::Optional, count_field(&SpaceInfo::registers)},
-      {"register_bytes", Need::Optional, count_field(&SpaceInfo::register_bytes)},
+      {"register_bytes", Need::Optional, count_field(&SpaceInfo::register_bytes, 0, kMaxBytes)},
       {"readers", Need::Optional, engines_field(&SpaceInfo::readers)},
       {"writers", Need::Optional, engines_field(&SpaceInfo::writers)},
-      {"bandwidth_bytes_per_cycle", Need::Optional, number_field(&SpaceInfo::bandwidth_bytes_per_cycle, true)},
+      {"bandwidth_bytes_per_cycle", Need::Optional, number_field(&SpaceInfo::bandwidth_bytes_per_cycle, kBytesPerCycle)},
   };
   return t;
 }
@@ -261,11 +291,10 @@ const Table<OpcodeInfo>& opcode_table() {
 const Table<std::pair<double, double>>& efficiency_point_table() {  // dma.efficiency[]
   static const Table<std::pair<double, double>> t = {
       {"bytes_per_partition", Need::Always,
-       [](R& r, const Node& n, std::pair<double, double>& p, const std::string& w) { p.first = r.number(n, w, false); }},
+       [](R& r, const Node& n, std::pair<double, double>& p, const std::string& w) { p.first = r.number(n, w, kBytesPerPartition); }},
       {"efficiency", Need::Always,
        [](R& r, const Node& n, std::pair<double, double>& p, const std::string& w) {
-         p.second = r.number(n, w, true);
-         if (p.second > 1) r.fail(n, "efficiency must be at most 1");
+         p.second = r.number(n, w, kFraction);
        }},
   };
   return t;
@@ -276,15 +305,15 @@ const Table<Target>& dma_table() {
       {"engines", Need::Timing, [](R& r, const Node& n, Target& m, const std::string& w) { m.dma.engines = r.count(n, w, 1, 64); }},
       {"queues", Need::Always,
        [](R& r, const Node& n, Target& m, const std::string& w) {
-         const int64_t queues = r.count(n, w, 1);
+         const int64_t queues = r.count(n, w, 1, kMaxCount);
          for (int64_t q = 0; q < queues; ++q) m.dma_queues.push_back("q" + std::to_string(q));
        }},
       {"partitions_per_engine", Need::Timing,
-       [](R& r, const Node& n, Target& m, const std::string& w) { m.dma.partitions_per_engine = r.count(n, w, 1); }},
+       [](R& r, const Node& n, Target& m, const std::string& w) { m.dma.partitions_per_engine = r.count(n, w, 1, kMaxCount); }},
       {"bandwidth_bytes_per_ns", Need::Timing,
-       [](R& r, const Node& n, Target& m, const std::string& w) { m.dma.bandwidth_bytes_per_ns = r.number(n, w, true); }},
+       [](R& r, const Node& n, Target& m, const std::string& w) { m.dma.bandwidth_bytes_per_ns = r.number(n, w, kBytesPerNs); }},
       {"fixed_cost_ns", Need::Timing,
-       [](R& r, const Node& n, Target& m, const std::string& w) { m.dma.fixed_cost_ns = r.number(n, w, false); }},
+       [](R& r, const Node& n, Target& m, const std::string& w) { m.dma.fixed_cost_ns = r.number(n, w, kNanoseconds); }},
       {"efficiency", Need::Optional,
        [](R& r, const Node& n, Target& m, const std::string& w) {
          if (!n.IsSequence()) r.fail(n, w + " must be a list of {bytes_per_partition, efficiency}");
@@ -321,7 +350,7 @@ const Table<Target>& collective_table() {
   static const Table<Target> t = {
       {"link_bandwidth_bytes_per_ns", Need::Always,
        [](R& r, const Node& n, Target& m, const std::string& w) {
-         m.collective.link_bandwidth_bytes_per_ns = r.number(n, w, true);
+         m.collective.link_bandwidth_bytes_per_ns = r.number(n, w, kBytesPerNs);
        }},
   };
   return t;
@@ -330,7 +359,7 @@ const Table<Target>& collective_table() {
 const Table<Target>& model_table() {  // the top level
   static const Table<Target> t = {
       {"name", Need::Always, text_field(&Target::name)},
-      {"reference_clock_ghz", Need::Timing, number_field(&Target::reference_clock_ghz, true)},
+      {"reference_clock_ghz", Need::Timing, number_field(&Target::reference_clock_ghz, kClockGhz)},
       {"spaces", Need::Always,
        [](R& r, const Node& n, Target& m, const std::string& w) {
          m.spaces = r.named(n, space_table(), w, "space");
@@ -399,9 +428,15 @@ std::shared_ptr<const Target> load_target(const std::string& path) {
   std::lock_guard<std::mutex> lock(mu);
   auto it = cache.find(path);
   if (it != cache.end()) return it->second;
-  auto t = std::make_shared<const Target>(ModelReader(path).read());
+  auto t = read_target(path);
   cache[path] = t;
   return t;
+}
+
+std::shared_ptr<const Target> read_target(const std::string& path) {
+  Target read = ModelReader(path).read();
+  read.file_hash = file_hash(path);
+  return std::make_shared<const Target>(std::move(read));
 }
 
 }  // namespace tandem

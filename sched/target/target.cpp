@@ -2,7 +2,13 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <iomanip>
+#include <sstream>
+
+#include "sched/support/error.h"
+#include "sched/support/provenance.h"
 
 namespace tandem {
 
@@ -159,10 +165,18 @@ size_t dtype_bytes(const std::string& t) {
   return it == sizes.end() ? 0 : it->second;
 }
 
-std::string model_path_for(const std::string& name) {
+std::vector<std::string> model_dirs() {
   std::vector<std::string> dirs;
-  if (const char* env = std::getenv("TANDEM_MODELS_DIR")) dirs.push_back(env);
-  dirs.push_back(TANDEM_MODELS_DIR);
+  if (const char* env = std::getenv("TANDEM_MODELS_DIR"); env && *env) dirs.push_back(env);
+  // The binary's share directory: bin/../share/tandem/models, installed or in the build tree
+  // (a link to the checkout's models/ there).
+  const std::string bin = executable_dir();
+  if (!bin.empty()) dirs.push_back(std::filesystem::path(bin + "/../share/tandem/models").lexically_normal().string());
+  return dirs;
+}
+
+std::string model_path_for(const std::string& name) {
+  const std::vector<std::string> dirs = model_dirs();
   for (const auto& d : dirs) {
     std::string p = d + "/" + name + ".yaml";
     if (std::ifstream(p).good()) return p;
@@ -173,8 +187,50 @@ std::string model_path_for(const std::string& name) {
 std::shared_ptr<const Target> find_target(const std::string& name, SourceLoc where) {
   bool plain = !name.empty() && name.find_first_of("/\\.") == std::string::npos;
   std::string path = plain ? model_path_for(name) : "";
-  if (path.empty()) throw Error(where, "unknown target '" + name + "' (no models/" + name + ".yaml)");
+  if (path.empty()) {
+    std::string looked;
+    for (const std::string& d : model_dirs()) looked += (looked.empty() ? "" : ", ") + d;
+    throw Error(where, "unknown target '" + name + "': no " + name + ".yaml in " +
+                           (looked.empty() ? std::string("any model directory") : looked) +
+                           " (set TANDEM_MODELS_DIR or pass --hw FILE)");
+  }
   return load_target(path);
+}
+
+std::string describe_model(const Target& t) {
+  std::ostringstream o;
+  o << "model " << t.name << ": " << t.file << " (" << t.file_hash << ")\n";
+  o << "engines:";
+  for (const auto& [name, e] : t.engines) o << " " << name << (e.kind.empty() ? "" : " (" + e.kind + ")");
+  o << "\nDMA: " << t.dma_queues.size() << " queues on " << t.dma.engines << " engines\n\n";
+  size_t width = 6, class_width = 5;
+  for (const auto& [name, op] : t.opcodes) {
+    width = std::max(width, name.size());
+    class_width = std::max(class_width, std::string(op_class_name(op.op_class)).size());
+  }
+  o << std::left << std::setw(static_cast<int>(width) + 2) << "opcode" << std::setw(static_cast<int>(class_width) + 2) << "class"
+    << "engines and cycles (tags)\n";
+  for (const auto& [name, op] : t.opcodes) {
+    o << std::setw(static_cast<int>(width) + 2) << name << std::setw(static_cast<int>(class_width) + 2)
+      << op_class_name(op.op_class);
+    for (size_t i = 0; i < op.engines.size(); ++i) {
+      const std::string& e = op.engines[i];
+      o << (i ? ", " : "") << e;
+      const EngineInfo* engine = t.engine(e);
+      if (engine && engine->costs.count(name)) o << " [" << engine->costs.at(name).cycles.text() << "]";
+    }
+    if (!op.tags.empty()) {
+      o << " (";
+      bool first = true;
+      for (OpTag tag : op.tags) {
+        o << (first ? "" : ", ") << op_tag_name(tag);
+        first = false;
+      }
+      o << ")";
+    }
+    o << "\n";
+  }
+  return o.str();
 }
 
 }  // namespace tandem

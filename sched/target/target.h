@@ -73,6 +73,11 @@ struct SpaceInfo {
   double bandwidth_bytes_per_cycle = 0;
 
   bool is_register_file() const { return !register_prefix.empty(); }
+  // May `unit` ("dma" for any DMA queue) write (or read) this space?
+  bool allows(const std::string& unit, bool write) const {
+    const std::set<std::string>& allowed = write ? writers : readers;
+    return allowed.empty() || allowed.count(unit) > 0;
+  }
 
   // The capacity rule, the one both address-rotation and the simulator's capacity check use
   // (docs/models.md, "Capacity"). In a space with banks every buffer of a tensor takes whole
@@ -133,6 +138,7 @@ struct CollectiveModel {
 struct Target {
   std::string name;
   std::string file;  // the model file it was read from
+  std::string file_hash;  // content_hash of its bytes (sched/support/provenance.h)
   double reference_clock_ghz = 0;  // cycles are reported at this clock
   int64_t semaphores = 0;
   std::map<std::string, SpaceInfo> spaces;
@@ -169,14 +175,22 @@ struct Target {
 // opcode named in a list: each an Error at file:line:col, for every command alike. Keys only
 // the simulator needs may be missing (see Target::missing_timing).
 std::shared_ptr<const Target> load_target(const std::string& path);
+// The same, read afresh every time (the fuzz target reads one path over and over).
+std::shared_ptr<const Target> read_target(const std::string& path);
 
-// Resolves a target name ("trn2") to models/<name>.yaml: first in $TANDEM_MODELS_DIR, then
-// in the source tree's models/. Cached per path.
+// Resolves a target name ("trn2") to <name>.yaml: first in $TANDEM_MODELS_DIR, then in the
+// running binary's share directory (bin/../share/tandem/models). Cached per path.
 std::shared_ptr<const Target> find_target(const std::string& name, SourceLoc where = {});
 
 // Where find_target looks for `name`, or "" when not found.
 std::string model_path_for(const std::string& name);
+// The directories find_target searches, in order.
+std::vector<std::string> model_dirs();
 
 size_t dtype_bytes(const std::string& dtype);  // 0 for an unknown dtype
+
+// `tandem models show`: the model's file and hash, its engines and DMA queues, and a table of
+// the opcodes it offers (class, engines, tags, cost per engine).
+std::string describe_model(const Target& t);
 
 }  // namespace tandem

@@ -1,10 +1,15 @@
 #include "sim/driver/simulate_file.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 
+#include <unistd.h>
+
+#include "sched/ir/kernel_queries.h"
 #include "sched/passes/schedule_file.h"
 #include "sched/support/log.h"
+#include "sched/support/provenance.h"
 #include "sched/target/target.h"
 #include "sim/driver/isolated.h"
 #include "sim/lower/program.h"
@@ -13,23 +18,43 @@
 namespace tandem {
 
 namespace {
+constexpr int64_t kAnnouncedInstances = 100000000;
+
 bool needs_engines(const Kernel& k) {
-  for (const Instruction& in : k.insts)
-    if (!in.erased && in.engine.empty() && !k.target->opcode(in.opcode)->engines.empty()) return true;
+  for (InstId id = 0; id < static_cast<InstId>(k.insts.size()); ++id)
+    if (!k.insts[id].erased && k.insts[id].engine.empty() && !engine_choices(k, id).empty()) return true;
   return false;
 }
 }  // namespace
 
+SimProgram lower_scheduled(Kernel& kernel, DepGraph& deps, const RunOptions& run_options) {
+  if (needs_engines(kernel)) {
+    logger("sim")->info("assigning engines and queues where the kernel names none");
+    run_pipeline(kernel, deps, parse_pipeline("assign-engines"), run_options, std::cerr);
+  }
+  return lower_for_simulation(kernel, deps);
+}
+
 SimResult schedule_and_simulate(const std::string& file, const std::string& hw, const std::string& passes,
                                 const RunOptions& run_options, const SimOptions& sim_options) {
   KernelInput in = read_and_schedule(file, hw, passes, run_options);
-  if (needs_engines(in.kernel)) {
-    logger("sim")->info("assigning engines and queues where the kernel names none");
-    run_pipeline(in.kernel, in.deps, parse_pipeline("assign-engines"), run_options, std::cerr);
-  }
   // The kernel's target is the model (`hw` replaced it when the kernel was read).
-  SimProgram program = lower_for_simulation(in.kernel, in.deps);
-  return simulate(program, sim_options);
+  SimProgram program = lower_scheduled(in.kernel, in.deps, run_options);
+  const int64_t n = program.dynamic_instructions;
+  if (sim_options.max_instances > 0 && n > sim_options.max_instances)
+    throw Error(in.kernel.loc, "the kernel runs " + std::to_string(n) + " dynamic instructions, more than --max-instances " +
+                                   std::to_string(sim_options.max_instances));
+  // Simulation runs about a million instances a second or fewer: on a terminal, say so
+  // before a long run (not in pipes and tests, whose stderr is the error channel).
+  if (n >= kAnnouncedInstances && isatty(STDERR_FILENO))
+    std::cerr << "tandem sim: " << n << " dynamic instructions to simulate, which can take " << n / 1000000
+              << " s or more (Ctrl-C stops it; --max-instances N refuses such kernels)\n";
+  SimResult r = simulate(program, sim_options);
+  // The file itself, links resolved: the build tree's models/ is a link to its checkout's.
+  std::error_code ec;
+  const std::filesystem::path model = std::filesystem::weakly_canonical(in.kernel.target->file, ec);
+  r.provenance = {tandem_version(), ec ? in.kernel.target->file : model.string(), in.kernel.target->file_hash, passes};
+  return r;
 }
 
 SimResult simulate_with_perturbed_runs(const std::string& file, const std::string& hw, const std::string& passes,

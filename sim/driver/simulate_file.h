@@ -7,8 +7,13 @@
 
 #include "sched/passes/pass_manager.h"
 #include "sim/driver/simulator.h"
+#include "sim/lower/program.h"
 
 namespace tandem {
+
+// A scheduled kernel lowered as `tandem sim` lowers it: assign-engines first where an
+// instruction names no engine or queue.
+SimProgram lower_scheduled(Kernel& kernel, DepGraph& deps, const RunOptions& run_options);
 
 SimResult schedule_and_simulate(const std::string& file, const std::string& hw, const std::string& passes,
                                 const RunOptions& run_options, const SimOptions& sim_options);

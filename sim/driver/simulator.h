@@ -19,6 +19,8 @@ struct SimOptions {
   // instance from `perturb_seed` (0: no jitter). The same seed gives the same run.
   uint64_t perturb_seed = 0;
   double perturb_spread = 0.5;
+  // Refuse a kernel that runs more dynamic instructions (0: no limit; `tandem sim --max-instances`).
+  int64_t max_instances = 0;
 };
 
 // Throws Error when the schedule deadlocks (in-order units waiting on each other).

@@ -5,21 +5,12 @@
 #include <sstream>
 
 #include "sched/analysis/capacity.h"
+#include "sched/ir/kernel_queries.h"
+#include "sched/ir/attribute_keys.h"
 
 namespace tandem {
 
 namespace {
-
-// Largest value of `e` over the iteration space of its loops.
-int64_t max_of(const Kernel& k, const AffineExpr& e) {
-  int64_t v = e.constant;
-  for (const auto& t : e.terms) {
-    if (t.loop == kNoId) continue;  // an address register: its value is not known here
-    const Loop& l = k.loops[t.loop];
-    v += std::max(t.coeff * l.lo, t.coeff * (l.hi - 1));
-  }
-  return v;
-}
 
 struct Shape {
   int64_t partitions = 1;
@@ -33,7 +24,7 @@ Shape shape_of(const Kernel& k, const Target& t, const Access& a) {
   const Tensor& tensor = k.tensors[a.tensor_id];
   std::vector<int64_t> extent = tensor.shape;
   if (!a.whole())
-    for (size_t d = 0; d < a.dims.size(); ++d) extent[d] = std::max<int64_t>(1, max_of(k, a.dims[d].hi - a.dims[d].lo));
+    for (size_t d = 0; d < a.dims.size(); ++d) extent[d] = std::max<int64_t>(1, value_range(k, a.dims[d].hi - a.dims[d].lo).second);
   Shape s;
   const SpaceInfo* space = t.space(tensor.space);
   size_t first_free = 0;
@@ -60,8 +51,7 @@ class Lowering {
     check_counts();
     check_capacity();
     order_ = k_.program_order();
-    pos_.assign(k_.insts.size(), -1);
-    for (size_t i = 0; i < order_.size(); ++i) pos_[order_[i]] = static_cast<int>(i);
+    pos_ = program_positions(k_);
     make_units();
     first_of_run_.assign(k_.insts.size(), -1);
     mark_runs(k_.body);
@@ -107,10 +97,9 @@ class Lowering {
     const Tensor& t = k_.tensors[a.tensor_id];
     const SpaceInfo* space = m_->space(t.space);
     if (!space) return;
-    const std::set<std::string>& allowed = write ? space->writers : space->readers;
-    if (allowed.empty()) return;
     const std::string who = m_->is_dma_queue(in.engine) ? "dma" : in.engine;
-    if (allowed.count(who)) return;
+    if (space->allows(who, write)) return;
+    const std::set<std::string>& allowed = write ? space->writers : space->readers;
     std::string list;
     for (const auto& e : allowed) list += (list.empty() ? "" : ", ") + e;
     fail(id, who + " may not " + (write ? "write " : "read ") + t.space + " (tensor " + (t.register_file ? "" : "%") +
@@ -126,18 +115,21 @@ class Lowering {
     s.op_class = op.op_class;
     s.wmma = op.has(OpTag::Wmma);
     s.nest = k_.loop_nest(id);
-    for (LoopId l : s.nest) s.dynamic_count *= k_.loops[l].trip_count();
+    s.dynamic_count = dynamic_count(k_, id);
     p_.dynamic_instructions += s.dynamic_count;
 
     if (op.op_class == OpClass::Branch) fail(id, "branch instructions are not simulated");
     if (op.op_class == OpClass::Barrier) {
       s.is_barrier = true;
-      std::optional<std::string> fence = in.attrs.get_string("fence");
+      std::optional<std::string> fence = in.attrs.get_string(attr::kFence);
       if (fence) {
         std::stringstream ss(*fence);
         for (std::string name; std::getline(ss, name, ',');) {
           int u = unit_index(name);
-          if (u < 0) fail(id, "fences '" + name + "', which runs no instruction of this kernel");
+          // An engine that runs nothing here has nothing to wait for (prefetch-schedule
+          // fences every engine an unassigned instruction might have landed on).
+          if (u < 0 && (m_->engine(name) || m_->is_dma_queue(name))) continue;
+          if (u < 0) fail(id, "fences '" + name + "', which is no engine or DMA queue of target '" + m_->name + "'");
           s.units.push_back(u);
         }
       } else {
@@ -181,11 +173,11 @@ class Lowering {
                                 static_cast<double>(bytes),
                                 static_cast<double>(std::max<int64_t>(1, in0.elem_bytes)),
                                 em->min_ii_cycles,
-                                static_cast<double>(in.attrs.get_int("ranks").value_or(1))};
+                                static_cast<double>(in.attrs.get_int(attr::kRanks).value_or(1))};
     if (op.op_class == OpClass::Collective && m_->collective.link_bandwidth_bytes_per_ns > 0) {
       // Ring algorithm volume; its bytes cross every DMA engine and the link.
-      const int64_t ranks = std::max<int64_t>(1, in.attrs.get_int("ranks").value_or(1));
-      const std::string kind = in.attrs.get_string("op").value_or("all_reduce");
+      const int64_t ranks = std::max<int64_t>(1, in.attrs.get_int(attr::kRanks).value_or(1));
+      const std::string kind = in.attrs.get_string(attr::kOp).value_or("all_reduce");
       const double share = static_cast<double>(ranks - 1) / static_cast<double>(ranks);
       const double volume = static_cast<double>(bytes) * (kind == "all_reduce" ? 2 * share : share);
       s.collective = true;
@@ -194,11 +186,16 @@ class Lowering {
     }
     double cycles = cost.cycles.eval(vars);
     double latency = cost.latency ? cost.latency->eval(vars) : cycles;
-    if (auto c = in.attrs.get_int("issueCycles")) cycles = static_cast<double>(*c);
-    if (auto c = in.attrs.get_int("latencyCycles")) latency = static_cast<double>(*c);
+    if (auto c = in.attrs.get_int(attr::kIssueCycles)) cycles = static_cast<double>(*c);
+    if (auto c = in.attrs.get_int(attr::kLatencyCycles)) latency = static_cast<double>(*c);
     if (!(cycles >= 0) || !(latency >= 0) || !std::isfinite(cycles) || !std::isfinite(latency))
       fail(id, "cost formula of '" + in.opcode + "' on " + in.engine + " gives " + std::to_string(cycles) +
                    " cycles; a cost must be a finite number >= 0");
+    // At the slowest clock a model may have (1 MHz), 10^12 cycles are 10^18 ps: still a
+    // 64-bit time, with room to add the kernel's instances up.
+    if (cycles > 1e12 || latency > 1e12)
+      fail(id, "cost of '" + in.opcode + "' on " + in.engine + " is " + std::to_string(std::max(cycles, latency)) +
+                   " cycles; a cost must be at most 10^12 cycles");
     s.cycles_ps = std::llround(cycles * 1000.0 / em->clock_ghz);
     s.latency_ps = std::max(s.cycles_ps, static_cast<Picos>(std::llround(latency * 1000.0 / em->clock_ghz)));
     // A collective holds its engine through start-up and the link transfer (at least).
@@ -261,7 +258,7 @@ class Lowering {
           partitions = t.shape[0];
         } else {
           first_partition = std::max<int64_t>(0, a.dims[0].lo.constant);
-          partitions = std::max<int64_t>(1, max_of(k_, a.dims[0].hi - a.dims[0].lo));
+          partitions = std::max<int64_t>(1, value_range(k_, a.dims[0].hi - a.dims[0].lo).second);
         }
       }
     DmaTransfer& t = s.dma;
@@ -312,7 +309,7 @@ class Lowering {
   // Position in its unit's stream order: program position, or the list schedule's order
   // within the same run (instructions of one run share everything but the order).
   std::pair<int, int64_t> stream_pos(InstId id) const {
-    auto o = k_.insts[id].attrs.get_int("order");
+    auto o = k_.insts[id].attrs.get_int(attr::kOrder);
     return {o ? first_of_run_[id] : pos_[id], o ? *o : 0};
   }
 
@@ -323,11 +320,11 @@ class Lowering {
     std::vector<InstId> run;
     auto flush = [&] {
       const bool ordered = !run.empty() && std::all_of(run.begin(), run.end(), [&](InstId id) {
-        return k_.insts[id].attrs.get_int("order").has_value();
+        return k_.insts[id].attrs.get_int(attr::kOrder).has_value();
       });
       if (ordered)
         std::stable_sort(run.begin(), run.end(), [&](InstId a, InstId b) {
-          return *k_.insts[a].attrs.get_int("order") < *k_.insts[b].attrs.get_int("order");
+          return *k_.insts[a].attrs.get_int(attr::kOrder) < *k_.insts[b].attrs.get_int(attr::kOrder);
         });
       for (InstId id : run) {
         const auto& units = p_.insts[id].units;

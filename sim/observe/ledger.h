@@ -74,6 +74,7 @@ class Ledger final : public InstanceObserver {
   RaceChecker* checker_;
   size_t kept_;
   std::vector<UnitResult> units_;
+  std::vector<InstProfile> profile_;  // per instruction
   std::vector<LoopState> loops_;
   std::vector<std::vector<bool>> works_in_;  // [loop][unit]: the unit runs an instruction in the loop
   std::map<Picos, Picos> compute_busy_;  // merged busy intervals of all compute engines

@@ -2,18 +2,24 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 
+#include "sched/ir/kernel_queries.h"
 #include "sched/support/box.h"
+#include "sched/ir/attribute_keys.h"
 #include "sched/target/target.h"
 
 namespace tandem {
 
 namespace {
 
-int64_t eval(const AffineExpr& e, const int64_t* ivs) {
-  int64_t v = e.constant;
-  for (const AffineTerm& t : e.terms) v += t.coeff * ivs[t.loop];
-  return v;
+uint64_t box_hash(const Box& b) {
+  uint64_t h = 0x9E3779B97F4A7C15ULL;
+  for (const auto& [lo, hi] : b) {
+    h = (h ^ static_cast<uint64_t>(lo)) * 0xBF58476D1CE4E5B9ULL;
+    h = (h ^ static_cast<uint64_t>(hi)) * 0x94D049BB133111EBULL;
+  }
+  return h;
 }
 
 std::string ns(Picos ps) {
@@ -32,8 +38,8 @@ RaceChecker::RaceChecker(const SimProgram& p) : p_(p), plans_(p.insts.size()) {
     auto plan = [&](const Access& a, bool read) {
       AccessPlan ap{&a, read, 0, kNoId};
       const Tensor& t = k.tensors[static_cast<size_t>(a.tensor_id)];
-      const auto buffers = t.attrs.get_int("buffers");
-      const auto loop_iv = t.attrs.get_string("rotate");
+      const auto buffers = t.attrs.get_int(attr::kBuffers);
+      const auto loop_iv = t.attrs.get_string(attr::kRotate);
       if (buffers && loop_iv && *buffers >= 2)
         for (LoopId l : p.insts[id].nest)
           if (k.loops[static_cast<size_t>(l)].iv == *loop_iv) {
@@ -44,25 +50,19 @@ RaceChecker::RaceChecker(const SimProgram& p) : p_(p), plans_(p.insts.size()) {
       plans_[id].push_back(ap);
     };
     for (const Access& a : in.reads) plan(a, true);
-    if (in.attrs.has("accumulate"))  // an accumulating write reads what it adds to
+    if (in.attrs.has(attr::kAccumulate))  // an accumulating write reads what it adds to
       for (const Access& a : in.writes) plan(a, true);
     for (const Access& a : in.writes) plan(a, false);
   }
 }
 
 bool RaceChecker::box_of(const Access& a, const int64_t* ivs, Box& out) const {
-  const Tensor& t = p_.kernel->tensors[static_cast<size_t>(a.tensor_id)];
-  out.clear();
-  out.reserve(a.whole() ? t.shape.size() : a.dims.size());
-  if (a.whole()) {
-    for (int64_t d : t.shape) out.push_back({0, d});
-    return true;
-  }
-  for (const IndexRange& r : a.dims) {
-    if (r.lo.uses_register() || r.hi.uses_register()) return false;  // address known only at run time
-    out.push_back({eval(r.lo, ivs), eval(r.hi, ivs)});
-  }
-  return true;
+  // An address register's value is known only at run time: no box.
+  const auto value = [ivs](const AffineTerm& t) -> std::optional<int64_t> {
+    if (t.loop == kNoId) return std::nullopt;
+    return ivs[t.loop];
+  };
+  return tandem::box_of(p_.kernel->tensors[static_cast<size_t>(a.tensor_id)], a, value, out);
 }
 
 int64_t RaceChecker::buffer_of(const AccessPlan& ap, const int64_t* ivs) const {
@@ -73,9 +73,7 @@ int64_t RaceChecker::buffer_of(const AccessPlan& ap, const int64_t* ivs) const {
 void RaceChecker::record(const InstanceRecord& r) {
   if (r.unit < 0) return;  // a barrier touches no memory
   const SimInst& inst = p_.insts[static_cast<size_t>(r.inst)];
-  Event e{inst.seq(r.loop_ivs, *p_.kernel), r.start, 0, r.inst, {}, {}};
-  e.ivs.reserve(inst.nest.size());
-  for (LoopId l : inst.nest) e.ivs.push_back(r.loop_ivs[l]);
+  const Event e{inst.seq(r.loop_ivs, *p_.kernel), r.start, 0, r.inst, {}};
   // Reads last while the unit consumes its inputs. A write changes its range from the
   // moment the unit starts producing it (a transfer: its first byte; a compute engine: its
   // start) until it completes: a read that overlaps that window can see new bytes.
@@ -86,7 +84,8 @@ void RaceChecker::record(const InstanceRecord& r) {
     const Buffer buffer{ap.access->tensor_id, buffer_of(ap, r.loop_ivs)};
     if (ap.read) {
       ev.end = read_end;
-      pending_.emplace(ev.seq, std::make_pair(buffer, std::move(ev)));
+      pending_.push_back({arrivals_++, buffer, std::move(ev)});
+      std::push_heap(pending_.begin(), pending_.end(), std::greater<Pending>());
     } else {
       ev.start = std::min(r.busy_start, r.complete);
       ev.end = r.complete;
@@ -98,41 +97,74 @@ void RaceChecker::record(const InstanceRecord& r) {
 void RaceChecker::advance(Picos watermark, int64_t min_seq) {
   // Reads whose every relevant write is known.
   while (!pending_.empty()) {
-    auto it = pending_.begin();
-    if (it->first >= min_seq) break;
-    bool ready = true;
-    for (auto j = it; j != pending_.end() && j->first == it->first; ++j) ready &= j->second.second.end <= watermark;
-    if (!ready) break;
-    check(it->second.first, it->second.second);
-    pending_.erase(it);
+    const Pending& next = pending_.front();
+    if (next.read.seq >= min_seq || next.read.end > watermark) break;
+    std::pop_heap(pending_.begin(), pending_.end(), std::greater<Pending>());
+    check(pending_.back().buffer, pending_.back().read);
+    pending_.pop_back();
   }
   // Writes hidden by a newer write that every future read comes after, both landed.
-  const int64_t settled = pending_.empty() ? min_seq : std::min(min_seq, pending_.begin()->first);
+  const int64_t settled = pending_.empty() ? min_seq : std::min(min_seq, pending_.front().read.seq);
   for (auto& [buffer, events] : writes_) {
     auto by_seq = [](const Event& x, const Event& y) { return x.seq < y.seq; };
     if (!std::is_sorted(events.begin(), events.end(), by_seq)) std::sort(events.begin(), events.end(), by_seq);
     // A write is hidden when a newer write that every future read follows (seq below
     // `settled`) covers it and both have landed; the next few newer writes are the candidates
-    // (usually the very next one rewrites the whole tile). An older write landing after its
-    // cover is a WAW.
-    std::vector<bool> drop(events.size(), false);
-    for (size_t i = 0; i < events.size(); ++i) {
+    // (usually the very next one rewrites the whole tile), and beyond them the nearest newer
+    // write of the same box (a strip written slice by slice: the slice's next write comes a
+    // whole strip later; without it the live writes, and each check, grow with the rounds).
+    // An older write landing after its cover is a WAW.
+    auto hidden = [&](size_t i, size_t j) {
       const Event& old = events[i];
-      if (old.end > watermark || old.seq >= settled) break;
+      const Event& newer = events[j];
+      if (old.end > newer.end)
+        report("WAW", old, newer, buffer, intersect(old.box, newer.box),
+               where(old) + " landed at " + ns(old.end) + " ns, after " + where(newer) + " at " + ns(newer.end) + " ns");
+    };
+    size_t settled_n = 0;  // events [0, settled_n) may be dropped
+    while (settled_n < events.size() && events[settled_n].end <= watermark && events[settled_n].seq < settled)
+      ++settled_n;
+    if (settled_n == 0) continue;
+    // The nearest newer write with the same box, by a sort of (box hash, index): reused
+    // scratch, no allocation once it has grown.
+    bool indexed = false;
+    auto next_same = [&](size_t i) {
+      if (!indexed) {
+        same_box_.clear();
+        for (size_t x = 0; x < events.size(); ++x) same_box_.push_back({box_hash(events[x].box), x});
+        std::sort(same_box_.begin(), same_box_.end());
+        next_same_.assign(events.size(), events.size());
+        for (size_t x = 0; x + 1 < same_box_.size(); ++x)
+          if (same_box_[x].first == same_box_[x + 1].first) next_same_[same_box_[x].second] = same_box_[x + 1].second;
+        indexed = true;
+      }
+      return next_same_[i];
+    };
+    drop_.assign(events.size(), false);
+    for (size_t i = 0; i < settled_n; ++i) {
+      const Event& old = events[i];
+      bool found = false;
       for (size_t j = i + 1; j < events.size() && j <= i + 8; ++j) {
         const Event& newer = events[j];
         if (newer.seq >= settled || newer.end > watermark) break;
         if (!contains(newer.box, old.box)) continue;
-        if (old.end > newer.end)
-          report("WAW", old, newer, buffer, intersect(old.box, newer.box),
-                 where(old) + " landed at " + ns(old.end) + " ns, after " + where(newer) + " at " + ns(newer.end) + " ns");
-        drop[i] = true;
+        hidden(i, j);
+        found = true;
         break;
       }
+      if (!found) {
+        const size_t j = next_same(i);
+        if (j < events.size() && j > i + 8 && events[j].seq < settled && events[j].end <= watermark &&
+            events[j].box == old.box) {
+          hidden(i, j);
+          found = true;
+        }
+      }
+      drop_[i] = found;
     }
     size_t kept = 0;
     for (size_t i = 0; i < events.size(); ++i)
-      if (!drop[i]) {
+      if (!drop_[i]) {
         if (kept != i) events[kept] = std::move(events[i]);
         ++kept;
       }
@@ -143,11 +175,11 @@ void RaceChecker::advance(Picos watermark, int64_t min_seq) {
 void RaceChecker::check(const Buffer& b, const Event& read) {
   auto it = writes_.find(b);
   if (it == writes_.end()) return;
-  std::vector<const Event*> before;
+  before_.clear();
   for (const Event& w : it->second) {
     if (!overlaps(w.box, read.box)) continue;
     if (w.seq < read.seq) {
-      before.push_back(&w);
+      before_.push_back(&w);
     } else if (w.seq > read.seq && w.start < read.end) {
       // A later write began before the read was done: the reader can see new bytes.
       report("WAR", read, w, b, intersect(read.box, w.box),
@@ -155,42 +187,69 @@ void RaceChecker::check(const Buffer& b, const Event& read) {
                  ns(read.end) + " ns");
     }
   }
+  if (before_.empty()) return;
   // Walk back from the newest earlier write: each part of the read has one expected producer.
-  std::sort(before.begin(), before.end(), [](const Event* x, const Event* y) { return x->seq > y->seq; });
+  std::sort(before_.begin(), before_.end(), [](const Event* x, const Event* y) { return x->seq > y->seq; });
+  // `w` at before_[i] produces part of the read.
+  auto produced = [&](size_t i) {
+    const Event& w = *before_[i];
+    if (w.end > read.start)
+      report("RAW", w, read, b, intersect(read.box, w.box),
+             where(read) + " read it at " + ns(read.start) + " ns, before " + where(w) + " had written it at " +
+                 ns(w.end) + " ns");
+    // An older write landing after this one (and before the read) replaces its value.
+    for (size_t j = i + 1; j < before_.size(); ++j) {
+      const Event& older = *before_[j];
+      if (overlaps(older.box, w.box) && older.end > w.end && older.end <= read.start)
+        report("WAW", older, w, b, intersect(older.box, w.box),
+               where(older) + " landed at " + ns(older.end) + " ns, after " + where(w) + " at " + ns(w.end) +
+                   " ns, so " + where(read) + " saw the older value");
+    }
+  };
+  // The usual case, without allocation: the newest earlier write covers the whole read.
+  if (contains(before_[0]->box, read.box)) {
+    produced(0);
+    return;
+  }
   std::vector<Box> unseen{read.box};
-  for (size_t i = 0; i < before.size() && !unseen.empty(); ++i) {
-    const Event& w = *before[i];
+  for (size_t i = 0; i < before_.size() && !unseen.empty(); ++i) {
+    const Event& w = *before_[i];
     bool produces = false;
     std::vector<Box> next;
-    for (const Box& u : unseen) {
-      if (overlaps(u, w.box)) produces = true;
+    for (Box& u : unseen) {
+      if (!overlaps(u, w.box)) {
+        next.push_back(std::move(u));
+        continue;
+      }
+      produces = true;
       for (Box& piece : subtract(u, w.box)) next.push_back(std::move(piece));
     }
-    if (produces) {
-      if (w.end > read.start)
-        report("RAW", w, read, b, intersect(read.box, w.box),
-               where(read) + " read it at " + ns(read.start) + " ns, before " + where(w) + " had written it at " +
-                   ns(w.end) + " ns");
-      // An older write landing after this one (and before the read) replaces its value.
-      for (size_t j = i + 1; j < before.size(); ++j) {
-        const Event& older = *before[j];
-        if (overlaps(older.box, w.box) && older.end > w.end && older.end <= read.start)
-          report("WAW", older, w, b, intersect(older.box, w.box),
-                 where(older) + " landed at " + ns(older.end) + " ns, after " + where(w) + " at " + ns(w.end) +
-                     " ns, so " + where(read) + " saw the older value");
-      }
-    }
+    if (produces) produced(i);
     unseen = std::move(next);
   }
+}
+
+std::vector<int64_t> RaceChecker::ivs_of(const Event& e) const {
+  // seq = seq_base + sum of (iv - lo) * stride, each inner loop's whole range below its outer
+  // loop's stride: divide outermost first.
+  const SimInst& inst = p_.insts[static_cast<size_t>(e.inst)];
+  std::vector<int64_t> ivs;
+  int64_t rest = e.seq - inst.seq_base;
+  for (size_t i = 0; i < inst.nest.size(); ++i) {
+    ivs.push_back(p_.kernel->loops[static_cast<size_t>(inst.nest[i])].lo + rest / inst.seq_strides[i]);
+    rest %= inst.seq_strides[i];
+  }
+  return ivs;
 }
 
 std::string RaceChecker::where(const Event& e) const {
   const SimInst& inst = p_.insts[static_cast<size_t>(e.inst)];
   std::string s = inst.name;
   if (!inst.nest.empty()) {
+    const std::vector<int64_t> ivs = ivs_of(e);
     s += " (";
     for (size_t i = 0; i < inst.nest.size(); ++i)
-      s += (i ? ", " : "") + p_.kernel->loops[static_cast<size_t>(inst.nest[i])].iv.substr(1) + "=" + std::to_string(e.ivs[i]);
+      s += (i ? ", " : "") + p_.kernel->loops[static_cast<size_t>(inst.nest[i])].iv.substr(1) + "=" + std::to_string(ivs[i]);
     s += ")";
   }
   return s + " at " + p_.kernel->insts[static_cast<size_t>(e.inst)].loc.str();
@@ -204,7 +263,7 @@ std::string RaceChecker::describe(const Buffer& b, const Box& box) const {
   for (size_t d = 0; d < box.size(); ++d)
     s += (d ? ", " : "") + std::to_string(box[d].first) + ":" + std::to_string(box[d].second);
   s += "]";
-  if (t.attrs.has("buffers")) s += " buffer " + std::to_string(b.second);
+  if (t.attrs.has(attr::kBuffers)) s += " buffer " + std::to_string(b.second);
   return s;
 }
 
@@ -221,8 +280,9 @@ void RaceChecker::report(const char* kind, const Event& earlier, const Event& la
   const std::vector<LoopId>& ne = p_.insts[static_cast<size_t>(earlier.inst)].nest;
   const std::vector<LoopId>& nl = p_.insts[static_cast<size_t>(later.inst)].nest;
   const LoopId common = k.common_loop(earlier.inst, later.inst);
+  const std::vector<int64_t> earlier_ivs = ivs_of(earlier), later_ivs = ivs_of(later);
   for (size_t d = 0; d < ne.size() && d < nl.size() && ne[d] == nl[d]; ++d) {
-    const int64_t diff = later.ivs[d] - earlier.ivs[d];
+    const int64_t diff = later_ivs[d] - earlier_ivs[d];
     if (diff == 0) continue;
     if (diff > 0) {
       distance = " distance=" + std::to_string(diff);

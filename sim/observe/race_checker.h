@@ -49,7 +49,6 @@ class RaceChecker {
     Picos end;    // writes: when they complete; reads: when reading ends
     InstId inst;
     Box box;
-    std::vector<int64_t> ivs;  // of the instruction's loops, for reports
   };
   using Buffer = std::pair<int, int64_t>;  // tensor, rotation buffer
 
@@ -67,14 +66,34 @@ class RaceChecker {
   void report(const char* kind, const Event& earlier, const Event& later, const Buffer& b, const Box& box,
               const std::string& what);
   std::string where(const Event& e) const;
+  // The instance's induction variables (per entry of its nest), decoded from its seq: reports
+  // only, so that events carry no per-instance vector.
+  std::vector<int64_t> ivs_of(const Event& e) const;
   std::string describe(const Buffer& b, const Box& box) const;
 
   const SimProgram& p_;
   std::vector<std::vector<AccessPlan>> plans_;  // per instruction
   std::map<Buffer, std::vector<Event>> writes_;
-  std::multimap<int64_t, std::pair<Buffer, Event>> pending_;  // reads by seq
+  // Reads waiting to be checked: a min-heap by (seq, arrival), so reads are checked in the
+  // order a map by seq would give, without a node per read. One seq is one dynamic instance,
+  // whose reads all end together.
+  struct Pending {
+    uint64_t arrival;
+    Buffer buffer;
+    Event read;
+    bool operator>(const Pending& o) const {
+      return read.seq != o.read.seq ? read.seq > o.read.seq : arrival > o.arrival;
+    }
+  };
+  std::vector<Pending> pending_;
+  uint64_t arrivals_ = 0;
   std::set<std::tuple<std::string, InstId, InstId>> reported_;
   std::vector<Hazard> hazards_;
+  // Scratch reused across calls (no allocation per check once grown).
+  std::vector<const Event*> before_;
+  std::vector<std::pair<uint64_t, size_t>> same_box_;
+  std::vector<size_t> next_same_;
+  std::vector<char> drop_;
 };
 
 }  // namespace tandem

@@ -83,9 +83,37 @@ struct TimelineSpan {
   Picos end_ps = 0;    // DMA: last byte; compute: the unit is free again
 };
 
+// A space with a capacity (SBUF, PSUM): what the kernel's tensors take of it by the capacity
+// rule (sched/analysis/capacity.h), in the space's capacity unit.
+struct SpaceResult {
+  std::string name;
+  std::string unit;  // "bytes per partition" or "banks"
+  int64_t allocated = 0;
+  int64_t capacity = 0;
+};
+
+// One static instruction over the run (tandem sim --profile).
+struct InstProfile {
+  std::string name;
+  std::string opcode;
+  std::string unit;
+  int64_t instances = 0;
+  Picos busy_ps = 0;  // as UnitResult::busy_ps
+  StallArray stall_ps{};
+};
+
+// Where a result came from: every JSON document, summary and report carries it.
+struct Provenance {
+  std::string tandem;      // tandem_version(): version and git commit
+  std::string model_file;  // the model file read, absolute
+  std::string model_hash;  // content_hash of its bytes
+  std::string pipeline;    // the pass pipeline as given
+};
+
 struct SimResult {
   std::string kernel;
   std::string model;
+  Provenance provenance;
   double reference_clock_ghz = 1;
   Picos total_ps = 0;
   Picos lower_bound_ps = 0;
@@ -94,7 +122,12 @@ struct SimResult {
   int64_t semaphores = 0;  // cross-unit channels
   int64_t semaphores_available = 0;  // the model's semaphores (0: not modelled)
   double dma_bytes = 0;
+  int64_t dma_engines = 0;
+  Picos dma_engine_busy_ps = 0;     // summed over engines: bytes over bandwidth at each transfer's efficiency
+  int64_t dma_queues_available = 0;
   std::vector<UnitResult> units;
+  std::vector<SpaceResult> spaces;
+  std::vector<InstProfile> profile;  // by busy time, longest first
   std::vector<LoopResult> loops;
   std::vector<HazardReport> hazards;  // races the checker found (docs/checker.md)
   bool checked = false;               // the race checker ran

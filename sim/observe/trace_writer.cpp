@@ -4,6 +4,8 @@
 #include <cinttypes>
 #include <map>
 
+#include "sched/ir/attribute_keys.h"
+#include "sched/ir/kernel_queries.h"
 #include "sched/support/error.h"
 #include "sched/target/target.h"
 
@@ -11,10 +13,15 @@ namespace tandem {
 
 namespace {
 
-// Trace Event timestamps are microseconds; picoseconds keep six decimals.
-std::string us(Picos ps) {
+// Times are floored to whole nanoseconds: flooring is monotone, so spans that nest in
+// picoseconds still nest, and a span's end is written as floor(end) - floor(start), never
+// as a rounded duration. Trace Event timestamps are microseconds: ns with three exact decimals.
+int64_t ns(Picos ps) { return ps / 1000; }
+
+// n / 1000 with three exact decimals: nanoseconds as microseconds, picoseconds as nanoseconds.
+std::string thousandths(int64_t n) {
   char buf[48];
-  std::snprintf(buf, sizeof buf, "%" PRId64 ".%06" PRId64, ps / 1000000, ps % 1000000);
+  std::snprintf(buf, sizeof buf, "%" PRId64 ".%03" PRId64, n / 1000, n % 1000);
   return buf;
 }
 
@@ -32,7 +39,7 @@ constexpr int kBarrierTrack = 0;  // tids: 0 barriers, unit + 1 for units
 }  // namespace
 
 TraceWriter::TraceWriter(const std::string& path, const SimProgram& program)
-    : file_(path), p_(program), out_(file_.stream()) {
+    : file_(path), p_(program), out_(file_.stream()), slot_end_(program.units.size()) {
   std::fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", out_);
   event("{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":" +
         quoted("@" + program.kernel->name + " on " + program.model->name) + "}}");
@@ -41,7 +48,8 @@ TraceWriter::TraceWriter(const std::string& path, const SimProgram& program)
     const std::string tid = std::to_string(u + 1);
     event("{\"ph\":\"M\",\"pid\":1,\"tid\":" + tid + ",\"name\":\"thread_name\",\"args\":{\"name\":" +
           quoted(program.units[u].name) + "}}");
-    event("{\"ph\":\"M\",\"pid\":1,\"tid\":" + tid + ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":" + tid + "}}");
+    event("{\"ph\":\"M\",\"pid\":1,\"tid\":" + tid + ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":" +
+          std::to_string((u + 1) * 1000) + "}}");
   }
 }
 
@@ -65,44 +73,94 @@ std::string TraceWriter::instance_name(const InstanceRecord& r) const {
   return name;
 }
 
+int TraceWriter::track(int unit, int64_t from, int64_t to) {
+  std::vector<int64_t>& ends = slot_end_[static_cast<size_t>(unit)];
+  size_t k = 0;
+  while (k < ends.size() && ends[k] > from) ++k;
+  if (k == ends.size()) ends.push_back(to);
+  ends[k] = to;
+  const int tid = unit + 1 + static_cast<int>(k * (p_.units.size() + 1));
+  if (k > 0 && named_.insert(tid).second) {
+    const std::string t = std::to_string(tid);
+    event("{\"ph\":\"M\",\"pid\":1,\"tid\":" + t + ",\"name\":\"thread_name\",\"args\":{\"name\":" +
+          quoted(p_.units[static_cast<size_t>(unit)].name + " (" + std::to_string(k + 1) + ")") + "}}");
+    event("{\"ph\":\"M\",\"pid\":1,\"tid\":" + t + ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":" +
+          std::to_string((unit + 1) * 1000 + static_cast<int>(k)) + "}}");
+  }
+  return tid;
+}
+
+void TraceWriter::slice(int tid, int64_t from, int64_t to, const std::string& name, const std::string& cat,
+                        const std::string& args) {
+  event("{\"ph\":\"X\",\"pid\":1,\"tid\":" + std::to_string(tid) + ",\"ts\":" + thousandths(from) +
+        ",\"dur\":" + thousandths(to - from) + ",\"name\":" + name + ",\"cat\":" + quoted(cat) +
+        (args.empty() ? "" : ",\"args\":{" + args + "}") + "}");
+}
+
 void TraceWriter::record(const InstanceRecord& r) {
   const SimInst& inst = p_.insts[static_cast<size_t>(r.inst)];
   const std::string name = quoted(instance_name(r));
+  const int64_t from = ns(r.start), to = ns(r.complete);
   if (r.unit < 0) {
-    event("{\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":0,\"ts\":" + us(r.start) + ",\"name\":" + name + "}");
+    event("{\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":0,\"ts\":" + thousandths(from) + ",\"name\":" + name + "}");
+    remember(r, {kBarrierTrack, from, from});
   } else {
-    const std::string tid = std::to_string(r.unit + 1);
+    // Instances of one unit may overlap (a DMA queue issues the next transfer while the
+    // previous one moves data; an engine issues before the last result is out): each goes
+    // to the first of the unit's tracks that is free, so every track nests.
+    const int tid = track(r.unit, from, to);
+    remember(r, {tid, from, to});
     std::string args = "\"opcode\":" + quoted(p_.kernel->insts[static_cast<size_t>(r.inst)].opcode);
     Picos stall = 0;
     for (Picos s : r.stall) stall += s;
-    if (stall > 0) args += ",\"stall_ns\":" + us(stall * 1000);
-    if (p_.units[static_cast<size_t>(r.unit)].kind == UnitKind::DmaQueue)
-      args += ",\"bytes\":" + std::to_string(static_cast<int64_t>(inst.dma.bytes)) + ",\"first_byte_ns\":" +
-              us((r.busy_start - r.start) * 1000);
-    event("{\"ph\":\"X\",\"pid\":1,\"tid\":" + tid + ",\"ts\":" + us(r.start) + ",\"dur\":" + us(r.complete - r.start) +
-          ",\"name\":" + name + ",\"cat\":" + quoted(op_class_name(inst.op_class)) + ",\"args\":{" + args + "}}");
-    // The semaphore that set this start: an arrow from its signal to the wait.
+    if (stall > 0) args += ",\"stall_ns\":" + thousandths(stall);
+    const bool dma = p_.units[static_cast<size_t>(r.unit)].kind == UnitKind::DmaQueue;
+    if (dma) args += ",\"bytes\":" + std::to_string(static_cast<int64_t>(inst.dma.bytes));
+    slice(tid, from, to, name, op_class_name(inst.op_class), args);
+    // The semaphore that set this start: an arrow from inside the slice that signalled it to
+    // the start of this one.
     if (r.binding_channel >= 0 && r.start > r.free) {
       const SimChannel& c = p_.channels[static_cast<size_t>(r.binding_channel)];
-      const SimInst& src = p_.insts[static_cast<size_t>(c.src)];
-      if (c.cross_unit) {
+      const auto src = signalled_.find({c.src, r.binding_signal});
+      if (c.cross_unit && src != signalled_.end()) {
+        const Span& s = src->second;
+        const int64_t at = std::min(std::max(ns(r.binding_signal) - 1, s.from), s.to);
         const std::string id = std::to_string(next_flow_++);
-        const int src_tid = src.is_barrier ? kBarrierTrack : src.units[0] + 1;
-        event("{\"ph\":\"s\",\"pid\":1,\"tid\":" + std::to_string(src_tid) + ",\"ts\":" + us(std::max<Picos>(0, r.binding_signal - 1)) +
+        event("{\"ph\":\"s\",\"pid\":1,\"tid\":" + std::to_string(s.tid) + ",\"ts\":" + thousandths(at) +
               ",\"id\":" + id + ",\"name\":\"semaphore\",\"cat\":\"sync\"}");
-        event("{\"ph\":\"f\",\"bp\":\"e\",\"pid\":1,\"tid\":" + tid + ",\"ts\":" + us(r.start) + ",\"id\":" + id +
-              ",\"name\":\"semaphore\",\"cat\":\"sync\"}");
+        event("{\"ph\":\"f\",\"bp\":\"e\",\"pid\":1,\"tid\":" + std::to_string(tid) + ",\"ts\":" +
+              thousandths(from) + ",\"id\":" + id + ",\"name\":\"semaphore\",\"cat\":\"sync\"}");
       }
+    }
+    // The phases inside the slice: a transfer's fixed cost, its wait for the queue's previous
+    // data, its data; an instruction's busy time and the latency until its result is out.
+    std::vector<std::pair<const char*, Picos>> phases;  // name, end
+    if (dma) {
+      const Picos first_byte = r.busy_start - r.stall[static_cast<size_t>(StallReason::Queue)];
+      phases = {{"fixed cost", first_byte}, {"queued", r.busy_start}, {"data", r.busy_end}};
+    } else if (r.complete > r.busy_end) {
+      phases = {{"busy", r.busy_end}, {"latency", r.complete}};
+    }
+    int64_t at = from;
+    for (const auto& [phase, end] : phases) {
+      const int64_t until = std::min(ns(end), to);
+      if (until > at) slice(tid, at, until, quoted(phase), "phase", "");
+      at = std::max(at, until);
     }
   }
   const Instruction& in = p_.kernel->insts[static_cast<size_t>(r.inst)];
-  const bool accumulate = in.attrs.has("accumulate");
+  const bool accumulate = in.attrs.has(attr::kAccumulate);
   for (const auto* list : {&in.writes, &in.reads})
     for (const tandem::Access& a : *list) {
       const SpaceInfo* sp = p_.kernel->target->space(p_.kernel->tensors[static_cast<size_t>(a.tensor_id)].space);
       if (sp && sp->partitions > 0)
         accesses_.push_back({r.start, r.complete, a.tensor_id, list == &in.writes && !accumulate});
     }
+}
+
+void TraceWriter::remember(const InstanceRecord& r, const Span& span) {
+  // A semaphore publishes an instance's start, read end or completion (stream_unit.cpp).
+  for (Picos t : {r.start, r.busy_end, r.complete}) signalled_.emplace(std::make_pair(r.inst, t), span);
 }
 
 void TraceWriter::finish() {
@@ -114,19 +172,17 @@ void TraceWriter::finish() {
     Picos from = 0, until = 0;
   };
   std::map<int, Live> live;
-  std::map<std::string, std::map<Picos, int64_t>> deltas;  // space -> time -> bytes
+  std::map<std::string, std::map<int64_t, int64_t>> deltas;  // space -> ns -> bytes
   const Kernel& k = *p_.kernel;
   auto bytes_of = [&](int t) {
     const Tensor& tensor = k.tensors[static_cast<size_t>(t)];
-    int64_t b = static_cast<int64_t>(dtype_bytes(tensor.dtype));
-    for (int64_t d : tensor.shape) b *= d;
-    return b;
+    return partitions_of(k, tensor) * bytes_per_partition(k, tensor);
   };
   auto close = [&](int t, Live& l) {
     if (!l.open) return;
     const std::string& space = k.tensors[static_cast<size_t>(t)].space;
-    deltas[space][l.from] += bytes_of(t);
-    deltas[space][std::max(l.until, l.from)] -= bytes_of(t);
+    deltas[space][ns(l.from)] += bytes_of(t);
+    deltas[space][ns(std::max(l.until, l.from))] -= bytes_of(t);
     l.open = false;
   };
   for (const Access& a : accesses_) {
@@ -144,7 +200,7 @@ void TraceWriter::finish() {
     for (const auto& [t, d] : by_time) {
       if (d == 0 && t != by_time.begin()->first) continue;  // a value replaced by the next at once
       level += d;
-      event("{\"ph\":\"C\",\"pid\":1,\"ts\":" + us(t) + ",\"name\":" + quoted(space + " live bytes") +
+      event("{\"ph\":\"C\",\"pid\":1,\"ts\":" + thousandths(t) + ",\"name\":" + quoted(space + " live bytes") +
             ",\"args\":{\"bytes\":" + std::to_string(level) + "}}");
     }
   }

@@ -1,5 +1,6 @@
 // Trace Event JSON for ui.perfetto.dev (and chrome://tracing): a track per engine and DMA
-// queue with one slice per dynamic instance, flow arrows from the semaphore signal that set
+// queue (and one more for each instance that overlaps earlier ones, so every track nests) with
+// one slice per dynamic instance and its phases inside it, flow arrows from the semaphore signal that set
 // an instance's start to that start, barrier releases as instants, and counter tracks of the
 // bytes of SBUF and PSUM holding live data. Events stream to an OutputFile
 // (sched/support/output.h): a temporary beside the target, renamed into place only when the
@@ -7,6 +8,8 @@
 #pragma once
 
 #include <cstdio>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -30,7 +33,15 @@ class TraceWriter {
     int tensor;
     bool write;  // starts a new value; an accumulating write extends the old one
   };
+  struct Span {
+    int tid;
+    int64_t from, to;  // ns
+  };
   void event(const std::string& json);
+  int track(int unit, int64_t from, int64_t to);
+  void slice(int tid, int64_t from, int64_t to, const std::string& name, const std::string& cat,
+             const std::string& args);
+  void remember(const InstanceRecord& r, const Span& span);
   std::string instance_name(const InstanceRecord& r) const;
 
   OutputFile file_;
@@ -38,7 +49,10 @@ class TraceWriter {
   std::FILE* out_;
   bool first_ = true;
   int64_t next_flow_ = 1;
-  std::vector<Access> accesses_;  // on-chip tensor accesses, for the live-bytes counters
+  std::vector<Access> accesses_;
+  std::vector<std::vector<int64_t>> slot_end_;  // per unit, per track: end of its last slice
+  std::set<int> named_;                         // the extra tracks named so far
+  std::map<std::pair<InstId, Picos>, Span> signalled_;  // (instance, a time it signals at) -> slice  // on-chip tensor accesses, for the live-bytes counters
 };
 
 }  // namespace tandem

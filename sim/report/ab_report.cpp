@@ -1,6 +1,7 @@
 #include "sim/report/ab_report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 #include <vector>
 
@@ -19,6 +20,7 @@ struct Row {
   double a = 0, b = 0;
   bool percent = false;  // a fraction shown as %
   bool count = false;    // a whole number
+  bool cycles = false;   // cycles: whole when both values are
 };
 
 // The A/B rows: every compared metric of the table, on the kernel, on each loop both runs
@@ -28,7 +30,7 @@ std::vector<Row> compare(const SimResult& a, const SimResult& b) {
   auto add = [&](const std::string& prefix, Metric m, const MetricSubject& x, const MetricSubject& y) {
     const MetricInfo& info = metric_info(m);
     rows.push_back({prefix + info.name, metric_value(m, x), metric_value(m, y), std::string(info.unit) == "fraction",
-                    std::string(info.unit) == "count"});
+                    std::string(info.unit) == "count", std::string(info.unit) == "cycles"});
   };
   for (const MetricInfo& m : metric_table())
     if (m.compared && m.scope == MetricScope::Kernel) add("", m.id, {a}, {b});
@@ -59,6 +61,9 @@ std::string overlap_summary(const LoopResult& loop) {
   return fmt::sprintf("%.1f%% / %.1f%% / %.1f%%", 100 * v.front(), 100 * v[v.size() / 2], 100 * v.back());
 }
 
+// A figure the clock makes a whole number of cycles (up to the ns-to-cycles conversion).
+bool whole(double v) { return std::abs(v - std::round(v)) < 1e-6; }
+
 // B / A; "-" when A is zero (no ratio).
 std::string ratio(double a, double b) { return a != 0 ? fmt::sprintf("%.3f", b / a) : "-"; }
 
@@ -84,12 +89,16 @@ std::string format_ab_summary(const AbInput& a, const AbInput& b) {
   std::ostringstream o;
   if (const std::string banner = format_ab_race_banner(a, b); !banner.empty()) o << banner << "\n";
   o << "kernel @" << ra.kernel << " on " << ra.model << "\n";
-  o << "  A: " << a.pipeline << "\n  B: " << b.pipeline << "\n\n";
+  o << "  A: " << a.pipeline << "\n  B: " << b.pipeline << "\n";
+  if (!ra.provenance.model_file.empty())
+    o << "  model file " << ra.provenance.model_file << " (" << ra.provenance.model_hash << "), tandem "
+      << ra.provenance.tandem << "\n";
+  o << "\n";
   o << fmt::sprintf("%-46s %16s %16s %16s %9s\n", "", "A", "B", "B - A", "B / A");
   for (const Row& r : compare(ra, rb)) {
     if (r.percent)
       o << fmt::sprintf("%-46s %15.1f%% %15.1f%% %+15.1f%% %9s\n", r.name, 100 * r.a, 100 * r.b, 100 * (r.b - r.a), "");
-    else if (r.count)
+    else if (r.count || (r.cycles && whole(r.a) && whole(r.b)))
       o << fmt::sprintf("%-46s %16.0f %16.0f %+16.0f %9s\n", r.name, r.a, r.b, r.b - r.a, ratio(r.a, r.b));
     else
       o << fmt::sprintf("%-46s %16.3f %16.3f %+16.3f %9s\n", r.name, r.a, r.b, r.b - r.a, ratio(r.a, r.b));

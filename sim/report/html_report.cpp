@@ -41,7 +41,7 @@ body { font: 14px system-ui, sans-serif; margin: 24px; color: #222; }
 h1 { font-size: 20px; } h2 { font-size: 16px; margin-top: 28px; } h3 { font-size: 14px; }
 table { border-collapse: collapse; } td, th { padding: 2px 10px; border-bottom: 1px solid #ddd; text-align: right; }
 th:first-child, td:first-child { text-align: left; }
-svg { display: block; margin: 8px 0; } svg text { font: 11px system-ui, sans-serif; fill: #333; }
+svg { display: block; margin: 8px 0; max-width: 100%; height: auto; } svg text { font: 11px system-ui, sans-serif; fill: #333; }
 .columns { display: flex; gap: 32px; } .columns > div { flex: 1; min-width: 0; }
 pre { background: #f6f6f6; padding: 8px; overflow-x: auto; } .best { background: #eef6ee; }
 .race-banner { background: #fdecec; border: 2px solid #c62828; color: #8e0000; padding: 8px 12px; font-weight: bold; }
@@ -62,7 +62,7 @@ struct Series {
 
 std::string line_chart(const std::string& cls, const std::string& x_label, const std::string& y_label,
                        const std::vector<Series>& series, const std::vector<std::string>& categories = {}) {
-  const double w = 560, h = 220, l = 64, r = 16, t = 16, b = 40;
+  const double w = 560, h = 220, l = 80, r = 16, t = 16, b = 40;  // l: room for %.4g labels
   double x0 = 1e300, x1 = -1e300, y0 = 0, y1 = -1e300;
   for (const Series& s : series)
     for (size_t i = 0; i < s.x.size(); ++i) {
@@ -136,10 +136,12 @@ std::string timeline_svg(const std::vector<const TimelineSpan*>& spans, const st
     const std::string& unit = s->unit;
     const double a = ns(s->start_ps), b = ns(s->end_ps);
     const bool queue = queues.count(unit) > 0;
+    // Alternate iterations in a darker shade, so a window's iterations tell apart.
+    const bool odd = s->iteration % 2 != 0;
     o << "<rect class=\"span\" x=\"" << fmt(px(a), "%.1f") << "\" y=\"" << row * static_cast<double>(track[unit]) + 3
       << "\" width=\"" << fmt(std::max(1.0, px(b) - px(a)), "%.1f") << "\" height=\"" << row - 6 << "\" fill=\""
-      << (queue ? "#66ccee" : "#4477aa") << "\"><title>" << esc(s->inst) << " on " << esc(unit)
-      << ": " << fmt(a) << " - " << fmt(b) << " ns</title></rect>\n";
+      << (queue ? (odd ? "#2a8fae" : "#66ccee") : (odd ? "#223f66" : "#4477aa")) << "\"><title>" << esc(s->inst)
+      << " (iteration " << s->iteration << ") on " << esc(unit) << ": " << fmt(a) << " - " << fmt(b) << " ns</title></rect>\n";
   }
   o << "<text x=\"" << l << "\" y=\"" << h - 4 << "\">" << fmt(t0) << " ns</text>\n";
   o << "<text x=\"" << w - 8 << "\" y=\"" << h - 4 << "\" text-anchor=\"end\">" << fmt(t1) << " ns</text>\n";
@@ -210,10 +212,20 @@ std::string sim_body(const SimResult& r) {
     << esc(r.lower_bound_resource) << ")</td></tr>\n<tr><td>races</td><td>"
     << format_metric(Metric::races, metric_value(Metric::races, kernel));
   if (r.perturbed_runs > 0) o << " (this run and " << r.perturbed_runs << " perturbed runs)";
-  o << "</td></tr>\n</table>\n";
+  o << "</td></tr>\n<tr><td>DMA engines</td><td>"
+    << fmt::sprintf("%.1f%%", 100 * metric_value(Metric::dma_engine_utilization, kernel))
+    << " busy; queues used " << metric_value(Metric::dma_queues_used, kernel) << " of " << r.dma_queues_available;
+  for (const SpaceResult& sp : r.spaces)
+    o << "; " << esc(sp.name) << " " << sp.allocated << " of " << sp.capacity << " " << esc(sp.unit);
+  o << "</td></tr>\n";
+  if (!r.provenance.model_file.empty())
+    o << "<tr><td>provenance</td><td>model file " << esc(r.provenance.model_file) << " (" << esc(r.provenance.model_hash)
+      << "), pipeline " << esc(r.provenance.pipeline) << ", tandem " << esc(r.provenance.tandem) << "</td></tr>\n";
+  o << "</table>\n";
 
   if (!r.timeline_loop.empty()) {
-    o << "<h2>Timeline of loop " << esc(r.timeline_loop) << ": first, middle and last iteration</h2>\n";
+    o << "<h2>Timeline of loop " << esc(r.timeline_loop)
+      << ": first iteration, a steady-state window on shared time, last iteration</h2>\n";
     std::vector<std::string> units;
     std::set<std::string> queues;
     for (const UnitResult& u : r.units) {
@@ -222,13 +234,32 @@ std::string sim_body(const SimResult& r) {
     }
     std::map<int64_t, std::vector<const TimelineSpan*>> by_iteration;
     for (const TimelineSpan& s : r.timeline) by_iteration[s.iteration].push_back(&s);
+    // The first and the last iteration alone; those between (consecutive, from the middle of
+    // the run) together on one time axis: how far one iteration's work runs into the next.
+    std::vector<std::pair<std::string, std::vector<const TimelineSpan*>>> groups;
+    std::vector<const TimelineSpan*> window;
+    int64_t from = -1, to = -1;
     for (const auto& [iteration, spans] : by_iteration) {
+      const bool edge = iteration == by_iteration.begin()->first || iteration == by_iteration.rbegin()->first;
+      if (edge && by_iteration.size() > 2) {
+        if (!window.empty() && iteration == by_iteration.rbegin()->first)
+          groups.push_back({"iterations " + std::to_string(from) + " to " + std::to_string(to) + " (steady state, shared time)", window});
+        groups.push_back({"iteration " + std::to_string(iteration), spans});
+        continue;
+      }
+      if (from < 0) from = iteration;
+      to = iteration;
+      window.insert(window.end(), spans.begin(), spans.end());
+    }
+    if (by_iteration.size() <= 2)
+      groups.push_back({"iterations " + std::to_string(from) + " to " + std::to_string(to), window});
+    for (const auto& [label, spans] : groups) {
       std::set<std::string> used;
       for (const TimelineSpan* s : spans) used.insert(s->unit);
       std::vector<std::string> tracks;
       for (const std::string& u : units)
         if (used.count(u)) tracks.push_back(u);
-      o << "<h3>iteration " << iteration << "</h3>\n" << timeline_svg(spans, tracks, queues);
+      o << "<h3>" << esc(label) << "</h3>\n" << timeline_svg(spans, tracks, queues);
     }
   }
 
@@ -353,7 +384,7 @@ std::string html_sweep_report(const std::string& title, const std::vector<std::s
   const size_t key = column("total_ns") < header.size() ? column("total_ns") : (metrics.empty() ? status : metrics[0]);
   o << "<h2>Best point of each kernel (least " << esc(header[key]) << ")</h2>\n<table class=\"best\">\n<tr>";
   for (size_t c = 0; c < header.size(); ++c)
-    if (c != error && c != status) o << "<th>" << esc(header[c]) << "</th>";
+    if (c < error && c != status) o << "<th>" << esc(header[c]) << "</th>";
   o << "</tr>\n";
   for (const std::string& k : kernels) {
     const std::vector<std::string>* best = nullptr;
@@ -365,19 +396,28 @@ std::string html_sweep_report(const std::string& title, const std::vector<std::s
     if (!best) continue;
     o << "<tr>";
     for (size_t c = 0; c < header.size(); ++c)
-      if (c != error && c != status) o << "<td>" << esc(c == kernel ? k.substr(k.rfind('/') + 1) : (*best)[c]) << "</td>";
+      if (c < error && c != status) o << "<td>" << esc(c == kernel ? k.substr(k.rfind('/') + 1) : (*best)[c]) << "</td>";
     o << "</tr>\n";
   }
   o << "</table>\n";
+  // Where the results came from (the columns after `error`, docs/sweeps.md): each model file
+  // and version once, with how many distinct model contents the points ran on it.
+  std::map<std::string, std::set<std::string>> sources;  // "model file, tandem" -> model hashes
+  const size_t model_file = column("model_file"), model_hash = column("model_hash"), version = column("tandem");
+  if (version < header.size())
+    for (const auto* r : ok) sources[(*r)[model_file] + ", tandem " + (*r)[version]].insert((*r)[model_hash]);
+  for (const auto& [source, hashes] : sources)
+    o << "<p class=\"provenance\">model file " << esc(source) << " (" << hashes.size()
+      << (hashes.size() == 1 ? " model content: " + esc(*hashes.begin()) : std::string(" model contents")) << ")</p>\n";
   if (!racy.empty()) {
     o << "<h2>Points that raced (not results)</h2>\n<table class=\"racy\">\n<tr>";
     for (size_t c = 0; c < header.size(); ++c)
-      if (c != error && c != status) o << "<th>" << esc(header[c]) << "</th>";
+      if (c < error && c != status) o << "<th>" << esc(header[c]) << "</th>";
     o << "</tr>\n";
     for (const auto* r : racy) {
       o << "<tr class=\"racy\">";
       for (size_t c = 0; c < header.size(); ++c)
-        if (c != error && c != status)
+        if (c < error && c != status)
           o << "<td>" << esc(c == kernel ? (*r)[c].substr((*r)[c].rfind('/') + 1) : (*r)[c]) << "</td>";
       o << "</tr>\n";
     }

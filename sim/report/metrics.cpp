@@ -1,5 +1,6 @@
 #include "sim/report/metrics.h"
 
+#include <algorithm>
 #include <numeric>
 #include <stdexcept>
 
@@ -31,6 +32,8 @@ const char* metric_scope_name(MetricScope s) {
     case MetricScope::Unit: return "unit";
     case MetricScope::Loop: return "loop";
     case MetricScope::Iteration: return "iteration";
+    case MetricScope::Space: return "space";
+    case MetricScope::Instruction: return "instruction";
   }
   return "?";
 }
@@ -95,6 +98,29 @@ double metric_value(Metric m, const MetricSubject& s) {
     case Metric::iter_overlap: return need(s.iteration, m).overlap;
     case Metric::iter_exposed_dma_ns: return ns(need(s.iteration, m).exposed_dma_ps);
     case Metric::iter_wmma_bubble_cycles: return ns(need(s.iteration, m).wmma_bubble_ps) * ghz;
+
+    case Metric::dma_engines: return static_cast<double>(r.dma_engines);
+    case Metric::dma_engine_busy_ns: return ns(r.dma_engine_busy_ps);
+    case Metric::dma_engine_utilization:
+      return r.dma_engines > 0 ? fraction(r.dma_engine_busy_ps, r.total_ps) / static_cast<double>(r.dma_engines) : 0.0;
+    case Metric::dma_queues_used:
+      return static_cast<double>(std::count_if(r.units.begin(), r.units.end(),
+                                               [](const UnitResult& u) { return u.is_queue && u.instances > 0; }));
+    case Metric::dma_queues_available: return static_cast<double>(r.dma_queues_available);
+    case Metric::space_allocated: return static_cast<double>(need(s.space, m).allocated);
+    case Metric::space_capacity: return static_cast<double>(need(s.space, m).capacity);
+    case Metric::space_headroom: return static_cast<double>(need(s.space, m).capacity - need(s.space, m).allocated);
+    case Metric::inst_instances: return static_cast<double>(need(s.inst, m).instances);
+    case Metric::inst_busy_ns: return ns(need(s.inst, m).busy_ps);
+    case Metric::inst_stall_ns: {
+      const StallArray& st = need(s.inst, m).stall_ps;
+      return ns(std::accumulate(st.begin(), st.end(), Picos{0}));
+    }
+    case Metric::inst_share: {
+      Picos all = 0;
+      for (const InstProfile& p : r.profile) all += p.busy_ps;
+      return fraction(need(s.inst, m).busy_ps, all);
+    }
   }
   throw std::logic_error("metric without a value");
 }

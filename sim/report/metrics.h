@@ -10,7 +10,7 @@
 
 namespace tandem {
 
-enum class MetricScope { Kernel, Unit, Loop, Iteration };
+enum class MetricScope { Kernel, Unit, Loop, Iteration, Space, Instruction };
 
 enum class Metric {
 #define METRIC(id, name, scope, unit, format, compared, definition) id,
@@ -40,6 +40,8 @@ struct MetricSubject {
   const UnitResult* unit = nullptr;
   const LoopResult* loop = nullptr;
   const IterationResult* iteration = nullptr;
+  const SpaceResult* space = nullptr;
+  const InstProfile* inst = nullptr;
 };
 
 double metric_value(Metric m, const MetricSubject& s);

@@ -19,11 +19,12 @@ double cycles(Picos ps, double ghz) { return ps_to_ns(ps) * ghz; }
 std::string fmt(const char* f, double v) { return fmt::sprintf(f, v); }
 Picos ps_from_ns(double v) { return static_cast<Picos>(std::llround(v * 1000.0)); }
 
-// A table metric into its JSON object: counts as integers, everything else as a double.
+// A table metric into its JSON object: counts and capacities as integers, everything else as a
+// double.
 void put(Json& j, Metric m, const MetricSubject& s) {
   const MetricInfo& info = metric_info(m);
   const double v = metric_value(m, s);
-  if (std::string(info.unit) == "count")
+  if (std::string(info.unit) == "count" || std::string(info.unit) == "capacity unit")
     j[info.name] = static_cast<int64_t>(v);
   else
     j[info.name] = v;
@@ -85,16 +86,45 @@ std::string format_json(const SimResult& r) {
   Json hazards = Json::array();
   for (const HazardReport& h : r.hazards)
     hazards.push_back({{"kind", h.kind}, {"first", h.first}, {"second", h.second}, {"message", h.message}});
-  Json j = {{"schema", "tandem.sim/1"}, {"kernel", r.kernel}, {"model", r.model}, {"reference_clock_ghz", r.reference_clock_ghz}};
+  Json j = {{"schema", "tandem.sim/1"}, {"kernel", r.kernel}, {"model", r.model}};
+  j["provenance"] = {{"tandem", r.provenance.tandem}, {"model_file", r.provenance.model_file},
+                     {"model_hash", r.provenance.model_hash}, {"pipeline", r.provenance.pipeline}};
+  j["reference_clock_ghz"] = r.reference_clock_ghz;
   for (Metric m : {Metric::total_ns, Metric::total_cycles, Metric::lower_bound_ns}) put(j, m, kernel);
   j["lower_bound_resource"] = r.lower_bound_resource;
   for (Metric m : {Metric::dynamic_instructions, Metric::semaphores, Metric::semaphores_available}) put(j, m, kernel);
   j["engines"] = engines;
-  j["dma"] = {{"bytes", metric_value(Metric::dma_bytes, kernel)}, {"queues", queues}};
+  Json dma = {{"bytes", metric_value(Metric::dma_bytes, kernel)}};
+  for (Metric m : {Metric::dma_engines, Metric::dma_engine_busy_ns, Metric::dma_engine_utilization,
+                   Metric::dma_queues_used, Metric::dma_queues_available}) {
+    const std::string name = metric_info(m).name;
+    Json leaf;
+    put(leaf, m, kernel);
+    dma[name.substr(4)] = leaf[name];  // "dma.engines" -> dma["engines"]
+  }
+  dma["queues"] = queues;
+  j["dma"] = dma;
+  Json spaces = Json::array();
+  for (const SpaceResult& sp : r.spaces) {
+    Json sj = {{"name", sp.name}, {"unit", sp.unit}};
+    for (Metric m : {Metric::space_allocated, Metric::space_capacity, Metric::space_headroom})
+      put(sj, m, {r, nullptr, nullptr, nullptr, &sp});
+    spaces.push_back(sj);
+  }
+  j["spaces"] = spaces;
   j["loops"] = loops;
   j["races_checked"] = r.checked;
   for (Metric m : {Metric::races, Metric::perturbed_runs}) put(j, m, kernel);
   j["hazards"] = hazards;
+  Json profile = Json::array();
+  for (const InstProfile& p : r.profile) {
+    const MetricSubject s{r, nullptr, nullptr, nullptr, nullptr, &p};
+    Json pj = {{"name", p.name}, {"opcode", p.opcode}, {"unit", p.unit}};
+    for (Metric m : {Metric::inst_instances, Metric::inst_busy_ns, Metric::inst_stall_ns, Metric::inst_share}) put(pj, m, s);
+    pj["stalls"] = stalls_json(p.stall_ps);
+    profile.push_back(pj);
+  }
+  j["profile"] = profile;
   if (!r.timeline_loop.empty()) {  // only when captured (tandem sim --report)
     Json spans = Json::array();
     for (const TimelineSpan& sp : r.timeline)
@@ -110,6 +140,10 @@ SimResult parse_sim_json(const std::string& sim_json) {
   SimResult r;
   r.kernel = doc.at("kernel");
   r.model = doc.at("model");
+  if (doc.contains("provenance")) {
+    const auto& p = doc.at("provenance");
+    r.provenance = {p.at("tandem"), p.at("model_file"), p.at("model_hash"), p.at("pipeline")};
+  }
   r.reference_clock_ghz = doc.at("reference_clock_ghz");
   r.total_ps = ps_from_ns(doc.at("total_ns"));
   r.lower_bound_ps = ps_from_ns(doc.at("lower_bound_ns"));
@@ -118,6 +152,21 @@ SimResult parse_sim_json(const std::string& sim_json) {
   r.semaphores = doc.at("semaphores");
   r.semaphores_available = doc.at("semaphores_available");
   r.dma_bytes = doc.at("dma").at("bytes");
+  const auto& dma = doc.at("dma");
+  r.dma_engines = dma.at("engines");
+  r.dma_engine_busy_ps = ps_from_ns(dma.at("engine_busy_ns"));
+  r.dma_queues_available = dma.at("queues_available");
+  for (const auto& sp : doc.at("spaces")) r.spaces.push_back({sp.at("name"), sp.at("unit"), sp.at("allocated"), sp.at("capacity")});
+  for (const auto& pj : doc.at("profile")) {
+    InstProfile p;
+    p.name = pj.at("name");
+    p.opcode = pj.at("opcode");
+    p.unit = pj.at("unit");
+    p.instances = pj.at("instances");
+    p.busy_ps = ps_from_ns(pj.at("busy_ns"));
+    p.stall_ps = stalls_from_json(pj.at("stalls"));
+    r.profile.push_back(p);
+  }
   auto unit = [](const nlohmann::json& j, bool queue) {
     UnitResult u;
     u.name = j.at("name");
@@ -189,7 +238,13 @@ std::string format_summary(const SimResult& r) {
   o << "lower bound " << fmt("%.3f", ns(r.lower_bound_ps)) << " ns (" << r.lower_bound_resource << "), "
     << r.dynamic_instructions << " dynamic instructions, " << r.semaphores << " semaphores"
     << (r.semaphores_available ? " of " + std::to_string(r.semaphores_available) : std::string()) << ", "
-    << fmt("%.0f", r.dma_bytes) << " DMA bytes\n\n";
+    << fmt("%.0f", r.dma_bytes) << " DMA bytes\n";
+  o << "DMA engines " << fmt("%.1f", 100 * metric_value(Metric::dma_engine_utilization, {r})) << "% busy ("
+    << r.dma_engines << " engines), queues used " << metric_value(Metric::dma_queues_used, {r}) << " of "
+    << r.dma_queues_available;
+  for (const SpaceResult& sp : r.spaces)
+    o << ", " << sp.name << " " << sp.allocated << " of " << sp.capacity << " " << sp.unit << " allocated";
+  o << "\n\n";
   o << "unit        busy_ns   util   stall_ns: semaphore dependency    barrier      queue   conflict\n";
   for (const UnitResult& u : r.units) {
     o << fmt::sprintf("%-8s %12.3f %5.1f%% %20.3f %10.3f %10.3f %10.3f %10.3f\n", u.name, ns(u.busy_ps),
@@ -225,6 +280,9 @@ std::string format_summary(const SimResult& r) {
       prev = i;
     }
   }
+  if (!r.provenance.model_file.empty())
+    o << "\nmodel file " << r.provenance.model_file << " (" << r.provenance.model_hash << "), pipeline "
+      << r.provenance.pipeline << ", tandem " << r.provenance.tandem << "\n";
   // What the race check tried, also when it found nothing.
   if (r.perturbed_runs > 0)
     o << "\nrace check: this run and " << r.perturbed_runs << " perturbed run" << (r.perturbed_runs == 1 ? "" : "s")
@@ -232,6 +290,21 @@ std::string format_summary(const SimResult& r) {
       << (r.hazards.empty() ? std::string("no race")
                             : std::to_string(r.hazards.size()) + (r.hazards.size() == 1 ? " race" : " races") + " (above)")
       << "\n";
+  return o.str();
+}
+
+std::string format_profile(const SimResult& r) {
+  std::ostringstream o;
+  o << "\nprofile (by busy time; stalls by cause, ns):\n";
+  o << fmt::sprintf("%-20s %-14s %-6s %9s %14s %6s %12s %10s %10s %10s %10s %10s\n", "instruction", "opcode", "unit",
+                    "instances", "busy_ns", "share", "stall_ns", "semaphore", "dependency", "barrier", "queue", "conflict");
+  for (const InstProfile& p : r.profile) {
+    const MetricSubject s{r, nullptr, nullptr, nullptr, nullptr, &p};
+    o << fmt::sprintf("%-20s %-14s %-6s %9d %14.3f %5.1f%% %12.3f %10.3f %10.3f %10.3f %10.3f %10.3f\n", p.name, p.opcode,
+                      p.unit, p.instances, ns(p.busy_ps), 100 * metric_value(Metric::inst_share, s),
+                      metric_value(Metric::inst_stall_ns, s), ns(p.stall_ps[0]), ns(p.stall_ps[1]), ns(p.stall_ps[2]),
+                      ns(p.stall_ps[3]), ns(p.stall_ps[4]));
+  }
   return o.str();
 }
 

@@ -11,6 +11,8 @@ namespace tandem {
 
 std::string format_summary(const SimResult& r);
 std::string format_json(const SimResult& r);
+// tandem sim --profile: one row per instruction, longest busy time first (the JSON's profile[]).
+std::string format_profile(const SimResult& r);
 // A tandem.sim/1 document read back (what a run in another process found): the inverse of
 // format_json up to the document's precision.
 SimResult parse_sim_json(const std::string& sim_json);

@@ -1,9 +1,20 @@
 #!/usr/bin/env python3
 """Checks a Trace Event JSON file the way ui.perfetto.dev's JSON importer reads it and prints
-a summary for FileCheck: the tracks (thread names) with their slice counts, the flow arrows
-(every 's' has its 'f' with the same id), and the counter tracks with their peak value.
-Exits 1 with a message on the first violation."""
+a summary for FileCheck: the tracks (thread names) with their instance slices (phase slices,
+category "phase", are counted apart), the flow arrows, and the counter tracks with their peak.
+
+Exits 1 with a message on the first violation of:
+- nesting: on each track, any two slices are disjoint or one holds the other (a viewer draws
+  anything else wrongly and logs stack errors); times are compared exactly, as integers of
+  nanoseconds parsed from the decimal text, never as floats;
+- timestamps: at most three decimals of a microsecond (whole nanoseconds), so that an importer
+  that scales by 1000 and rounds lands on the same integers;
+- flows: every 's' has one 'f' with its id, no earlier than the 's', and each end lies inside
+  a slice of its own track (the slice the arrow is drawn from or to);
+- counters: per counter, strictly increasing timestamps and values >= 0;
+- every track with slices is named."""
 import collections
+import decimal
 import json
 import sys
 
@@ -13,41 +24,85 @@ def fail(msg):
     sys.exit(1)
 
 
-with open(sys.argv[1]) as f:
-    doc = json.load(f)
-events = doc.get("traceEvents")
-if not isinstance(events, list):
-    fail("no traceEvents list")
-names = {}
-slices = collections.Counter()
-flows = collections.defaultdict(set)
-counters = {}
-for e in events:
-    ph = e.get("ph")
-    if ph not in ("M", "X", "i", "s", "f", "C"):
-        fail(f"unexpected phase {ph!r}")
-    if ph == "M":
-        if e["name"] == "thread_name":
-            names[e["tid"]] = e["args"]["name"]
-        continue
-    ts = e.get("ts")
-    if not isinstance(ts, (int, float)) or ts < 0:
-        fail(f"bad ts in {e}")
-    if ph == "X":
-        if not isinstance(e.get("dur"), (int, float)) or e["dur"] < 0:
-            fail(f"bad dur in {e}")
-        slices[e["tid"]] += 1
-    elif ph in ("s", "f"):
-        flows[e["id"]].add(ph)
-    elif ph == "C":
-        counters[e["name"]] = max(counters.get(e["name"], 0), e["args"]["bytes"])
-for fid, phases in flows.items():
-    if phases != {"s", "f"}:
-        fail(f"flow {fid} has only {sorted(phases)}")
-for tid in sorted(slices):
-    if tid not in names:
-        fail(f"slices on unnamed track {tid}")
-    print(f"track {names[tid]}: {slices[tid]} slices")
-print(f"flows: {len(flows)}")
-for name in sorted(counters):
-    print(f"counter {name}: peak {counters[name]}")
+def nanos(value, what, e):
+    if isinstance(value, bool) or not isinstance(value, (int, decimal.Decimal)):
+        fail(f"{what} is not a number in {e}")
+    n = decimal.Decimal(value) * 1000
+    if n != n.to_integral_value() or n < 0:
+        fail(f"{what} is not a whole non-negative number of nanoseconds in {e}")
+    return int(n)
+
+
+def main(path):
+    with open(path) as f:
+        doc = json.load(f, parse_float=decimal.Decimal)
+    events = doc.get("traceEvents")
+    if not isinstance(events, list):
+        fail("no traceEvents list")
+    names = {}
+    slices = collections.defaultdict(list)  # tid -> [(start, end, name, is_phase)]
+    flows = collections.defaultdict(list)
+    counters = collections.defaultdict(list)
+    for e in events:
+        ph = e.get("ph")
+        if ph not in ("M", "X", "i", "s", "f", "C"):
+            fail(f"unexpected phase {ph!r}")
+        if ph == "M":
+            if e["name"] == "thread_name":
+                names[e["tid"]] = e["args"]["name"]
+            continue
+        ts = nanos(e.get("ts"), "ts", e)
+        if ph == "X":
+            slices[e["tid"]].append((ts, ts + nanos(e.get("dur"), "dur", e), e["name"], e.get("cat") == "phase"))
+        elif ph in ("s", "f"):
+            flows[e["id"]].append((ph, e["tid"], ts))
+        elif ph == "C":
+            counters[e["name"]].append((ts, e["args"]["bytes"]))
+    for tid, spans in slices.items():
+        if tid not in names:
+            fail(f"slices on unnamed track {tid}")
+        # Parents first: by start, then the longer one (as a viewer's stack sees them).
+        stack = []
+        for start, end, name, _ in sorted(spans, key=lambda s: (s[0], -s[1])):
+            while stack and stack[-1][1] <= start:
+                stack.pop()
+            if stack and end > stack[-1][1]:
+                top = stack[-1]
+                fail(f"track {names[tid]}: {name} [{start}, {end}] ns overlaps {top[2]} [{top[0]}, {top[1]}] ns")
+            stack.append((start, end, name))
+    starts = {tid: sorted(spans) for tid, spans in slices.items()}
+
+    def inside(tid, ts):
+        return any(s <= ts <= e for s, e, _, _ in starts.get(tid, ()))
+
+    for fid, ends in flows.items():
+        if sorted(p for p, _, _ in ends) != ["f", "s"]:
+            fail(f"flow {fid} has {sorted(p for p, _, _ in ends)}, not one 's' and one 'f'")
+        (_, stid, sts), = [x for x in ends if x[0] == "s"]
+        (_, ftid, fts), = [x for x in ends if x[0] == "f"]
+        if sts > fts:
+            fail(f"flow {fid} ends at {fts} ns before it starts at {sts} ns")
+        # Barrier releases (tid 0) are instants: an arrow from one starts at the instant.
+        if stid != 0 and not inside(stid, sts):
+            fail(f"flow {fid} starts at {sts} ns outside every slice of track {names.get(stid, stid)}")
+        if not inside(ftid, fts):
+            fail(f"flow {fid} ends at {fts} ns outside every slice of track {names.get(ftid, ftid)}")
+    for name, points in counters.items():
+        for (t0, _), (t1, _) in zip(points, points[1:]):
+            if t1 <= t0:
+                fail(f"counter {name}: time {t1} ns does not follow {t0} ns")
+        if any(v < 0 for _, v in points):
+            fail(f"counter {name} goes negative")
+    by_name = {}
+    for tid, spans in slices.items():
+        by_name[names[tid]] = (sum(1 for s in spans if not s[3]), sum(1 for s in spans if s[3]))
+    for name in sorted(by_name):
+        instances, phases = by_name[name]
+        print(f"track {name}: {instances} slices" + (f", {phases} phases" if phases else ""))
+    print(f"flows: {len(flows)}")
+    for name in sorted(counters):
+        print(f"counter {name}: peak {max(v for _, v in counters[name])}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

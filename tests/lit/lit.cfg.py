@@ -7,7 +7,7 @@ config.name = "tandem"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".kir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
-config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py.in", "expect_error.py", "expect_exit.py", "check_trace.py",
+config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py.in", "expect_error.py", "expect_exit.py", "check_trace.py", "check_layout.py",
                    "check_report.py", "with_reader.py", "interrupt.py"]
 
 config.substitutions.append(("%tandem", config.tandem_bin))
@@ -17,6 +17,7 @@ config.substitutions.append(("%testmodels", os.path.join(config.source_root, "te
 config.substitutions.append(("FileCheck", config.filecheck))
 config.substitutions.append(("%expect-error", "python3 " + os.path.join(config.test_source_root, "expect_error.py")))
 config.substitutions.append(("%expect-exit", "python3 " + os.path.join(config.test_source_root, "expect_exit.py")))
+config.substitutions.append(("%check-layout", "python3 " + os.path.join(config.test_source_root, "check_layout.py")))
 config.substitutions.append(("%check-trace", "python3 " + os.path.join(config.test_source_root, "check_trace.py")))
 config.substitutions.append(("%with-reader", "python3 " + os.path.join(config.test_source_root, "with_reader.py")))
 config.substitutions.append(("%interrupt", "python3 " + os.path.join(config.test_source_root, "interrupt.py")))
@@ -31,6 +32,10 @@ with tempfile.TemporaryDirectory() as d:
     except OSError:
         pass
 config.environment["SYSTEMC_DISABLE_COPYRIGHT_MESSAGE"] = "1"
+# A TANDEM_SANITIZE build: the sanitizers' options (suppressions, exit codes) reach every run.
+for var in ("ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS"):
+    if var in os.environ:
+        config.environment[var] = os.environ[var]
 
 # `REQUIRES: chromium` tests load HTML reports in headless Chromium (scripts/setup installs it).
 import shutil

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <limits>
 #include <map>
 #include <queue>
 #include <stdexcept>
@@ -15,7 +16,8 @@ namespace {
 
 class Baseline {
  public:
-  explicit Baseline(const SimProgram& p) : p_(p), k_(*p.kernel), dma_(p.model->dma) {
+  Baseline(const SimProgram& p, BaselineObserver* observer)
+      : p_(p), k_(*p.kernel), dma_(p.model->dma), observer_(observer) {
     for (const SimInst& i : p.insts)
       if (i.is_barrier || !i.ports.empty()) throw std::invalid_argument("the baseline runs no barriers or conflict ports");
     units_.resize(p.units.size());
@@ -46,6 +48,7 @@ class Baseline {
     }
     for (const Unit& u : units_)
       if (u.cur != kNoId) throw std::runtime_error("baseline deadlocked");
+    if (observer_) observer_->progress(std::numeric_limits<Picos>::max(), std::numeric_limits<int64_t>::max());
     return result_;
   }
 
@@ -69,7 +72,8 @@ class Baseline {
     std::vector<Frame> stack;
     std::vector<int64_t> counts, ivs;
     InstId cur = kNoId;
-    Picos free = 0, data_free = 0, issue = 0;
+    Picos free = 0, data_free = 0, issue = 0, data_start = 0;
+    bool in_flight = false;    // a transfer issued and not yet landed
     std::map<int, Picos> pipe_free;  // register loads queued on a space's pipe (the LDS)
   };
   struct Chan {
@@ -140,6 +144,7 @@ class Baseline {
     ++result_.instances;
     if (p_.units[static_cast<size_t>(ui)].kind == UnitKind::DmaQueue) {
       u.issue = start;
+      u.in_flight = true;
       const Picos data_start = std::max(start + p_.dma_fixed_ps, u.data_free);
       publish_outputs(u, inst, DepKind::Ordered, start);
       push(data_start, kDmaStart, ui);
@@ -159,6 +164,7 @@ class Baseline {
       pipe_free = pipe_start + inst.pipe_ps;
       complete = std::max(pipe_start + inst.latency_ps, pipe_free);
     }
+    observe(ui, u, start, start, busy_end, complete);
     publish_outputs(u, inst, DepKind::Ordered, start);
     publish_outputs(u, inst, DepKind::Anti, busy_end);
     publish_outputs(u, inst, DepKind::Flow, complete);
@@ -198,7 +204,8 @@ class Baseline {
   }
 
   void dma_start(int ui) {
-    const Unit& u = units_[static_cast<size_t>(ui)];
+    Unit& u = units_[static_cast<size_t>(ui)];
+    u.data_start = now_;
     const int id = dma_.start(p_.insts[static_cast<size_t>(u.cur)].dma, static_cast<double>(now_));
     if (static_cast<size_t>(id) >= transfer_unit_.size()) transfer_unit_.resize(static_cast<size_t>(id) + 1);
     transfer_unit_[static_cast<size_t>(id)] = ui;
@@ -209,6 +216,8 @@ class Baseline {
   void finish_transfer(int ui, Picos end) {
     Unit& u = units_[static_cast<size_t>(ui)];
     const SimInst& inst = p_.insts[static_cast<size_t>(u.cur)];
+    if (!inst.collective) observe(ui, u, u.issue, u.data_start, end, end);
+    u.in_flight = false;
     publish_outputs(u, inst, DepKind::Anti, end);
     publish_outputs(u, inst, DepKind::Flow, end);
     result_.total_ps = std::max(result_.total_ps, end);
@@ -220,6 +229,33 @@ class Baseline {
     }
     next_instance(u);
     push(end, kTry, ui);
+  }
+
+  // Hands the instance `u` runs to the observer, as the simulator's units record it.
+  void observe(int ui, const Unit& u, Picos start, Picos busy_start, Picos busy_end, Picos complete) {
+    if (!observer_) return;
+    InstanceRecord r;
+    r.inst = u.cur;
+    r.unit = ui;
+    r.start = start;
+    r.busy_start = busy_start;
+    r.busy_end = busy_end;
+    r.complete = complete;
+    r.loop_counts = u.counts.data();
+    r.loop_ivs = u.ivs.data();
+    observer_->record(r);
+    if (++since_progress_ < 64) return;
+    since_progress_ = 0;
+    // A unit's next record starts no earlier than it is free (a transfer in flight: its
+    // issue); every instance not yet recorded is at or after a unit's current instruction.
+    Picos watermark = std::numeric_limits<Picos>::max();
+    int64_t min_seq = std::numeric_limits<int64_t>::max();
+    for (const Unit& v : units_) {
+      if (v.cur == kNoId) continue;
+      watermark = std::min(watermark, v.in_flight ? v.issue : v.free);
+      min_seq = std::min(min_seq, p_.insts[static_cast<size_t>(v.cur)].run_seq(v.ivs.data(), k_));
+    }
+    observer_->progress(watermark, min_seq);
   }
 
   void reschedule() {
@@ -260,10 +296,14 @@ class Baseline {
   int64_t wake_version_ = 0;
   Picos now_ = 0;
   BaselineResult result_;
+  BaselineObserver* observer_;
+  int since_progress_ = 0;
 };
 
 }  // namespace
 
-BaselineResult run_event_loop_baseline(const SimProgram& p) { return Baseline(p).run(); }
+BaselineResult run_event_loop_baseline(const SimProgram& p, BaselineObserver* observer) {
+  return Baseline(p, observer).run();
+}
 
 }  // namespace tandem

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "sim/lower/program.h"
+#include "sim/units/instance_record.h"
 
 namespace tandem {
 
@@ -15,6 +16,17 @@ struct BaselineResult {
   int64_t events = 0;
 };
 
-BaselineResult run_event_loop_baseline(const SimProgram& p);
+// What the benchmark hangs on the loop so that it does the simulator's per-instance
+// observation work too (the race checker): every instance's record, as the simulator's units
+// report it, and, every 64 records, how far the run has come (the arguments of
+// RaceChecker::advance).
+class BaselineObserver {
+ public:
+  virtual ~BaselineObserver() = default;
+  virtual void record(const InstanceRecord& r) = 0;
+  virtual void progress(Picos watermark, int64_t min_seq) = 0;
+};
+
+BaselineResult run_event_loop_baseline(const SimProgram& p, BaselineObserver* observer = nullptr);
 
 }  // namespace tandem

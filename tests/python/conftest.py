@@ -1,7 +1,7 @@
 """Shared set-up of the Python front end's tests (ctest `python_frontend` runs them with
 Debian's python3 and pytest; see tests/CMakeLists.txt).
 
-- `python/` and `python/examples/` go on sys.path, so the tests run from a checkout.
+- `python/` and `workloads/nki/` go on sys.path, so the tests run from a checkout.
 - The tandem binary is `$TANDEM_BIN` (ctest sets it), else build/bin/tandem.
 - With TANDEM_REQUIRE_OPTIONAL=1 (ctest sets it; scripts/setup installs both), a missing
   pandas or matplotlib fails the tests that need them instead of skipping them.
@@ -13,7 +13,7 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "python"))
-sys.path.insert(0, os.path.join(ROOT, "python", "examples"))
+sys.path.insert(0, os.path.join(ROOT, "workloads", "nki"))
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 

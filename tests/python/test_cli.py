@@ -15,7 +15,7 @@ def test_writes_the_traced_kir(root, tmp_path):
     import matmul
 
     out = tmp_path / "mm.kir"
-    p = run(root, f"{root}/python/examples/matmul.py:matmul_tiled", "--shapes", "1024x512,1024x1024,512x1024",
+    p = run(root, f"{root}/workloads/nki/matmul.py:matmul_tiled", "--shapes", "1024x512,1024x1024,512x1024",
             "--dtype", "bf16", "-o", str(out))
     assert p.returncode == 0, p.stderr
     expected = tandem.trace(matmul.matmul_tiled, (1024, 512), (1024, 1024), (512, 1024)).text
@@ -23,19 +23,19 @@ def test_writes_the_traced_kir(root, tmp_path):
 
 
 def test_scalars_lengths_dtypes_and_params_to_stdout(root):
-    p = run(root, f"{root}/python/examples/layernorm.py:layernorm", "--shapes", "256x512:f32,1e-5,512,512",
+    p = run(root, f"{root}/workloads/nki/layernorm.py:layernorm", "--shapes", "256x512:f32,1e-5,512,512",
             "--dtype", "f32", "--no-src", "--name", "ln")
     assert p.returncode == 0, p.stderr
     assert p.stdout.startswith('kernel @ln target = "trn2" {')
     assert "tensor %gamma_vector : dram[512] f32" in p.stdout and "src =" not in p.stdout
-    p = run(root, f"{root}/python/examples/matmul.py:matmul_hoisted_unrolled", "--shapes",
+    p = run(root, f"{root}/workloads/nki/matmul.py:matmul_hoisted_unrolled", "--shapes",
             "1024x512,1024x1024,512x1024", "--param", "UNROLL=2")
     assert p.returncode == 0, p.stderr
     assert "%rhs_tiles.t_2" in p.stdout and "%rhs_tiles.t_3" not in p.stdout
 
 
 def test_simulate(root):
-    p = run(root, f"{root}/python/examples/softmax.py:softmax", "--shapes", "256x512", "--simulate", "--passes=none")
+    p = run(root, f"{root}/workloads/nki/softmax.py:softmax", "--shapes", "256x512", "--simulate", "--passes=none")
     assert p.returncode == 0, p.stderr
     assert p.stdout.startswith("kernel @softmax on trn2: ")
 
@@ -51,7 +51,7 @@ def test_located_trace_error_exits_1(root, tmp_path):
 
 
 def test_usage_errors_exit_2(root):
-    p = run(root, f"{root}/python/examples/softmax.py:nope", "--shapes", "256x512")
+    p = run(root, f"{root}/workloads/nki/softmax.py:nope", "--shapes", "256x512")
     assert p.returncode == 2 and "has no function 'nope'" in p.stderr
-    p = run(root, f"{root}/python/examples/softmax.py:softmax", "--shapes", "256xq")
+    p = run(root, f"{root}/workloads/nki/softmax.py:softmax", "--shapes", "256xq")
     assert p.returncode == 2 and "is not a shape" in p.stderr

@@ -23,8 +23,8 @@ def test_worked_example_prints_what_the_page_shows(root, pyplot, pandas):
             shown.append(body)
     pyplot.close("all")
     out = printed.getvalue()
-    examples = os.path.join(root, "python", "examples") + os.sep
-    out = out.replace(examples, ".../python/examples/")
+    examples = os.path.join(root, "workloads", "nki") + os.sep
+    out = out.replace(examples, ".../workloads/nki/")
     kir, rest = out[:out.index("}\n\n") + 2], out[out.index("}\n\n") + 3:]
     assert kir == shown[0], "the traced .kir differs from the page"
     expected = "".join(shown[1:])

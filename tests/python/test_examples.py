@@ -1,4 +1,4 @@
-"""The examples in python/examples/: each traces, prints a .kir that `tandem opt --passes=none`
+"""The examples in workloads/nki/: each traces, prints a .kir that `tandem opt --passes=none`
 prints back unchanged, and simulates race-free (exit 0) under `none` and `default`. The
 traced matmuls simulate identically to the hand-written kernels of workloads/trn/."""
 import importlib

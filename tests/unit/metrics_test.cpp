@@ -82,6 +82,14 @@ TEST_CASE("the JSON document's numeric fields are the metric table's, and it rea
   numeric_fields(doc.at("loops")[0].at("iterations")[0], "", iteration);
   CHECK(iteration == table_names(MetricScope::Iteration));
 
+  REQUIRE(!doc.at("spaces").empty());
+  std::set<std::string> space, inst;
+  numeric_fields(doc.at("spaces")[0], "", space);
+  CHECK(space == table_names(MetricScope::Space));
+  REQUIRE(!doc.at("profile").empty());
+  numeric_fields(doc.at("profile")[0], "", inst);
+  CHECK(inst == table_names(MetricScope::Instruction));
+
   // The reports of other processes (A/B, HTML) read this document back.
   CHECK(format_json(parse_sim_json(json)) == json);
 }

@@ -91,8 +91,8 @@ TEST_CASE("a broken model file is a located error", "[model]") {
              Catch::Contains("conflicts are between compute engines; 'dma' is not one"));
   CHECK_THAT(load_error(variant("iota:               {class: compute, engines: [pool]}",
                                 "iota:               {class: compute, engine: [pool]}", "opfield")),
-             Catch::Contains("unknown field 'engine' in opcodes.iota (known: class, engines, tags)"));
-  CHECK_THAT(load_error(variant("queues: 16 ", "queues: 0 ", "noqueues")), Catch::Contains("dma.queues must be at least 1"));
+             Catch::Contains("unknown field 'engine' in opcodes.iota (did you mean 'engines'?) (known: class, engines, tags)"));
+  CHECK_THAT(load_error(variant("queues: 16 ", "queues: 0 ", "noqueues")), Catch::Contains("dma.queues must be between 1 and 65536"));
 }
 
 TEST_CASE("roles and tags are read from the model, not taken from names", "[model]") {

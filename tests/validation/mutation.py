@@ -32,7 +32,7 @@ def witness(trace, src, dst, distance):
     """Did some instance of dst start before the src instance it waits for completed?"""
     start, end = {}, {}
     for e in trace["traceEvents"]:
-        if e.get("ph") != "X":
+        if e.get("ph") != "X" or e.get("cat") == "phase":  # instances only, not their phases
             continue
         m = NAME.match(e["name"])
         key = (m.group(1), int(m.group(2)) if m.group(2) else None)

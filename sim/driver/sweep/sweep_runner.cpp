@@ -47,7 +47,14 @@ std::string run_point(const SweepSpec& spec, const SweepTable& table, size_t poi
   RunOptions ropts;
   ropts.verify = verify;
   try {
-    const SimResult r = schedule_and_simulate(kernel, hw, point_pipeline(spec, values), ropts, SimOptions{});
+    SimResult r = schedule_and_simulate(kernel, hw, point_pipeline(spec, values), ropts, SimOptions{});
+    // A point's own model lives in the scratch directory: name the model it derives from (the
+    // hash stays the point's own model's).
+    if (hw != spec.model) {
+      std::error_code ec;
+      const std::filesystem::path from = std::filesystem::weakly_canonical(base, ec);
+      r.provenance.model_file = ec ? base : from.string();
+    }
     return "r" + std::to_string(r.hazards.size()) + "\n" + table.metric_cells(r);
   } catch (const MiscompileError& e) {
     return "m" + e.message();

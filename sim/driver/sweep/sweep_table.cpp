@@ -24,6 +24,9 @@ std::string csv_cell(const std::string& s) {
   return q + "\"";
 }
 
+// After the error column: where each point's result came from (empty for a failed point).
+constexpr const char* kProvenanceColumns = "run_pipeline,model_file,model_hash,tandem";
+
 }  // namespace
 
 SweepTable::SweepTable(const SweepSpec& spec) : spec_(spec) {
@@ -46,7 +49,7 @@ std::string SweepTable::header() const {
   for (const SweepParameter& p : spec_.parameters) h += "," + csv_cell(p.name);
   h += ",status";
   for (const std::string& c : metric_columns_) h += "," + c;
-  return h + ",error";
+  return h + ",error," + kProvenanceColumns;
 }
 
 std::string SweepTable::metric_cells(const SimResult& r) const {
@@ -76,7 +79,9 @@ std::string SweepTable::metric_cells(const SimResult& r) const {
   }
   std::string out;
   for (size_t i = 0; i < cells.size(); ++i) out += (i ? "," : "") + cells[i];
-  return out;
+  // The provenance cells go after the error column, on a line of their own until row().
+  const Provenance& p = r.provenance;
+  return out + "\n" + csv_cell(p.pipeline) + "," + csv_cell(p.model_file) + "," + p.model_hash + "," + csv_cell(p.tandem);
 }
 
 std::string SweepTable::row(size_t point, const std::string& status, const std::string& cells, const std::string& error) const {
@@ -84,9 +89,10 @@ std::string SweepTable::row(size_t point, const std::string& status, const std::
   const std::vector<std::string>& values = spec_.points[point % n];
   std::string r = std::to_string(point) + "," + csv_cell(spec_.kernels[point / n]);
   for (const std::string& v : values) r += "," + csv_cell(v);
+  const size_t eol = cells.find('\n');
   r += "," + status + ",";
-  r += cells.empty() ? std::string(metric_columns_.size() - 1, ',') : cells;
-  return r + "," + csv_cell(error);
+  r += cells.empty() ? std::string(metric_columns_.size() - 1, ',') : cells.substr(0, eol);
+  return r + "," + csv_cell(error) + "," + (eol == std::string::npos ? std::string(",,,") : cells.substr(eol + 1));
 }
 
 std::set<size_t> SweepTable::done_points(const std::string& csv) const {

@@ -19,9 +19,10 @@ class SweepTable {
   explicit SweepTable(const SweepSpec& spec);
 
   std::string header() const;
-  // The metric cells of one simulation, comma-separated (computed in the point's process).
+  // The metric cells of one simulation, comma-separated (computed in the point's process),
+  // then a newline and its provenance cells (pipeline, model file, model hash, version).
   std::string metric_cells(const SimResult& r) const;
-  // A whole row; `cells` empty for a failed point.
+  // A whole row from metric_cells' text; `cells` empty for a failed point.
   std::string row(size_t point, const std::string& status, const std::string& cells, const std::string& error) const;
 
   // Points already in `csv` (for --resume); an Error when its header is not this sweep's.

@@ -4,7 +4,7 @@ K on the partitions) as TensorE expects its stationary operand.
 
 Written for the tandem tracer: a kernel written for NKI runs by changing its imports to these.
 
-    PYTHONPATH=python python3 python/examples/matmul.py        # trace and simulate each kernel
+    PYTHONPATH=python python3 workloads/nki/matmul.py        # trace and simulate each kernel
 """
 
 from tandem import nki
@@ -124,6 +124,48 @@ def matmul_blocked(lhsT, rhs, result, TILES_IN_BLOCK_M=2, TILES_IN_BLOCK_N=2):
 
 
 @nki.jit
+def matmul_fully_optimized(lhsT, rhs, result, TILES_IN_BLOCK_M=2, TILES_IN_BLOCK_N=2, TILES_IN_BLOCK_K=4):
+    """Blocks in all three dimensions. For each (N block, M block) the fp32 result block stays
+    in SBUF; each K block loads its lhsT and rhs strips once (one DMA per partition row of the
+    block), every output tile of the block accumulates the K block's matmuls in PSUM, and the
+    PSUM tile is added into the SBUF result (VectorE), so PSUM holds one tile per output tile
+    and SBUF, not PSUM, carries the sum across K blocks."""
+    K, M = lhsT.shape
+    _, N = rhs.shape
+    BLOCK_M = TILE_M * TILES_IN_BLOCK_M
+    BLOCK_N = TILE_N * TILES_IN_BLOCK_N
+    BLOCK_K = TILE_K * TILES_IN_BLOCK_K
+    assert M % BLOCK_M == 0 and N % BLOCK_N == 0 and K % BLOCK_K == 0
+
+    for n2 in nl.affine_range(N // BLOCK_N):
+        for m2 in nl.affine_range(M // BLOCK_M):
+            result_tiles = nl.zeros((TILES_IN_BLOCK_M, TILES_IN_BLOCK_N, nl.par_dim(TILE_M), TILE_N), dtype=nl.float32,
+                                    buffer=nl.sbuf)
+            for k2 in nl.affine_range(K // BLOCK_K):
+                lhsT_tiles = nl.ndarray((TILES_IN_BLOCK_K, nl.par_dim(TILE_K), BLOCK_M), dtype=lhsT.dtype, buffer=nl.sbuf)
+                rhs_tiles = nl.ndarray((TILES_IN_BLOCK_K, nl.par_dim(TILE_K), BLOCK_N), dtype=rhs.dtype, buffer=nl.sbuf)
+                for bk in nl.affine_range(TILES_IN_BLOCK_K):
+                    k = k2 * TILES_IN_BLOCK_K + bk
+                    lhsT_tiles[bk] = nl.load(lhsT[k * TILE_K:(k + 1) * TILE_K, m2 * BLOCK_M:(m2 + 1) * BLOCK_M])
+                    rhs_tiles[bk] = nl.load(rhs[k * TILE_K:(k + 1) * TILE_K, n2 * BLOCK_N:(n2 + 1) * BLOCK_N])
+
+                for bm in nl.affine_range(TILES_IN_BLOCK_M):
+                    for bn in nl.affine_range(TILES_IN_BLOCK_N):
+                        res_psum = nl.zeros((TILE_M, TILE_N), nl.float32, buffer=nl.psum)
+                        for bk in nl.affine_range(TILES_IN_BLOCK_K):
+                            res_psum += nisa.nc_matmul(lhsT_tiles[bk, :, bm * TILE_M:(bm + 1) * TILE_M],
+                                                       rhs_tiles[bk, :, bn * TILE_N:(bn + 1) * TILE_N])
+                        result_tiles[bm, bn] += res_psum
+
+            for bm in nl.affine_range(TILES_IN_BLOCK_M):
+                for bn in nl.affine_range(TILES_IN_BLOCK_N):
+                    i_m = m2 * TILES_IN_BLOCK_M + bm
+                    i_n = n2 * TILES_IN_BLOCK_N + bn
+                    res_sb = nl.copy(result_tiles[bm, bn], dtype=result.dtype)
+                    nl.store(result[i_m * TILE_M:(i_m + 1) * TILE_M, i_n * TILE_N:(i_n + 1) * TILE_N], value=res_sb)
+
+
+@nki.jit
 def matmul_dst_api(lhsT, rhs):
     """The tiled kernel in the destination-first API (nisa.dma_copy, nc_matmul(dst=...),
     tensor_copy(dst=...)), returning the result tensor it allocates in HBM."""
@@ -153,6 +195,7 @@ EXAMPLES = {
     "matmul_hoisted": ((1024, 512), (1024, 1024), (512, 1024)),
     "matmul_hoisted_unrolled": ((1024, 512), (1024, 1024), (512, 1024)),
     "matmul_blocked": ((1024, 512), (1024, 1024), (512, 1024)),
+    "matmul_fully_optimized": ((1024, 512), (1024, 1024), (512, 1024)),
     "matmul_dst_api": ((1024, 512), (1024, 1024)),
 }
 

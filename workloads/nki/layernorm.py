@@ -2,7 +2,7 @@
 public NKI LayerNorm tutorial (v1: nki.language only): 128 rows per iteration of the row
 loop, mean and variance per row on VectorE, normalise, scale by gamma, shift by beta.
 
-    PYTHONPATH=python python3 python/examples/layernorm.py
+    PYTHONPATH=python python3 workloads/nki/layernorm.py
 """
 
 import math

@@ -2,7 +2,7 @@
 softmax tutorial: per 128-row tile, the row maximum, exp of the shifted values on ScalarE,
 the row sum, and the division.
 
-    PYTHONPATH=python python3 python/examples/softmax.py
+    PYTHONPATH=python python3 workloads/nki/softmax.py
 """
 
 from tandem import nki

@@ -6,7 +6,7 @@ exp(delta * A) on ScalarE, delta * u * B on VectorE, the associative scan along 
 The models have no scan opcode: the tracer times tensor_tensor_scan as a VectorE
 tensor_tensor over the same operands and marks it {nki = "tensor_tensor_scan"}.
 
-    PYTHONPATH=python python3 python/examples/mamba.py
+    PYTHONPATH=python python3 workloads/nki/mamba.py
 """
 
 from tandem import nki

@@ -1,0 +1,34 @@
+// The attribute keys the scheduler and the simulator read or write, declared once (docs/ir.md
+// lists what each means). Every attrs.has/get/set of one of them names the constant, so a
+// misspelt key is a compile error and `git grep kAttr...` finds every reader and writer.
+#pragma once
+
+namespace tandem::attr {
+
+// Tensors.
+inline constexpr const char* kBuffers = "buffers";  // address-rotation: buffers of a ring
+inline constexpr const char* kRotate = "rotate";    // the loop (its induction variable) a ring turns with
+inline constexpr const char* kStride = "stride";    // bytes per partition between buffers of a ring
+
+// Loops.
+inline constexpr const char* kAdvance = "advance";                     // "v10 += 512": an address register's step
+inline constexpr const char* kPrefetchDistance = "prefetch_distance";  // prefetch-schedule{after,prefetch-distance}
+
+// Instructions.
+inline constexpr const char* kAccumulate = "accumulate";                 // a write that adds to what is there
+inline constexpr const char* kOrder = "order";                           // list-schedule: position in its run
+inline constexpr const char* kPrefetch = "prefetch";                     // prefetch-schedule: incoming-order stamp
+inline constexpr const char* kFence = "fence";                           // a barrier's engines ("act,dve")
+inline constexpr const char* kSeparationBarrier = "separation_barrier";  // the split's stage divider
+inline constexpr const char* kZeroInit = "zero_init";                    // the split's memset of an index tile
+inline constexpr const char* kValue = "value";                           // memset's value
+inline constexpr const char* kIssueCycles = "issueCycles";               // per-instruction costs (seed 004)
+inline constexpr const char* kLatencyCycles = "latencyCycles";
+inline constexpr const char* kRanks = "ranks";  // a collective's ranks
+inline constexpr const char* kOp = "op";        // a collective's operation ("all_reduce")
+
+// Kernels.
+inline constexpr const char* kDepsListed = "deps_listed";  // the dep lines are the whole graph
+inline constexpr const char* kLiveOut = "live_out";        // registers holding the result
+
+}  // namespace tandem::attr

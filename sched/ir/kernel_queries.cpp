@@ -1,0 +1,83 @@
+#include "sched/ir/kernel_queries.h"
+
+#include "sched/ir/attribute_keys.h"
+#include "sched/target/target.h"
+
+namespace tandem {
+
+std::vector<std::string> engine_choices(const Kernel& k, InstId id) {
+  const Instruction& in = k.insts[static_cast<size_t>(id)];
+  if (!in.engine.empty()) return {in.engine};
+  const OpcodeInfo* op = k.target->opcode(in.opcode);
+  if (!op) return {};
+  if (op->engines.size() == 1 && op->engines[0] == "dma") return k.target->dma_queues;
+  std::vector<std::string> out;
+  for (const std::string& e : op->engines)
+    if (e != "dma") out.push_back(e);
+  return out;
+}
+
+std::string known_engine(const Kernel& k, InstId id) {
+  const std::vector<std::string> choices = engine_choices(k, id);
+  return choices.size() == 1 ? choices[0] : "";
+}
+
+std::string preferred_engine(const Kernel& k, InstId id) {
+  const std::vector<std::string> choices = engine_choices(k, id);
+  return choices.empty() ? "" : choices[0];
+}
+
+int64_t partitions_of(const Kernel& k, const Tensor& t) {
+  const SpaceInfo* s = k.target->space(t.space);
+  return s && s->partitions > 0 && !t.shape.empty() ? t.shape[0] : 1;
+}
+
+int64_t bytes_per_partition(const Kernel& k, const Tensor& t) {
+  const SpaceInfo* s = k.target->space(t.space);
+  int64_t b = static_cast<int64_t>(dtype_bytes(t.dtype));
+  for (size_t d = s && s->partitions > 0 ? 1 : 0; d < t.shape.size(); ++d) b *= t.shape[d];
+  return b;
+}
+
+int64_t instances_within(const Kernel& k, LoopId inner, LoopId outer) {
+  int64_t n = 1;
+  for (LoopId l = inner; l != kNoId && l != outer; l = k.loops[static_cast<size_t>(l)].parent)
+    n *= k.loops[static_cast<size_t>(l)].trip_count();
+  return n;
+}
+
+int64_t dynamic_count(const Kernel& k, InstId id) { return instances_within(k, k.insts[static_cast<size_t>(id)].loop); }
+
+std::vector<int> program_positions(const Kernel& k) {
+  std::vector<int> pos(k.insts.size(), -1);
+  const std::vector<InstId> order = k.program_order();
+  for (size_t i = 0; i < order.size(); ++i) pos[static_cast<size_t>(order[i])] = static_cast<int>(i);
+  return pos;
+}
+
+std::pair<int64_t, int64_t> value_range(const Kernel& k, const AffineExpr& e) {
+  return e.range([&](const AffineTerm& t) -> std::pair<int64_t, int64_t> {
+    if (t.loop == kNoId) return {0, 0};
+    const Loop& l = k.loops[static_cast<size_t>(t.loop)];
+    return {l.lo, l.hi - 1};
+  });
+}
+
+bool is_load(const Kernel& k, InstId id) {
+  const OpcodeInfo* op = k.target->opcode(k.insts[static_cast<size_t>(id)].opcode);
+  return op && (op->op_class == OpClass::Load || op->op_class == OpClass::IndirectLoad);
+}
+
+LoadStage load_stage(const Kernel& k, const DepGraph& g, LoopId loop) {
+  LoadStage s;
+  for (const Stmt& st : k.loops[static_cast<size_t>(loop)].body)
+    if (st.kind == Stmt::kInst && k.insts[static_cast<size_t>(st.id)].attrs.has(attr::kSeparationBarrier)) s.barrier = st.id;
+  if (s.barrier == kNoId) return s;
+  for (const DepEdgeRef& e : g.in_edges(s.barrier))
+    if (e.props.kind == DepKind::Flow && e.props.distance == 0 && k.insts[static_cast<size_t>(e.src)].loop == loop &&
+        is_load(k, e.src))
+      s.loads.push_back(e.src);
+  return s;
+}
+
+}  // namespace tandem
