@@ -50,7 +50,7 @@ struct LoopResult {
   double efficiency = 0;             // ii_bound / ii
   Picos dma_busy_ps = 0;
   Picos overlapped_dma_ps = 0;
-  Picos exposed_dma_ps = 0;
+  Picos exposed_dma_ps = 0;         // wall time: some transfer moving, no compute engine of the loop busy
   Picos wmma_bubble_ps = 0;          // summed over iterations
   int64_t wmma_instances = 0;
   bool folded = false;               // iterations[] keeps only the first and last ones
