@@ -82,11 +82,17 @@ void AddressRotationPass::run(PassContext& ctx) {
         const int64_t want = depth ? depth->buffers : 4;
         for (n = want; n >= 2 && used + footprint(t, n) - one > capacity; --n) {
         }
-        // Fewer buffers than the loads need to run ahead: the capacity binds.
-        if (depth && n < want)
-          ctx.note(where + ": %" + t.name + " over " + std::to_string(std::max<int64_t>(n, 2)) + " buffers, not " +
-                   std::to_string(want) + ": " + space_ + " has " + std::to_string(capacity - used + one) + " " + unit +
-                   " free for it, " + std::to_string(one) + " per buffer");
+        // Fewer buffers than the loads need to run ahead: the capacity binds. The model's
+        // choice is a wish, so a tile for which not even two fit keeps its one buffer.
+        if (depth && n < want) {
+          const std::string why = ": " + space_ + " has " + std::to_string(capacity - used + one) + " " + unit +
+                                  " free for it, " + std::to_string(one) + " per buffer";
+          if (n < 2) {
+            ctx.note(where + ": %" + t.name + " stays on one buffer, not " + std::to_string(want) + why);
+            continue;
+          }
+          ctx.note(where + ": %" + t.name + " over " + std::to_string(n) + " buffers, not " + std::to_string(want) + why);
+        }
       }
       if (depth)
         ctx.log->debug("{}: %{} load latency {:.1f} ns, DMA work {:.1f} ns per iteration, lifetime {:.1f} ns: {} buffers "
