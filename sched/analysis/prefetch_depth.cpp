@@ -49,19 +49,24 @@ bool within(const Kernel& k, LoopId inner, LoopId outer) {
 
 }  // namespace
 
-std::optional<PrefetchDepth> prefetch_depth(const Kernel& k, LoopId loop, int tensor, const std::vector<InstId>& writers) {
+std::optional<PrefetchDepth> prefetch_depth(const Kernel& k, LoopId loop, int tensor, const std::vector<InstId>& writers,
+                                            const std::vector<InstId>& readers) {
   if (!k.target) return std::nullopt;
   PrefetchDepth d;
   bool loaded = false;
-  for (InstId w : writers) {
-    const Instruction& in = k.insts[w];
-    bool writes_it = false;
-    for (const Access& a : in.writes) writes_it |= a.tensor_id == tensor;
-    const auto c = transfer_cost(k, in);
-    if (!writes_it || !c) continue;
-    loaded = true;
-    d.load_latency_ns = std::max(d.load_latency_ns, k.target->dma.fixed_cost_ns + c->data_ns);
-  }
+  // A transfer holds the buffer from its issue to its last byte: a load writing it, a store
+  // reading it.
+  for (const auto* list : {&writers, &readers})
+    for (InstId i : *list) {
+      const Instruction& in = k.insts[i];
+      bool touches = false;
+      for (const auto* acc : {&in.writes, &in.reads})
+        for (const Access& a : *acc) touches |= a.tensor_id == tensor;
+      const auto c = transfer_cost(k, in);
+      if (!touches || !c) continue;
+      loaded = true;
+      d.load_latency_ns = std::max(d.load_latency_ns, k.target->dma.fixed_cost_ns + c->data_ns);
+    }
   if (!loaded) return std::nullopt;
   double engine_ns = 0;
   for (InstId i = 0; i < static_cast<InstId>(k.insts.size()); ++i) {

@@ -15,14 +15,16 @@
 namespace tandem {
 
 struct PrefetchDepth {
-  double load_latency_ns = 0;  // the slowest of the tile's loads, issue to last byte
+  double load_latency_ns = 0;  // the slowest transfer into or out of the tile, issue to last byte
   double dma_ii_ns = 0;        // the loop's DMA work per iteration over the DMA engines
   double lifetime_ns = 0;      // load latency + dma_ii: until the last reader is done with it
   int64_t buffers = 2;         // ceil(lifetime / dma_ii) + 1, from 2 to 16
 };
 
-// For tensor `tensor` written by `writers` in `loop`: nullopt when no writer is a transfer
-// (a tile a compute engine writes; its lifetime needs compute costs).
-std::optional<PrefetchDepth> prefetch_depth(const Kernel& k, LoopId loop, int tensor, const std::vector<InstId>& writers);
+// For tensor `tensor` written by `writers` and read by `readers` in `loop`: nullopt when no
+// transfer touches it (a tile only compute engines use; its lifetime needs compute costs).
+// A store reading a tile holds it like a load writing it: the latency is the slowest of them.
+std::optional<PrefetchDepth> prefetch_depth(const Kernel& k, LoopId loop, int tensor, const std::vector<InstId>& writers,
+                                            const std::vector<InstId>& readers);
 
 }  // namespace tandem

@@ -77,7 +77,7 @@ void AddressRotationPass::run(PassContext& ctx) {
       const int64_t one = footprint(t, 1);
       int64_t n = buffers_;
       std::optional<PrefetchDepth> depth;
-      if (from_model_) depth = prefetch_depth(k, loop, static_cast<int>(ti), writers);
+      if (from_model_) depth = prefetch_depth(k, loop, static_cast<int>(ti), writers, readers);
       if (n == 0) {
         const int64_t want = depth ? depth->buffers : 4;
         for (n = want; n >= 2 && used + footprint(t, n) - one > capacity; --n) {
