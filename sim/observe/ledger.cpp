@@ -526,9 +526,26 @@ void Ledger::compute_bounds(SimResult& out) {
       any = true;
     }
     if (any) {
+      std::vector<boost::graph_traits<G>::edge_descriptor> critical;
       double ratio = boost::maximum_cycle_ratio(cyc, boost::get(boost::vertex_index, cyc), boost::get(boost::edge_weight, cyc),
-                                                boost::get(boost::edge_weight2, cyc));
-      if (ratio > 0) l.recurrence_bound_ps = static_cast<Picos>(ratio);
+                                                boost::get(boost::edge_weight2, cyc), &critical);
+      if (ratio > 0) {
+        l.recurrence_bound_ps = static_cast<Picos>(ratio);
+        // The cycle that sets it, by instruction: "%ld -> %mm -> %ld" (a barrier by its name).
+        std::vector<InstId> inst_of(static_cast<size_t>(n), kNoId);
+        for (const SimInst& inst : p.insts)
+          if (vertex[static_cast<size_t>(inst.id)] >= 0) inst_of[static_cast<size_t>(vertex[static_cast<size_t>(inst.id)])] = inst.id;
+        for (size_t i = 0; i < critical.size(); ++i) {
+          const auto e = critical[i];
+          if (i == 0) l.recurrence_cause = p.insts[static_cast<size_t>(inst_of[boost::source(e, cyc)])].name;
+          l.recurrence_cause += " -> " + p.insts[static_cast<size_t>(inst_of[boost::target(e, cyc)])].name;
+        }
+        // The barrier's own window (above): one release to the next.
+        if (critical.size() == 1 && boost::source(critical[0], cyc) == boost::target(critical[0], cyc) &&
+            p.insts[static_cast<size_t>(inst_of[boost::source(critical[0], cyc)])].is_barrier)
+          l.recurrence_cause = p.insts[static_cast<size_t>(inst_of[boost::source(critical[0], cyc)])].name +
+                               ": DMA fixed cost + the busiest DMA engine's work between its releases";
+      }
     }
     l.ii_bound_ps = std::max(l.resource_bound_ps, l.recurrence_bound_ps);
     // Against the hardware alone: what the schedule leaves on the table, including what its own

@@ -46,6 +46,7 @@ struct LoopResult {
   Picos resource_bound_ps = 0;       // busiest resource's work per iteration
   std::string bound_resource;
   Picos recurrence_bound_ps = 0;     // max over dependence cycles of latency / distance
+  std::string recurrence_cause;      // that cycle's instructions, "%ld -> %mm -> %ld"
   Picos ii_bound_ps = 0;             // max of the two
   double efficiency = 0;             // ii_bound / ii
   Picos dma_busy_ps = 0;
