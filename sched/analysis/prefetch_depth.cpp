@@ -53,20 +53,22 @@ std::optional<PrefetchDepth> prefetch_depth(const Kernel& k, LoopId loop, int te
                                             const std::vector<InstId>& readers) {
   if (!k.target) return std::nullopt;
   PrefetchDepth d;
-  bool loaded = false;
-  // A transfer holds the buffer from its issue to its last byte: a load writing it, a store
-  // reading it.
+  // A transfer holds the buffer from its issue to its last byte: a load writing it (w), a
+  // store or gather reading it (r).
+  double w = 0, r = 0;
   for (const auto* list : {&writers, &readers})
     for (InstId i : *list) {
       const Instruction& in = k.insts[i];
-      bool touches = false;
-      for (const auto* acc : {&in.writes, &in.reads})
-        for (const Access& a : *acc) touches |= a.tensor_id == tensor;
       const auto c = transfer_cost(k, in);
-      if (!touches || !c) continue;
-      loaded = true;
-      d.load_latency_ns = std::max(d.load_latency_ns, k.target->dma.fixed_cost_ns + c->data_ns);
+      if (!c) continue;
+      const double latency = k.target->dma.fixed_cost_ns + c->data_ns;
+      for (const Access& a : in.writes)
+        if (a.tensor_id == tensor && list == &writers) w = std::max(w, latency);
+      for (const Access& a : in.reads)
+        if (a.tensor_id == tensor && list == &readers) r = std::max(r, latency);
     }
+  const bool loaded = w > 0 || r > 0;
+  d.load_latency_ns = std::max(w, r);
   if (!loaded) return std::nullopt;
   double engine_ns = 0;
   for (InstId i = 0; i < static_cast<InstId>(k.insts.size()); ++i) {
@@ -75,9 +77,10 @@ std::optional<PrefetchDepth> prefetch_depth(const Kernel& k, LoopId loop, int te
     if (const auto c = transfer_cost(k, in)) engine_ns += c->engine_ns * static_cast<double>(instances_within(k, in.loop, loop));
   }
   d.dma_ii_ns = engine_ns / static_cast<double>(std::max<int64_t>(1, k.target->dma.engines));
-  // The buffer lives from its load's issue until its last reader is done with it: in a
-  // schedule starting an iteration every II, that reader ends within one II of the landing.
-  d.lifetime_ns = d.load_latency_ns + d.dma_ii_ns;
+  // The buffer lives from its writer's start until its last reader is done with it: a
+  // transfer's latency at either end; a compute engine, in a schedule starting an iteration
+  // every II, is done within one II (an index tile's life spans its load and the gather).
+  d.lifetime_ns = (w > 0 ? w : d.dma_ii_ns) + (r > 0 ? r : d.dma_ii_ns);
   const double ahead = d.dma_ii_ns > 0 ? std::ceil(d.lifetime_ns / d.dma_ii_ns) : 1.0;
   d.buffers = std::clamp<int64_t>(static_cast<int64_t>(std::min(ahead, 64.0)) + 1, 2, 16);
   return d;
