@@ -20,9 +20,9 @@ std::vector<PassOptionSpec> AddressRotationPass::options() {
   return {
       {"space", PassOptionSpec::Choice, "sbuf", "the memory space whose tensors are rotated", rotatable_spaces()},
       {"buffers", PassOptionSpec::String, "auto",
-       "buffers per rotated tensor: auto (the largest of 4, 3, 2 that fits), model (a loaded tile: "
-       "ceil(load latency / the loop's DMA work per iteration) + 1 from the model, as many as fit; else as auto) "
-       "or a number from 2 to 16",
+       "buffers per rotated tensor: auto (the largest of 4, 3, 2 that fits), model (a tile a transfer writes or "
+       "reads: ceil(lifetime / the loop's DMA work per iteration) + 1 from the model, else 4; as many as fit, one "
+       "when two do not) or a number from 2 to 16",
        {}},
   };
 }
@@ -84,7 +84,7 @@ void AddressRotationPass::run(PassContext& ctx) {
         }
         // Fewer buffers than the loads need to run ahead: the capacity binds. The model's
         // choice is a wish, so a tile for which not even two fit keeps its one buffer.
-        if (depth && n < want) {
+        if (from_model_ && n < want) {
           const std::string why = ": " + space_ + " has " + std::to_string(capacity - used + one) + " " + unit +
                                   " free for it, " + std::to_string(one) + " per buffer";
           if (n < 2) {
