@@ -314,6 +314,10 @@ const Table<Target>& dma_table() {
        [](R& r, const Node& n, Target& m, const std::string& w) { m.dma.bandwidth_bytes_per_ns = r.number(n, w, kBytesPerNs); }},
       {"fixed_cost_ns", Need::Timing,
        [](R& r, const Node& n, Target& m, const std::string& w) { m.dma.fixed_cost_ns = r.number(n, w, kNanoseconds); }},
+      {"engine_overhead_ns", Need::Optional,
+       [](R& r, const Node& n, Target& m, const std::string& w) { m.dma.engine_overhead_ns = r.number(n, w, kNanoseconds); }},
+      {"descriptor_overhead_ns", Need::Optional,
+       [](R& r, const Node& n, Target& m, const std::string& w) { m.dma.descriptor_overhead_ns = r.number(n, w, kNanoseconds); }},
       {"efficiency", Need::Optional,
        [](R& r, const Node& n, Target& m, const std::string& w) {
          if (!n.IsSequence()) r.fail(n, w + " must be a list of {bytes_per_partition, efficiency}");

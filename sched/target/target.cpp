@@ -137,8 +137,9 @@ std::optional<double> EngineInfo::constant_cycles(const std::string& op) const {
 std::optional<double> EngineInfo::constant_latency(const std::string& op) const { return constant_of(costs, op, true); }
 
 const std::vector<std::string>& cost_variables() {
-  static const std::vector<std::string> vars = {"N",     "P",         "N_stationary", "N_moving", "is_fp32",
-                                                "bytes", "elem_bytes", "MIN_II",       "ranks"};
+  static const std::vector<std::string> vars = {"N",     "P",          "N_stationary", "N_moving", "is_fp32",
+                                                "bytes", "elem_bytes", "MIN_II",       "ranks",    "accumulator_inputs",
+                                                "all_16bit"};
   return vars;
 }
 

@@ -117,7 +117,11 @@ struct DmaModel {
   int64_t engines = 0;
   int64_t partitions_per_engine = 1;
   double bandwidth_bytes_per_ns = 1;  // per DMA engine
-  double fixed_cost_ns = 0;           // issue to first byte, per transfer
+  // The queue's setup stage (descriptor generation, synchronisation): one transfer at a time
+  // per queue, overlapping the previous transfer's data (docs/models.md, "dma").
+  double fixed_cost_ns = 0;
+  double engine_overhead_ns = 0;      // engine time per transfer, on every engine it uses
+  double descriptor_overhead_ns = 0;  // engine time per descriptor (a contiguous run of a partition)
   // Fraction of the bandwidth a transfer achieves, by bytes per partition; linear between
   // points, flat beyond the ends.
   std::vector<std::pair<double, double>> efficiency;

@@ -173,7 +173,9 @@ class Lowering {
                                 static_cast<double>(bytes),
                                 static_cast<double>(std::max<int64_t>(1, in0.elem_bytes)),
                                 em->min_ii_cycles,
-                                static_cast<double>(in.attrs.get_int(attr::kRanks).value_or(1))};
+                                static_cast<double>(in.attrs.get_int(attr::kRanks).value_or(1)),
+                                static_cast<double>(accumulator_inputs(in)),
+                                all_16bit(reads, writes) ? 1.0 : 0.0};
     if (op.op_class == OpClass::Collective && m_->collective.link_bandwidth_bytes_per_ns > 0) {
       // Ring algorithm volume; its bytes cross every DMA engine and the link.
       const int64_t ranks = std::max<int64_t>(1, in.attrs.get_int(attr::kRanks).value_or(1));
@@ -228,6 +230,25 @@ class Lowering {
     }
   }
 
+  // Operands read from a space with accumulation banks (PSUM): the ISA charges VectorE's
+  // tensor_tensor N, not 2N, cycles then.
+  int64_t accumulator_inputs(const Instruction& in) const {
+    int64_t n = 0;
+    for (const Access& a : in.reads) {
+      const SpaceInfo* sp = m_->space(k_.tensors[a.tensor_id].space);
+      n += sp && sp->banks > 0;
+    }
+    return n;
+  }
+
+  // Every operand a 16-bit float (bf16, f16, fp16).
+  static bool all_16bit(const std::vector<Shape>& reads, const std::vector<Shape>& writes) {
+    for (const auto* list : {&reads, &writes})
+      for (const Shape& sh : *list)
+        if (sh.dtype != "bf16" && sh.dtype != "f16" && sh.dtype != "fp16") return false;
+    return !reads.empty();
+  }
+
   int pipe_index(const std::string& name) {
     for (size_t i = 0; i < p_.pipes.size(); ++i)
       if (p_.pipes[i] == name) return static_cast<int>(i);
@@ -244,13 +265,30 @@ class Lowering {
     return static_cast<int>(p_.ports.size() - 1);
   }
 
+  // Contiguous runs per partition row of an access (its descriptors per partition, ARCH-v2):
+  // the first dimension is the partition (or, off chip, the row a partition receives); a run
+  // ends at the innermost dimension the access does not cover whole.
+  int64_t runs_per_row(const Access& a) const {
+    const Tensor& t = k_.tensors[a.tensor_id];
+    if (a.whole()) return 1;
+    int64_t runs = 1;
+    size_t partial = 0;
+    for (size_t d = 1; d < a.dims.size(); ++d)
+      if (std::max<int64_t>(1, value_range(k_, a.dims[d].hi - a.dims[d].lo).second) < t.shape[d]) partial = d;
+    for (size_t d = 1; d < partial; ++d) runs *= std::max<int64_t>(1, value_range(k_, a.dims[d].hi - a.dims[d].lo).second);
+    return runs;
+  }
+
   // A transfer is split across DMA engines by the partitions of its on-chip side (DMA-OV:
   // 8 partitions per engine); a transfer with no partitioned side spreads over all engines.
+  // Each engine adds its fixed work: engine_overhead_ns, and descriptor_overhead_ns per
+  // contiguous run of each of its partitions (the larger count of either side).
   void lower_dma(SimInst& s, const Instruction& in, int64_t bytes) {
     const DmaModel& dma = m_->dma;
-    int64_t first_partition = 0, partitions = 0;
+    int64_t first_partition = 0, partitions = 0, runs = 1;
     for (const auto* list : {&in.writes, &in.reads})
       for (const Access& a : *list) {
+        runs = std::max(runs, runs_per_row(a));
         const Tensor& t = k_.tensors[a.tensor_id];
         const SpaceInfo* sp = m_->space(t.space);
         if (!sp || sp->partitions == 0 || partitions) continue;
@@ -272,11 +310,15 @@ class Lowering {
       t.first_engine = 0;
       t.engine_count = static_cast<int>(dma.engines);
       t.efficiency = dma.efficiency_at(static_cast<double>(bytes) / static_cast<double>(dma.engines));
+      partitions = dma.engines;  // one row per engine [guess: the spread off chip is not published]
     }
-    // Unit occupancy for bounds: the data phase alone on its engines.
-    double ns = t.bytes / (t.engine_count * dma.bandwidth_bytes_per_ns * t.efficiency);
-    s.cycles_ps = std::llround(ns * 1000);
-    s.latency_ps = s.cycles_ps + p_.dma_fixed_ps;
+    const double descriptors = static_cast<double>(runs * partitions) / t.engine_count;
+    t.overhead_bytes = (dma.engine_overhead_ns + descriptors * dma.descriptor_overhead_ns) * dma.bandwidth_bytes_per_ns;
+    // For bounds: the queue holds the setup stage; the data phase alone on its engines.
+    s.cycles_ps = p_.dma_fixed_ps;
+    // Rounded down: the simulator rounds each transfer's end up, and bounds must not exceed it.
+    s.data_ps = static_cast<Picos>(std::floor(t.engine_bytes() / (dma.bandwidth_bytes_per_ns * t.efficiency) * 1000 + 1e-6));
+    s.latency_ps = s.cycles_ps + s.data_ps;
   }
 
   void make_channels() {

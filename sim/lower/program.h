@@ -51,6 +51,11 @@ struct DmaTransfer {
   int first_engine = 0;  // DMA engines [first, first + count) carry it
   int engine_count = 1;
   double efficiency = 1;
+  // Each engine's fixed work for the transfer (per-transfer and per-descriptor overheads),
+  // in bytes at the engine's bandwidth: it moves bytes / engine_count + overhead_bytes.
+  double overhead_bytes = 0;
+
+  double engine_bytes() const { return bytes / engine_count + overhead_bytes; }
 };
 
 struct SimInst {
@@ -60,8 +65,9 @@ struct SimInst {
   std::vector<int> units;      // one unit; a barrier lists every unit it fences
   bool is_barrier = false;
   bool wmma = false;           // a WMMA: its issue waits are the loop's WMMA bubbles
-  Picos cycles_ps = 0;         // unit occupancy
+  Picos cycles_ps = 0;         // unit occupancy (a transfer: its queue's setup stage)
   Picos latency_ps = 0;        // start to completion (>= cycles_ps)
+  Picos data_ps = 0;           // a transfer: its data phase alone on its engines
   DmaTransfer dma;             // DMA-class instructions; a collective's ring volume
   bool collective = false;     // moves `dma` through the DMA engines and `link_ps` over the link
   Picos link_ps = 0;

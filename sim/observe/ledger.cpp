@@ -403,6 +403,7 @@ void Ledger::compute_bounds(SimResult& out) {
   // `*dma_total`: all DMA engines' work together.
   auto busiest = [&](LoopId loop, std::string* name, Picos* dma_work = nullptr, Picos* dma_total = nullptr) {
     std::vector<Picos> unit_work(p.units.size(), 0);
+    std::vector<Picos> queue_data(p.units.size(), 0);  // a queue moves one transfer's data at a time
     std::vector<double> engine_work(static_cast<size_t>(std::max<int64_t>(1, dma.engines)), 0.0);
     std::vector<Picos> pipe_work(p.pipes.size(), 0);
     for (const SimInst& inst : p.insts) {
@@ -410,17 +411,17 @@ void Ledger::compute_bounds(SimResult& out) {
       if (loop != kNoId && !in_loop(inst, loop)) continue;
       const int64_t n = loop == kNoId ? inst.dynamic_count : inner_trips(k, inst, loop);
       unit_work[static_cast<size_t>(inst.units[0])] += inst.cycles_ps * n;
+      queue_data[static_cast<size_t>(inst.units[0])] += inst.data_ps * n;
       if (inst.pipe >= 0) pipe_work[static_cast<size_t>(inst.pipe)] += inst.pipe_ps * n;
       if (p.units[static_cast<size_t>(inst.units[0])].kind == UnitKind::DmaQueue || inst.collective)
         for (int i = 0; i < inst.dma.engine_count; ++i)
           engine_work[static_cast<size_t>((inst.dma.first_engine + i) % dma.engines)] +=
-              static_cast<double>(n) * inst.dma.bytes / inst.dma.engine_count /
-              (dma.bandwidth_bytes_per_ns / 1000.0 * inst.dma.efficiency);
+              static_cast<double>(n) * inst.dma.engine_bytes() / (dma.bandwidth_bytes_per_ns / 1000.0 * inst.dma.efficiency);
     }
     Picos best = 0;
     for (size_t u = 0; u < unit_work.size(); ++u)
-      if (unit_work[u] > best) {
-        best = unit_work[u];
+      if (std::max(unit_work[u], queue_data[u]) > best) {
+        best = std::max(unit_work[u], queue_data[u]);
         *name = p.units[u].name;
       }
     for (size_t i = 0; i < pipe_work.size(); ++i)
@@ -503,7 +504,9 @@ void Ledger::compute_bounds(SimResult& out) {
         const SimInst& a = p.insts[static_cast<size_t>(stream[i])];
         const bool wrap = i + 1 == stream.size();
         const SimInst& b = p.insts[static_cast<size_t>(stream[wrap ? 0 : i + 1])];
-        const Picos w = a.is_barrier || queue ? 0 : a.cycles_ps;
+        // (A queue's next transfer, or its arrival at a barrier, comes once this transfer's
+        // setup, its cycles, is done; the data is waited for only through edges.)
+        const Picos w = a.is_barrier ? 0 : a.cycles_ps;
         boost::add_edge(static_cast<size_t>(vertex[static_cast<size_t>(a.id)]), static_cast<size_t>(vertex[static_cast<size_t>(b.id)]),
                         {static_cast<double>(w), wrap ? 1.0 : 0.0}, g);
       }

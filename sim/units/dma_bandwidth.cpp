@@ -38,7 +38,7 @@ int DmaBandwidth::start(const DmaTransfer& t, double now) {
   }
   uint64_t span = 0;
   for (int i = 0; i < t.engine_count; ++i) span |= 1ULL << ((t.first_engine + i) % engines_);
-  const double per_engine = t.bytes / t.engine_count;
+  const double per_engine = t.engine_bytes();
   groups_left_[static_cast<size_t>(id)] = 0;
   const size_t n = groups_.size();
   for (size_t i = 0; i < n; ++i) {

@@ -25,15 +25,15 @@ void DmaQueue::execute(const SimInst& inst, InstanceRecord& r) {
     pending_start_ = std::numeric_limits<Picos>::max();
   }
   const double f = jitter(inst);
-  Issued t{&inst, r, loop_counts_, loop_ivs_, issue + static_cast<Picos>(static_cast<double>(ctx_.program.dma_fixed_ps) * f),
+  Issued t{&inst, r, loop_counts_, loop_ivs_, issue + static_cast<Picos>(static_cast<double>(inst.cycles_ps) * f),
            inst.dma, inst.run_seq(loop_ivs_.data(), *ctx_.program.kernel)};
   t.r.start = issue;
   t.transfer.efficiency /= f;  // a slower transfer: the same bytes at a lower rate
   // An order without data holds from the issue: publish it now, not when the data lands.
   publish_at(inst, issue, issue, issue, loop_counts_.data(), loop_ivs_.data(), true, Publish::Ordered);
+  free_ = t.first_byte;  // the setup stage takes one transfer at a time
   issued_.push_back(std::move(t));
   issued_event_.notify(sc_core::SC_ZERO_TIME);
-  free_ = issue;
 }
 
 void DmaQueue::data_thread() {

@@ -1,6 +1,7 @@
-// A DMA queue: transfers issue in order when their inputs are complete; each pays the fixed
-// cost (descriptor setup, synchronisation) from issue to its first byte, which overlaps the
-// previous transfer's data, and moves its data after the previous transfer's data (FIFO).
+// A DMA queue, a two-stage pipeline: transfers issue in order when their inputs are complete
+// and the previous transfer's setup (descriptor generation, synchronisation: the fixed cost)
+// is done; a transfer's setup overlaps the previous transfer's data, and its data moves after
+// the previous transfer's data (FIFO).
 //
 // Issue and data are two threads of the queue, as on the hardware the queue's descriptor
 // processing and the DMA engines are: the unit's stream issues (and reaches barriers once it

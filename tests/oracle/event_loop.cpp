@@ -145,7 +145,7 @@ class Baseline {
     if (p_.units[static_cast<size_t>(ui)].kind == UnitKind::DmaQueue) {
       u.issue = start;
       u.in_flight = true;
-      const Picos data_start = std::max(start + p_.dma_fixed_ps, u.data_free);
+      const Picos data_start = std::max(start + inst.cycles_ps, u.data_free);
       publish_outputs(u, inst, DepKind::Ordered, start);
       push(data_start, kDmaStart, ui);
       return;
@@ -225,7 +225,7 @@ class Baseline {
       u.free = end;
     } else {
       u.data_free = end;
-      u.free = u.issue;
+      u.free = u.issue + inst.cycles_ps;  // one setup at a time per queue
     }
     next_instance(u);
     push(end, kTry, ui);

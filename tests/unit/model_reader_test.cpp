@@ -47,10 +47,16 @@ TEST_CASE("the bundled models load with their published figures", "[model]") {
   CHECK(trn2->engine("pe")->clock_ghz == 2.4);
   CHECK(trn2->dma.engines == 16);
   CHECK(trn2->dma.bandwidth_bytes_per_ns == 23);
-  CHECK(trn2->dma.fixed_cost_ns == 1300);
-  CHECK(trn2->dma.efficiency_at(4096) == 1.0);
-  CHECK(trn2->dma.efficiency_at(100000) == 1.0);
-  CHECK(trn2->dma.efficiency_at(1280) == Approx(0.75));  // halfway between 512 and 2048
+  CHECK(trn2->dma.fixed_cost_ns == 880);
+  CHECK(trn2->dma.engine_overhead_ns == 100);
+  CHECK(trn2->dma.descriptor_overhead_ns == 5);
+  CHECK(trn2->dma.efficiency.empty());  // the stages give the published curve
+  CHECK(trn2->dma.efficiency_at(256) == 1.0);
+  DmaModel curve;
+  curve.efficiency = {{512, 0.6}, {2048, 0.9}};
+  CHECK(curve.efficiency_at(1280) == Approx(0.75));  // halfway between 512 and 2048
+  CHECK(curve.efficiency_at(100000) == 0.9);
+  CHECK(load_target(kModels + "trn1.yaml")->dma.engine_overhead_ns == 450);
   CHECK(trn2->conflicts.empty());
   auto trn1 = load_target(kModels + "trn1.yaml");
   CHECK(trn1->conflicts.size() == 2);
@@ -64,28 +70,42 @@ TEST_CASE("the bundled models load with their published figures", "[model]") {
 TEST_CASE("a matmul costs what the ISA formula says", "[model]") {
   auto trn2 = load_target(kModels + "trn2.yaml");
   const CostFormula& mm = trn2->engine("pe")->costs.at("matmul").cycles;
-  // N, P, N_stationary, N_moving, is_fp32, bytes, elem_bytes, MIN_II, ranks
-  CHECK(mm.eval({512, 128, 128, 512, 0, 0, 2, 0, 1}) == 512);
-  CHECK(mm.eval({512, 128, 128, 512, 1, 0, 4, 0, 1}) == 2048);
+  // N, P, N_stationary, N_moving, is_fp32, bytes, elem_bytes, MIN_II, ranks, accumulator_inputs, all_16bit
+  CHECK(mm.eval({512, 128, 128, 512, 0, 0, 2, 0, 1, 0, 1}) == 512);
+  CHECK(mm.eval({512, 128, 128, 512, 1, 0, 4, 0, 1, 0, 0}) == 2048);
+}
+
+TEST_CASE("VectorE tensor_tensor costs N with a PSUM or all-16-bit input, else 2N (ISA)", "[model]") {
+  for (const char* name : {"trn1.yaml", "trn2.yaml"}) {
+    auto t = load_target(kModels + name);
+    const CostFormula& tt = t->engine("dve")->costs.at("tensor_tensor").cycles;
+    // N = 512, MIN_II = 64; then N = 16 (MIN_II binds)
+    CHECK(tt.eval({512, 128, 512, 512, 1, 0, 4, 64, 1, 0, 0}) == 1024);  // f32, both in SBUF
+    CHECK(tt.eval({512, 128, 512, 512, 1, 0, 4, 64, 1, 1, 0}) == 512);   // one input in PSUM
+    CHECK(tt.eval({512, 128, 512, 512, 0, 0, 2, 64, 1, 0, 1}) == 512);   // all bf16
+    CHECK(tt.eval({16, 128, 16, 16, 1, 0, 4, 64, 1, 0, 0}) == 64);
+  }
 }
 
 TEST_CASE("a broken model file is a located error", "[model]") {
   CHECK_THAT(load_error(variant("bandwidth_bytes_per_ns: 23", "bandwidth_bytes_per_ns: -23", "negative")),
-             Catch::Matches(".*negative\\.yaml:90:27: error: dma.bandwidth_bytes_per_ns must not be negative \\(got -23\\)"));
-  CHECK_THAT(load_error(variant("  fixed_cost_ns: 1300", "", "missing")),
-             Catch::Matches(".*missing\\.yaml:87:3: error: missing field 'fixed_cost_ns' in dma"));
+             Catch::Matches(".*negative\\.yaml:93:27: error: dma.bandwidth_bytes_per_ns must not be negative \\(got -23\\)"));
+  CHECK_THAT(load_error(variant("  fixed_cost_ns: 880", "", "missing")),
+             Catch::Matches(".*missing\\.yaml:90:3: error: missing field 'fixed_cost_ns' in dma"));
   CHECK_THAT(load_error(variant("\"max(MIN_II, N)\"                         # ISA\n      activation_reduce",
                                 "\"max(MIN_II, Nx)\"                         # ISA\n      activation_reduce", "var")),
-             Catch::Matches(".*var\\.yaml:46:32: error: unknown variable 'Nx' in cost formula \\(known: N, P, .*\\)"));
+             Catch::Matches(".*var\\.yaml:49:32: error: unknown variable 'Nx' in cost formula \\(known: N, P, .*\\)"));
   CHECK_THAT(load_error(variant("\"150 + N\"", "\"150 + * N\"", "syntax")),
              Catch::Matches(".*syntax\\.yaml:\\d+:\\d+: error: unexpected '\\*' in cost formula"));
-  CHECK_THAT(load_error(variant("fixed_cost_ns: 1300", "fixed_cost_nss: 1300", "key")),
+  CHECK_THAT(load_error(variant("fixed_cost_ns: 880", "fixed_cost_nss: 880", "key")),
              Catch::Contains("unknown field 'fixed_cost_nss' in dma"));
   CHECK_THAT(load_error(variant("      iota: \"150 + N\"                                      # ISA\n", "", "nocost")),
              Catch::Contains("error: opcode 'iota' runs on 'pool' but engines.pool.costs has no entry for it"));
   CHECK_THAT(load_error(variant("clock_ghz: 2.4               # ARCH-v3", "clock_ghz: 0", "clock")),
              Catch::Contains("engines.pe.clock_ghz must be positive"));
-  CHECK_THAT(load_error(variant("{bytes_per_partition: 512, efficiency: 0.6}", "{bytes_per_partition: 128, efficiency: 0.6}", "order")),
+  CHECK_THAT(load_error(variant("  fixed_cost_ns: 880",
+                                "  efficiency: [{bytes_per_partition: 512, efficiency: 0.6}, "
+                                "{bytes_per_partition: 128, efficiency: 0.7}]\n  fixed_cost_ns: 880", "order")),
              Catch::Contains("dma.efficiency points must have increasing bytes_per_partition"));
   CHECK_THAT(load_error(variant("conflicts: []", "conflicts: [{space: sbuf, engines: [dma, pe]}]", "dmaconflict")),
              Catch::Contains("conflicts are between compute engines; 'dma' is not one"));
