@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "sched/analysis/dependence_analysis.h"
+#include "sched/analysis/prefetch_depth.h"
 #include "sched/analysis/rotation_candidate.h"
 #include "sched/ir/attribute_keys.h"
 #include "sched/ir/kernel_queries.h"
@@ -19,13 +20,20 @@ std::vector<PassOptionSpec> AddressRotationPass::options() {
   return {
       {"space", PassOptionSpec::Choice, "sbuf", "the memory space whose tensors are rotated", rotatable_spaces()},
       {"buffers", PassOptionSpec::String, "auto",
-       "buffers per rotated tensor: auto (the largest of 4, 3, 2 that fits) or a number from 2 to 16", {}},
+       "buffers per rotated tensor: auto (the largest of 4, 3, 2 that fits), model (a tile a transfer writes or "
+       "reads: ceil(lifetime / the loop's DMA work per iteration) + 1 from the model, else 4; as many as fit, one "
+       "when two do not) or a number from 2 to 16",
+       {}},
   };
 }
 
 AddressRotationPass::AddressRotationPass(const PassOptions& o) : space_(o.get_string("space")), buffers_(0) {
   const std::string b = o.get_string("buffers");
   if (b == "auto") return;
+  if (b == "model") {
+    from_model_ = true;
+    return;
+  }
   try {
     size_t used = 0;
     buffers_ = std::stoll(b, &used);
@@ -68,10 +76,28 @@ void AddressRotationPass::run(PassContext& ctx) {
 
       const int64_t one = footprint(t, 1);
       int64_t n = buffers_;
+      std::optional<PrefetchDepth> depth;
+      if (from_model_) depth = prefetch_depth(k, loop, static_cast<int>(ti), writers, readers);
       if (n == 0) {
-        for (n = 4; n >= 2 && used + footprint(t, n) - one > capacity; --n) {
+        const int64_t want = depth ? depth->buffers : 4;
+        for (n = want; n >= 2 && used + footprint(t, n) - one > capacity; --n) {
+        }
+        // Fewer buffers than the loads need to run ahead: the capacity binds. The model's
+        // choice is a wish, so a tile for which not even two fit keeps its one buffer.
+        if (from_model_ && n < want) {
+          const std::string why = ": " + space_ + " has " + std::to_string(capacity - used + one) + " " + unit +
+                                  " free for it, " + std::to_string(one) + " per buffer";
+          if (n < 2) {
+            ctx.note(where + ": %" + t.name + " stays on one buffer, not " + std::to_string(want) + why);
+            continue;
+          }
+          ctx.note(where + ": %" + t.name + " over " + std::to_string(n) + " buffers, not " + std::to_string(want) + why);
         }
       }
+      if (depth)
+        ctx.log->debug("{}: %{} load latency {:.1f} ns, DMA work {:.1f} ns per iteration, lifetime {:.1f} ns: {} buffers "
+                       "wanted",
+                       where, t.name, depth->load_latency_ns, depth->dma_ii_ns, depth->lifetime_ns, depth->buffers);
       if (n < 2 || used + footprint(t, n) - one > capacity)
         throw Error(t.loc, "address-rotation: %" + t.name + " needs " + std::to_string(n < 2 ? 2 : n) + " x " +
                                std::to_string(one) + " " + unit + " in " + space_ + " but only " +

@@ -19,7 +19,8 @@ class AddressRotationPass : public Pass {
 
  private:
   std::string space_;
-  int64_t buffers_;  // 0 = auto
+  int64_t buffers_;  // 0 = auto or model
+  bool from_model_ = false;
 };
 
 }  // namespace tandem

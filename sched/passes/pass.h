@@ -45,6 +45,7 @@ class PassOptions {
 struct PassStats {
   std::vector<std::pair<std::string, int64_t>> counters;
   std::vector<std::string> skip_reasons;
+  std::vector<std::string> notes;  // a decision bounded by something else (capacity), with why
   void add(const std::string& name, int64_t n = 1);
   int64_t get(const std::string& name) const;
 };
@@ -61,6 +62,7 @@ struct PassContext {
   // The graph now differs from what analysis of the accesses derives: print it in full.
   void mark_deps_listed() { kernel.attrs.set_flag(attr::kDepsListed); }
   void skip(const std::string& reason);
+  void note(const std::string& what);
 };
 
 class Pass {

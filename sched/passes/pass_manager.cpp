@@ -55,6 +55,11 @@ void PassContext::skip(const std::string& reason) {
   log->debug("skipped: {}", reason);
 }
 
+void PassContext::note(const std::string& what) {
+  stats.notes.push_back(what);
+  log->debug("note: {}", what);
+}
+
 const std::vector<PassInfo>& pass_registry() {
   static const std::vector<PassInfo> table = {
 #define TANDEM_PASS(NAME, CLASS) \
@@ -107,6 +112,7 @@ void run_pipeline(Kernel& k, DepGraph& g, const std::vector<PipelineStep>& steps
       diag << "=== stats: " << step.text << " ===\n";
       for (const auto& [name, value] : stats.counters) diag << "  " << name << ": " << value << "\n";
       for (const auto& reason : stats.skip_reasons) diag << "  skipped: " << reason << "\n";
+      for (const auto& what : stats.notes) diag << "  note: " << what << "\n";
     }
     if (opts.verify) after_pass.emplace_back(&step, k);
     if (opts.print_after.count(step.pass->name)) {

@@ -26,6 +26,12 @@ const std::vector<NamedPipeline>& named_pipelines() {
        "prefetch-schedule{after},separate-load-compute{post-ada}",
        "seed 000's composition: prefetch-schedule, separate-load-compute{memset}, list-schedule, "
        "address-rotation{space=sbuf}, prefetch-schedule{after}, separate-load-compute{post-ada}"},
+      // No barrier: rotation's edges synchronise per buffer (a load into buffer b waits for
+      // b's last reader at distance N, its readers for the load), so loads run ahead as far as
+      // the buffers allow (docs/passes.md, auto).
+      {"auto", "address-rotation{buffers=model},address-rotation{space=psum,buffers=model}",
+       "per-buffer synchronisation: SBUF tiles over ceil(load latency / DMA work per iteration) + 1 buffers from "
+       "the model, as many as fit, then PSUM tiles; no barrier"},
   };
   return pipelines;
 }

@@ -142,22 +142,61 @@ Ledger::Iter& Ledger::iteration(LoopState& s, int64_t index, int64_t iv) {
   return it;
 }
 
-void Ledger::add_compute_busy(Picos a, Picos b) {
+namespace {
+
+// Adds [a, b) to a set of merged intervals (start -> end).
+void merge_interval(std::map<Picos, Picos>& set, Picos a, Picos b) {
   if (b <= a) return;
-  auto it = compute_busy_.upper_bound(a);
-  if (it != compute_busy_.begin()) {
+  auto it = set.upper_bound(a);
+  if (it != set.begin()) {
     auto prev = std::prev(it);
     if (prev->second >= a) {
       a = prev->first;
       b = std::max(b, prev->second);
-      it = compute_busy_.erase(prev);
+      it = set.erase(prev);
     }
   }
-  while (it != compute_busy_.end() && it->first <= b) {
+  while (it != set.end() && it->first <= b) {
     b = std::max(b, it->second);
-    it = compute_busy_.erase(it);
+    it = set.erase(it);
   }
-  compute_busy_.emplace(a, b);
+  set.emplace(a, b);
+}
+
+// Drops what lies before `t` (an interval across `t` keeps its part from `t` on).
+void forget_before(std::map<Picos, Picos>& set, Picos t) {
+  while (!set.empty() && set.begin()->first < t) {
+    const Picos end = set.begin()->second;
+    set.erase(set.begin());
+    if (end > t) set.emplace(t, end);
+  }
+}
+
+}  // namespace
+
+void Ledger::add_compute_busy(Picos a, Picos b) { merge_interval(compute_busy_, a, b); }
+
+void Ledger::count_exposed(LoopState& s, Picos until) {
+  for (const auto& [a0, b0] : s.dma_wall) {
+    const Picos a = std::max(a0, s.counted), b = std::min(b0, until);
+    if (b <= a) continue;
+    Picos hidden = 0;
+    auto it = s.engines_busy.upper_bound(a);
+    if (it != s.engines_busy.begin()) --it;
+    for (; it != s.engines_busy.end() && it->first < b; ++it) {
+      const Picos lo = std::max(a, it->first), hi = std::min(b, it->second);
+      if (hi > lo) hidden += hi - lo;
+    }
+    s.result.exposed_dma_ps += (b - a) - hidden;
+  }
+  if (until == kNever) {
+    s.dma_wall.clear();
+    s.engines_busy.clear();
+  } else {
+    forget_before(s.dma_wall, until);
+    forget_before(s.engines_busy, until);
+  }
+  s.counted = std::max(s.counted, until);
 }
 
 void Ledger::record(const InstanceRecord& r) {
@@ -173,7 +212,11 @@ void Ledger::record(const InstanceRecord& r) {
     ++u.instances;
     for (size_t i = 0; i < u.stall_ps.size(); ++i) u.stall_ps[i] += r.stall[i];
     if (dma) u.bytes += inst.dma.bytes;
-    if (!dma) add_compute_busy(r.busy_start, r.busy_end);
+    if (!dma) {
+      add_compute_busy(r.busy_start, r.busy_end);
+      for (size_t l = 0; l < loops_.size(); ++l)
+        if (works_in_[l][static_cast<size_t>(r.unit)]) merge_interval(loops_[l].engines_busy, r.busy_start, r.busy_end);
+    }
     InstProfile& prof = profile_[static_cast<size_t>(r.inst)];  // named in finish(), off the hot path
     ++prof.instances;
     prof.busy_ps += r.busy_end - r.busy_start;
@@ -193,6 +236,7 @@ void Ledger::record(const InstanceRecord& r) {
     it.end = std::max(it.end, r.complete);
     if (r.unit >= 0) {
       if (dma) {
+        merge_interval(s.dma_wall, r.start, r.complete);
         it.dma.emplace_back(r.start, r.complete);
         compact(it.dma);
         it.dma_min_start = std::min(it.dma_min_start, r.start);
@@ -282,7 +326,6 @@ void Ledger::finalize(LoopState& s, Iter& it) {
   }
   s.result.dma_busy_ps += dma_union;
   s.result.overlapped_dma_ps += overlapped;
-  s.result.exposed_dma_ps += r.exposed_dma_ps;
   s.result.wmma_bubble_ps += it.wmma_bubble;
   s.result.wmma_instances += it.wmmas;
 
@@ -344,6 +387,7 @@ void Ledger::try_finalize(bool all_done) {
       ++s.base;
     }
     for (const Iter& it : s.pending) keep_from = std::min(keep_from, it.dma_min_start);
+    count_exposed(s, watermark);
   }
   // Compute busy time that ends before anything still pending can start is no longer needed.
   while (!compute_busy_.empty() && compute_busy_.begin()->second < keep_from) compute_busy_.erase(compute_busy_.begin());
@@ -485,9 +529,26 @@ void Ledger::compute_bounds(SimResult& out) {
       any = true;
     }
     if (any) {
+      std::vector<boost::graph_traits<G>::edge_descriptor> critical;
       double ratio = boost::maximum_cycle_ratio(cyc, boost::get(boost::vertex_index, cyc), boost::get(boost::edge_weight, cyc),
-                                                boost::get(boost::edge_weight2, cyc));
-      if (ratio > 0) l.recurrence_bound_ps = static_cast<Picos>(ratio);
+                                                boost::get(boost::edge_weight2, cyc), &critical);
+      if (ratio > 0) {
+        l.recurrence_bound_ps = static_cast<Picos>(ratio);
+        // The cycle that sets it, by instruction: "%ld -> %mm -> %ld" (a barrier by its name).
+        std::vector<InstId> inst_of(static_cast<size_t>(n), kNoId);
+        for (const SimInst& inst : p.insts)
+          if (vertex[static_cast<size_t>(inst.id)] >= 0) inst_of[static_cast<size_t>(vertex[static_cast<size_t>(inst.id)])] = inst.id;
+        for (size_t i = 0; i < critical.size(); ++i) {
+          const auto e = critical[i];
+          if (i == 0) l.recurrence_cause = p.insts[static_cast<size_t>(inst_of[boost::source(e, cyc)])].name;
+          l.recurrence_cause += " -> " + p.insts[static_cast<size_t>(inst_of[boost::target(e, cyc)])].name;
+        }
+        // The barrier's own window (above): one release to the next.
+        if (critical.size() == 1 && boost::source(critical[0], cyc) == boost::target(critical[0], cyc) &&
+            p.insts[static_cast<size_t>(inst_of[boost::source(critical[0], cyc)])].is_barrier)
+          l.recurrence_cause = p.insts[static_cast<size_t>(inst_of[boost::source(critical[0], cyc)])].name +
+                               ": DMA fixed cost + the busiest DMA engine's work between its releases";
+      }
     }
     l.ii_bound_ps = std::max(l.resource_bound_ps, l.recurrence_bound_ps);
     // Against the hardware alone: what the schedule leaves on the table, including what its own

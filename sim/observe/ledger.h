@@ -57,11 +57,19 @@ class Ledger final : public InstanceObserver {
     int64_t steady_intervals = 0;
     std::vector<IterationResult> head;
     std::deque<IterationResult> tail;
+    // Wall-time exposed DMA: the loop's transfers and the busy time of the compute engines
+    // with work in the loop, merged, not yet counted; counted up to `counted`.
+    std::map<Picos, Picos> dma_wall;
+    std::map<Picos, Picos> engines_busy;
+    Picos counted = 0;
     LoopResult result;
   };
 
   Iter& iteration(LoopState& s, int64_t index, int64_t iv);
   void add_compute_busy(Picos a, Picos b);
+  // Adds to the loop's exposed DMA the time before `until` when some of its transfers moved
+  // and none of its compute engines was busy, then forgets the intervals before `until`.
+  void count_exposed(LoopState& s, Picos until);
   Picos overlap_with_compute(std::vector<std::pair<Picos, Picos>>& dma, Picos* union_len);
   // No unit will still produce a record that starts before this time.
   Picos watermark() const;

@@ -46,11 +46,12 @@ struct LoopResult {
   Picos resource_bound_ps = 0;       // busiest resource's work per iteration
   std::string bound_resource;
   Picos recurrence_bound_ps = 0;     // max over dependence cycles of latency / distance
+  std::string recurrence_cause;      // that cycle's instructions, "%ld -> %mm -> %ld"
   Picos ii_bound_ps = 0;             // max of the two
   double efficiency = 0;             // ii_bound / ii
   Picos dma_busy_ps = 0;
   Picos overlapped_dma_ps = 0;
-  Picos exposed_dma_ps = 0;
+  Picos exposed_dma_ps = 0;         // wall time: some transfer moving, no compute engine of the loop busy
   Picos wmma_bubble_ps = 0;          // summed over iterations
   int64_t wmma_instances = 0;
   bool folded = false;               // iterations[] keeps only the first and last ones

@@ -76,7 +76,9 @@ std::string format_json(const SimResult& r) {
                      Metric::loop_ii_bound_ns, Metric::loop_resource_bound_ns})
       put(lj, m, s);
     lj["bound_resource"] = l.bound_resource;
-    for (Metric m : {Metric::loop_recurrence_bound_ns, Metric::loop_efficiency, Metric::loop_dma_busy_ns,
+    put(lj, Metric::loop_recurrence_bound_ns, s);
+    lj["recurrence_cause"] = l.recurrence_cause;
+    for (Metric m : {Metric::loop_efficiency, Metric::loop_dma_busy_ns,
                      Metric::loop_overlap, Metric::loop_exposed_dma_ns, Metric::loop_wmmas, Metric::loop_wmma_bubble_cycles})
       put(lj, m, s);
     lj["iterations_folded"] = l.folded;
@@ -189,6 +191,7 @@ SimResult parse_sim_json(const std::string& sim_json) {
     l.resource_bound_ps = ps_from_ns(lj.at("resource_bound_ns"));
     l.bound_resource = lj.at("bound_resource");
     l.recurrence_bound_ps = ps_from_ns(lj.at("recurrence_bound_ns"));
+    l.recurrence_cause = lj.value("recurrence_cause", "");
     l.efficiency = lj.at("efficiency");
     l.dma_busy_ps = ps_from_ns(lj.at("dma_busy_ns"));
     l.overlapped_dma_ps = static_cast<Picos>(std::llround(lj.at("overlap").get<double>() * static_cast<double>(l.dma_busy_ps)));
@@ -254,7 +257,8 @@ std::string format_summary(const SimResult& r) {
   for (const LoopResult& l : r.loops) {
     o << "\nloop " << l.iv << " (" << l.dynamic_iterations << " iterations): II " << fmt("%.3f", ns(l.ii_ps))
       << " ns, bound " << fmt("%.3f", ns(l.ii_bound_ps)) << " ns ("
-      << (l.recurrence_bound_ps > l.resource_bound_ps ? std::string("recurrence") : l.bound_resource) << "), efficiency "
+      << (l.recurrence_bound_ps > l.resource_bound_ps ? "recurrence " + l.recurrence_cause : l.bound_resource)
+      << "), efficiency "
       << fmt("%.1f", 100 * l.efficiency) << "%, DMA overlapped " << fmt("%.1f", 100 * l.overlap()) << "%, exposed DMA "
       << fmt("%.3f", ns(l.exposed_dma_ps)) << " ns\n";
     if (l.wmma_instances > 0)

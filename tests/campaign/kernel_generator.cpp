@@ -383,7 +383,7 @@ GeneratedKernel generate_kernel(uint64_t seed, int64_t index) {
 }
 
 std::vector<std::string> pipelines_for(const GeneratedKernel& k) {
-  std::vector<std::string> p = {"none", "default", "list-schedule", "list-schedule{priority=program-order}"};
+  std::vector<std::string> p = {"none", "default", "auto", "list-schedule", "list-schedule{priority=program-order}"};
   for (const char* q : {"0", "1", "3"})
     for (const char* pol : {"first", "balance"})
       p.push_back(std::string("assign-engines{queues=") + q + ",policy=" + pol + "}");

@@ -33,7 +33,7 @@ TEST_CASE("pipeline errors point at the column of the problem", "[passes]") {
     return std::make_pair(0, std::string("no error"));
   };
   CHECK(error_at("assign-engines,nope") ==
-        std::make_pair(16, std::string("unknown pass 'nope' (did you mean 'none'?) (known: none, default, assign-engines, prefetch-schedule, "
+        std::make_pair(16, std::string("unknown pass 'nope' (did you mean 'none'?) (known: none, default, auto, assign-engines, prefetch-schedule, "
                                        "separate-load-compute, list-schedule, address-rotation, wmma-reorder)")));
   CHECK(error_at("assign-engines{x=1}").first == 16);
   CHECK(error_at("assign-engines{queues=}").second == "option 'queues' of pass 'assign-engines' needs an integer value, not ''");

@@ -1,0 +1,31 @@
+// How many buffers a tile that a loop loads every iteration needs for its loads to run far
+// enough ahead: N = ceil(lifetime / II) + 1, where II is the loop's DMA work per iteration
+// spread over the DMA engines and the lifetime the latency (the DMA fixed cost plus the data
+// time) of the transfer writing the tile plus that of a transfer reading it, a compute engine
+// at either end counting one II; all from the model's DMA figures. Compute costs are not known before the
+// lowering, so the II is the DMA part of the resource bound: a loop bound by compute gets at
+// least as many buffers as it needs, never fewer (docs/passes.md, auto).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "sched/ir/kernel.h"
+
+namespace tandem {
+
+struct PrefetchDepth {
+  double load_latency_ns = 0;  // the slowest transfer into or out of the tile, issue to last byte
+  double dma_ii_ns = 0;        // the loop's DMA work per iteration over the DMA engines
+  double lifetime_ns = 0;      // writer's latency + reader's latency (a compute engine: dma_ii)
+  int64_t buffers = 2;         // ceil(lifetime / dma_ii) + 1, from 2 to 16
+};
+
+// For tensor `tensor` written by `writers` and read by `readers` in `loop`: nullopt when no
+// transfer touches it (a tile only compute engines use; its lifetime needs compute costs).
+// A store reading a tile holds it like a load writing it: the latency is the slowest of them.
+std::optional<PrefetchDepth> prefetch_depth(const Kernel& k, LoopId loop, int tensor, const std::vector<InstId>& writers,
+                                            const std::vector<InstId>& readers);
+
+}  // namespace tandem
