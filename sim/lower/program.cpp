@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "sched/analysis/capacity.h"
@@ -326,9 +327,15 @@ class Lowering {
         std::stable_sort(run.begin(), run.end(), [&](InstId a, InstId b) {
           return *k_.insts[a].attrs.get_int(attr::kOrder) < *k_.insts[b].attrs.get_int(attr::kOrder);
         });
+      const size_t first = out.size();
       for (InstId id : run) {
         const auto& units = p_.insts[id].units;
-        if (std::find(units.begin(), units.end(), unit) != units.end()) out.push_back({false, id, {}});
+        if (std::find(units.begin(), units.end(), unit) != units.end()) out.push_back({false, id, {}, 0});
+      }
+      int64_t least = std::numeric_limits<int64_t>::max();
+      for (size_t i = out.size(); i-- > first;) {
+        least = std::min(least, p_.insts[static_cast<size_t>(out[i].id)].seq_base);
+        out[i].future_seq_base = least;
       }
       run.clear();
     };
@@ -339,7 +346,7 @@ class Lowering {
       }
       flush();
       std::vector<WalkNode> inner = walk(k_.loops[st.id].body, unit);
-      if (!inner.empty()) out.push_back({true, st.id, std::move(inner)});
+      if (!inner.empty()) out.push_back({true, st.id, std::move(inner), 0});
     }
     flush();
     return out;
@@ -378,20 +385,17 @@ class Lowering {
     return n;
   }
 
-  // Sequential program order numbers (SimInst::seq_base, seq_strides, run_seq_base).
+  // Sequential program order numbers (SimInst::seq_base, seq_strides).
   void number(const std::vector<Stmt>& block, int64_t base, std::vector<int64_t>& strides) {
-    int64_t offset = base, run_base = -1;
+    int64_t offset = base;
     for (const Stmt& st : block) {
       if (st.kind == Stmt::kInst) {
         SimInst& s = p_.insts[st.id];
-        if (run_base < 0) run_base = offset;
         s.seq_base = offset;
-        s.run_seq_base = run_base;
         s.seq_strides = strides;
         ++offset;
         continue;
       }
-      run_base = -1;
       const int64_t body = block_size(k_.loops[st.id].body);
       strides.push_back(body);
       number(k_.loops[st.id].body, offset, strides);

@@ -76,6 +76,7 @@ class StreamUnit : public sc_core::sc_module {
   const Semaphore* blocked_on_ = nullptr;
   int blocked_barrier_ = -1;
   InstId current_ = kNoId;
+  int64_t current_future_base_ = 0;  // the current walk node's future_seq_base
   std::vector<int64_t> loop_counts_;
   std::vector<int64_t> loop_ivs_;
 };
