@@ -6,7 +6,10 @@
 //     (tests/oracle/event_loop.cpp) and feeding the same race checker, in the same run;
 //  2. the race-checker strip family (a strip written slice by slice and read back R times):
 //     time with and without the checker, and its growth exponent in R;
-//  3. memory: peak resident set of a ten-million-iteration loop.
+//  3. straight-line code (N instructions in one run, no loop): time with the checker and its
+//     growth exponent in N (the checker's min_seq once stayed at the run's start, so every
+//     read waited to the end and was checked against every write: quadratic);
+//  4. memory: peak resident set of a ten-million-iteration loop.
 // SystemC elaborates once per process, so each measurement runs in a child process.
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -72,6 +75,28 @@ std::string strip(int64_t rounds) {
     << "    loop %k = 0 to 64 {\n      %ld = load %rt[0:128, %k, 0:512] <- %B[%k*128 : %k*128 + 128, 0:512]\n    }\n"
     << "    loop %j = 0 to 64 {\n      %cp = tensor_copy %o <- %rt[0:128, %j, 0:512]\n    }\n  }\n}\n";
   return s.str();
+}
+
+// N activations in one straight run, each reading and rewriting the same tile.
+std::string straight_line(int64_t n) {
+  std::ostringstream s;
+  s << "kernel @straight target = \"trn2\" {\n  tensor %t : sbuf[128, 256] f32\n";
+  for (int64_t j = 0; j < n; ++j) s << "  %a" << j << " = activation %t <- %t {func = \"exp\"}\n";
+  s << "}\n";
+  return s.str();
+}
+
+// Least-squares slope of log y over log x: the growth exponent.
+double exponent(const std::vector<double>& x, const std::vector<double>& y) {
+  double mx = 0, my = 0, sxy = 0, sxx = 0;
+  const double n = static_cast<double>(x.size());
+  for (size_t i = 0; i < x.size(); ++i) mx += std::log(x[i]) / n, my += std::log(std::max(y[i], 1e-6)) / n;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double dx = std::log(x[i]) - mx;
+    sxy += dx * (std::log(std::max(y[i], 1e-6)) - my);
+    sxx += dx * dx;
+  }
+  return sxy / sxx;
 }
 
 SimProgram lower(const std::string& text, Kernel& k, DepGraph& g) {
@@ -208,14 +233,24 @@ int main(int argc, char** argv) {
     const Measure off = best_of_3([&] { return simulate_in_child(text, 100, false); });
     std::printf("  R = %5lld  %8lld instructions  checker %7.3f s  no checker %7.3f s  races %lld\n",
                 static_cast<long long>(rounds), on.instances, on.seconds, off.seconds, on.races);
-    xs.push_back(std::log(static_cast<double>(rounds)));
-    ys.push_back(std::log(std::max(on.seconds, 1e-6)));
+    xs.push_back(static_cast<double>(rounds));
+    ys.push_back(on.seconds);
   }
-  // Least-squares slope of log time over log R.
-  double mx = 0, my = 0, sxy = 0, sxx = 0;
-  for (size_t i = 0; i < xs.size(); ++i) mx += xs[i] / static_cast<double>(xs.size()), my += ys[i] / static_cast<double>(xs.size());
-  for (size_t i = 0; i < xs.size(); ++i) sxy += (xs[i] - mx) * (ys[i] - my), sxx += (xs[i] - mx) * (xs[i] - mx);
-  std::printf("  growth exponent (checker on): %.2f (target: linear, <= 1.2)\n", sxy / sxx);
+  std::printf("  growth exponent (checker on): %.2f (target: linear, <= 1.2)\n", exponent(xs, ys));
+
+  std::printf("Straight-line code (trn2; N activations on one tile, no loop); CPU time, minimum of 3\n");
+  xs.clear();
+  ys.clear();
+  for (int64_t n : {10000, 20000, 40000}) {
+    const std::string text = straight_line(n);
+    const Measure on = best_of_3([&] { return simulate_in_child(text, 100); });
+    const Measure off = best_of_3([&] { return simulate_in_child(text, 100, false); });
+    std::printf("  N = %6lld  checker %7.3f s  no checker %7.3f s  races %lld\n", static_cast<long long>(n), on.seconds,
+                off.seconds, on.races);
+    xs.push_back(static_cast<double>(n));
+    ys.push_back(on.seconds);
+  }
+  std::printf("  growth exponent (checker on): %.2f (target: linear, <= 1.2)\n", exponent(xs, ys));
 
   const std::string loop = two_stage(long_trips);
   Measure mem = simulate_in_child(loop, 1000);

@@ -183,18 +183,26 @@ OutputFile::OutputFile(const std::string& path) : path_(path) {
     target_ = follow_dangling_links(path, loc);
   }
   const std::string base = target_ + ".tmp." + std::to_string(::getpid());
+  // A signal between creating the temporary and registering it would leave the file behind
+  // (lit's output/interrupted.test signals as soon as it appears): the caught signals wait.
+  install_handlers();
+  sigset_t caught, previous;
+  sigemptyset(&caught);
+  for (int s : kCaught) sigaddset(&caught, s);
+  ::pthread_sigmask(SIG_BLOCK, &caught, &previous);
   int fd = -1;
   for (int n = 0; fd < 0 && n < 100; ++n) {
     tmp_ = n == 0 ? base : base + "." + std::to_string(n);
     fd = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, 0666);
     if (fd < 0 && errno != EEXIST) break;
   }
+  const int err = errno;
+  if (fd >= 0) slot_ = register_temporary(tmp_);
+  ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   if (fd < 0) {
-    const int err = errno;
     tmp_.clear();
     fail("cannot write output file", err);
   }
-  slot_ = register_temporary(tmp_);
   if (exists) (void)::fchmod(fd, st.st_mode & 07777);  // a replaced file keeps its mode
   out_ = ::fdopen(fd, "w");
   if (!out_) {

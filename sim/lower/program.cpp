@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "sched/analysis/capacity.h"
@@ -375,7 +376,13 @@ class Lowering {
       }
       for (InstId id : run)
         if (p_.insts[id].is_barrier) place_barrier(mine, id, run);
-      for (InstId id : mine) out.push_back({false, id, {}});
+      const size_t first = out.size();
+      for (InstId id : mine) out.push_back({false, id, {}, 0});
+      int64_t least = std::numeric_limits<int64_t>::max();
+      for (size_t i = out.size(); i-- > first;) {
+        least = std::min(least, p_.insts[static_cast<size_t>(out[i].id)].seq_base);
+        out[i].future_seq_base = least;
+      }
       run.clear();
     };
     for (const Stmt& st : block) {
@@ -385,7 +392,7 @@ class Lowering {
       }
       flush();
       std::vector<WalkNode> inner = walk(k_.loops[st.id].body, unit);
-      if (!inner.empty()) out.push_back({true, st.id, std::move(inner)});
+      if (!inner.empty()) out.push_back({true, st.id, std::move(inner), 0});
     }
     flush();
     return out;
@@ -461,20 +468,17 @@ class Lowering {
     return n;
   }
 
-  // Sequential program order numbers (SimInst::seq_base, seq_strides, run_seq_base).
+  // Sequential program order numbers (SimInst::seq_base, seq_strides).
   void number(const std::vector<Stmt>& block, int64_t base, std::vector<int64_t>& strides) {
-    int64_t offset = base, run_base = -1;
+    int64_t offset = base;
     for (const Stmt& st : block) {
       if (st.kind == Stmt::kInst) {
         SimInst& s = p_.insts[st.id];
-        if (run_base < 0) run_base = offset;
         s.seq_base = offset;
-        s.run_seq_base = run_base;
         s.seq_strides = strides;
         ++offset;
         continue;
       }
-      run_base = -1;
       const int64_t body = block_size(k_.loops[st.id].body);
       strides.push_back(body);
       number(k_.loops[st.id].body, offset, strides);

@@ -30,6 +30,12 @@ struct WalkNode {
   bool is_loop = false;
   int32_t id = 0;  // LoopId or InstId
   std::vector<WalkNode> children;
+  // An instruction: the least seq_base of it and the instructions after it in its straight
+  // run, in this walk's order (list-schedule reorders within a run). With the instance's
+  // ivs (SimInst::seq_at), the least program position this unit can still record: the race
+  // checker's min_seq, which must move within a run, or a straight-line kernel keeps every
+  // read and write until the end and checks each read against all writes.
+  int64_t future_seq_base = 0;
 };
 
 // One dependence edge as a channel between dynamic instances. Keys count the iterations of
@@ -79,16 +85,12 @@ struct SimInst {
   std::vector<LoopId> nest;    // enclosing loops, outermost first
   int64_t dynamic_count = 1;   // product of the enclosing trip counts
   // Position in sequential program order: seq = seq_base + sum over enclosing loops of
-  // (iv - lo) * that loop's body size in dynamic instructions. run_seq_base is seq_base of
-  // the first instruction of its straight run (list-schedule reorders only within a run).
+  // (iv - lo) * that loop's body size in dynamic instructions.
   int64_t seq_base = 0;
-  int64_t run_seq_base = 0;
   std::vector<int64_t> seq_strides;  // per entry of `nest`
 
   int64_t seq(const int64_t* ivs, const Kernel& k) const { return seq_at(seq_base, ivs, k); }
-  int64_t run_seq(const int64_t* ivs, const Kernel& k) const { return seq_at(run_seq_base, ivs, k); }
-
- private:
+  // The position `base` would have in this instruction's nest (WalkNode::future_seq_base).
   int64_t seq_at(int64_t base, const int64_t* ivs, const Kernel& k) const {
     for (size_t i = 0; i < nest.size(); ++i) base += (ivs[nest[i]] - k.loops[static_cast<size_t>(nest[i])].lo) * seq_strides[i];
     return base;

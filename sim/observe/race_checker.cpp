@@ -105,7 +105,10 @@ void RaceChecker::advance(Picos watermark, int64_t min_seq) {
   }
   // Writes hidden by a newer write that every future read comes after, both landed.
   const int64_t settled = pending_.empty() ? min_seq : std::min(min_seq, pending_.front().read.seq);
-  for (auto& [buffer, events] : writes_) {
+  for (auto& entry : writes_) {
+    // Named references, not a structured binding: lambdas below capture them (C++17; clang).
+    const auto& buffer = entry.first;
+    auto& events = entry.second;
     auto by_seq = [](const Event& x, const Event& y) { return x.seq < y.seq; };
     if (!std::is_sorted(events.begin(), events.end(), by_seq)) std::sort(events.begin(), events.end(), by_seq);
     // A write is hidden when a newer write that every future read follows (seq below

@@ -26,7 +26,7 @@ void DmaQueue::execute(const SimInst& inst, InstanceRecord& r) {
   }
   const double f = jitter(inst);
   Issued t{&inst, r, loop_counts_, loop_ivs_, issue + static_cast<Picos>(static_cast<double>(inst.cycles_ps) * f),
-           inst.dma, inst.run_seq(loop_ivs_.data(), *ctx_.program.kernel)};
+           inst.dma, inst.seq_at(current_future_base_, loop_ivs_.data(), *ctx_.program.kernel)};
   t.r.start = issue;
   t.transfer.efficiency /= f;  // a slower transfer: the same bytes at a lower rate
   // An order without data holds from the issue: publish it now, not when the data lands.
@@ -81,7 +81,8 @@ Picos DmaQueue::pending_floor() const {
 }
 
 int64_t DmaQueue::pending_seq() const {
-  // A queue issues in program order: the oldest transfer comes first.
+  // Each transfer's seq is the least position of its run's rest in the queue's order, which
+  // never decreases along the walk: the oldest transfer's bounds the others.
   return issued_.empty() ? std::numeric_limits<int64_t>::max() : issued_.front().seq;
 }
 

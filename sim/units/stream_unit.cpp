@@ -56,6 +56,7 @@ void StreamUnit::walk(const std::vector<WalkNode>& nodes) {
     }
     const SimInst& inst = ctx_.program.insts[n.id];
     current_ = n.id;
+    current_future_base_ = n.future_seq_base;
     InstanceRecord r;
     r.inst = n.id;
     r.unit = index_;
@@ -213,8 +214,8 @@ StreamUnit::Horizon StreamUnit::horizon() const {
 int64_t StreamUnit::min_future_seq() const {
   if (state_ == State::Done) return std::numeric_limits<int64_t>::max();
   if (current_ == kNoId) return 0;
-  return std::min(pending_seq(),
-                  ctx_.program.insts[static_cast<size_t>(current_)].run_seq(loop_ivs_.data(), *ctx_.program.kernel));
+  return std::min(pending_seq(), ctx_.program.insts[static_cast<size_t>(current_)].seq_at(
+                                     current_future_base_, loop_ivs_.data(), *ctx_.program.kernel));
 }
 
 std::string StreamUnit::describe_wait() const {

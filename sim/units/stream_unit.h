@@ -80,6 +80,7 @@ class StreamUnit : public sc_core::sc_module {
   Picos pending_start_ = std::numeric_limits<Picos>::max();  // start of the record in flight
   std::vector<int64_t> loop_counts_;  // per LoopId: iterations started so far
   std::vector<int64_t> loop_ivs_;     // per LoopId: the current induction variable
+  int64_t current_future_base_ = 0;   // the current walk node's future_seq_base
 
  private:
   void thread();

@@ -72,6 +72,7 @@ class Baseline {
     std::vector<Frame> stack;
     std::vector<int64_t> counts, ivs;
     InstId cur = kNoId;
+    int64_t cur_future_base = 0;  // the current walk node's future_seq_base
     Picos free = 0, data_free = 0, issue = 0, data_start = 0;
     bool in_flight = false;    // a transfer issued and not yet landed
     std::map<int, Picos> pipe_free;  // register loads queued on a space's pipe (the LDS)
@@ -94,6 +95,7 @@ class Baseline {
         const WalkNode& n = (*f.nodes)[f.idx++];
         if (!n.is_loop) {
           u.cur = n.id;
+          u.cur_future_base = n.future_seq_base;
           return;
         }
         const Loop& l = k_.loops[static_cast<size_t>(n.id)];
@@ -253,7 +255,7 @@ class Baseline {
     for (const Unit& v : units_) {
       if (v.cur == kNoId) continue;
       watermark = std::min(watermark, v.in_flight ? v.issue : v.free);
-      min_seq = std::min(min_seq, p_.insts[static_cast<size_t>(v.cur)].run_seq(v.ivs.data(), k_));
+      min_seq = std::min(min_seq, p_.insts[static_cast<size_t>(v.cur)].seq_at(v.cur_future_base, v.ivs.data(), k_));
     }
     observer_->progress(watermark, min_seq);
   }

@@ -92,3 +92,32 @@ TEST_CASE("efficiency scales a transfer's share of an engine", "[dma]") {
   bw.start({1000, 0, 1, 0.5}, 0);  // 1 byte/ns effective
   CHECK(bw.next_completion() == Approx(1e6));
 }
+
+// The least program position a unit can still record (the race checker's min_seq) moves
+// within a straight run, in the unit's walk order: list-schedule may reorder a run, so it is
+// the least seq_base of the current instruction and those after it in the walk. At the run's
+// start instead, a straight-line kernel kept every read and write to the end: quadratic.
+TEST_CASE("a unit's walk carries the least program position still to come in its run", "[sim]") {
+  Kernel k = parse_kernel(R"(kernel @k target = "trn2" {
+  tensor %t : sbuf[128, 256] f32
+  tensor %u : sbuf[128, 256] f32
+  tensor %v : sbuf[128, 256] f32
+  %a = activation %t <- %t {func = "exp", order = 0}
+  %b = activation %u <- %u {func = "exp", order = 2}
+  %c = activation %v <- %v {func = "exp", order = 1}
+})",
+                          "walk.kir");
+  DepGraph g = build_dep_graph(k);
+  run_pipeline(k, g, parse_pipeline("assign-engines"), RunOptions{}, std::cerr);
+  SimProgram p = lower_for_simulation(k, g);
+  const int unit = p.insts[0].units[0];
+  const std::vector<WalkNode>& walk = p.walks[static_cast<size_t>(unit)];
+  // Walk order by `order`: a (seq 0), c (seq 2), b (seq 1); least of each suffix: 0, 1, 1.
+  REQUIRE(walk.size() == 3);
+  CHECK(walk[0].id == 0);
+  CHECK(walk[1].id == 2);
+  CHECK(walk[2].id == 1);
+  CHECK(walk[0].future_seq_base == 0);
+  CHECK(walk[1].future_seq_base == 1);
+  CHECK(walk[2].future_seq_base == 1);
+}
