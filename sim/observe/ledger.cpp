@@ -499,7 +499,6 @@ void Ledger::compute_bounds(SimResult& out) {
     for (size_t u = 0; u < p.units.size(); ++u) {
       std::vector<InstId> stream;
       find_stream(p.walks[u], l.id, stream);
-      const bool queue = p.units[u].kind == UnitKind::DmaQueue;
       for (size_t i = 0; i < stream.size(); ++i) {
         const SimInst& a = p.insts[static_cast<size_t>(stream[i])];
         const bool wrap = i + 1 == stream.size();
@@ -536,8 +535,8 @@ void Ledger::compute_bounds(SimResult& out) {
         l.recurrence_bound_ps = static_cast<Picos>(ratio);
         // The cycle that sets it, by instruction: "%ld -> %mm -> %ld" (a barrier by its name).
         std::vector<InstId> inst_of(static_cast<size_t>(n), kNoId);
-        for (const SimInst& inst : p.insts)
-          if (vertex[static_cast<size_t>(inst.id)] >= 0) inst_of[static_cast<size_t>(vertex[static_cast<size_t>(inst.id)])] = inst.id;
+        for (size_t i = 0; i < p.insts.size(); ++i)  // (an instruction not lowered has id kNoId)
+          if (vertex[i] >= 0) inst_of[static_cast<size_t>(vertex[i])] = static_cast<InstId>(i);
         for (size_t i = 0; i < critical.size(); ++i) {
           const auto e = critical[i];
           if (i == 0) l.recurrence_cause = p.insts[static_cast<size_t>(inst_of[boost::source(e, cyc)])].name;
