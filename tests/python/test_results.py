@@ -166,3 +166,16 @@ def test_simulations_in_threads_trace_independently():
         results = list(pool.map(lambda j: tandem.simulate(j[0], *j[1], timeline=False, **j[2]), jobs))
     assert [r.kernel for r in results] == ["softmax", "layernorm", "softmax", "layernorm"]
     assert results[0].total_ns == results[2].total_ns and results[1].total_ns == results[3].total_ns
+
+
+def test_auto_pipeline_from_python():
+    """passes="auto" (docs/passes.md) runs as on the command line: no race, and on the tiled
+    matmul it rings the K loop's tiles, so the loop's II drops below default's."""
+    import matmul
+
+    shapes = ((1024, 512), (1024, 1024), (512, 1024))
+    auto = tandem.simulate(matmul.matmul_tiled, *shapes, passes="auto", timeline=False)
+    default = tandem.simulate(matmul.matmul_tiled, *shapes, passes="default", timeline=False)
+    assert auto.races == 0
+    assert auto.loop("k").ii_ns < default.loop("k").ii_ns
+    assert auto.total_ns < default.total_ns
