@@ -51,7 +51,7 @@ void add_opt_command(CLI::App& root, int& exit_code) {
               "--passes='assign-engines{queues=4,policy=balance}'.\n\n" +
               describe_passes());
   cmd->add_option("file", args->file, "kernel in the .kir text format");
-  cmd->add_option("--passes", args->passes, "pass pipeline to run (`none` runs no pass)");
+  cmd->add_option("--passes", args->passes, "pass pipeline to run: `default` (the seed pipeline), `auto` (buffers from the model), `none` (no pass), or passes separated by commas");
   cmd->add_flag("--list-passes", args->list_passes, "print the pass table (passes, options, defaults) and exit");
   cmd->add_flag("--print-deps", args->print_deps,
                 "after the kernel, print every dependence edge: dep %src -> %dst KIND [distance=N]");
