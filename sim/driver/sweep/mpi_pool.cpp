@@ -15,6 +15,18 @@ constexpr int kPointTag = 2;   // 0 -> worker: a point number, or -1 to stop
 
 // A result on the wire: 'o' output, 'e' user error, 'x' internal error, 't' timed out; then
 // the point number, a newline and the text.
+// The next message any worker sends to rank 0 (a request or a result), and its rank.
+std::string receive_from_worker(int* source) {
+  MPI_Status status;
+  MPI_Probe(MPI_ANY_SOURCE, kResultTag, MPI_COMM_WORLD, &status);
+  int length = 0;
+  MPI_Get_count(&status, MPI_CHAR, &length);
+  std::string message(static_cast<size_t>(length), '\0');
+  MPI_Recv(message.data(), length, MPI_CHAR, status.MPI_SOURCE, kResultTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  *source = status.MPI_SOURCE;
+  return message;
+}
+
 std::string encode(size_t point, const IsolatedOutcome& o) {
   const char kind = o.ok ? 'o' : o.timed_out ? 't' : (o.internal ? 'x' : 'e');
   return std::string(1, kind) + std::to_string(point) + "\n" + (o.ok ? o.output : o.error);
@@ -63,12 +75,8 @@ void MpiPool::run_batch(const std::vector<size_t>& points, const std::function<v
   }
   // A rank's message is its first request ("") or a result; either way it is ready for work.
   while (received < points.size()) {
-    MPI_Status status;
-    MPI_Probe(MPI_ANY_SOURCE, kResultTag, MPI_COMM_WORLD, &status);
-    int length = 0;
-    MPI_Get_count(&status, MPI_CHAR, &length);
-    std::string message(static_cast<size_t>(length), '\0');
-    MPI_Recv(message.data(), length, MPI_CHAR, status.MPI_SOURCE, kResultTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    int source = 0;
+    const std::string message = receive_from_worker(&source);
     if (!message.empty()) {
       size_t point = 0;
       const IsolatedOutcome o = decode(message, &point);
@@ -76,9 +84,9 @@ void MpiPool::run_batch(const std::vector<size_t>& points, const std::function<v
       ++received;
     }
     if (next < points.size())
-      send(static_cast<long long>(points[next++]), status.MPI_SOURCE);
+      send(static_cast<long long>(points[next++]), source);
     else
-      idle_.push_back(status.MPI_SOURCE);
+      idle_.push_back(source);
   }
 }
 
@@ -89,14 +97,10 @@ void MpiPool::stop() {
   for (int rank : idle_) MPI_Send(&stop, 1, MPI_LONG_LONG, rank, kPointTag, MPI_COMM_WORLD);
   // The ranks not heard from yet are all waiting to send their first request.
   for (size_t left = static_cast<size_t>(size_ - 1) - idle_.size(); left > 0; --left) {
-    MPI_Status status;
-    MPI_Probe(MPI_ANY_SOURCE, kResultTag, MPI_COMM_WORLD, &status);
-    int length = 0;
-    MPI_Get_count(&status, MPI_CHAR, &length);
-    std::string message(static_cast<size_t>(length), '\0');
-    MPI_Recv(message.data(), length, MPI_CHAR, status.MPI_SOURCE, kResultTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    int source = 0;
+    const std::string message = receive_from_worker(&source);
     if (!message.empty()) throw std::logic_error("MPI pool: a result arrived after its batch");
-    MPI_Send(&stop, 1, MPI_LONG_LONG, status.MPI_SOURCE, kPointTag, MPI_COMM_WORLD);
+    MPI_Send(&stop, 1, MPI_LONG_LONG, source, kPointTag, MPI_COMM_WORLD);
   }
   idle_.clear();
 }
