@@ -27,6 +27,7 @@ struct SimArgs {
   bool stats = false;
   bool profile = false;
   bool no_race_check = false;
+  bool progress = false;
   std::string perturb;
   int perturb_runs = 0;
   size_t iterations_kept = 10000;
@@ -59,6 +60,7 @@ int run_sim(const SimArgs& a) {
   sopts.trace_path = a.trace;
   sopts.check_races = !a.no_race_check;
   sopts.capture_timeline = !a.report.empty();
+  sopts.progress = a.progress;
   {
     const char* first = a.max_instances.data();
     const char* last = first + a.max_instances.size();
@@ -95,6 +97,9 @@ void add_sim_command(CLI::App& root, int& exit_code) {
                 "append a per-instruction table to the summary: instances, busy time, share, stalls by cause, "
                 "longest first (the JSON always has it as profile[])");
   cmd->add_flag("--no-race-check", args->no_race_check, "skip the race checker (faster on long runs)");
+  cmd->add_flag("--progress", args->progress,
+                "show a progress line on stderr while simulating, and the run's rate at the end (on by itself on "
+                "a terminal for runs of 20 M dynamic instructions or more)");
   cmd->add_option("--max-instances", args->max_instances,
                   "refuse a kernel that runs more dynamic instructions than this (0: no limit)");
   cmd->add_option("--perturb", args->perturb,

@@ -18,7 +18,9 @@
 namespace tandem {
 
 namespace {
-constexpr int64_t kAnnouncedInstances = 100000000;
+// Ten seconds or more of simulation (docs/performance.md: 1-3 M instructions/s): announced,
+// with a progress line, on a terminal.
+constexpr int64_t kAnnouncedInstances = 20000000;
 
 bool needs_engines(const Kernel& k) {
   for (InstId id = 0; id < static_cast<InstId>(k.insts.size()); ++id)
@@ -44,12 +46,15 @@ SimResult schedule_and_simulate(const std::string& file, const std::string& hw, 
   if (sim_options.max_instances > 0 && n > sim_options.max_instances)
     throw Error(in.kernel.loc, "the kernel runs " + std::to_string(n) + " dynamic instructions, more than --max-instances " +
                                    std::to_string(sim_options.max_instances));
-  // Simulation runs about a million instances a second or fewer: on a terminal, say so
-  // before a long run (not in pipes and tests, whose stderr is the error channel).
-  if (n >= kAnnouncedInstances && isatty(STDERR_FILENO))
+  // On a terminal, a long run is announced and shows its progress (not in pipes and tests,
+  // whose stderr is the error channel, unless asked for with --progress).
+  SimOptions options = sim_options;
+  if (n >= kAnnouncedInstances && isatty(STDERR_FILENO)) {
     std::cerr << "tandem sim: " << n << " dynamic instructions to simulate, which can take " << n / 1000000
               << " s or more (Ctrl-C stops it; --max-instances N refuses such kernels)\n";
-  SimResult r = simulate(program, sim_options);
+    options.progress = true;
+  }
+  SimResult r = simulate(program, options);
   // The file itself, links resolved: the build tree's models/ is a link to its checkout's.
   std::error_code ec;
   const std::filesystem::path model = std::filesystem::weakly_canonical(in.kernel.target->file, ec);
@@ -70,6 +75,7 @@ SimResult simulate_with_perturbed_runs(const std::string& file, const std::strin
     jittered.perturb_seed = static_cast<uint64_t>(seed);
     jittered.trace_path.clear();
     jittered.capture_timeline = false;  // only the reported run feeds the HTML report
+    jittered.progress = false;
     const std::string json =
         run_isolated([&] { return format_json(schedule_and_simulate(file, hw, passes, RunOptions{}, jittered)); });
     for (HazardReport h : parse_sim_json(json).hazards) {

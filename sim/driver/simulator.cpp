@@ -1,13 +1,20 @@
 #include "sim/driver/simulator.h"
 
 #include <cctype>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <exception>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
+#include <thread>
 
 #include <systemc>
 
 #include "sched/support/error.h"
 #include "sched/support/log.h"
+#include "sim/driver/progress_line.h"
 #include "sim/units/compute_engine.h"
 #include "sim/units/core_barrier.h"
 #include "sim/units/dma_queue.h"
@@ -49,6 +56,55 @@ SimContext* volatile g_context = nullptr;
   throw std::runtime_error("SystemC " + std::string(r.get_msg_type()) + ": " + printable(r.get_msg(), 400));
 }
 
+// While the simulation runs, a thread shows how many instances the ledger has recorded;
+// the last line gives the whole run's rate.
+class ProgressWatch {
+ public:
+  ProgressWatch(bool on, int64_t total, const Ledger& ledger) : line_(on), total_(total), ledger_(ledger) {
+    if (on) thread_ = std::thread([this] { watch(); });
+  }
+  ~ProgressWatch() {
+    if (!thread_.joinable()) return;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_one();
+    thread_.join();
+    if (!std::uncaught_exceptions()) show(true);  // a failed run reports its error instead
+    line_.finish();
+  }
+
+ private:
+  void watch() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!wake_.wait_for(lock, std::chrono::milliseconds(500), [this] { return stop_; })) show(false);
+  }
+  void show(bool last) {
+    const int64_t done = ledger_.recorded();
+    const double s = line_.seconds();
+    const double rate = s > 0 ? static_cast<double>(done) / s : 0;
+    char text[200];
+    if (last)
+      std::snprintf(text, sizeof text, "tandem sim: %lld dynamic instructions simulated in %.1f s (%.2f M/s)",
+                    static_cast<long long>(done), s, rate / 1e6);
+    else
+      std::snprintf(text, sizeof text, "tandem sim: %lld of %lld dynamic instructions (%.0f %%), %.0f s, about %.0f s left",
+                    static_cast<long long>(done), static_cast<long long>(total_),
+                    total_ > 0 ? 100.0 * static_cast<double>(done) / static_cast<double>(total_) : 0.0, s,
+                    rate > 0 ? static_cast<double>(total_ - done) / rate : 0.0);
+    line_.show(text, last);
+  }
+
+  ProgressLine line_;
+  int64_t total_;
+  const Ledger& ledger_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
 SimResult run_simulation(const SimProgram& p, const SimOptions& options) {
   // The modules live until the process ends: SystemC does not support tearing a design down.
   auto* ctx = new SimContext{p, options.perturb_seed, options.perturb_spread, {}, {}, nullptr, nullptr, nullptr, {}, {}};
@@ -79,7 +135,10 @@ SimResult run_simulation(const SimProgram& p, const SimOptions& options) {
   auto* ledger = new Ledger(*ctx, options.iterations_kept, options.capture_timeline, trace.get(), checker);
   ctx->observer = ledger;
 
-  sc_core::sc_start();
+  {
+    ProgressWatch watch(options.progress, p.dynamic_instructions, *ledger);
+    sc_core::sc_start();
+  }
   if (ctx->failure) std::rethrow_exception(ctx->failure);
 
   std::string stuck;

@@ -21,6 +21,9 @@ struct SimOptions {
   double perturb_spread = 0.5;
   // Refuse a kernel that runs more dynamic instructions (0: no limit; `tandem sim --max-instances`).
   int64_t max_instances = 0;
+  // A progress line on stderr while it runs (`tandem sim --progress`; on by itself for long
+  // runs on a terminal).
+  bool progress = false;
 };
 
 // Throws Error when the schedule deadlocks (in-order units waiting on each other).

@@ -200,6 +200,7 @@ void Ledger::count_exposed(LoopState& s, Picos until) {
 }
 
 void Ledger::record(const InstanceRecord& r) {
+  recorded_.store(recorded_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   if (trace_) trace_->record(r);
   if (checker_) checker_->record(r);
   const SimProgram& p = ctx_.program;

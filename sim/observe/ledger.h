@@ -5,6 +5,7 @@
 // still produce compute time that overlaps its transfers.
 #pragma once
 
+#include <atomic>
 #include <deque>
 #include <map>
 #include <vector>
@@ -26,6 +27,8 @@ class Ledger final : public InstanceObserver {
   Ledger(SimContext& ctx, size_t iterations_kept, bool capture_timeline, TraceWriter* trace, RaceChecker* checker);
 
   void record(const InstanceRecord& r) override;
+  // Instances recorded so far; read by the progress line's thread while the simulation runs.
+  int64_t recorded() const { return recorded_.load(std::memory_order_relaxed); }
   // When a transfer set the release, a compute unit's wait is exposed DMA of that iteration.
   void barrier_wait(const InstanceRecord& r, Picos ps, bool released_by_dma) override;
   void unit_done() override { try_finalize(); }
@@ -81,6 +84,8 @@ class Ledger final : public InstanceObserver {
   TraceWriter* trace_;
   RaceChecker* checker_;
   size_t kept_;
+  // Written by the simulation's thread only: a relaxed load and store, no read-modify-write.
+  std::atomic<int64_t> recorded_{0};
   std::vector<UnitResult> units_;
   std::vector<InstProfile> profile_;  // per instruction
   std::vector<LoopState> loops_;

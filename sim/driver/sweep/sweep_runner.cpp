@@ -17,6 +17,7 @@
 #include "sched/support/output.h"
 #include "sim/report/html_report.h"
 #include "sim/driver/isolated.h"
+#include "sim/driver/progress_line.h"
 #include "sim/driver/simulate_file.h"
 #ifdef TANDEM_HAVE_MPI
 #include "sim/driver/sweep/mpi_pool.h"
@@ -64,32 +65,6 @@ std::string run_point(const SweepSpec& spec, const SweepTable& table, size_t poi
     throw;
   }
 }
-
-class Progress {
- public:
-  Progress(size_t total, bool forced) : total_(total), tty_(::isatty(2)), on_(forced || tty_) {}
-  // On a terminal the line is rewritten in place; elsewhere a line at most every second.
-  void update(size_t done, size_t failed) {
-    if (!on_) return;
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    if (!tty_ && done < total_ && printed_ >= 0 && s - printed_ < 1.0) return;
-    printed_ = s;
-    const double rate = s > 0 ? static_cast<double>(done) / s : 0;
-    const double eta = rate > 0 ? static_cast<double>(total_ - done) / rate : 0;
-    std::fprintf(stderr, "%ssweep: %zu/%zu points, %zu failed, %.2f points/s, ETA %.0f s%s", tty_ ? "\r" : "", done, total_,
-                 failed, rate, eta, tty_ ? "   " : "\n");
-    std::fflush(stderr);
-  }
-  void finish() {
-    if (on_ && tty_) std::fputc('\n', stderr);
-  }
-
- private:
-  size_t total_;
-  bool tty_, on_;
-  double printed_ = -1;  // seconds into the sweep of the last line printed
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-};
 
 // A scratch directory for the points' models, removed at the end.
 struct Scratch {
@@ -147,7 +122,7 @@ int run_sweep(const SweepRun& args) {
 #ifdef TANDEM_HAVE_MPI
   progress_lines |= mpi != nullptr;
 #endif
-  Progress progress(todo.size(), progress_lines);
+  ProgressLine progress(progress_lines || ::isatty(STDERR_FILENO));
   size_t finished = 0, failed = 0;
   auto record = [&](size_t point, const IsolatedOutcome& o) {
     // One write per whole row, flushed: an interrupted sweep leaves only complete rows.
@@ -169,7 +144,13 @@ int run_sweep(const SweepRun& args) {
     std::fflush(csv);
     ++finished;
     failed += !ok;
-    progress.update(finished, failed);
+    const double seconds = progress.seconds();
+    const double rate = seconds > 0 ? static_cast<double>(finished) / seconds : 0;
+    const double eta = rate > 0 ? static_cast<double>(todo.size() - finished) / rate : 0;
+    char line[160];
+    std::snprintf(line, sizeof line, "sweep: %zu/%zu points, %zu failed, %.2f points/s, ETA %.0f s", finished, todo.size(),
+                  failed, rate, eta);
+    progress.show(line, finished == todo.size());
   };
 #ifdef TANDEM_HAVE_MPI
   if (mpi)

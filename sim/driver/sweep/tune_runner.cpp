@@ -21,6 +21,7 @@
 #include "sched/support/error.h"
 #include "sched/support/output.h"
 #include "sim/driver/isolated.h"
+#include "sim/driver/progress_line.h"
 #include "sim/driver/simulate_file.h"
 #include "sim/driver/sweep/tune_space.h"
 #include "sim/report/html_report.h"
@@ -100,7 +101,7 @@ std::string run_point(const TuneRun& args, const TuneSpace& space, size_t point)
 class Search {
  public:
   Search(const TuneRun& args, const TuneSpace& space, Budget budget, Clock::time_point deadline)
-      : args_(args), space_(space), budget_(budget), deadline_(deadline), tty_(::isatty(2)) {}
+      : args_(args), space_(space), budget_(budget), deadline_(deadline) {}
 
 #ifdef TANDEM_HAVE_MPI
   void use_mpi(MpiPool* mpi) { mpi_ = mpi; }
@@ -258,9 +259,7 @@ class Search {
       }
   }
 
-  void finish_progress() {
-    if (tty_ && printed_) std::fputc('\n', stderr);
-  }
+  void finish_progress() { progress_.finish(); }
 
   const std::vector<Eval>& evals() const { return evals_; }
   const std::vector<double>& best_so_far() const { return best_so_far_; }
@@ -329,21 +328,19 @@ class Search {
   }
 
   void progress() {
-    if (!tty_) return;
-    const double s = std::chrono::duration<double>(Clock::now() - start_).count();
+    if (!progress_.on()) return;
     const double best = best_so_far_.empty() ? kNoTime : best_so_far_.back();
-    std::fprintf(stderr, "\rtune: %zu points, %zu simulated, best %s, %.0f s   ", evals_.size(), simulated_,
-                 best == kNoTime ? "none yet" : (std::to_string(best) + " ns").c_str(), s);
-    std::fflush(stderr);
-    printed_ = true;
+    char line[160];
+    std::snprintf(line, sizeof line, "tune: %zu points, %zu simulated, best %s, %.0f s", evals_.size(), simulated_,
+                  best == kNoTime ? "none yet" : (std::to_string(best) + " ns").c_str(), progress_.seconds());
+    progress_.show(line);
   }
 
   const TuneRun& args_;
   const TuneSpace& space_;
   Budget budget_;
   Clock::time_point deadline_;
-  bool tty_, printed_ = false;
-  Clock::time_point start_ = Clock::now();
+  ProgressLine progress_{static_cast<bool>(::isatty(STDERR_FILENO))};  // on a terminal only
 #ifdef TANDEM_HAVE_MPI
   MpiPool* mpi_ = nullptr;
 #endif
