@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <functional>
+#include <limits>
 
 #include "sched/ir/kernel_queries.h"
 #include "sched/support/box.h"
@@ -89,12 +90,25 @@ void RaceChecker::record(const InstanceRecord& r) {
     } else {
       ev.start = std::min(r.busy_start, r.complete);
       ev.end = r.complete;
-      writes_[buffer].push_back(std::move(ev));
+      writes_[buffer].events.push_back(std::move(ev));
     }
   }
 }
 
+void RaceChecker::WriteLog::index() {
+  auto by_seq = [](const Event& x, const Event& y) { return x.seq < y.seq; };
+  if (!std::is_sorted(events.begin(), events.end(), by_seq)) std::sort(events.begin(), events.end(), by_seq);
+  const size_t n = events.size();
+  max_end_before.resize(n + 1);
+  min_start_from.resize(n + 1);
+  max_end_before[0] = std::numeric_limits<Picos>::min();
+  for (size_t i = 0; i < n; ++i) max_end_before[i + 1] = std::max(max_end_before[i], events[i].end);
+  min_start_from[n] = std::numeric_limits<Picos>::max();
+  for (size_t i = n; i-- > 0;) min_start_from[i] = std::min(min_start_from[i + 1], events[i].start);
+}
+
 void RaceChecker::advance(Picos watermark, int64_t min_seq) {
+  for (auto& entry : writes_) entry.second.index();
   // Reads whose every relevant write is known.
   while (!pending_.empty()) {
     const Pending& next = pending_.front();
@@ -108,9 +122,7 @@ void RaceChecker::advance(Picos watermark, int64_t min_seq) {
   for (auto& entry : writes_) {
     // Named references, not a structured binding: lambdas below capture them (C++17; clang).
     const auto& buffer = entry.first;
-    auto& events = entry.second;
-    auto by_seq = [](const Event& x, const Event& y) { return x.seq < y.seq; };
-    if (!std::is_sorted(events.begin(), events.end(), by_seq)) std::sort(events.begin(), events.end(), by_seq);
+    auto& events = entry.second.events;  // in program order (index())
     // A write is hidden when a newer write that every future read follows (seq below
     // `settled`) covers it and both have landed; the next few newer writes are the candidates
     // (usually the very next one rewrites the whole tile), and beyond them the nearest newer
@@ -178,45 +190,55 @@ void RaceChecker::advance(Picos watermark, int64_t min_seq) {
 void RaceChecker::check(const Buffer& b, const Event& read) {
   auto it = writes_.find(b);
   if (it == writes_.end()) return;
-  before_.clear();
-  for (const Event& w : it->second) {
-    if (!overlaps(w.box, read.box)) continue;
-    if (w.seq < read.seq) {
-      before_.push_back(&w);
-    } else if (w.seq > read.seq && w.start < read.end) {
-      // A later write began before the read was done: the reader can see new bytes.
-      report("WAR", read, w, b, intersect(read.box, w.box),
-             where(w) + " overwrote it at " + ns(w.start) + " ns while " + where(read) + " was reading it until " +
-                 ns(read.end) + " ns");
+  const WriteLog& log = it->second;
+  const std::vector<Event>& ev = log.events;
+  auto seq_below = [](const Event& w, int64_t seq) { return w.seq < seq; };
+  // [0, earlier): writes before the read in program order; [later, n): writes after it (the
+  // instance's own writes, an accumulation, lie between).
+  const size_t earlier = static_cast<size_t>(std::lower_bound(ev.begin(), ev.end(), read.seq, seq_below) - ev.begin());
+  size_t later = earlier;
+  while (later < ev.size() && ev[later].seq == read.seq) ++later;
+  // WAR: a later write began before the read was done: the reader can see new bytes. None
+  // can when the earliest start among them is after the read.
+  if (log.min_start_from[later] < read.end)
+    for (size_t j = later; j < ev.size(); ++j) {
+      const Event& w = ev[j];
+      if (w.start < read.end && overlaps(w.box, read.box))
+        report("WAR", read, w, b, intersect(read.box, w.box),
+               where(w) + " overwrote it at " + ns(w.start) + " ns while " + where(read) + " was reading it until " +
+                   ns(read.end) + " ns");
     }
-  }
-  if (before_.empty()) return;
   // Walk back from the newest earlier write: each part of the read has one expected producer.
-  std::sort(before_.begin(), before_.end(), [](const Event* x, const Event* y) { return x->seq > y->seq; });
-  // `w` at before_[i] produces part of the read.
+  // `w` at ev[i] produces part of the read.
   auto produced = [&](size_t i) {
-    const Event& w = *before_[i];
+    const Event& w = ev[i];
     if (w.end > read.start)
       report("RAW", w, read, b, intersect(read.box, w.box),
              where(read) + " read it at " + ns(read.start) + " ns, before " + where(w) + " had written it at " +
                  ns(w.end) + " ns");
-    // An older write landing after this one (and before the read) replaces its value.
-    for (size_t j = i + 1; j < before_.size(); ++j) {
-      const Event& older = *before_[j];
-      if (overlaps(older.box, w.box) && older.end > w.end && older.end <= read.start)
+    // An older write landing after this one (and before the read) replaces its value; none
+    // can when every older write landed first.
+    if (log.max_end_before[i] <= w.end) return;
+    for (size_t j = i; j-- > 0;) {
+      const Event& older = ev[j];
+      if (older.end > w.end && older.end <= read.start && overlaps(older.box, read.box) && overlaps(older.box, w.box))
         report("WAW", older, w, b, intersect(older.box, w.box),
                where(older) + " landed at " + ns(older.end) + " ns, after " + where(w) + " at " + ns(w.end) +
                    " ns, so " + where(read) + " saw the older value");
     }
   };
+  size_t newest = earlier;
+  while (newest > 0 && !overlaps(ev[newest - 1].box, read.box)) --newest;
+  if (newest == 0) return;
   // The usual case, without allocation: the newest earlier write covers the whole read.
-  if (contains(before_[0]->box, read.box)) {
-    produced(0);
+  if (contains(ev[newest - 1].box, read.box)) {
+    produced(newest - 1);
     return;
   }
   std::vector<Box> unseen{read.box};
-  for (size_t i = 0; i < before_.size() && !unseen.empty(); ++i) {
-    const Event& w = *before_[i];
+  for (size_t i = newest; i-- > 0 && !unseen.empty();) {
+    const Event& w = ev[i];
+    if (!overlaps(w.box, read.box)) continue;
     bool produces = false;
     std::vector<Box> next;
     for (Box& u : unseen) {

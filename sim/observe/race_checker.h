@@ -73,7 +73,16 @@ class RaceChecker {
 
   const SimProgram& p_;
   std::vector<std::vector<AccessPlan>> plans_;  // per instruction
-  std::map<Buffer, std::vector<Event>> writes_;
+  // The live writes of a buffer, in program order once advance() has sorted them, with what
+  // lets a check skip the scan in the usual race-free case: the latest landing of the writes
+  // before each position and the earliest start of the writes from each position on.
+  struct WriteLog {
+    std::vector<Event> events;
+    std::vector<Picos> max_end_before;  // [i]: max end of events [0, i)
+    std::vector<Picos> min_start_from;  // [i]: min start of events [i, n)
+    void index();
+  };
+  std::map<Buffer, WriteLog> writes_;
   // Reads waiting to be checked: a min-heap by (seq, arrival), so reads are checked in the
   // order a map by seq would give, without a node per read. One seq is one dynamic instance,
   // whose reads all end together.
@@ -90,7 +99,6 @@ class RaceChecker {
   std::set<std::tuple<std::string, InstId, InstId>> reported_;
   std::vector<Hazard> hazards_;
   // Scratch reused across calls (no allocation per check once grown).
-  std::vector<const Event*> before_;
   std::vector<std::pair<uint64_t, size_t>> same_box_;
   std::vector<size_t> next_same_;
   std::vector<char> drop_;
