@@ -24,10 +24,15 @@ std::vector<PassOptionSpec> AddressRotationPass::options() {
        "reads: ceil(lifetime / the loop's DMA work per iteration) + 1 from the model, else 4; as many as fit, one "
        "when two do not) or a number from 2 to 16",
        {}},
+      {"tiles", PassOptionSpec::String, "",
+       "ring only these tensors, %names separated by '|' (e.g. %a|%b); a later address-rotation step rings the "
+       "rest, so each tile can get its own buffers (empty: every candidate)",
+       {}},
   };
 }
 
-AddressRotationPass::AddressRotationPass(const PassOptions& o) : space_(o.get_string("space")), buffers_(0) {
+AddressRotationPass::AddressRotationPass(const PassOptions& o)
+    : space_(o.get_string("space")), tiles_(o.get_names("tiles")), buffers_(0) {
   const std::string b = o.get_string("buffers");
   if (b == "auto") return;
   if (b == "model") {
@@ -62,13 +67,20 @@ void AddressRotationPass::run(PassContext& ctx) {
     if (t.space == space_) used += footprint(t, t.attrs.get_int(attr::kBuffers).value_or(1));
   const char* unit = space->capacity_unit();
 
+  std::vector<bool> wanted(k.tensors.size(), tiles_.empty());
+  for (const std::string& name : tiles_) {
+    const int ti = k.find_tensor(name.substr(1));
+    if (ti < 0) throw Error("address-rotation: tiles names " + name + ", which the kernel does not have");
+    wanted[static_cast<size_t>(ti)] = true;
+  }
+
   const std::vector<InstId> order = k.program_order();
   std::optional<DepGraph> derived;  // analysis of the accesses, when needed
   for (LoopId loop = 0; loop < static_cast<LoopId>(k.loops.size()); ++loop) {
     const std::string where = "loop " + k.loops[loop].iv;
     for (size_t ti = 0; ti < k.tensors.size(); ++ti) {
       Tensor& t = k.tensors[ti];
-      if (t.space != space_ || t.attrs.has(attr::kBuffers)) continue;
+      if (!wanted[ti] || t.space != space_ || t.attrs.has(attr::kBuffers)) continue;
       const RotationCandidate c = rotation_candidate(k, loop, static_cast<int>(ti), order);
       if (!c.ringable()) continue;
       const std::vector<InstId>& readers = c.readers;
@@ -158,6 +170,13 @@ void AddressRotationPass::run(PassContext& ctx) {
               ctx.stats.add("entry_edges_added");
       }
     }
+  }
+  for (const std::string& name : tiles_) {
+    const Tensor& t = k.tensors[static_cast<size_t>(k.find_tensor(name.substr(1)))];
+    if (t.space != space_)
+      ctx.note(name + " stays on one buffer: it is in " + t.space + ", and this step rings " + space_);
+    else if (!t.attrs.has(attr::kBuffers))
+      ctx.note(name + " stays on one buffer: no loop rewrites it every iteration with a value that dies there");
   }
   if (ctx.stats.get("tensors_rotated") == 0) {
     ctx.skip("no " + space_ + " tensor is rewritten every iteration of a loop");

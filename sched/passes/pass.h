@@ -35,6 +35,9 @@ class PassOptions {
   int64_t get_int(const std::string& name) const;
   bool get_flag(const std::string& name) const;
   std::string get_string(const std::string& name) const;
+  // A list of kernel names (`%a|%b`); empty when the option is. Throws a located-free Error
+  // naming the option when an entry is not a %name.
+  std::vector<std::string> get_names(const std::string& name) const;
   const std::map<std::string, std::string>& values() const { return values_; }
 
  private:

@@ -35,6 +35,20 @@ std::string PassOptions::get_string(const std::string& name) const {
   return it == values_.end() ? "" : it->second;
 }
 
+std::vector<std::string> PassOptions::get_names(const std::string& name) const {
+  const std::string text = get_string(name);
+  std::vector<std::string> names;
+  for (size_t at = 0; !text.empty() && at <= text.size();) {
+    const size_t bar = std::min(text.find('|', at), text.size());
+    const std::string n = text.substr(at, bar - at);
+    if (n.size() < 2 || n[0] != '%')
+      throw Error("option '" + name + "' takes %names separated by '|' (e.g. %a|%b), not '" + printable(text) + "'");
+    names.push_back(n);
+    at = bar + 1;
+  }
+  return names;
+}
+
 void PassStats::add(const std::string& name, int64_t n) {
   for (auto& [k, v] : counters)
     if (k == name) {

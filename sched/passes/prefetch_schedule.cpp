@@ -29,6 +29,10 @@ std::vector<PassOptionSpec> PrefetchSchedulePass::options() {
        "after, an experiment beyond the seed: let loads run this many iterations ahead of compute "
        "(needs that many + 1 buffers); 0: the split's barrier holds loads to one iteration",
        {}},
+      {"loops", PassOptionSpec::String, "",
+       "the loops prefetch-distance applies to, induction variables separated by '|' (e.g. %k|%j), so that each "
+       "loop can get its own distance from its own step (empty: every loop)",
+       {}},
   };
 }
 
@@ -36,6 +40,7 @@ PrefetchSchedulePass::PrefetchSchedulePass(const PassOptions& o)
     : after_(o.get_flag("after")),
       cc_mode_(o.get_int("cc-dma-alignment")),
       min_bytes_(o.get_int("force-incoming-order")),
+      loops_(o.get_names("loops")),
       distance_(o.get_int("prefetch-distance")) {
   if (cc_mode_ < 0 || cc_mode_ > 2)
     throw Error("prefetch-schedule: cc-dma-alignment must be 0, 1 or 2, not " + std::to_string(cc_mode_));
@@ -44,6 +49,7 @@ PrefetchSchedulePass::PrefetchSchedulePass(const PassOptions& o)
   if (distance_ < 0) throw Error("prefetch-schedule: prefetch-distance must not be negative");
   if (distance_ > 0 && !after_)
     throw Error("prefetch-schedule: prefetch-distance applies after the scheduler (prefetch-schedule{after,...})");
+  if (!loops_.empty() && distance_ == 0) throw Error("prefetch-schedule: loops needs prefetch-distance above 0 (it names the loops the distance applies to)");
 }
 
 namespace {
@@ -60,8 +66,17 @@ void PrefetchSchedulePass::run(PassContext& ctx) {
   Kernel& k = ctx.kernel;
   if (min_bytes_ >= 0) force_incoming_order(ctx);
   if (cc_mode_ > 0) align_collectives(ctx);
-  if (after_ && distance_ > 0)
-    for (LoopId l = 0; l < static_cast<LoopId>(k.loops.size()); ++l) set_distance(ctx, l, distance_);
+  if (after_ && distance_ > 0) {
+    std::vector<bool> chosen(k.loops.size(), loops_.empty());
+    for (const std::string& iv : loops_) {
+      bool found = false;
+      for (size_t l = 0; l < k.loops.size(); ++l)
+        if (k.loops[l].iv == iv) chosen[l] = found = true;
+      if (!found) throw Error("prefetch-schedule: loops names " + iv + ", which is not a loop of the kernel");
+    }
+    for (LoopId l = 0; l < static_cast<LoopId>(k.loops.size()); ++l)
+      if (chosen[static_cast<size_t>(l)]) set_distance(ctx, l, distance_);
+  }
   if (ctx.stats.counters.empty())
     ctx.skip(std::string(after_ ? "after" : "before") + " the scheduler: nothing to do with these options");
 }

@@ -36,6 +36,7 @@ class PrefetchSchedulePass : public Pass {
   bool after_;
   int64_t cc_mode_;
   int64_t min_bytes_;
+  std::vector<std::string> loops_;  // the loops prefetch-distance applies to (empty: all)
   int64_t distance_;  // 0: leave the split's one-iteration prefetch as it is
 };
 
