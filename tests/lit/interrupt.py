@@ -7,8 +7,11 @@ ended prints whether its children ended too ("children: gone" or "children: N le
 ten seconds; the ones left are killed).
 With --after-children N, waits instead until N different child processes have been seen (a
 command that runs one child at a time has finished N - 1 of them). With --stdout FILE, CMD's
-standard output goes to FILE.
-Usage: interrupt.py [--children | --after-children N] [--stdout FILE] SIGNAL PATTERN CMD ARGS..."""
+standard output goes to FILE. With --lines N, waits until the file has N lines (a --log of
+finished points). With --mpi-rank0, the signal goes to CMD's descendant that is MPI rank 0
+(as a batch system signals every task) instead of CMD.
+Usage: interrupt.py [--children | --after-children N] [--stdout FILE] [--lines N] [--mpi-rank0]
+                    SIGNAL PATTERN CMD ARGS..."""
 import glob
 import os
 import signal
@@ -26,6 +29,12 @@ if args[0] == "--after-children":
 stdout = subprocess.DEVNULL
 if args[0] == "--stdout":
     stdout, args = open(args[1], "w"), args[2:]
+lines = 0
+if args[0] == "--lines":
+    lines, args = int(args[1]), args[2:]
+rank0 = args[0] == "--mpi-rank0"
+if rank0:
+    args = args[1:]
 sig = getattr(signal, "SIG" + args[0])
 pattern = args[1]
 
@@ -46,12 +55,34 @@ def children_of(pid):
     return found
 
 
+def enough_lines():
+    found = glob.glob(pattern)
+    if not found or not lines:
+        return bool(found)
+    with open(found[0]) as f:
+        return sum(1 for _ in f) >= lines
+
+
+def mpi_rank0(pid):
+    for child in children_of(pid):
+        try:
+            with open(f"/proc/{child}/environ", "rb") as f:
+                if b"OMPI_COMM_WORLD_RANK=0\0" in f.read():
+                    return child
+        except OSError:
+            pass
+        found = mpi_rank0(child)
+        if found:
+            return found
+    return None
+
+
 # lit's workers ignore SIGINT, and an ignored signal stays ignored across exec: restore it.
 proc = subprocess.Popen(args[2:], stdout=stdout,
                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 deadline = time.time() + 60
 seen = set()
-while (not glob.glob(pattern) or (children and not children_of(proc.pid)) or
+while (not enough_lines() or (rank0 and not mpi_rank0(proc.pid)) or (children and not children_of(proc.pid)) or
        (after_children and len(seen.union(children_of(proc.pid))) < after_children)):
     seen.update(children_of(proc.pid) if after_children else [])
     if proc.poll() is not None or time.time() > deadline:
@@ -61,7 +92,10 @@ while (not glob.glob(pattern) or (children and not children_of(proc.pid)) or
         sys.exit(1)
     time.sleep(0.05)
 kids = children_of(proc.pid) if children else []
-proc.send_signal(sig)
+if rank0:
+    os.kill(mpi_rank0(proc.pid), sig)
+else:
+    proc.send_signal(sig)
 try:
     code = proc.wait(timeout=60)
 except subprocess.TimeoutExpired:

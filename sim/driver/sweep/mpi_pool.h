@@ -29,8 +29,12 @@ class MpiPool {
   // then stops the other ranks.
   void coordinate(const std::vector<size_t>& points, const std::function<void(size_t, const IsolatedOutcome&)>& done);
   // Rank 0, for a search that decides its next points from the last ones: one batch, the
-  // other ranks kept waiting for the next; stop() ends them (the destructor does too).
-  void run_batch(const std::vector<size_t>& points, const std::function<void(size_t, const IsolatedOutcome&)>& done);
+  // other ranks kept waiting for the next; stop() ends them (the destructor does too). With
+  // `stop_requested` (polled while waiting), a batch it interrupts is abandoned: false, the
+  // results still out are dropped, and the pool neither stops the ranks nor finalizes (under
+  // mpirun, Ctrl-C reaches rank 0 as SIGTERM while mpirun ends the other ranks).
+  bool run_batch(const std::vector<size_t>& points, const std::function<void(size_t, const IsolatedOutcome&)>& done,
+                 const std::function<bool()>& stop_requested = {});
   void stop();
   // The other ranks: run job(point) for each point rank 0 sends, until it says stop; a point
   // still running after `timeout_s` seconds (0: no limit) is killed and reported timed out.
@@ -40,6 +44,7 @@ class MpiPool {
   int rank_ = 0, size_ = 1;
   std::vector<int> idle_;  // rank 0: ranks waiting for a point
   bool stopped_ = false;
+  bool abandoned_ = false;
 };
 
 }  // namespace tandem

@@ -105,6 +105,9 @@ class Search {
 
 #ifdef TANDEM_HAVE_MPI
   void use_mpi(MpiPool* mpi) { mpi_ = mpi; }
+  bool under_mpi() const { return mpi_ != nullptr; }
+#else
+  bool under_mpi() const { return false; }
 #endif
 
   bool stopped() const {
@@ -177,7 +180,9 @@ class Search {
         index_of[out[i].point] = i;
         points.push_back(out[i].point);
       }
-      mpi_->run_batch(points, [&](size_t point, const IsolatedOutcome& o) { record(index_of.at(point), o); });
+      mpi_->run_batch(
+          points, [&](size_t point, const IsolatedOutcome& o) { record(index_of.at(point), o); },
+          [] { return g_interrupted != 0; });
     } else
 #endif
       run_isolated_pool(
@@ -451,6 +456,10 @@ int run_tune(const TuneRun& args) {
   act.sa_handler = on_interrupt;
   sigemptyset(&act.sa_mask);
   ::sigaction(SIGINT, &act, &old);
+  // Under mpirun, Ctrl-C reaches rank 0 as SIGTERM (mpirun forwards it to every rank, and
+  // SIGKILLs them a second later: odls_base_sigkill_timeout), so it stops the search too.
+  struct sigaction old_term {};
+  if (search.under_mpi()) ::sigaction(SIGTERM, &act, &old_term);
   const size_t size = space.size();
   const bool exhaustive = size <= std::max(kTuneExhaustiveLimit, budget.points);
   if (exhaustive) {
@@ -464,6 +473,7 @@ int run_tune(const TuneRun& args) {
   search.finish_progress();
   // From here a Ctrl-C stops tune at once (what is left takes a few simulations).
   ::sigaction(SIGINT, &old, nullptr);
+  if (search.under_mpi()) ::sigaction(SIGTERM, &old_term, nullptr);
 
   // The best point is confirmed race-free under perturbed timing too; a point that races
   // there is rejected and the next one tried. Not after a Ctrl-C, which wants the answer now,
