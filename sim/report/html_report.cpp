@@ -43,7 +43,7 @@ table { border-collapse: collapse; } td, th { padding: 2px 10px; border-bottom: 
 th:first-child, td:first-child { text-align: left; }
 svg { display: block; margin: 8px 0; max-width: 100%; height: auto; } svg text { font: 11px system-ui, sans-serif; fill: #333; }
 .columns { display: flex; gap: 32px; } .columns > div { flex: 1; min-width: 0; }
-pre { background: #f6f6f6; padding: 8px; overflow-x: auto; } .best { background: #eef6ee; }
+pre { background: #f6f6f6; padding: 8px; white-space: pre-wrap; overflow-wrap: anywhere; } .best { background: #eef6ee; }
 .race-banner { background: #fdecec; border: 2px solid #c62828; color: #8e0000; padding: 8px 12px; font-weight: bold; }
 ul.hazards { color: #8e0000; font-family: monospace; font-size: 12px; } tr.racy td { background: #fdecec; }
 th { vertical-align: bottom; } table.relative { margin-bottom: 12px; } tr.baseline td { font-weight: bold; }
