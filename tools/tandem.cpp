@@ -1,5 +1,6 @@
 // tandem: the command-line front end. Exit codes: 0 success, 1 user error (one `error:`
 // line), 2 internal error.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -9,7 +10,53 @@
 #include "sched/support/error.h"
 #include "sched/support/log.h"
 #include "sched/support/provenance.h"
+#include "sched/support/suggest.h"
 #include "tools/commands.h"
+
+namespace {
+
+// After a failed parse, the misspelt command or long option on the command line, named with
+// the closest known one ("" when there is none; CLI11's own message is shown then). CLI11
+// calls an unknown command a missing one and an unknown option an unexpected argument.
+std::string misspelt(CLI::App& app, int argc, char** argv) {
+  CLI::App* cur = &app;
+  std::vector<std::string> longs = {"--help"};
+  auto add_longs = [&](CLI::App* a) {
+    for (const CLI::Option* o : a->get_options())
+      for (const std::string& n : o->get_lnames()) longs.push_back("--" + n);
+  };
+  add_longs(cur);
+  bool in_command = false;  // past a command's name, positionals are its arguments
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--", 0) == 0 && arg.size() > 2) {
+      const std::string name = arg.substr(0, arg.find('='));
+      if (std::find(longs.begin(), longs.end(), name) == longs.end())
+        return "unknown option '" + name + "'" + tandem::did_you_mean(name, longs);
+      const CLI::Option* o = cur->get_option_no_throw(name);
+      if (!o && cur->get_parent()) o = cur->get_parent()->get_option_no_throw(name);
+      if (o && o->get_type_size() > 0 && name == arg) ++i;  // its value follows
+      continue;
+    }
+    if (arg[0] == '-' || in_command) continue;
+    std::vector<std::string> commands;
+    for (const CLI::App* c : cur->get_subcommands([](CLI::App*) { return true; })) commands.push_back(c->get_name());
+    if (commands.empty()) {
+      in_command = true;
+      continue;
+    }
+    if (std::find(commands.begin(), commands.end(), arg) == commands.end()) {
+      std::string list;
+      for (const std::string& c : commands) list += (list.empty() ? "" : ", ") + c;
+      return "unknown command '" + arg + "'" + tandem::did_you_mean(arg, commands) + " (commands: " + list + ")";
+    }
+    cur = cur->get_subcommand(arg);
+    add_longs(cur);
+  }
+  return "";
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
@@ -44,7 +91,8 @@ int main(int argc, char** argv) {
       app.exit(e);
       return 0;
     }
-    std::cerr << "error: " << e.what() << " (see tandem --help)\n";
+    const std::string why = misspelt(app, argc, argv);
+    std::cerr << "error: " << (why.empty() ? e.what() : why) << " (see tandem --help)\n";
     return 1;
   } catch (const tandem::Error& e) {
     std::cout.flush();

@@ -16,6 +16,10 @@ namespace {
 // Times are floored to whole nanoseconds: flooring is monotone, so spans that nest in
 // picoseconds still nest, and a span's end is written as floor(end) - floor(start), never
 // as a rounded duration. Trace Event timestamps are microseconds: ns with three exact decimals.
+// Slices are 'B'/'E' pairs, not 'X' with a duration: a viewer that adds ts + dur in doubles
+// (speedscope does) ends a slice an ulp past the start of the next, or past its parent's end,
+// and logs stack errors; an end written as its own timestamp parses to the same double as
+// every other time with the same text.
 int64_t ns(Picos ps) { return ps / 1000; }
 
 // n / 1000 with three exact decimals: nanoseconds as microseconds, picoseconds as nanoseconds.
@@ -90,11 +94,10 @@ int TraceWriter::track(int unit, int64_t from, int64_t to) {
   return tid;
 }
 
-void TraceWriter::slice(int tid, int64_t from, int64_t to, const std::string& name, const std::string& cat,
-                        const std::string& args) {
-  event("{\"ph\":\"X\",\"pid\":1,\"tid\":" + std::to_string(tid) + ",\"ts\":" + thousandths(from) +
-        ",\"dur\":" + thousandths(to - from) + ",\"name\":" + name + ",\"cat\":" + quoted(cat) +
-        (args.empty() ? "" : ",\"args\":{" + args + "}") + "}");
+void TraceWriter::duration(const char* ph, int tid, int64_t at, const std::string& name, const std::string& cat,
+                           const std::string& args) {
+  event(std::string("{\"ph\":\"") + ph + "\",\"pid\":1,\"tid\":" + std::to_string(tid) + ",\"ts\":" + thousandths(at) +
+        ",\"name\":" + name + ",\"cat\":" + quoted(cat) + (args.empty() ? "" : ",\"args\":{" + args + "}") + "}");
 }
 
 void TraceWriter::record(const InstanceRecord& r) {
@@ -116,7 +119,8 @@ void TraceWriter::record(const InstanceRecord& r) {
     if (stall > 0) args += ",\"stall_ns\":" + thousandths(stall);
     const bool dma = p_.units[static_cast<size_t>(r.unit)].kind == UnitKind::DmaQueue;
     if (dma) args += ",\"bytes\":" + std::to_string(static_cast<int64_t>(inst.dma.bytes));
-    slice(tid, from, to, name, op_class_name(inst.op_class), args);
+    const std::string cat = op_class_name(inst.op_class);
+    duration("B", tid, from, name, cat, args);
     // The semaphore that set this start: an arrow from inside the slice that signalled it to
     // the start of this one.
     if (r.binding_channel >= 0 && r.start > r.free) {
@@ -144,9 +148,13 @@ void TraceWriter::record(const InstanceRecord& r) {
     int64_t at = from;
     for (const auto& [phase, end] : phases) {
       const int64_t until = std::min(ns(end), to);
-      if (until > at) slice(tid, at, until, quoted(phase), "phase", "");
+      if (until > at) {
+        duration("B", tid, at, quoted(phase), "phase", "");
+        duration("E", tid, until, quoted(phase), "phase", "");
+      }
       at = std::max(at, until);
     }
+    duration("E", tid, to, name, cat, args);
   }
   const Instruction& in = p_.kernel->insts[static_cast<size_t>(r.inst)];
   const bool accumulate = in.attrs.has(attr::kAccumulate);

@@ -39,8 +39,10 @@ class TraceWriter {
   };
   void event(const std::string& json);
   int track(int unit, int64_t from, int64_t to);
-  void slice(int tid, int64_t from, int64_t to, const std::string& name, const std::string& cat,
-             const std::string& args);
+  // A 'B' or 'E' event; an 'E' repeats its 'B''s name, category and arguments (viewers that
+  // match ends by name and arguments, as speedscope does, then close the right slice).
+  void duration(const char* ph, int tid, int64_t at, const std::string& name, const std::string& cat,
+                const std::string& args);
   void remember(const InstanceRecord& r, const Span& span);
   std::string instance_name(const InstanceRecord& r) const;
 

@@ -43,9 +43,16 @@ table { border-collapse: collapse; } td, th { padding: 2px 10px; border-bottom: 
 th:first-child, td:first-child { text-align: left; }
 svg { display: block; margin: 8px 0; max-width: 100%; height: auto; } svg text { font: 11px system-ui, sans-serif; fill: #333; }
 .columns { display: flex; gap: 32px; } .columns > div { flex: 1; min-width: 0; }
-pre { background: #f6f6f6; padding: 8px; overflow-x: auto; } .best { background: #eef6ee; }
+pre { background: #f6f6f6; padding: 8px; white-space: pre-wrap; overflow-wrap: anywhere; } .best { background: #eef6ee; }
 .race-banner { background: #fdecec; border: 2px solid #c62828; color: #8e0000; padding: 8px 12px; font-weight: bold; }
 ul.hazards { color: #8e0000; font-family: monospace; font-size: 12px; } tr.racy td { background: #fdecec; }
+th { vertical-align: bottom; } table.relative { margin-bottom: 12px; } tr.baseline td { font-weight: bold; }
+.swatch { display: inline-block; width: 10px; height: 10px; margin-right: 6px; } td.kernel { white-space: nowrap; }
+.legend .key { display: inline-block; margin-right: 16px; white-space: nowrap; }
+.legend svg { display: inline-block; margin: 0 4px 0 0; vertical-align: middle; }
+.grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(400px, 1fr)); gap: 8px 24px; }
+.grid figure { margin: 0; min-width: 0; } .grid figcaption { font-weight: 600; }
+.grid svg { width: 100%; max-width: 640px; } ol.categories { font: 12px monospace; overflow-wrap: anywhere; }
 </style>
 )";
 
@@ -105,8 +112,83 @@ std::string line_chart(const std::string& cls, const std::string& x_label, const
         << "</title></circle>\n";
   }
   for (size_t k = 0; k < series.size() && series.size() > 1; ++k)
-    o << "<text x=\"" << l + 8 << "\" y=\"" << t + 12 * (k + 1) << "\" fill=\"" << color(k) << "\">" << esc(series[k].name)
+    o << "<text x=\"" << l + 8 << "\" y=\"" << t + 12 * (k + 1) << "\" style=\"fill:" << color(k) << "\">" << esc(series[k].name)
       << "</text>\n";
+  o << "</svg>\n";
+  return o.str();
+}
+
+// A sweep chart: one series per kernel (series[i] in the colour of kernel i, dashed past the
+// palette), x numeric (linear or log) or categories (by number, their values listed apart),
+// y from 0 (a ratio axis marks 1, the baseline). Its metric is named by the caption around
+// it and the kernels by the page's legend, so the SVG holds only tick labels, each placed
+// where it clears the others and the edges.
+std::string sweep_chart(const std::vector<Series>& series, const std::vector<std::string>& categories, bool log_x,
+                        bool relative) {
+  const double w = 460, h = 220, l = 56, r = 14, t = 10, b = 36, char_w = 7.5;  // char_w: a generous width of one 11 px character
+  std::vector<double> xs;
+  double y1 = relative ? 1 : 0, y0 = 0;
+  for (const Series& s : series)
+    for (size_t i = 0; i < s.x.size(); ++i) {
+      xs.push_back(s.x[i]);
+      y0 = std::min(y0, s.y[i]);
+      y1 = std::max(y1, s.y[i]);
+    }
+  std::sort(xs.begin(), xs.end());
+  xs.erase(std::unique(xs.begin(), xs.end()), xs.end());
+  if (xs.empty()) return "";
+  if (y1 <= y0) y1 = y0 + 1;
+  auto fx = [&](double x) { return log_x ? std::log(x) : x; };
+  const double x0 = fx(xs.front()), x1 = xs.size() > 1 ? fx(xs.back()) : x0 + 1;
+  auto px = [&](double x) { return l + (xs.size() > 1 ? (fx(x) - x0) / (x1 - x0) : 0.5) * (w - l - r); };
+  auto py = [&](double y) { return h - b - (y - y0) / (y1 - y0) * (h - t - b); };
+  std::ostringstream o;
+  o << "<svg class=\"chart sweep\" width=\"" << w << "\" height=\"" << h << "\" viewBox=\"0 0 " << w << " " << h
+    << "\" role=\"img\">\n";
+  o << "<line x1=\"" << l << "\" y1=\"" << h - b << "\" x2=\"" << w - r << "\" y2=\"" << h - b << "\" stroke=\"#888\"/>\n";
+  o << "<line x1=\"" << l << "\" y1=\"" << t << "\" x2=\"" << l << "\" y2=\"" << h - b << "\" stroke=\"#888\"/>\n";
+  if (relative)
+    o << "<line class=\"baseline\" x1=\"" << l << "\" y1=\"" << fmt(py(1), "%.1f") << "\" x2=\"" << w - r << "\" y2=\""
+      << fmt(py(1), "%.1f") << "\" stroke=\"#999\" stroke-dasharray=\"4 3\"/>\n";
+  // Y labels: the top, the baseline, 0, each kept only if 12 units clear of those kept.
+  std::vector<double> kept;
+  for (double y : {y1, relative ? 1.0 : y0, y0}) {
+    const double at = py(y);
+    if (std::any_of(kept.begin(), kept.end(), [&](double k) { return std::abs(k - at) < 12; })) continue;
+    kept.push_back(at);
+    o << "<text x=\"" << l - 4 << "\" y=\"" << fmt(at + 4, "%.1f") << "\" text-anchor=\"end\">"
+      << fmt(y, relative ? "%.3g" : "%.4g") << (relative ? "&times;" : "") << "</text>\n";
+  }
+  // X labels: each value (a category by its number when its text is too long for its slot),
+  // skipped where it would run into the previous label.
+  const double slot = (w - l - r) / static_cast<double>(std::max<size_t>(1, xs.size()));
+  double right = -1e300;
+  for (double x : xs) {
+    std::string label = fmt(x, "%.4g");
+    if (!categories.empty()) {
+      const std::string& c = categories[static_cast<size_t>(x)];
+      label = static_cast<double>(c.size()) * char_w <= slot - 6 ? c : "#" + std::to_string(static_cast<size_t>(x) + 1);
+    }
+    const double half = static_cast<double>(label.size()) * char_w / 2;
+    const double at = std::min(std::max(px(x), half + 2), w - half - 2);
+    if (at - half < right + 6) continue;
+    right = at + half;
+    o << "<text x=\"" << fmt(at, "%.1f") << "\" y=\"" << h - b + 20 << "\" text-anchor=\"middle\">" << esc(label) << "</text>\n";
+  }
+  if (log_x) o << "<text x=\"" << w - r << "\" y=\"" << h - 2 << "\" text-anchor=\"end\">log scale</text>\n";
+  const size_t palette = sizeof kPalette / sizeof kPalette[0];
+  for (size_t k = 0; k < series.size(); ++k) {
+    const Series& s = series[k];
+    if (s.x.empty()) continue;
+    o << "<polyline class=\"series\" fill=\"none\" stroke=\"" << color(k) << "\" stroke-width=\"1.5\""
+      << (k < palette ? "" : " stroke-dasharray=\"5 3\"") << " points=\"";
+    for (size_t i = 0; i < s.x.size(); ++i) o << (i ? " " : "") << fmt(px(s.x[i]), "%.1f") << "," << fmt(py(s.y[i]), "%.1f");
+    o << "\"/>\n";
+    for (size_t i = 0; i < s.x.size(); ++i)
+      o << "<circle class=\"point\" cx=\"" << fmt(px(s.x[i]), "%.1f") << "\" cy=\"" << fmt(py(s.y[i]), "%.1f")
+        << "\" r=\"3\" fill=\"" << color(k) << "\"><title>" << esc(s.name) << ": " << fmt(s.y[i], "%.6g")
+        << (relative ? "&times;" : "") << "</title></circle>\n";
+  }
   o << "</svg>\n";
   return o.str();
 }
@@ -356,11 +438,9 @@ std::string html_sweep_report(const std::string& title, const std::vector<std::s
   auto column = [&](const std::string& name) {
     return static_cast<size_t>(std::find(header.begin(), header.end(), name) - header.begin());
   };
-  const size_t status = column("status"), kernel = column("kernel"), error = column("error");
-  std::vector<size_t> metrics;
-  for (size_t c = status + 1; c < error; ++c) metrics.push_back(c);
+  const size_t status = column("status"), kernel = column("kernel"), error = column("error"), point = column("point");
   // Only clean points are results: a point that raced (status racy) is listed apart and is
-  // never the best point, nor part of a chart.
+  // never the best point, nor a baseline, nor part of a chart.
   std::vector<const std::vector<std::string>*> ok, racy;
   for (size_t r = 1; r < rows.size(); ++r) {
     if (rows[r].size() != header.size()) continue;
@@ -372,32 +452,77 @@ std::string html_sweep_report(const std::string& title, const std::vector<std::s
   } else {
     o << "<p class=\"race-banner\">" << racy.size() << " of " << rows.size() - 1
       << " points raced: their schedules break program order, so their figures are not results. They are listed "
-         "below and left out of the best points and the charts.</p>\n";
+         "below and left out of the best points, the baselines and the charts.</p>\n";
     o << "<p>" << rows.size() - 1 << " points, " << ok.size() << " ok, " << racy.size() << " raced.</p>\n";
   }
+  std::vector<size_t> params;
+  for (const std::string& p : parameters)
+    if (column(p) < header.size()) params.push_back(column(p));
 
+  // Kernels in order of appearance; each one's baseline is its first clean point (the rows
+  // are in point order: the first value of every parameter, or the first of `points`).
   std::vector<std::string> kernels;
+  std::map<std::string, const std::vector<std::string>*> baseline;
   for (const auto* r : ok)
-    if (std::find(kernels.begin(), kernels.end(), (*r)[kernel]) == kernels.end()) kernels.push_back((*r)[kernel]);
+    if (baseline.emplace((*r)[kernel], r).second) kernels.push_back((*r)[kernel]);
+  auto short_name = [](const std::string& k) { return k.substr(k.rfind('/') + 1); };
+  auto value = [](const std::vector<std::string>& r, size_t c, double* v) { return numeric(r[c], v); };
+
+  // The metrics: those that change somewhere are charted and tabled, the rest named once.
+  // Times (ns, cycles) and counts are shown relative to each kernel's baseline, so that a
+  // kernel 100 times shorter than another is not flattened on a shared axis; fractions
+  // (efficiency, overlap, utilisation) are already on one scale, and a metric whose baseline
+  // is 0 for some kernel has no ratio: both are shown as they are.
+  struct Column {
+    size_t index;
+    bool relative;
+  };
+  std::vector<Column> metrics;
+  std::vector<std::string> unchanged;
+  for (size_t c = status + 1; c < error; ++c) {
+    bool varies = false, relative = true;
+    const MetricInfo* info = find_metric(header[c], MetricScope::Kernel);
+    if (!info) info = find_metric(header[c], MetricScope::Loop);
+    if (header[c].rfind("util_", 0) == 0 || (info && std::string(info->unit) == "fraction")) relative = false;
+    for (const std::string& k : kernels) {
+      double b = 0;
+      if (!value(*baseline[k], c, &b) || b == 0) relative = false;
+      for (const auto* r : ok) varies |= (*r)[kernel] == k && (*r)[c] != (*baseline[k])[c];
+    }
+    if (varies) metrics.push_back({c, relative});
+    else unchanged.push_back(header[c]);
+  }
+  // "value" at a kernel's baseline, "0.523×" of it elsewhere (a relative column).
+  auto cell = [&](const std::vector<std::string>& r, const Column& m) {
+    double v = 0, b = 0;
+    const std::vector<std::string>& base = *baseline[r[kernel]];
+    if (!m.relative || &r == &base || !value(r, m.index, &v) || !value(base, m.index, &b)) return esc(r[m.index]);
+    return fmt(v / b, "%.3f") + "&times;";
+  };
+  // Header cells may break after an underscore or a dot, so long names do not widen a column.
+  auto breakable = [](const std::string& name) {
+    std::string out;
+    for (char c : name) out += esc(std::string(1, c)) + (c == '_' || c == '.' ? "<wbr>" : "");
+    return out;
+  };
 
   // The best point of each kernel: least total time (or least of the first metric).
-  const size_t key = column("total_ns") < header.size() ? column("total_ns") : (metrics.empty() ? status : metrics[0]);
-  o << "<h2>Best point of each kernel (least " << esc(header[key]) << ")</h2>\n<table class=\"best\">\n<tr>";
-  for (size_t c = 0; c < header.size(); ++c)
-    if (c < error && c != status) o << "<th>" << esc(header[c]) << "</th>";
-  o << "</tr>\n";
+  const size_t key = column("total_ns") < header.size() ? column("total_ns") : (error > status + 1 ? status + 1 : status);
+  o << "<h2>Best point of each kernel (least " << esc(header[key]) << ")</h2>\n<table class=\"best\">\n<tr><th>point</th><th>kernel</th>";
+  for (size_t pc : params) o << "<th>" << breakable(header[pc]) << "</th>";
+  o << "<th>" << esc(header[key]) << "</th><th>against the baseline</th></tr>\n";
   for (const std::string& k : kernels) {
     const std::vector<std::string>* best = nullptr;
-    double best_value = 0;
+    double best_value = 0, base = 0;
     for (const auto* r : ok) {
       double v = 0;
-      if ((*r)[kernel] == k && numeric((*r)[key], &v) && (!best || v < best_value)) best = r, best_value = v;
+      if ((*r)[kernel] == k && value(*r, key, &v) && (!best || v < best_value)) best = r, best_value = v;
     }
     if (!best) continue;
-    o << "<tr>";
-    for (size_t c = 0; c < header.size(); ++c)
-      if (c < error && c != status) o << "<td>" << esc(c == kernel ? k.substr(k.rfind('/') + 1) : (*best)[c]) << "</td>";
-    o << "</tr>\n";
+    o << "<tr><td>" << esc((*best)[point]) << "</td><td>" << esc(short_name(k)) << "</td>";
+    for (size_t pc : params) o << "<td>" << esc((*best)[pc]) << "</td>";
+    o << "<td>" << esc((*best)[key]) << "</td><td>"
+      << (value(*baseline[k], key, &base) && base != 0 ? fmt(best_value / base, "%.3f") + "&times;" : "-") << "</td></tr>\n";
   }
   o << "</table>\n";
   // Where the results came from (the columns after `error`, docs/sweeps.md): each model file
@@ -410,55 +535,110 @@ std::string html_sweep_report(const std::string& title, const std::vector<std::s
     o << "<p class=\"provenance\">model file " << esc(source) << " (" << hashes.size()
       << (hashes.size() == 1 ? " model content: " + esc(*hashes.begin()) : std::string(" model contents")) << ")</p>\n";
   if (!racy.empty()) {
-    o << "<h2>Points that raced (not results)</h2>\n<table class=\"racy\">\n<tr>";
-    for (size_t c = 0; c < header.size(); ++c)
-      if (c < error && c != status) o << "<th>" << esc(header[c]) << "</th>";
-    o << "</tr>\n";
+    o << "<h2>Points that raced (not results)</h2>\n<table class=\"racy\">\n<tr><th>point</th><th>kernel</th>";
+    for (size_t pc : params) o << "<th>" << breakable(header[pc]) << "</th>";
+    const size_t races = column("races");
+    o << "<th>" << esc(header[key]) << "</th>" << (races < header.size() ? "<th>races</th>" : "") << "</tr>\n";
     for (const auto* r : racy) {
-      o << "<tr class=\"racy\">";
-      for (size_t c = 0; c < header.size(); ++c)
-        if (c < error && c != status)
-          o << "<td>" << esc(c == kernel ? (*r)[c].substr((*r)[c].rfind('/') + 1) : (*r)[c]) << "</td>";
-      o << "</tr>\n";
+      o << "<tr class=\"racy\"><td>" << esc((*r)[point]) << "</td><td>" << esc(short_name((*r)[kernel])) << "</td>";
+      for (size_t pc : params) o << "<td>" << esc((*r)[pc]) << "</td>";
+      o << "<td>" << esc((*r)[key]) << "</td>" << (races < header.size() ? "<td>" + esc((*r)[races]) + "</td>" : "")
+        << "</tr>\n";
     }
     o << "</table>\n";
   }
-  for (const std::string& p : parameters) {
-    const size_t pc = column(p);
-    if (pc >= header.size()) continue;
-    // Numeric values plot at their value, others as categories in order of appearance.
+  if (!unchanged.empty()) {
+    o << "<p class=\"unchanged\">The same at every point of each kernel:";
+    for (const std::string& u : unchanged) o << " " << esc(u) << (&u == &unchanged.back() ? "." : ",");
+    o << "</p>\n";
+  }
+  if (ok.empty() || metrics.empty()) return page(title, o.str());
+
+  // One colour (and past the palette, a dash) per kernel, in the table and every chart.
+  std::map<std::string, size_t> kernel_index;
+  for (size_t i = 0; i < kernels.size(); ++i) kernel_index[kernels[i]] = i;
+  const size_t palette = sizeof kPalette / sizeof kPalette[0];
+  auto dash = [&](size_t i) { return i < palette ? std::string() : std::string(" stroke-dasharray=\"5 3\""); };
+  std::ostringstream legend;
+  legend << "<p class=\"legend\">";
+  for (size_t i = 0; i < kernels.size(); ++i)
+    legend << "<span class=\"key\"><svg width=\"24\" height=\"10\" viewBox=\"0 0 24 10\" aria-hidden=\"true\"><line x1=\"0\" y1=\"5\" "
+              "x2=\"24\" y2=\"5\" stroke=\"" << color(i) << "\" stroke-width=\"3\"" << dash(i) << "/></svg>"
+           << esc(short_name(kernels[i])) << "</span> ";
+  legend << "</p>\n";
+
+  // Each point against its kernel's baseline, in tables of at most 8 metric columns (a
+  // 1280 px window holds that many beside the kernel and the parameters), as even as may be.
+  o << "<h2>Each point against its kernel's baseline (its first point, in bold)</h2>\n<p>Times and counts as a "
+       "multiple of the baseline's, where its value is not 0; fractions as they are.</p>\n";
+  const size_t tables = (metrics.size() + 7) / 8, per_table = (metrics.size() + tables - 1) / tables;
+  for (size_t from = 0; from < metrics.size(); from += per_table) {
+    const size_t to = std::min(metrics.size(), from + per_table);
+    o << "<table class=\"relative\">\n<tr><th>kernel</th>";
+    for (size_t pc : params) o << "<th>" << breakable(header[pc]) << "</th>";
+    for (size_t m = from; m < to; ++m) o << "<th>" << breakable(header[metrics[m].index]) << "</th>";
+    o << "</tr>\n";
+    for (const std::string& k : kernels)
+      for (const auto* r : ok) {
+        if ((*r)[kernel] != k) continue;
+        const bool base = r == baseline[k];
+        o << "<tr" << (base ? " class=\"baseline\"" : "") << "><td class=\"kernel\"><span class=\"swatch\" style=\"background:"
+          << color(kernel_index[k]) << "\"></span>" << esc(short_name(k)) << "</td>";
+        for (size_t pc : params) o << "<td>" << esc((*r)[pc]) << "</td>";
+        for (size_t m = from; m < to; ++m) o << "<td>" << cell(*r, metrics[m]) << "</td>";
+        o << "</tr>\n";
+      }
+    o << "</table>\n";
+  }
+
+  for (size_t pc : params) {
+    const std::string& p = header[pc];
+    // Numeric values plot at their value (on a log axis when they span 8x or more, as
+    // engine counts and sizes do), others as categories in order of appearance.
     std::vector<std::string> categories;
     bool all_numeric = true;
+    double lo = 1e300, hi = -1e300;
     for (const auto* r : ok) {
       double v = 0;
-      all_numeric &= numeric((*r)[pc], &v);
+      if (numeric((*r)[pc], &v)) lo = std::min(lo, v), hi = std::max(hi, v);
+      else all_numeric = false;
       if (std::find(categories.begin(), categories.end(), (*r)[pc]) == categories.end()) categories.push_back((*r)[pc]);
     }
-    o << "<h2>Against " << esc(p) << "</h2>\n";
-    for (size_t mc : metrics) {
+    const bool log_x = all_numeric && lo > 0 && hi >= 8 * lo;
+    o << "<h2>Against " << esc(p) << (params.size() > 1 ? " (each value: the mean over the other parameters)" : "")
+      << "</h2>\n";
+    if (!all_numeric) {
+      o << "<ol class=\"categories\">";
+      for (const std::string& c : categories) o << "<li>" << esc(c) << "</li>";
+      o << "</ol>\n";
+    }
+    o << legend.str() << "<div class=\"grid\">\n";
+    for (const Column& m : metrics) {
       std::vector<Series> series;
       for (const std::string& k : kernels) {
-        // Per kernel, the mean of the metric over the other parameters at each value.
+        // Per kernel, the mean of the metric (or of its ratio to the baseline) at each value.
+        double base = 1;
+        if (m.relative) value(*baseline[k], m.index, &base);
         std::map<double, std::pair<double, int>> at;
         for (const auto* r : ok) {
           double x = 0, y = 0;
-          if ((*r)[kernel] != k || !numeric((*r)[mc], &y)) continue;
-          x = all_numeric ? (numeric((*r)[pc], &x), x)
-                          : static_cast<double>(std::find(categories.begin(), categories.end(), (*r)[pc]) - categories.begin());
-          at[x].first += y;
+          if ((*r)[kernel] != k || !value(*r, m.index, &y)) continue;
+          if (all_numeric) numeric((*r)[pc], &x);
+          else x = static_cast<double>(std::find(categories.begin(), categories.end(), (*r)[pc]) - categories.begin());
+          at[x].first += y / base;
           at[x].second += 1;
         }
-        Series s{k.substr(k.rfind('/') + 1), {}, {}};
+        Series s{short_name(k), {}, {}};
         for (const auto& [x, sum] : at) {
           s.x.push_back(x);
           s.y.push_back(sum.first / sum.second);
         }
-        if (!s.x.empty()) series.push_back(s);
+        series.push_back(s);
       }
-      if (!series.empty())
-        o << line_chart("sweep", p, header[mc] + (parameters.size() > 1 ? " (mean)" : ""), series,
-                        all_numeric ? std::vector<std::string>{} : categories);
+      o << "<figure><figcaption>" << esc(header[m.index]) << (m.relative ? " against the baseline" : "") << "</figcaption>\n"
+        << sweep_chart(series, all_numeric ? std::vector<std::string>{} : categories, log_x, m.relative) << "</figure>\n";
     }
+    o << "</div>\n";
   }
   return page(title, o.str());
 }

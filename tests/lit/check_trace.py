@@ -7,6 +7,8 @@ Exits 1 with a message on the first violation of:
 - nesting: on each track, any two slices are disjoint or one holds the other (a viewer draws
   anything else wrongly and logs stack errors); times are compared exactly, as integers of
   nanoseconds parsed from the decimal text, never as floats;
+- 'B'/'E' pairs: on each track in time order, each 'E' closing the innermost open slice and
+  repeating its name, category and arguments (speedscope matches them so), none left open;
 - timestamps: at most three decimals of a microsecond (whole nanoseconds), so that an importer
   that scales by 1000 and rounds lands on the same integers;
 - flows: every 's' has one 'f' with its id, no earlier than the 's', and each end lies inside
@@ -43,9 +45,11 @@ def main(path):
     slices = collections.defaultdict(list)  # tid -> [(start, end, name, is_phase)]
     flows = collections.defaultdict(list)
     counters = collections.defaultdict(list)
+    open_slices = collections.defaultdict(list)  # tid -> stack of (start, 'B' event)
+    last_ts = {}  # tid -> the time of its last 'B' or 'E'
     for e in events:
         ph = e.get("ph")
-        if ph not in ("M", "X", "i", "s", "f", "C"):
+        if ph not in ("M", "X", "B", "E", "i", "s", "f", "C"):
             fail(f"unexpected phase {ph!r}")
         if ph == "M":
             if e["name"] == "thread_name":
@@ -54,10 +58,29 @@ def main(path):
         ts = nanos(e.get("ts"), "ts", e)
         if ph == "X":
             slices[e["tid"]].append((ts, ts + nanos(e.get("dur"), "dur", e), e["name"], e.get("cat") == "phase"))
+        elif ph in ("B", "E"):
+            tid = e["tid"]
+            if ts < last_ts.get(tid, ts):
+                fail(f"track {names.get(tid, tid)}: {ph} of {e['name']} at {ts} ns after an event at {last_ts[tid]} ns")
+            last_ts[tid] = ts
+            stack = open_slices[tid]
+            if ph == "B":
+                stack.append((ts, e))
+                continue
+            if not stack:
+                fail(f"track {names.get(tid, tid)}: E of {e['name']} at {ts} ns with no open slice")
+            start, b = stack.pop()
+            if any(b.get(k) != e.get(k) for k in ("name", "cat", "args")):
+                fail(f"track {names.get(tid, tid)}: E of {e['name']} at {ts} ns does not repeat the name, category "
+                     f"and arguments of the open slice {b['name']}")
+            slices[tid].append((start, ts, e["name"], e.get("cat") == "phase"))
         elif ph in ("s", "f"):
             flows[e["id"]].append((ph, e["tid"], ts))
         elif ph == "C":
             counters[e["name"]].append((ts, e["args"]["bytes"]))
+    for tid, stack in open_slices.items():
+        if stack:
+            fail(f"track {names.get(tid, tid)}: {stack[-1][1]['name']} never ends")
     for tid, spans in slices.items():
         if tid not in names:
             fail(f"slices on unnamed track {tid}")

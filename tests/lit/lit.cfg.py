@@ -43,6 +43,13 @@ if shutil.which("chromium"):
     config.available_features.add("chromium")
 config.substitutions.append(("%check-report", "python3 " + os.path.join(config.test_source_root, "check_report.py")))
 
+# `REQUIRES: trace-viewer` tests open a trace in speedscope (tests/viewer, installed by scripts/setup).
+viewer = os.path.join(config.source_root, "tests", "viewer")
+if shutil.which("chromium") and shutil.which("node") and all(
+        os.path.isdir(os.path.join(viewer, "node_modules", m)) for m in ("speedscope", "playwright-core")):
+    config.available_features.add("trace-viewer")
+config.substitutions.append(("%check-viewer", "node " + os.path.join(viewer, "check_viewer.mjs")))
+
 # `REQUIRES: mpi` tests run `%mpirun N ...` (more ranks than cores allowed; root allowed, as CI runs as root).
 if config.mpirun:
     config.available_features.add("mpi")

@@ -148,7 +148,7 @@ def test_perfetto_trace_and_opt(tmp_path):
     path = tmp_path / "t.json"
     tandem.simulate(softmax.softmax, "256x512", trace_path=str(path), timeline=False)
     trace = json.loads(path.read_text())
-    assert any(e.get("ph") == "X" for e in trace["traceEvents"])
+    assert any(e.get("ph") == "B" for e in trace["traceEvents"])
     traced = tandem.trace(softmax.softmax, "256x512")
     assert tandem.opt(traced) == traced.text
     scheduled = tandem.opt(traced, passes="default")

@@ -32,12 +32,12 @@ def witness(trace, src, dst, distance):
     """Did some instance of dst start before the src instance it waits for completed?"""
     start, end = {}, {}
     for e in trace["traceEvents"]:
-        if e.get("ph") != "X" or e.get("cat") == "phase":  # instances only, not their phases
+        # A slice is a 'B'/'E' pair on its track; instances only, not their phases.
+        if e.get("ph") not in ("B", "E") or e.get("cat") == "phase":
             continue
         m = NAME.match(e["name"])
         key = (m.group(1), int(m.group(2)) if m.group(2) else None)
-        start[key] = e["ts"]
-        end[key] = e["ts"] + e["dur"]
+        (start if e["ph"] == "B" else end)[key] = e["ts"]
     srcs = [k for k in end if k[0] == src]
     dsts = [k for k in start if k[0] == dst]
     last = max((k[1] for k in srcs if k[1] is not None), default=None)

@@ -98,7 +98,7 @@ def starts(passes):
         events = json.load(open(trace))["traceEvents"]
     out = {}
     for e in events:
-        if e.get("ph") == "X" and "[k=" in e["name"]:
+        if e.get("ph") == "B" and "[k=" in e["name"]:  # an instance's slice begins
             name, k = e["name"][1:-1].split("[k=")
             out[(name, int(k))] = e["ts"]
     return out
