@@ -7,9 +7,13 @@
 #include <utility>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
+
 namespace tandem {
 
-using Box = std::vector<std::pair<int64_t, int64_t>>;
+// Inline storage for up to four dimensions: the race checker makes a box per access of every
+// simulated instance, without a heap allocation each.
+using Box = boost::container::small_vector<std::pair<int64_t, int64_t>, 4>;
 
 bool overlaps(const Box& a, const Box& b);
 bool contains(const Box& outer, const Box& inner);

@@ -134,6 +134,11 @@ Ledger::Ledger(SimContext& ctx, size_t iterations_kept, bool capture_timeline, T
 Ledger::Iter& Ledger::iteration(LoopState& s, int64_t index, int64_t iv) {
   while (s.base + static_cast<int64_t>(s.pending.size()) <= index) {
     Iter it;
+    if (!s.spare.empty()) {
+      it.dma.swap(s.spare.back().first);
+      it.compute.swap(s.spare.back().second);
+      s.spare.pop_back();
+    }
     it.index = s.base + static_cast<int64_t>(s.pending.size());
     s.pending.push_back(std::move(it));
   }
@@ -144,32 +149,45 @@ Ledger::Iter& Ledger::iteration(LoopState& s, int64_t index, int64_t iv) {
 
 namespace {
 
-// Adds [a, b) to a set of merged intervals (start -> end).
-void merge_interval(std::map<Picos, Picos>& set, Picos a, Picos b) {
+using Intervals = std::vector<std::pair<Picos, Picos>>;
+
+// The first interval that ends at or after `t`.
+Intervals::iterator ending_from(Intervals& set, Picos t) {
+  return std::lower_bound(set.begin(), set.end(), t, [](const std::pair<Picos, Picos>& x, Picos v) { return x.second < v; });
+}
+
+// The first interval that starts after `t`.
+Intervals::const_iterator starting_after(const Intervals& set, Picos t) {
+  return std::upper_bound(set.begin(), set.end(), t, [](Picos v, const std::pair<Picos, Picos>& x) { return v < x.first; });
+}
+
+// Adds [a, b) to a set of merged intervals (touching ones merge).
+void merge_interval(Intervals& set, Picos a, Picos b) {
   if (b <= a) return;
-  auto it = set.upper_bound(a);
-  if (it != set.begin()) {
-    auto prev = std::prev(it);
-    if (prev->second >= a) {
-      a = prev->first;
-      b = std::max(b, prev->second);
-      it = set.erase(prev);
-    }
+  auto first = ending_from(set, a);
+  auto last = first;
+  for (; last != set.end() && last->first <= b; ++last) {
+    a = std::min(a, last->first);
+    b = std::max(b, last->second);
   }
-  while (it != set.end() && it->first <= b) {
-    b = std::max(b, it->second);
-    it = set.erase(it);
+  if (first == last) {
+    set.insert(first, {a, b});
+    return;
   }
-  set.emplace(a, b);
+  *first = {a, b};
+  set.erase(first + 1, last);
 }
 
 // Drops what lies before `t` (an interval across `t` keeps its part from `t` on).
-void forget_before(std::map<Picos, Picos>& set, Picos t) {
-  while (!set.empty() && set.begin()->first < t) {
-    const Picos end = set.begin()->second;
-    set.erase(set.begin());
-    if (end > t) set.emplace(t, end);
+void forget_before(Intervals& set, Picos t) {
+  auto end = std::lower_bound(set.begin(), set.end(), t, [](const std::pair<Picos, Picos>& x, Picos v) { return x.first < v; });
+  if (end == set.begin()) return;
+  auto across = end - 1;
+  if (across->second > t) {
+    *across = {t, across->second};
+    end = across;
   }
+  set.erase(set.begin(), end);
 }
 
 }  // namespace
@@ -181,7 +199,7 @@ void Ledger::count_exposed(LoopState& s, Picos until) {
     const Picos a = std::max(a0, s.counted), b = std::min(b0, until);
     if (b <= a) continue;
     Picos hidden = 0;
-    auto it = s.engines_busy.upper_bound(a);
+    auto it = starting_after(s.engines_busy, a);
     if (it != s.engines_busy.begin()) --it;
     for (; it != s.engines_busy.end() && it->first < b; ++it) {
       const Picos lo = std::max(a, it->first), hi = std::min(b, it->second);
@@ -281,7 +299,7 @@ Picos Ledger::overlap_with_compute(std::vector<std::pair<Picos, Picos>>& dma, Pi
   Picos overlap = 0, a = 0, b = -1;
   auto flush = [&] {
     if (b <= a) return;
-    auto it = compute_busy_.upper_bound(a);
+    auto it = starting_after(compute_busy_, a);
     if (it != compute_busy_.begin()) --it;
     for (; it != compute_busy_.end() && it->first < b; ++it) {
       Picos lo = std::max(a, it->first), hi = std::min(b, it->second);
@@ -384,6 +402,9 @@ void Ledger::try_finalize(bool all_done) {
       Iter& it = s.pending.front();
       if (it.received < s.expected || it.dma_max_end > watermark) break;
       finalize(s, it);
+      it.dma.clear();
+      it.compute.clear();
+      s.spare.emplace_back(std::move(it.dma), std::move(it.compute));
       s.pending.pop_front();
       ++s.base;
     }
@@ -391,7 +412,7 @@ void Ledger::try_finalize(bool all_done) {
     count_exposed(s, watermark);
   }
   // Compute busy time that ends before anything still pending can start is no longer needed.
-  while (!compute_busy_.empty() && compute_busy_.begin()->second < keep_from) compute_busy_.erase(compute_busy_.begin());
+  compute_busy_.erase(compute_busy_.begin(), ending_from(compute_busy_, keep_from));
 }
 
 void Ledger::compute_bounds(SimResult& out) {

@@ -36,6 +36,10 @@ class Ledger final : public InstanceObserver {
   SimResult finish();
 
  private:
+  // Disjoint intervals [start, end), sorted: mostly appended at the end as the simulation
+  // advances, so a vector (no allocation per record once grown).
+  using Intervals = std::vector<std::pair<Picos, Picos>>;
+  using Spans = std::vector<std::pair<Picos, Picos>>;  // an iteration's busy spans, unmerged
   struct Iter {
     int64_t index = 0;
     int64_t iv = 0;
@@ -43,8 +47,8 @@ class Ledger final : public InstanceObserver {
     Picos end = 0;
     Picos dma_min_start = std::numeric_limits<Picos>::max();
     Picos dma_max_end = 0;
-    std::vector<std::pair<Picos, Picos>> dma;
-    std::vector<std::pair<Picos, Picos>> compute;
+    Spans dma;
+    Spans compute;
     Picos exposed = 0;
     StallArray stall{};
     Picos wmma_bubble = 0;
@@ -55,6 +59,9 @@ class Ledger final : public InstanceObserver {
     int64_t expected = 0;      // instance records per iteration
     int64_t base = 0;          // index of pending.front()
     std::deque<Iter> pending;
+    // The span storage of finalized iterations, emptied, for the next ones: no allocation per
+    // iteration once it has grown.
+    std::vector<std::pair<Spans, Spans>> spare;
     Picos first_end = 0;         // end of the current entry's first iteration
     Picos steady_ps = 0;         // summed over entries: first to last end
     int64_t steady_intervals = 0;
@@ -62,8 +69,8 @@ class Ledger final : public InstanceObserver {
     std::deque<IterationResult> tail;
     // Wall-time exposed DMA: the loop's transfers and the busy time of the compute engines
     // with work in the loop, merged, not yet counted; counted up to `counted`.
-    std::map<Picos, Picos> dma_wall;
-    std::map<Picos, Picos> engines_busy;
+    Intervals dma_wall;
+    Intervals engines_busy;
     Picos counted = 0;
     LoopResult result;
   };
@@ -90,7 +97,7 @@ class Ledger final : public InstanceObserver {
   std::vector<InstProfile> profile_;  // per instruction
   std::vector<LoopState> loops_;
   std::vector<std::vector<bool>> works_in_;  // [loop][unit]: the unit runs an instruction in the loop
-  std::map<Picos, Picos> compute_busy_;  // merged busy intervals of all compute engines
+  Intervals compute_busy_;  // merged busy intervals of all compute engines
   Picos total_ = 0;
   LoopId timeline_loop_ = kNoId;
   std::vector<int64_t> timeline_iterations_;

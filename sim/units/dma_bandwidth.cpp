@@ -87,12 +87,22 @@ void DmaBandwidth::complete_until(double now, std::vector<int>& done) {
   for (const Group& g : groups_)
     if (g.active.empty()) idle |= g.engines;
   if (idle) {
-    groups_.erase(std::remove_if(groups_.begin(), groups_.end(), [](const Group& g) { return g.active.empty(); }),
-                  groups_.end());
     Group merged;
     merged.engines = idle;
     merged.updated = now;
-    groups_.push_back(merged);
+    size_t kept = 0;
+    for (size_t i = 0; i < groups_.size(); ++i) {
+      if (groups_[i].active.empty()) {
+        // An idle group's storage (empty, its capacity kept) serves the merged one: no
+        // allocation per transfer once the vectors have grown.
+        if (merged.active.capacity() == 0) merged.active.swap(groups_[i].active);
+        continue;
+      }
+      if (kept != i) std::swap(groups_[kept], groups_[i]);
+      ++kept;
+    }
+    groups_.resize(kept);
+    groups_.push_back(std::move(merged));
   }
 }
 

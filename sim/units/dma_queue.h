@@ -28,7 +28,7 @@ class DmaQueue : public StreamUnit {
   void execute(const SimInst& inst, InstanceRecord& r) override;
   Picos pending_floor() const override;
   int64_t pending_seq() const override;
-  bool producing() const override { return !issued_.empty(); }
+  bool producing() const override { return issued_ > 0; }
   void drain() override;
 
  private:
@@ -42,7 +42,13 @@ class DmaQueue : public StreamUnit {
   };
   void data_thread();
 
-  std::deque<Issued> issued_;  // in issue order; the front is moving or next to move
+  // The transfers issued and not landed, in issue order, in a ring of kDepth reused slots
+  // (their iteration vectors keep their storage: no allocation per transfer). The ring never
+  // moves once made, so the data thread keeps its reference to the front across waits.
+  std::vector<Issued> ring_;
+  size_t front_ = 0, issued_ = 0;  // the oldest slot (moving or next to move), how many
+  Issued& front() { return ring_[front_]; }
+  const Issued& front() const { return ring_[front_]; }
   Picos data_free_ = 0;        // the previous transfer's last byte
   bool walked_ = false;        // the stream has issued everything
   sc_core::sc_event issued_event_, landed_event_, done_;
