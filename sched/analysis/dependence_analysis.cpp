@@ -138,8 +138,10 @@ class Analyzer {
       const Instruction& in = k_.insts[id];
       for (const Access& a : in.reads) visit(id, a.tensor_id, &a, /*is_write=*/false);
       for (const Access& a : address_register_reads(id)) visit(id, a.tensor_id, &a, /*is_write=*/false);
-      if (accumulates(in))
-        for (const Access& a : in.writes) visit(id, a.tensor_id, &a, /*is_write=*/false);
+      if (accumulates(in)) {
+        const LoopId start = accumulation_start(k_, id);
+        for (const Access& a : in.writes) visit(id, a.tensor_id, &a, /*is_write=*/false, start);
+      }
       for (const Access& a : in.writes) visit(id, a.tensor_id, &a, /*is_write=*/true);
       if (!in.engine.empty() && k_.target->is_dma_queue(in.engine)) visit(id, queue_index_.at(in.engine), nullptr, true);
     }
@@ -400,8 +402,11 @@ class Analyzer {
     return dmin <= dmax ? static_cast<int>(dmin) : 0;
   }
 
-  // All dependences ending at X's access `dst` of resource `res`.
-  void visit(InstId x, size_t res, const Access* dst, bool is_write) {
+  // All dependences ending at X's access `dst` of resource `res`. `within` (an accumulating
+  // read with `start`): only writes inside that loop reach it. Its first iteration starts the
+  // group; in a later one, X's own write of the iteration before (which does not move with
+  // the loop: start_problem) hides everything older.
+  void visit(InstId x, size_t res, const Access* dst, bool is_write, LoopId within = kNoId) {
     const Resource& r = resources_[res];
     const bool queue = r.tensor == nullptr;
     const int p = place_[x].pos;
@@ -418,7 +423,7 @@ class Analyzer {
       // stops at a write ordered before X that has every older write ordered before it.
       bool writes_done = !queue, reads_done = !queue;
       int reads_stop = -1;  // older reads are ordered before X
-      auto [a, b] = span(r.writes, 0, p);
+      auto [a, b] = span(r.writes, within == kNoId ? 0 : loop_start_[within], p);
       for (size_t i = b; i-- > a;) {
         const Entry& w = r.writes[i];
         Relation rel{kNoId, 0, common_depth(w.inst, x)};
@@ -465,6 +470,7 @@ class Analyzer {
     for (size_t n = nest.size(); n-- > 0;) {
       LoopId l = nest[n];
       if (k_.loops[l].depth <= kill_depth) break;
+      if (within != kNoId && k_.loops[l].depth < k_.loops[within].depth) break;
       const int s = loop_start_[l], e = loop_end_[l];
       int cover_pos = -1;
       // The previous iteration from its end back to X: once its writes cover X, everything
