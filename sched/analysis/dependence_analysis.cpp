@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <boost/graph/depth_first_search.hpp>
 #include <boost/graph/filtered_graph.hpp>
@@ -147,7 +148,8 @@ class Analyzer {
     }
 
     DepGraph g(k_.insts.size());
-    for (const auto& [key, kind] : edges_) g.add_unique(key.src, key.dst, DepEdge{kind, key.distance, key.loop, false});
+    for (const auto& [key, kind] : edges_)
+      g.add_unique(key.src, key.dst, DepEdge{kind, key.distance, key.loop, false, implies_.count(key) > 0});
     return g;
   }
 
@@ -192,11 +194,17 @@ class Analyzer {
 
   // Does c finish (completion) or finish reading (!completion) before the visited
   // instruction starts, through edges added so far?
-  bool implied(InstId c, bool completion) const {
+  // The two edges it goes through (c -> s, s -> the visited instruction) are marked: a
+  // per-tile edge would order only some instances (sched/analysis/tile_dependence.h).
+  bool implied(InstId c, bool completion) {
     for (InstId s : succ_[c]) {
       if (reached_[s] != stamp_) continue;
       const DepKind kind = edges_.at(Key{c, s, 0, kNoId});
-      if (kind == DepKind::Flow || kind == DepKind::Output || (!completion && kind == DepKind::Anti)) return true;
+      if (kind == DepKind::Flow || kind == DepKind::Output || (!completion && kind == DepKind::Anti)) {
+        implies_.insert(Key{c, s, 0, kNoId});
+        implies_.insert(Key{s, order_[static_cast<size_t>(stamp_)], 0, kNoId});
+        return true;
+      }
     }
     return false;
   }
@@ -512,6 +520,7 @@ class Analyzer {
   std::vector<Resource> resources_;
   std::unordered_map<std::string, size_t> queue_index_;
   std::unordered_map<Key, DepKind, KeyHash> edges_;
+  std::unordered_set<Key, KeyHash> implies_;  // edges implied() went through
   std::unordered_map<InstId, std::vector<Access>> register_reads_;
   std::vector<std::vector<InstId>> succ_;  // distance-0 stable edges added so far, by source
   std::vector<int> reached_;
