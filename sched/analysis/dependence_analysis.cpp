@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <boost/graph/depth_first_search.hpp>
 #include <boost/graph/filtered_graph.hpp>
@@ -138,14 +139,17 @@ class Analyzer {
       const Instruction& in = k_.insts[id];
       for (const Access& a : in.reads) visit(id, a.tensor_id, &a, /*is_write=*/false);
       for (const Access& a : address_register_reads(id)) visit(id, a.tensor_id, &a, /*is_write=*/false);
-      if (accumulates(in))
-        for (const Access& a : in.writes) visit(id, a.tensor_id, &a, /*is_write=*/false);
+      if (accumulates(in)) {
+        const LoopId start = accumulation_start(k_, id);
+        for (const Access& a : in.writes) visit(id, a.tensor_id, &a, /*is_write=*/false, start);
+      }
       for (const Access& a : in.writes) visit(id, a.tensor_id, &a, /*is_write=*/true);
       if (!in.engine.empty() && k_.target->is_dma_queue(in.engine)) visit(id, queue_index_.at(in.engine), nullptr, true);
     }
 
     DepGraph g(k_.insts.size());
-    for (const auto& [key, kind] : edges_) g.add_unique(key.src, key.dst, DepEdge{kind, key.distance, key.loop, false});
+    for (const auto& [key, kind] : edges_)
+      g.add_unique(key.src, key.dst, DepEdge{kind, key.distance, key.loop, false, implies_.count(key) > 0});
     return g;
   }
 
@@ -190,11 +194,17 @@ class Analyzer {
 
   // Does c finish (completion) or finish reading (!completion) before the visited
   // instruction starts, through edges added so far?
-  bool implied(InstId c, bool completion) const {
+  // The two edges it goes through (c -> s, s -> the visited instruction) are marked: a
+  // per-tile edge would order only some instances (sched/analysis/tile_dependence.h).
+  bool implied(InstId c, bool completion) {
     for (InstId s : succ_[c]) {
       if (reached_[s] != stamp_) continue;
       const DepKind kind = edges_.at(Key{c, s, 0, kNoId});
-      if (kind == DepKind::Flow || kind == DepKind::Output || (!completion && kind == DepKind::Anti)) return true;
+      if (kind == DepKind::Flow || kind == DepKind::Output || (!completion && kind == DepKind::Anti)) {
+        implies_.insert(Key{c, s, 0, kNoId});
+        implies_.insert(Key{s, order_[static_cast<size_t>(stamp_)], 0, kNoId});
+        return true;
+      }
     }
     return false;
   }
@@ -400,8 +410,11 @@ class Analyzer {
     return dmin <= dmax ? static_cast<int>(dmin) : 0;
   }
 
-  // All dependences ending at X's access `dst` of resource `res`.
-  void visit(InstId x, size_t res, const Access* dst, bool is_write) {
+  // All dependences ending at X's access `dst` of resource `res`. `within` (an accumulating
+  // read with `start`): only writes inside that loop reach it. Its first iteration starts the
+  // group; in a later one, X's own write of the iteration before (which does not move with
+  // the loop: start_problem) hides everything older.
+  void visit(InstId x, size_t res, const Access* dst, bool is_write, LoopId within = kNoId) {
     const Resource& r = resources_[res];
     const bool queue = r.tensor == nullptr;
     const int p = place_[x].pos;
@@ -418,7 +431,7 @@ class Analyzer {
       // stops at a write ordered before X that has every older write ordered before it.
       bool writes_done = !queue, reads_done = !queue;
       int reads_stop = -1;  // older reads are ordered before X
-      auto [a, b] = span(r.writes, 0, p);
+      auto [a, b] = span(r.writes, within == kNoId ? 0 : loop_start_[within], p);
       for (size_t i = b; i-- > a;) {
         const Entry& w = r.writes[i];
         Relation rel{kNoId, 0, common_depth(w.inst, x)};
@@ -465,6 +478,7 @@ class Analyzer {
     for (size_t n = nest.size(); n-- > 0;) {
       LoopId l = nest[n];
       if (k_.loops[l].depth <= kill_depth) break;
+      if (within != kNoId && k_.loops[l].depth < k_.loops[within].depth) break;
       const int s = loop_start_[l], e = loop_end_[l];
       int cover_pos = -1;
       // The previous iteration from its end back to X: once its writes cover X, everything
@@ -506,6 +520,7 @@ class Analyzer {
   std::vector<Resource> resources_;
   std::unordered_map<std::string, size_t> queue_index_;
   std::unordered_map<Key, DepKind, KeyHash> edges_;
+  std::unordered_set<Key, KeyHash> implies_;  // edges implied() went through
   std::unordered_map<InstId, std::vector<Access>> register_reads_;
   std::vector<std::vector<InstId>> succ_;  // distance-0 stable edges added so far, by source
   std::vector<int> reached_;

@@ -136,6 +136,8 @@ class Verifier {
       if (op && !in.engine.empty() && !k_.target->can_run(*op, in.engine))
         problem(inst_name(id) + " runs on '" + in.engine + "', which cannot run '" + in.opcode + "'");
       if (!valid_loop(in.loop) && in.loop != kNoId) problem(inst_name(id) + " records " + loop_name(in.loop));
+      else if (structure_ok_)
+        if (std::string p = start_problem(k_, id); !p.empty()) problem(inst_name(id) + ": " + p);
       for (const Access& a : in.reads) access(id, a);
       for (const Access& a : in.writes) access(id, a);
     }

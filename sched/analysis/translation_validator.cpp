@@ -131,7 +131,7 @@ class Executor {
     const Instruction& in = k_.insts[static_cast<size_t>(id)];
     uint64_t h = static_hash_[static_cast<size_t>(id)];
     for (const Access& a : in.reads) h = mix(h, read(a.tensor_id, box_of(a)));
-    if (in.attrs.has(attr::kAccumulate))
+    if (reads_accumulator(k_, id, ivs_.data()))
       for (const Access& a : in.writes) h = mix(h, read(a.tensor_id, box_of(a)));
     for (size_t w = 0; w < in.writes.size(); ++w) {
       const Access& a = in.writes[w];

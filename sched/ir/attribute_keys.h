@@ -16,6 +16,7 @@ inline constexpr const char* kPrefetchDistance = "prefetch_distance";  // prefet
 
 // Instructions.
 inline constexpr const char* kAccumulate = "accumulate";                 // a write that adds to what is there
+inline constexpr const char* kStart = "start";                           // the loop whose first iteration starts the group
 inline constexpr const char* kOrder = "order";                           // list-schedule: position in its run
 inline constexpr const char* kPrefetch = "prefetch";                     // prefetch-schedule: incoming-order stamp
 inline constexpr const char* kFence = "fence";                           // a barrier's engines ("act,dve")

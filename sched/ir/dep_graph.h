@@ -26,6 +26,9 @@ struct DepEdge {
   int distance = 0;     // iterations of `loop` between source and destination instances
   LoopId loop = kNoId;  // the carrying loop when distance > 0
   bool is_explicit = false;
+  // The dependence analysis left out an edge because this one orders it (docs/ir.md, Implied
+  // edges): the simulator honours it whole-loop, never per tile (sched/analysis/tile_dependence.h).
+  bool implies = false;
 };
 
 struct DepEdgeRef {

@@ -63,6 +63,43 @@ std::pair<int64_t, int64_t> value_range(const Kernel& k, const AffineExpr& e) {
   });
 }
 
+LoopId accumulation_start(const Kernel& k, InstId id) {
+  const Instruction& in = k.insts[static_cast<size_t>(id)];
+  const auto iv = in.attrs.get_string(attr::kStart);
+  if (!iv) return kNoId;
+  for (LoopId l = in.loop; l != kNoId; l = k.loops[static_cast<size_t>(l)].parent)
+    if (k.loops[static_cast<size_t>(l)].iv == *iv) return l;
+  return kNoId;
+}
+
+bool reads_accumulator(const Kernel& k, InstId id, const int64_t* ivs) {
+  if (!k.insts[static_cast<size_t>(id)].attrs.has(attr::kAccumulate)) return false;
+  const LoopId start = accumulation_start(k, id);
+  return start == kNoId || ivs[start] != k.loops[static_cast<size_t>(start)].lo;
+}
+
+std::string start_problem(const Kernel& k, InstId id) {
+  const Instruction& in = k.insts[static_cast<size_t>(id)];
+  const AttrValue* v = in.attrs.find(attr::kStart);
+  if (!v) return "";
+  const std::string shown = "start = " + format_attr_value(*v);
+  if (!std::holds_alternative<std::string>(*v))
+    return shown + ": start names the loop whose first iteration starts the accumulation group, as a string "
+                   "(start = \"%k\")";
+  if (!in.attrs.has(attr::kAccumulate))
+    return shown + " needs {accumulate}: without it every instance overwrites what it writes";
+  const LoopId start = accumulation_start(k, id);
+  if (start == kNoId) return shown + ": no loop enclosing the instruction has the variable " + std::get<std::string>(*v);
+  for (const Access& a : in.writes)
+    for (const IndexRange& r : a.dims)
+      for (const AffineExpr* e : {&r.lo, &r.hi})
+        for (const AffineTerm& t : e->terms)
+          if (t.loop == start)
+            return shown + ": the accumulator %" + a.tensor + " moves with " + std::get<std::string>(*v) +
+                   "; the instances after the first iteration would add to a group none started";
+  return "";
+}
+
 bool is_load(const Kernel& k, InstId id) {
   const OpcodeInfo* op = k.target->opcode(k.insts[static_cast<size_t>(id)].opcode);
   return op && (op->op_class == OpClass::Load || op->op_class == OpClass::IndirectLoad);

@@ -75,6 +75,20 @@ bool box_of(const Tensor& t, const Access& a, TermValue value, Box& out) {
   return true;
 }
 
+// --- Accumulation ----------------------------------------------------------------------------
+
+// `{accumulate, start = "%k"}`: the enclosing loop whose first iteration starts `id`'s
+// accumulation group (those instances overwrite what they write); kNoId without `start`, or
+// when it names no enclosing loop (the parser and the structural verifier refuse that).
+LoopId accumulation_start(const Kernel& k, InstId id);
+// Does this instance of `id` read what it writes: `{accumulate}`, and not an instance that
+// starts its group? `ivs` by loop id.
+bool reads_accumulator(const Kernel& k, InstId id, const int64_t* ivs);
+// What is wrong with `id`'s `start` attribute, "" when nothing (or it has none): it must name
+// an enclosing loop as a string, come with `{accumulate}`, and the written accesses must not
+// move with that loop (every iteration adds to the group its first one started).
+std::string start_problem(const Kernel& k, InstId id);
+
 // --- The split's stages ----------------------------------------------------------------------
 
 // The load stage of a loop separate-load-compute split: its barrier (the loop's own

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <climits>
+#include <map>
 #include <cmath>
 #include <set>
 #include <unordered_map>
 
+#include "sched/ir/attribute_keys.h"
 #include "sched/ir/kernel_queries.h"
 #include "sched/ir/lexer.h"
 #include "sched/support/output.h"
@@ -161,12 +163,14 @@ class Parser {
     return i + 1 < toks_.size() && toks_[i].kind == Tok::RBrace && toks_[i + 1].kind == Tok::LBrace;
   }
 
-  Attributes parse_attrs() {
+  // `key_locs`, when given, receives where each key is written (for errors found later).
+  Attributes parse_attrs(std::map<std::string, SourceLoc>* key_locs = nullptr) {
     Attributes attrs;
     expect(Tok::LBrace, "'{'");
     while (!at(Tok::RBrace)) {
       const Token& key = expect(Tok::Ident, "attribute name");
       if (attrs.has(key.text)) fail(key.loc, "duplicate attribute '" + printable(key.text) + "'");
+      if (key_locs) (*key_locs)[key.text] = key.loc;
       if (at(Tok::Equal)) {
         next();
         attrs.set(key.text, parse_attr_value());
@@ -442,8 +446,10 @@ class Parser {
         fail(e.loc, "'" + op.text + "' cannot run on '" + printable(e.text) + "' (" + engines_for(*info) + ")");
       inst.engine = e.text;
     }
-    if (at(Tok::LBrace)) inst.attrs = parse_attrs();
+    std::map<std::string, SourceLoc> attr_locs;
+    if (at(Tok::LBrace)) inst.attrs = parse_attrs(&attr_locs);
     InstId id = k_.add_inst(std::move(inst));
+    if (std::string problem = start_problem(k_, id); !problem.empty()) fail(attr_locs.at(attr::kStart), problem);
     if (!k_.insts[id].name.empty()) inst_by_name_[k_.insts[id].name] = id;
     ++count_;
     return id;

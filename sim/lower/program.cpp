@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 #include "sched/analysis/capacity.h"
+#include "sched/analysis/tile_dependence.h"
 #include "sched/ir/kernel_queries.h"
 #include "sched/ir/attribute_keys.h"
 
@@ -339,6 +341,14 @@ class Lowering {
         if (l == c.key_loop) past_key = true;
       }
       c.cross_unit = s.is_barrier || d.is_barrier || s.units != d.units;
+      if (e.props.distance == 0 && !e.props.is_explicit && !e.props.implies && e.props.kind != DepKind::Ordered &&
+          !s.is_barrier && !d.is_barrier)
+        if (std::optional<TileMap> m = tile_map(k_, e.src, e.dst)) {
+          c.tile_key = std::move(m->wait_for);
+          c.src_per_key = m->src_instances;
+          c.src_tile = numbering(m->src_loops);
+          c.dst_tile = numbering(m->dst_loops);
+        }
       if (!c.cross_unit && c.distance == 0 && stream_pos(e.src) > stream_pos(e.dst))
         fail(e.dst, "waits for " + s.name + ", which runs after it on " + p_.units[s.units[0]].name +
                         ": an in-order engine can never honour this dependence");
@@ -347,6 +357,17 @@ class Lowering {
       p_.insts[e.src].out_channels.push_back(id);
       p_.insts[e.dst].in_channels.push_back(id);
     }
+  }
+
+  // Loops with their strides when their iterations are numbered innermost fastest.
+  std::vector<std::pair<LoopId, int64_t>> numbering(const std::vector<LoopId>& loops) const {
+    std::vector<std::pair<LoopId, int64_t>> out(loops.size());
+    int64_t stride = 1;
+    for (size_t i = loops.size(); i-- > 0;) {
+      out[i] = {loops[i], stride};
+      stride *= k_.loops[loops[i]].trip_count();
+    }
+    return out;
   }
 
   // Position in its unit's stream order: program position, or the list schedule's order
@@ -512,9 +533,26 @@ class Lowering {
 
 }  // namespace
 
+namespace {
+
+// A per-tile channel: the first key of the current iteration of the key loop, and an
+// instance's number within it.
+int64_t tile_base(const SimChannel& c, const int64_t* counts) {
+  return c.key_loop == kNoId ? 0 : (counts[c.key_loop] - 1) * c.src_per_key;
+}
+int64_t tile_index(const std::vector<std::pair<LoopId, int64_t>>& tile, const Kernel& k, const int64_t* ivs) {
+  int64_t j = 0;
+  for (const auto& [l, stride] : tile) j += (ivs[l] - k.loops[static_cast<size_t>(l)].lo) * stride;
+  return j;
+}
+
+}  // namespace
+
 int64_t channel_needed_key(const SimChannel& c, const Kernel& k, const int64_t* counts, const int64_t* ivs,
                            bool* needed) {
   *needed = true;
+  if (!c.tile_key.empty())
+    return tile_base(c, counts) + c.tile_key[static_cast<size_t>(tile_index(c.dst_tile, k, ivs))];
   if (c.key_loop == kNoId) return 0;
   const int64_t index_in_loop = ivs[c.key_loop] - k.loops[static_cast<size_t>(c.key_loop)].lo;
   *needed = index_in_loop >= c.distance;
@@ -524,6 +562,7 @@ int64_t channel_needed_key(const SimChannel& c, const Kernel& k, const int64_t* 
 int64_t channel_produced_key(const SimChannel& c, const Kernel& k, const int64_t* counts, const int64_t* ivs,
                              bool* produce) {
   *produce = true;
+  if (!c.tile_key.empty()) return tile_base(c, counts) + tile_index(c.src_tile, k, ivs);
   for (LoopId l : c.src_inner) *produce &= ivs[l] == k.loops[static_cast<size_t>(l)].hi - 1;
   return c.key_loop == kNoId ? 0 : counts[c.key_loop] - 1;
 }

@@ -50,6 +50,13 @@ struct SimChannel {
   LoopId key_loop = kNoId;
   std::vector<LoopId> src_inner;  // loops of src deeper than key_loop: publish at their last iteration
   bool cross_unit = false;        // a semaphore between two units
+  // Per tile (a sibling-loop edge, sched/analysis/tile_dependence.h): keys count the source's
+  // instances, `src_per_key` per iteration of key_loop, numbered by `src_tile` (loop, stride);
+  // the destination's instance j of an iteration (numbered by `dst_tile`) reads the key of the
+  // source's instance tile_key[j] of that iteration. Empty: one key per iteration.
+  std::vector<int64_t> tile_key;
+  int64_t src_per_key = 1;
+  std::vector<std::pair<LoopId, int64_t>> src_tile, dst_tile;
 };
 
 struct DmaTransfer {
@@ -117,7 +124,8 @@ struct SimProgram {
 int64_t channel_needed_key(const SimChannel& c, const Kernel& k, const int64_t* counts, const int64_t* ivs,
                            bool* needed);
 // The key the channel's source publishes now; `*produce` is false unless this is the last
-// instance of the source within the key (every loop below the key loop at its last iteration).
+// instance of the source within the key (every loop below the key loop at its last iteration;
+// a per-tile channel publishes every instance).
 int64_t channel_produced_key(const SimChannel& c, const Kernel& k, const int64_t* counts, const int64_t* ivs,
                              bool* produce);
 

@@ -36,8 +36,8 @@ RaceChecker::RaceChecker(const SimProgram& p) : p_(p), plans_(p.insts.size()) {
   const Kernel& k = *p.kernel;
   for (size_t id = 0; id < p.insts.size(); ++id) {
     const Instruction& in = k.insts[id];
-    auto plan = [&](const Access& a, bool read) {
-      AccessPlan ap{&a, read, 0, kNoId};
+    auto plan = [&](const Access& a, bool read, LoopId fresh_at = kNoId) {
+      AccessPlan ap{&a, read, 0, kNoId, fresh_at};
       const Tensor& t = k.tensors[static_cast<size_t>(a.tensor_id)];
       const auto buffers = t.attrs.get_int(attr::kBuffers);
       const auto loop_iv = t.attrs.get_string(attr::kRotate);
@@ -52,7 +52,7 @@ RaceChecker::RaceChecker(const SimProgram& p) : p_(p), plans_(p.insts.size()) {
     };
     for (const Access& a : in.reads) plan(a, true);
     if (in.attrs.has(attr::kAccumulate))  // an accumulating write reads what it adds to
-      for (const Access& a : in.writes) plan(a, true);
+      for (const Access& a : in.writes) plan(a, true, accumulation_start(k, static_cast<InstId>(id)));
     for (const Access& a : in.writes) plan(a, false);
   }
 }
@@ -80,6 +80,8 @@ void RaceChecker::record(const InstanceRecord& r) {
   // start) until it completes: a read that overlaps that window can see new bytes.
   const Picos read_end = std::max(r.busy_end, r.start);
   for (const AccessPlan& ap : plans_[static_cast<size_t>(r.inst)]) {
+    if (ap.fresh_at != kNoId && r.loop_ivs[ap.fresh_at] == p_.kernel->loops[static_cast<size_t>(ap.fresh_at)].lo)
+      continue;  // this instance starts its accumulation group: a plain write
     Event ev = e;
     if (!box_of(*ap.access, r.loop_ivs, ev.box)) continue;
     const Buffer buffer{ap.access->tensor_id, buffer_of(ap, r.loop_ivs)};

@@ -59,6 +59,7 @@ class RaceChecker {
     bool read;        // reads, and the reads of accumulating writes
     int64_t buffers;  // rotation buffers (when `rotate` is set)
     LoopId rotate;    // the loop the tensor rotates over, kNoId when it does not
+    LoopId fresh_at;  // an accumulating read: not at this loop's first iteration (`start`)
   };
   int64_t buffer_of(const AccessPlan& ap, const int64_t* ivs) const;
   void check(const Buffer& b, const Event& read);

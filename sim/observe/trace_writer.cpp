@@ -157,7 +157,7 @@ void TraceWriter::record(const InstanceRecord& r) {
     duration("E", tid, to, name, cat, args);
   }
   const Instruction& in = p_.kernel->insts[static_cast<size_t>(r.inst)];
-  const bool accumulate = in.attrs.has(attr::kAccumulate);
+  const bool accumulate = reads_accumulator(*p_.kernel, r.inst, r.loop_ivs);
   for (const auto* list : {&in.writes, &in.reads})
     for (const tandem::Access& a : *list) {
       const SpaceInfo* sp = p_.kernel->target->space(p_.kernel->tensors[static_cast<size_t>(a.tensor_id)].space);

@@ -5,6 +5,7 @@
 // bounds memory by the window, not by the number of dynamic instances.
 #pragma once
 
+#include <algorithm>
 #include <cassert>
 #include <vector>
 
@@ -17,7 +18,11 @@ namespace tandem {
 class Semaphore {
  public:
   Semaphore(const SimChannel& spec, int producer_unit, size_t window)
-      : spec_(spec), producer_unit_(producer_unit), ring_(static_cast<size_t>(spec.distance) + window) {}
+      : spec_(spec),
+        producer_unit_(producer_unit),
+        // A per-tile channel publishes every source instance: room for two iterations more.
+        ring_(static_cast<size_t>(spec.distance) + window +
+              (spec.tile_key.empty() ? 0 : 2 * static_cast<size_t>(spec.src_per_key))) {}
 
   const SimChannel& spec() const { return spec_; }
   int producer_unit() const { return producer_unit_; }  // -1 for a barrier
@@ -32,6 +37,8 @@ class Semaphore {
 
   void publish(Picos t) {
     assert(has_space());
+    // Per tile, a destination reads one source instance's key for all the earlier ones too.
+    if (!spec_.tile_key.empty()) t = latest_ = std::max(latest_, t);
     if (closed_) {
       released_ = ++produced_;
       return;
@@ -63,6 +70,7 @@ class Semaphore {
   int producer_unit_;
   std::vector<Picos> ring_;
   int64_t produced_ = 0;
+  Picos latest_ = 0;
   int64_t released_ = 0;
   bool closed_ = false;
 };

@@ -77,7 +77,7 @@ Picos StreamUnit::wait_inputs(const SimInst& inst, InstanceRecord& r) {
     bool needed = false;
     const int64_t key =
         channel_needed_key(s.spec(), *ctx_.program.kernel, loop_counts_.data(), loop_ivs_.data(), &needed);
-    if (s.spec().key_loop != kNoId) s.release_below(key);
+    if (s.spec().key_loop != kNoId || !s.spec().tile_key.empty()) s.release_below(key);
     if (!needed) continue;
     while (!s.available(key)) {
       if (s.producer_unit() == index_ && !producing())  // it would wait for itself: the same deadlock the ledger reports

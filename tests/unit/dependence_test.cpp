@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "sched/analysis/tile_dependence.h"
 #include "test_util.h"
 
 using namespace tandem;
@@ -129,4 +130,30 @@ TEST_CASE("a cycle at distance 0 is reported at the dep line that closes it", "[
     CHECK(e.loc().line == 5);
     CHECK(e.message() == "dependence cycle: %x -> %y -> %x");
   }
+}
+
+TEST_CASE("per-tile maps between sibling loops", "[deps]") {
+  // A load loop of 4 tiles, then a loop reading tile `IDX` (sched/analysis/tile_dependence.h).
+  auto kernel = [](const std::string& idx) {
+    return parse(
+        "  tensor %B : dram[128, 32] bf16\n  tensor %s : sbuf[128, 4, 8] bf16\n  tensor %o : sbuf[128, 8] bf16\n"
+        "  loop %r = 0 to 2 {\n"
+        "    loop %i = 0 to 4 {\n      %ld = load %s[0:128, %i, 0:8] <- %B[0:128, %i*8 : %i*8 + 8]\n    }\n"
+        "    loop %k = 0 to 4 {\n      %use = tensor_copy %o <- %s[0:128, " + idx + ", 0:8]\n    }\n"
+        "  }\n");
+  };
+  Kernel fwd = kernel("%k");
+  auto m = tile_map(fwd, fwd.find_inst("ld"), fwd.find_inst("use"));
+  REQUIRE(m);
+  CHECK(m->wait_for == std::vector<int64_t>{0, 1, 2, 3});
+  CHECK(m->src_instances == 4);
+  CHECK(fwd.loops[m->common].iv == "%r");
+  // Every reader reads tile 1: each waits for load 1 only, not for loads 2 and 3.
+  Kernel odd = kernel("1");
+  auto one = tile_map(odd, odd.find_inst("ld"), odd.find_inst("use"));
+  REQUIRE(one);
+  CHECK(one->wait_for == std::vector<int64_t>{1, 1, 1, 1});
+  // Read in reverse, the first reader needs the last tile: whole-loop.
+  Kernel rev = kernel("-%k + 3");
+  CHECK_FALSE(tile_map(rev, rev.find_inst("ld"), rev.find_inst("use")));
 }

@@ -169,3 +169,15 @@ TEST_CASE("the first problem is named, with how many more", "[verifier]") {
   CHECK(describe_structural_problems({"a", "b"}) == "a; and 1 more problem");
   CHECK(describe_structural_problems({"a", "b", "c"}) == "a; and 2 more problems");
 }
+
+TEST_CASE("start names an enclosing loop of an accumulating instruction", "[verifier]") {
+  // A pass that moves `start` onto an instruction that does not accumulate, or to a loop
+  // variable that encloses nothing (docs/ir.md, Accumulation groups).
+  CHECK(break_loop_kernel([](Kernel& k, DepGraph&) { k.insts[k.find_inst("cp")].attrs.set("start", std::string("%i")); }) ==
+        kBroke + "%cp: start = \"%i\" needs {accumulate}: without it every instance overwrites what it writes");
+  CHECK(break_loop_kernel([](Kernel& k, DepGraph&) {
+          Instruction& cp = k.insts[k.find_inst("cp")];
+          cp.attrs.set_flag("accumulate");
+          cp.attrs.set("start", std::string("%j"));
+        }) == kBroke + "%cp: start = \"%j\": no loop enclosing the instruction has the variable %j");
+}

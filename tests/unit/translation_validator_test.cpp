@@ -59,6 +59,16 @@ TEST_CASE("operands, opcodes, attributes and program order are meaning", "[valid
                                  "  %st = save %C <- %c\n  %x = tensor_tensor")));
 }
 
+TEST_CASE("a matmul that starts its accumulation group drops what the tile held", "[validator]") {
+  // `start` at %k = 0 replaces the memset: the result no longer depends on the memset, and
+  // differs from accumulating onto it (docs/ir.md, Accumulation groups).
+  const std::string gemm = read_workload("trn/gemm_k.kir");
+  const std::string started = replace(gemm, "{accumulate}", "{accumulate, start = \"%k\"}");
+  CHECK(difference(gemm, started));
+  const std::string no_memset = replace(started, "%z = memset %acc {value = 0}", "");
+  CHECK_FALSE(difference(started, no_memset));
+}
+
 TEST_CASE("a prefetch migrated with the wrong stride is caught", "[validator]") {
   // Seed 004: the body's A0 copy reads one 512-byte stride ahead of the preheader's. Reading
   // 520 bytes ahead feeds the next iteration's WMMA other data: the accumulators differ.

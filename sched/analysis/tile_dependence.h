@@ -1,0 +1,38 @@
+// Per-tile dependences between sibling loops (issue 14). A distance-0 edge whose source sits
+// in loops that the destination is not in (a loop loading a strip tile by tile, then a loop
+// consuming it) is, by default, honoured whole: the destination's first instance waits for
+// the source's last instance of the common iteration. When the accesses are affine, each
+// destination instance needs only the source instances that touched what it touches: the map
+// below says which, and the simulator waits for just that one (sim/lower/program.h,
+// SimChannel::tile_key). An edge through which the dependence analysis left out another
+// (DepEdge::implies) stays whole: per tile it would order only some instances.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "sched/ir/kernel.h"
+
+namespace tandem {
+
+struct TileMap {
+  LoopId common = kNoId;          // the innermost loop enclosing both (kNoId: none)
+  std::vector<LoopId> src_loops;  // the source's loops inside `common`, outermost first
+  std::vector<LoopId> dst_loops;  // the destination's
+  int64_t src_instances = 1;      // source instances per iteration of `common`
+  // Per destination instance of an iteration of `common`, numbered in execution order: the
+  // source instance (same numbering) it waits for. Non-decreasing; the latest source instance
+  // whose accesses conflict with it or with an earlier destination instance (an in-order
+  // unit already waited for those), at least the first.
+  std::vector<int64_t> wait_for;
+};
+
+// The map for the edge src -> dst, or nullopt when the edge is honoured whole: the source
+// has no loop of its own inside the common one, an access uses an address register, an
+// access's index in the common loops differs between the two (so the map would change from
+// one common iteration to the next), the instances are too many to compare (more than 2^18
+// pairs per common iteration), or the map waits for the last source instance throughout.
+std::optional<TileMap> tile_map(const Kernel& k, InstId src, InstId dst);
+
+}  // namespace tandem
