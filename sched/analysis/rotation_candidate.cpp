@@ -20,6 +20,20 @@ bool uses_loop(const Access& a, LoopId loop) {
 
 }  // namespace
 
+std::vector<std::vector<InstId>> users_by_tensor(const Kernel& k) {
+  std::vector<std::vector<InstId>> users(k.tensors.size());
+  for (InstId id : k.program_order()) {
+    const Instruction& in = k.insts[id];
+    for (const auto* list : {&in.reads, &in.writes})
+      for (const Access& a : *list) {
+        if (a.tensor_id < 0 || static_cast<size_t>(a.tensor_id) >= users.size()) continue;
+        std::vector<InstId>& u = users[static_cast<size_t>(a.tensor_id)];
+        if (u.empty() || u.back() != id) u.push_back(id);
+      }
+  }
+  return users;
+}
+
 RotationCandidate rotation_candidate(const Kernel& k, LoopId loop, int tensor, const std::vector<InstId>& order) {
   RotationCandidate c;
   const Tensor& t = k.tensors[static_cast<size_t>(tensor)];

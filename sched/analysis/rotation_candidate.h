@@ -23,7 +23,12 @@ struct RotationCandidate {
   bool ringable() const { return blocker.empty(); }
 };
 
-// `order` is k.program_order() (passed in: callers ask about many tensors).
+// `order` holds the kernel's instructions in program order, or only those touching `tensor`
+// (users_by_tensor: callers ask about many tensors, and a walk of the whole program per
+// tensor is quadratic).
 RotationCandidate rotation_candidate(const Kernel& k, LoopId loop, int tensor, const std::vector<InstId>& order);
+
+// For each tensor, the instructions that read or write it, in program order.
+std::vector<std::vector<InstId>> users_by_tensor(const Kernel& k);
 
 }  // namespace tandem

@@ -155,18 +155,19 @@ class Verifier {
   }
 
   void access(InstId id, const Access& a) {
-    const std::string who = inst_name(id);
+    // Messages are built only for a problem (the verifier runs after every pass).
+    const auto who = [&] { return inst_name(id); };
     if (a.tensor_id < 0 || a.tensor_id >= static_cast<int>(k_.tensors.size())) {
-      problem(who + " accesses %" + a.tensor + ", which is not declared");
+      problem(who() + " accesses %" + a.tensor + ", which is not declared");
       return;
     }
     const Tensor& t = k_.tensors[static_cast<size_t>(a.tensor_id)];
     const std::string tensor = (t.register_file ? "" : "%") + t.name;
-    if (a.tensor != t.name) problem(who + " accesses '" + a.tensor + "' resolved to " + tensor);
+    if (a.tensor != t.name) problem(who() + " accesses '" + a.tensor + "' resolved to " + tensor);
     if (a.whole()) return;
     const size_t rank = t.register_file ? 1 : t.shape.size();
     if (a.dims.size() != rank) {
-      problem(who + " accesses " + tensor + " with " + std::to_string(a.dims.size()) + " indices but it has " +
+      problem(who() + " accesses " + tensor + " with " + std::to_string(a.dims.size()) + " indices but it has " +
               std::to_string(rank) + " dimensions");
       return;
     }
@@ -180,14 +181,14 @@ class Verifier {
         for (const AffineTerm& term : e->terms) {
           if (term.symbol.empty() || term.symbol[0] != '%') {
             uses_register = true;
-            if (term.loop != kNoId) once(who + ": address register " + term.symbol + " is resolved to a loop");
+            if (term.loop != kNoId) once(who() + ": address register " + term.symbol + " is resolved to a loop");
             continue;
           }
           if (!valid_loop(term.loop) || k_.loops[static_cast<size_t>(term.loop)].iv != term.symbol) {
-            once(who + " names " + term.symbol + " in its access to " + tensor + ", which is no loop's variable");
+            once(who() + " names " + term.symbol + " in its access to " + tensor + ", which is no loop's variable");
             in_scope = false;
           } else if (!encloses(term.loop, id)) {
-            once(who + " names loop variable " + term.symbol + " outside its loop (in its access to " + tensor + ")");
+            once(who() + " names loop variable " + term.symbol + " outside its loop (in its access to " + tensor + ")");
             in_scope = false;
           }
         }
@@ -197,34 +198,36 @@ class Verifier {
       const int64_t size = t.register_file ? (space ? space->registers : 0) : t.shape[d];
       const int64_t lo = value_range(k_, a.dims[d].lo).first, hi = value_range(k_, a.dims[d].hi).second;
       if (lo < 0 || hi > size)
-        problem(who + " accesses " + tensor + " out of bounds: dimension " + std::to_string(d) + " reaches [" +
+        problem(who() + " accesses " + tensor + " out of bounds: dimension " + std::to_string(d) + " reaches [" +
                 std::to_string(lo) + ", " + std::to_string(hi) + ") but its size is " + std::to_string(size));
       else if (value_range(k_, a.dims[d].hi - a.dims[d].lo).first <= 0)
-        problem(who + " accesses an empty range of " + tensor + " in dimension " + std::to_string(d));
+        problem(who() + " accesses an empty range of " + tensor + " in dimension " + std::to_string(d));
     }
   }
 
   // One edge (of the graph or a dep line): live ends, a kind, a distance, an enclosing loop.
   void edge(const std::string& what, InstId src, InstId dst, int kind, int distance, LoopId loop) {
     const bool valid_kind = kind >= static_cast<int>(DepKind::Ordered) && kind <= static_cast<int>(DepKind::Flow);
-    const std::string line = what + " " + inst_name(src) + " -> " + inst_name(dst) + " " +
-                             (valid_kind ? dep_kind_name(static_cast<DepKind>(kind)) : "?");
+    const auto line = [&] {
+      return what + " " + inst_name(src) + " -> " + inst_name(dst) + " " +
+             (valid_kind ? dep_kind_name(static_cast<DepKind>(kind)) : "?");
+    };
     for (InstId end : {src, dst}) {
       if (!valid_inst(end)) {
-        problem(line + ": instruction " + inst_name(end) + " does not exist");
+        problem(line() + ": instruction " + inst_name(end) + " does not exist");
         return;
       }
       if (k_.insts[static_cast<size_t>(end)].erased) {
-        problem(line + ": " + inst_name(end) + " is erased");
+        problem(line() + ": " + inst_name(end) + " is erased");
         return;
       }
     }
-    if (!valid_kind) problem(line + " has no valid kind");
-    if (distance < 0) problem(line + " has distance " + std::to_string(distance));
+    if (!valid_kind) problem(line() + " has no valid kind");
+    if (distance < 0) problem(line() + " has distance " + std::to_string(distance));
     if (distance > 0) {
-      if (!valid_loop(loop)) problem(line + " at distance " + std::to_string(distance) + " has no carrying loop");
+      if (!valid_loop(loop)) problem(line() + " at distance " + std::to_string(distance) + " has no carrying loop");
       else if (!encloses(loop, src) || !encloses(loop, dst))
-        problem(line + " is carried by " + loop_name(loop) + ", which does not enclose both");
+        problem(line() + " is carried by " + loop_name(loop) + ", which does not enclose both");
     }
   }
 

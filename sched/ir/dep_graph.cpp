@@ -21,12 +21,23 @@ static bool same_key(const DepEdge& e, int distance, LoopId loop) {
   return e.distance == distance && (distance == 0 || e.loop == loop);
 }
 
+// The edge src -> dst with this key, found from whichever end has fewer edges (a barrier
+// has an edge to every instruction of a stage, each of which has a few).
+std::optional<DepGraph::Edge> DepGraph::lookup(InstId src, InstId dst, int distance, LoopId loop) const {
+  if (boost::out_degree(src, g_) <= boost::in_degree(dst, g_)) {
+    for (auto [it, end] = boost::out_edges(src, g_); it != end; ++it)
+      if (static_cast<InstId>(boost::target(*it, g_)) == dst && same_key(g_[*it], distance, loop)) return *it;
+  } else {
+    for (auto [it, end] = boost::in_edges(dst, g_); it != end; ++it)
+      if (static_cast<InstId>(boost::source(*it, g_)) == src && same_key(g_[*it], distance, loop)) return *it;
+  }
+  return std::nullopt;
+}
+
 bool DepGraph::add(InstId src, InstId dst, DepKind kind, int distance, LoopId loop, bool is_explicit) {
   if (distance == 0) loop = kNoId;
-  for (auto [it, end] = boost::out_edges(src, g_); it != end; ++it) {
-    if (static_cast<InstId>(boost::target(*it, g_)) != dst) continue;
-    DepEdge& e = g_[*it];
-    if (!same_key(e, distance, loop)) continue;
+  if (const std::optional<Edge> found = lookup(src, dst, distance, loop)) {
+    DepEdge& e = g_[*found];
     bool changed = false;
     if (kind > e.kind) {
       e.kind = kind;
@@ -43,15 +54,11 @@ bool DepGraph::add(InstId src, InstId dst, DepKind kind, int distance, LoopId lo
 }
 
 bool DepGraph::remove(InstId src, InstId dst, int distance, LoopId loop) {
-  for (auto [it, end] = boost::out_edges(src, g_); it != end; ++it) {
-    if (static_cast<InstId>(boost::target(*it, g_)) == dst && same_key(g_[*it], distance, loop)) {
-      boost::remove_edge(*it, g_);
-      return true;
-    }
-  }
-  return false;
+  if (distance == 0) loop = kNoId;
+  const std::optional<Edge> found = lookup(src, dst, distance, loop);
+  if (found) boost::remove_edge(*found, g_);
+  return found.has_value();
 }
-
 
 std::vector<DepEdgeRef> DepGraph::in_edges(InstId dst) const {
   std::vector<DepEdgeRef> out;
@@ -77,9 +84,8 @@ std::vector<DepEdgeRef> DepGraph::edges() const {
 
 const DepEdge* DepGraph::find(InstId src, InstId dst, int distance, LoopId loop) const {
   if (distance == 0) loop = kNoId;
-  for (auto [it, end] = boost::out_edges(src, g_); it != end; ++it)
-    if (static_cast<InstId>(boost::target(*it, g_)) == dst && same_key(g_[*it], distance, loop)) return &g_[*it];
-  return nullptr;
+  const std::optional<Edge> found = lookup(src, dst, distance, loop);
+  return found ? &g_[*found] : nullptr;
 }
 
 }  // namespace tandem

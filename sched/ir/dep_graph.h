@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include <boost/graph/adjacency_list.hpp>
@@ -64,6 +65,7 @@ class DepGraph {
   const Graph& graph() const { return g_; }
 
  private:
+  std::optional<Edge> lookup(InstId src, InstId dst, int distance, LoopId loop) const;
   Graph g_;
 };
 

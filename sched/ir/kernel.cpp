@@ -25,9 +25,18 @@ std::optional<std::pair<std::string, int64_t>> Loop::advance() const {
 }
 
 int Kernel::find_tensor(const std::string& n) const {
-  for (size_t i = 0; i < tensors.size(); ++i)
-    if (tensors[i].name == n) return static_cast<int>(i);
-  return kNoId;
+  if (tensors_indexed_ > tensors.size()) tensor_index_.clear(), tensors_indexed_ = 0;
+  for (; tensors_indexed_ < tensors.size(); ++tensors_indexed_)
+    tensor_index_.emplace(tensors[tensors_indexed_].name, static_cast<int>(tensors_indexed_));
+  const auto it = tensor_index_.find(n);
+  if (it == tensor_index_.end()) return kNoId;
+  // A tensor renamed in place since it was indexed: index again from scratch.
+  if (tensors[static_cast<size_t>(it->second)].name != n) {
+    tensor_index_.clear();
+    tensors_indexed_ = 0;
+    return find_tensor(n);
+  }
+  return it->second;
 }
 
 InstId Kernel::find_inst(const std::string& n) const {
@@ -118,6 +127,26 @@ void Kernel::move_before(InstId inst, InstId before) {
   assert(pos >= 0 && "move_before: instruction is not in its block");
   from.erase(from.begin() + pos);
   insert_before(before, inst);
+}
+
+void Kernel::move_all_before(const std::vector<InstId>& moved, InstId before) {
+  if (moved.empty()) return;
+  edited();
+  std::vector<Stmt>& block = block_of(insts[before].loop);
+  std::vector<char> is_moved(insts.size(), 0);
+  for (InstId id : moved) {
+    assert(insts[id].loop == insts[before].loop && "move_all_before: an instruction is not in the block");
+    is_moved[static_cast<size_t>(id)] = 1;
+  }
+  std::vector<Stmt> out;
+  out.reserve(block.size());
+  for (const Stmt& s : block) {
+    if (s.kind == Stmt::kInst && is_moved[static_cast<size_t>(s.id)]) continue;
+    if (s.kind == Stmt::kInst && s.id == before)
+      for (InstId id : moved) out.push_back(Stmt{Stmt::kInst, id});
+    out.push_back(s);
+  }
+  block = std::move(out);
 }
 
 void Kernel::insert_before_loop(LoopId loop, InstId inst) {

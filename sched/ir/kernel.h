@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "sched/ir/affine.h"
@@ -144,6 +145,9 @@ class Kernel {
   void erase(InstId inst);
   // Moves `inst` (already placed) to just before `before`, in `before`'s block.
   void move_before(InstId inst, InstId before);
+  // move_before of each of `moved` in turn (they end up before `before` in that order), in one
+  // pass over the block: all of them are in `before`'s block.
+  void move_all_before(const std::vector<InstId>& moved, InstId before);
   // Places `inst` immediately before `loop`, in its parent block (the end of its preheader).
   void insert_before_loop(LoopId loop, InstId inst);
   // Rewrites the body of `loop` (instructions only) to `order`, a permutation of it.
@@ -175,6 +179,10 @@ class Kernel {
   // Program positions for display_name, rebuilt after an edit through the methods above.
   mutable std::vector<int> positions_;
   void edited() { positions_.clear(); }
+  // find_tensor's index: name -> first tensor of that name, over tensors[0, tensors_indexed_).
+  // Tensors are only ever appended, so the index is extended on the next look-up.
+  mutable std::unordered_map<std::string, int> tensor_index_;
+  mutable size_t tensors_indexed_ = 0;
 };
 
 }  // namespace tandem

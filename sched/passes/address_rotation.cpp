@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <optional>
-#include <set>
+#include <unordered_set>
 
 #include <spdlog/spdlog.h>
 
@@ -74,14 +74,15 @@ void AddressRotationPass::run(PassContext& ctx) {
     wanted[static_cast<size_t>(ti)] = true;
   }
 
-  const std::vector<InstId> order = k.program_order();
+  const std::vector<std::vector<InstId>> users = users_by_tensor(k);
+  const std::vector<int> pos = program_positions(k);
   std::optional<DepGraph> derived;  // analysis of the accesses, when needed
   for (LoopId loop = 0; loop < static_cast<LoopId>(k.loops.size()); ++loop) {
     const std::string where = "loop " + k.loops[loop].iv;
     for (size_t ti = 0; ti < k.tensors.size(); ++ti) {
       Tensor& t = k.tensors[ti];
       if (!wanted[ti] || t.space != space_ || t.attrs.has(attr::kBuffers)) continue;
-      const RotationCandidate c = rotation_candidate(k, loop, static_cast<int>(ti), order);
+      const RotationCandidate c = rotation_candidate(k, loop, static_cast<int>(ti), users[ti]);
       if (!c.ringable()) continue;
       const std::vector<InstId>& readers = c.readers;
       const std::vector<InstId>& writers = c.writers;
@@ -122,12 +123,14 @@ void AddressRotationPass::run(PassContext& ctx) {
       ctx.log->debug("{}: %{} over {} buffers", where, t.name, n);
 
       // Buffers repeat every n iterations: carried WAR/WAW on the tensor move to distance n.
-      const std::set<InstId> touching(readers.begin(), readers.end());
-      std::set<InstId> all = touching;
-      all.insert(writers.begin(), writers.end());
+      std::vector<InstId> all = readers;  // the tensor's users in program order
+      all.insert(all.end(), writers.begin(), writers.end());
+      std::sort(all.begin(), all.end(), [&](InstId a, InstId b) { return pos[a] < pos[b]; });
+      all.erase(std::unique(all.begin(), all.end()), all.end());
+      std::unordered_set<InstId> is_user(all.begin(), all.end()), is_writer(writers.begin(), writers.end());
       for (InstId w : writers) {
         for (const DepEdgeRef& e : g.in_edges(w)) {
-          if (!all.count(e.src) || e.props.loop != loop || e.props.distance == 0 || e.props.distance >= n) continue;
+          if (!is_user.count(e.src) || e.props.loop != loop || e.props.distance == 0 || e.props.distance >= n) continue;
           if (e.props.kind != DepKind::Anti && e.props.kind != DepKind::Output) continue;
           // Keep the edge if the pair also conflicts on a tensor that is not rotated.
           bool other = false;
@@ -142,11 +145,38 @@ void AddressRotationPass::run(PassContext& ctx) {
           g.remove(e.src, e.dst, e.props.distance, e.props.loop);
           ctx.stats.add("edges_relaxed");
         }
-        for (InstId r : readers)
-          if (g.add(r, w, DepKind::Anti, static_cast<int>(n), loop)) ctx.stats.add("edges_added");
-        for (InstId w2 : writers)
-          if (g.add(w2, w, DepKind::Output, static_cast<int>(n), loop)) ctx.stats.add("edges_added");
       }
+      // Every user of iteration i - n must be done with the buffer (a reader has read, a
+      // writer has written) before a writer of iteration i starts. An instruction starts after
+      // each predecessor's event (any kind: at least its start; Anti: its reads done; Flow,
+      // Output: its completion), so an order that a distance-0 edge of this iteration already
+      // carries is not added again (n^2 edges otherwise): the writers after one ordered after
+      // another writer (not by queue order, which the split may cut) inherit its order, and a
+      // user of iteration i - n ordered before another user, by an edge that waits for what the
+      // buffer needs from it, is covered by that user's edge. Such edges stay: only
+      // separate-load-compute removes distance-0 edges after this pass, and only queue order.
+      std::vector<InstId> sources;  // the users of iteration i - n no other covers
+      for (InstId x : all) {
+        const bool completion = is_writer.count(x) > 0;
+        bool covered = false;
+        for (const DepEdgeRef& e : g.out_edges(x))
+          covered = covered || (e.props.distance == 0 && e.dst != x && is_user.count(e.dst) &&
+                                (e.props.kind == DepKind::Flow || e.props.kind == DepKind::Output ||
+                                 (!completion && e.props.kind == DepKind::Anti)));
+        if (!covered) sources.push_back(x);
+      }
+      std::vector<InstId> heads;  // writers no earlier writer orders
+      for (InstId w : writers) {
+        bool inherits = false;
+        for (const DepEdgeRef& e : g.in_edges(w))
+          inherits = inherits || (e.props.distance == 0 && e.props.kind != DepKind::Ordered && is_writer.count(e.src) &&
+                                  e.src != w);
+        if (!inherits) heads.push_back(w);
+      }
+      for (InstId w : heads)
+        for (InstId x : sources)
+          if (g.add(x, w, is_writer.count(x) ? DepKind::Output : DepKind::Anti, static_cast<int>(n), loop))
+            ctx.stats.add("edges_added");
 
       // The ring starts again at buffer 0 each time the loop is entered. Under the split's
       // fence only the previous entry's last iteration may still be computing when the next
@@ -164,7 +194,7 @@ void AddressRotationPass::run(PassContext& ctx) {
         if (!derived) derived = analyze_dependences(k);
         for (InstId w : writers)
           for (const DepEdgeRef& e : derived->in_edges(w))
-            if (e.props.distance > 0 && e.props.loop != loop && all.count(e.src) &&
+            if (e.props.distance > 0 && e.props.loop != loop && is_user.count(e.src) &&
                 (e.props.kind == DepKind::Anti || e.props.kind == DepKind::Output) &&
                 g.add(e.src, w, e.props.kind, e.props.distance, e.props.loop))
               ctx.stats.add("entry_edges_added");

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
 
 #include <spdlog/spdlog.h>
 
@@ -68,17 +71,34 @@ bool may_touch(const Access& a, const Access& b) {
 
 // The first instruction between `from` and the load `id` in program order (the loop's own and
 // those of loops nested in it) that touches what the load writes: moving the load above it
-// would change what the program means. kNoId when there is none.
-InstId move_blocker(const Kernel& k, InstId id, InstId from) {
-  const std::vector<InstId> order = k.program_order();
-  const auto first = std::find(order.begin(), order.end(), from), last = std::find(order.begin(), order.end(), id);
-  for (auto it = first + 1; it < last; ++it)
-    for (const Access& w : k.insts[id].writes)
-      for (const auto* list : {&k.insts[*it].reads, &k.insts[*it].writes})
-        for (const Access& a : *list)
-          if (may_touch(w, a)) return *it;
-  return kNoId;
-}
+// would change what the program means. kNoId when there is none. Instructions in `gone` (the
+// loads already moved above `from`) are no longer between. Built for a kernel that does not
+// change while it is asked; it looks only at the users of the tensors the load writes.
+class MoveBlocker {
+ public:
+  explicit MoveBlocker(const Kernel& k) : k_(k), pos_(program_positions(k)), users_(users_by_tensor(k)) {}
+
+  InstId operator()(InstId id, InstId from, const std::unordered_set<InstId>& gone = {}) const {
+    InstId first = kNoId;
+    for (const Access& w : k_.insts[id].writes) {
+      const std::vector<InstId>& users = users_[static_cast<size_t>(w.tensor_id)];
+      auto it = std::upper_bound(users.begin(), users.end(), pos_[from], [&](int p, InstId u) { return p < pos_[u]; });
+      for (; it != users.end() && pos_[*it] < pos_[id] && (first == kNoId || pos_[*it] < pos_[first]); ++it) {
+        if (gone.count(*it)) continue;
+        bool touches = false;
+        for (const auto* list : {&k_.insts[*it].reads, &k_.insts[*it].writes})
+          for (const Access& a : *list) touches = touches || may_touch(w, a);
+        if (touches) first = *it;
+      }
+    }
+    return first;
+  }
+
+ private:
+  const Kernel& k_;
+  std::vector<int> pos_;
+  std::vector<std::vector<InstId>> users_;
+};
 
 // Does a loop nested in `loop` sit between `from` and `id` (both of its own body)? No unit
 // then runs `id` before `from` unless `id` is moved: they are not in one straight run.
@@ -118,15 +138,13 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
   // It may not either when the compute stage still uses its destination earlier in this
   // iteration (a distance-0 Anti or Output edge): such a load already prefetches for the
   // next iteration, and a stage earlier it would clobber what is being read.
-  auto produced_this_iteration = [&](InstId id, const std::vector<InstId>& disqualified) {
+  auto produced_this_iteration = [&](InstId id, const std::unordered_set<InstId>& disqualified) {
     for (const DepEdgeRef& e : g.in_edges(id)) {
       if (e.props.distance != 0 || !k.in_loop(e.src, loop) || e.props.kind == DepKind::Ordered) continue;
       const Instruction& src = k.insts[e.src];
       if (src.attrs.has(attr::kZeroInit)) continue;
       if (!load_class(e.src) || src.loop != loop) return true;
-      if (e.props.kind == DepKind::Flow &&
-          std::find(disqualified.begin(), disqualified.end(), e.src) != disqualified.end())
-        return true;
+      if (e.props.kind == DepKind::Flow && disqualified.count(e.src)) return true;
     }
     return false;
   };
@@ -135,17 +153,19 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
   const LoadStage earlier = load_stage(k, g, loop);
   InstId barrier = earlier.barrier;
   const std::vector<InstId>& staged = earlier.loads;
-  auto is_staged = [&](InstId id) { return std::find(staged.begin(), staged.end(), id) != staged.end(); };
+  const std::unordered_set<InstId> staged_set(staged.begin(), staged.end());
+  auto is_staged = [&](InstId id) { return staged_set.count(id) > 0; };
 
   // The cut may only remove an order that something restores, or it is a race (seed 000:
   // "the cut alone does not multi-buffer"). Why the cut of `e` (into load `id`) would not be
   // restored, or "" when it would be. `in_stage` tells the loads still qualified.
-  const std::vector<InstId> order = k.program_order();
+  std::optional<std::vector<InstId>> order;  // the program order, when a tile's ring is asked about
   std::map<int, std::string> ring_blocker;  // tensor -> why address-rotation will not ring it ("" if it will)
   // A tile rotation could ring is ringed only by an address-rotation of its space later in
   // this pipeline (nothing between changes which tiles it may ring).
   auto ring_blocker_of = [&](int tensor) -> std::string {
-    const std::string why = rotation_candidate(k, loop, tensor, order).blocker;
+    if (!order) order = k.program_order();
+    const std::string why = rotation_candidate(k, loop, tensor, *order).blocker;
     if (!why.empty()) return "address-rotation cannot ring the tile, as " + why;
     const std::string& space = k.tensors[static_cast<size_t>(tensor)].space;
     for (const auto& [pass, options] : ctx.later)
@@ -209,11 +229,16 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
     loads.clear();
     anchor = kNoId;
     std::vector<InstId> candidates, out;
-    for (InstId id : region_of(k, loop)) {
+    std::unordered_set<InstId> candidate_set, out_set;
+    const std::vector<InstId> body = region_of(k, loop);
+    std::unordered_map<InstId, size_t> body_index;
+    for (size_t i = 0; i < body.size(); ++i) body_index.emplace(body[i], i);
+    std::optional<MoveBlocker> move_blocker;  // built when first asked
+    for (InstId id : body) {
       const Instruction& in = k.insts[id];
       if (in.attrs.has(attr::kZeroInit) || in.attrs.has(attr::kSeparationBarrier)) continue;  // already stage 0 / the fence
       if (load_class(id))
-        candidates.push_back(id);
+        candidates.push_back(id), candidate_set.insert(id);
       else if (anchor == kNoId)
         anchor = id;
     }
@@ -228,17 +253,18 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
       if (loop_between(k, loop, fence, id)) {
         why = "it follows a loop nested after the first compute instruction";
       } else if (!scheduled_later && !known_engine(k, id).empty()) {
-        const std::vector<InstId> body = region_of(k, loop);
-        const auto from = std::find(body.begin(), body.end(), fence), to = std::find(body.begin(), body.end(), id);
+        const auto from = body.begin() + static_cast<std::ptrdiff_t>(body_index.at(fence)),
+                   to = body.begin() + static_cast<std::ptrdiff_t>(body_index.at(id));
         for (auto it = from; it < to && why.empty(); ++it) {
-          const bool waits = !load_class(*it) || std::find(out.begin(), out.end(), *it) != out.end();
+          const bool waits = !load_class(*it) || out_set.count(*it);
           if (*it != barrier && waits && known_engine(k, *it) == known_engine(k, id))
             why = "it follows " + k.display_name(*it) + " on " + known_engine(k, id) + ", which waits for the fence";
         }
       }
       if (why.empty()) return "";
       if (!moved_later) return why + ", and no separate-load-compute{post-ada} runs to move it before the fence";
-      if (const InstId b = move_blocker(k, id, fence); b != kNoId)
+      if (!move_blocker) move_blocker.emplace(k);
+      if (const InstId b = (*move_blocker)(id, fence); b != kNoId)
         return why + ", and cannot be moved before the fence past " + k.display_name(b) + ", which uses what it writes";
       return "";
     };
@@ -247,10 +273,7 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
     // back into it since (prefetch-schedule's across loop entries) is kept, not cut again.
     auto unrestored_cut = [&](InstId id) -> std::string {
       if (is_staged(id)) return "";
-      const auto in_stage = [&](InstId x) {
-        return std::find(candidates.begin(), candidates.end(), x) != candidates.end() &&
-               std::find(out.begin(), out.end(), x) == out.end();
-      };
+      const auto in_stage = [&](InstId x) { return candidate_set.count(x) && !out_set.count(x); };
       for (const DepEdgeRef& e : g.in_edges(id)) {
         if (!cuttable(k, loop, e) || e.props.is_explicit || k.insts[e.src].attrs.has(attr::kZeroInit)) continue;
         if (std::string why = unrestored(e, in_stage); !why.empty()) return why;
@@ -260,25 +283,27 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
     for (bool changed = true; changed;) {  // disqualification spreads along Flow between loads
       changed = false;
       for (InstId id : candidates) {
-        if (std::find(out.begin(), out.end(), id) != out.end()) continue;
-        if (produced_this_iteration(id, out)) {
-          out.push_back(id);
+        if (out_set.count(id)) continue;
+        if (produced_this_iteration(id, out_set)) {
+          out.push_back(id), out_set.insert(id);
           changed = true;
         } else if (std::string why = unreachable(id); !why.empty()) {
-          out.push_back(id);
+          out.push_back(id), out_set.insert(id);
           kept_ordered.push_back({id, why});
           changed = true;
         } else if (std::string why = unrestored_cut(id); !why.empty()) {
-          out.push_back(id);
+          out.push_back(id), out_set.insert(id);
           kept_ordered.push_back({id, why});
           changed = true;
         }
       }
     }
     disqualified = static_cast<int64_t>(out.size() - kept_ordered.size());
+    std::unordered_set<InstId> kept_set;
+    for (const auto& p : kept_ordered) kept_set.insert(p.first);
     for (InstId id : candidates) {
-      if (std::find(out.begin(), out.end(), id) != out.end()) {
-        if (std::none_of(kept_ordered.begin(), kept_ordered.end(), [&](const auto& p) { return p.first == id; }))
+      if (out_set.count(id)) {
+        if (!kept_set.count(id))
           ctx.log->debug("{}: disqualified {} due to flow dependencies", where, k.display_name(id));
         continue;
       }
@@ -304,12 +329,13 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
   // The cut: snapshot each qualified load's predecessors, then remove them, except an order
   // nothing would restore (only a load of the earlier run's stage has one, see above).
   std::vector<DepEdgeRef> kept;
+  std::unordered_set<InstId> load_set(loads.begin(), loads.end());
+  const auto in_stage = [&](InstId x) { return load_set.count(x) > 0; };
   for (InstId id : loads) {
     const std::vector<DepEdgeRef> preds = g.in_edges(id);
     bool any = false;
     for (const DepEdgeRef& e : preds) {
       if (!cuttable(k, loop, e) || e.props.is_explicit || k.insts[e.src].attrs.has(attr::kZeroInit)) continue;
-      const auto in_stage = [&](InstId x) { return std::find(loads.begin(), loads.end(), x) != loads.end(); };
       if (std::string why = unrestored(e, in_stage); !why.empty()) {
         ctx.log->debug("{}: keeping an order of {}: {}", where, k.display_name(id), why);
         ctx.stats.add("edges_kept");
@@ -369,7 +395,7 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
   // earlier run inserted is kept, and what it already waits for stays in the load stage
   // (a gather qualified by {memset} is still a load for {post-ada}).
   for (InstId id : staged)
-    if (std::find(loads.begin(), loads.end(), id) == loads.end()) loads.push_back(id);
+    if (load_set.insert(id).second) loads.push_back(id);
   if (barrier == kNoId) {
     const OpcodeInfo* op = t.first_of_class(OpClass::Barrier);
     if (!op) throw Error(k.insts[anchor].loc, "separate-load-compute: target '" + t.name + "' has no barrier opcode");
@@ -389,28 +415,33 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
   for (InstId id : region_of(k, loop)) {
     if (id == anchor) after_anchor = true;
     if (!after_anchor || id == barrier || k.insts[id].attrs.has(attr::kZeroInit)) continue;
-    if (std::find(loads.begin(), loads.end(), id) != loads.end()) continue;
+    if (load_set.count(id)) continue;
     g.add(barrier, id, DepKind::Flow);
   }
 
   // {post-ada}: the physical hoist, keeping the loads' relative order. A load never passes
   // an instruction that touches what it writes: that would change what the program means.
   if (post_ada_) {
+    // Decided on the order as it is, then moved at once: a load moved before the barrier is no
+    // longer between it and the next one.
+    const std::vector<int> pos = program_positions(k);
+    const MoveBlocker move_blocker(k);
+    std::vector<InstId> moved;
+    std::unordered_set<InstId> moved_set;
     for (InstId id : loads) {
-      const std::vector<InstId> order = region_of(k, loop);
-      const auto pos = [&](InstId x) { return std::find(order.begin(), order.end(), x) - order.begin(); };
-      if (pos(id) < pos(barrier)) continue;
-      const InstId blocker = move_blocker(k, id, barrier);
+      if (pos[id] < pos[barrier]) continue;
+      const InstId blocker = move_blocker(id, barrier, moved_set);
       if (blocker != kNoId) {
         ctx.log->debug("{}: not moving {}: it would pass {}, which uses what it writes", where, k.display_name(id),
                        k.display_name(blocker));
         ctx.stats.add("loads_not_moved");
         continue;
       }
-      k.move_before(id, barrier);
+      moved.push_back(id), moved_set.insert(id);
       ctx.stats.add("loads_moved");
       ctx.log->debug("{}: moving {} before the first non-load instruction", where, k.display_name(id));
     }
+    k.move_all_before(moved, barrier);
   }
 
   // Verification: no edge the split should have removed may survive (the zero-init's edges

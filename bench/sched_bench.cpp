@@ -1,0 +1,220 @@
+// Scheduler scaling: the time and peak memory of `tandem opt` on generated kernels of 1k to
+// 100k instructions, per stage, and each family's least-squares growth exponent (issue 16's
+// goal: --passes=default < 1 s and < 200 MB at 100k, exponent <= 1.2; parse of 100k tensors
+// < 1 s). Each measurement runs in a forked child, so its peak RSS is its own and a slow size
+// can be stopped at a CPU time limit ("> N s").
+//
+//   build/bin/sched_bench [MAX_INSTRUCTIONS=100000] [LIMIT_S=60]
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "sched/analysis/dependence_analysis.h"
+#include "sched/ir/parser.h"
+#include "sched/ir/printer.h"
+#include "sched/passes/pass_manager.h"
+
+namespace {
+
+using namespace tandem;
+
+// (a) straight-line load / activation / save triples on 8 reused tiles, no loop.
+// (b) the same triples as the body of one loop (the tiles rotate).
+// (c) a GEMM body in a loop: loads of A and B into 8 tile pairs, an accumulating matmul, and
+//     every 64 steps the PSUM evacuated by an activation and saved.
+// (d) N DRAM tensors, each loaded into one of 8 tiles in a loop and saved to the next tensor:
+//     N tensors for N instructions.
+std::string family_text(char family, int64_t n) {
+  std::ostringstream s;
+  s << "kernel @bench target = \"trn2\" {\n";
+  const bool loop = family != 'a';
+  if (family == 'c') {
+    s << "  tensor %A : dram[128, 1048576] bf16\n  tensor %B : dram[1048576, 512] bf16\n"
+      << "  tensor %C : dram[128, 512] bf16\n  tensor %acc : psum[128, 512] f32\n  tensor %o : sbuf[128, 512] bf16\n";
+    for (int t = 0; t < 8; ++t) s << "  tensor %a" << t << " : sbuf[128, 128] bf16\n  tensor %b" << t << " : sbuf[128, 128] bf16\n";
+  } else if (family == 'd') {
+    for (int64_t j = 0; j < n; ++j) s << "  tensor %D" << j << " : dram[128, 128] bf16\n";
+    for (int t = 0; t < 8; ++t) s << "  tensor %t" << t << " : sbuf[128, 128] bf16\n";
+  } else {
+    s << "  tensor %X : dram[128, 1048576] bf16\n  tensor %Y : dram[128, 1048576] bf16\n";
+    for (int t = 0; t < 8; ++t) s << "  tensor %t" << t << " : sbuf[128, 128] bf16\n  tensor %u" << t << " : sbuf[128, 128] bf16\n";
+  }
+  if (loop) s << "  loop %i = 0 to 4 {\n";
+  int64_t emitted = 0;
+  for (int64_t j = 0; emitted < n; ++j) {
+    const int t = static_cast<int>(j % 8);
+    const int64_t col = (j * 128) % 1048576;
+    if (family == 'c') {
+      s << "  load %a" << t << " <- %A[0:128, " << col << ":" << col + 128 << "]\n";
+      s << "  load %b" << t << " <- %B[" << col << ":" << col + 128 << ", 0:128]\n";
+      s << "  matmul %acc[0:128, 0:128] <- %a" << t << ", %b" << t << " {accumulate}\n";
+      emitted += 3;
+      if (j % 64 == 63) {
+        s << "  activation %o[0:128, 0:128] <- %acc[0:128, 0:128]\n  save %C[0:128, 0:128] <- %o[0:128, 0:128]\n";
+        emitted += 2;
+      }
+    } else if (family == 'd') {
+      s << "  load %t" << t << " <- %D" << j << "\n  save %D" << (j + 1) % n << " <- %t" << t << "\n";
+      emitted += 2;
+    } else {
+      s << "  load %t" << t << " <- %X[0:128, " << col << ":" << col + 128 << "]\n";
+      s << "  activation %u" << t << " <- %t" << t << "\n";
+      s << "  save %Y[0:128, " << col << ":" << col + 128 << "] <- %u" << t << "\n";
+      emitted += 3;
+    }
+  }
+  if (loop) s << "  }\n";
+  s << "}\n";
+  return s.str();
+}
+
+double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * (u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+struct Result {
+  double seconds = -1;  // < 0: over the limit or failed
+  double peak_mb = 0;
+  double edges = 0;
+  double out_mb = 0;  // the printed kernel (what -o writes)
+  bool failed = false;
+};
+
+// Runs stage `what` on the generated text in a child process: CPU time of the stage alone,
+// the child's peak RSS, and the edge count and printed size after it.
+Result measure(const std::string& text, const std::string& what, int limit_s) {
+  int fd[2];
+  if (pipe(fd) != 0) std::abort();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fd[0]);
+    // The limit is CPU time (SIGXCPU ends the child), so other work on the machine does not
+    // cut a run short.
+    const rlimit cpu{static_cast<rlim_t>(limit_s), static_cast<rlim_t>(limit_s) + 1};
+    setrlimit(RLIMIT_CPU, &cpu);
+    Result r;
+    try {
+      const double t0 = cpu_seconds();
+      Kernel k = parse_kernel(text, "bench.kir");
+      if (what == "parse") {
+        r.seconds = cpu_seconds() - t0;
+      } else {
+        const double t1 = cpu_seconds();
+        DepGraph g = build_dep_graph(k);
+        if (what == "analysis") {
+          r.seconds = cpu_seconds() - t1;
+        } else {
+          // The whole of `tandem opt --passes=P -o F`: parse, analysis, passes and printing.
+          run_pipeline(k, g, parse_pipeline(what), RunOptions{}, std::cerr);
+          r.out_mb = static_cast<double>(print_kernel(k, &g).size()) / 1e6;
+          r.seconds = cpu_seconds() - t0;
+        }
+        r.edges = static_cast<double>(g.num_edges());
+      }
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s: %s\n", what.c_str(), e.what());
+      r.failed = true;
+    }
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    r.peak_mb = static_cast<double>(u.ru_maxrss) / 1024.0;
+    if (write(fd[1], &r, sizeof r) != static_cast<ssize_t>(sizeof r)) _exit(1);
+    _exit(0);
+  }
+  close(fd[1]);
+  Result r;
+  const bool got = read(fd[0], &r, sizeof r) == static_cast<ssize_t>(sizeof r);
+  close(fd[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!got) r = Result{};  // killed at the limit
+  return r;
+}
+
+// Minimum of 3 where a run takes under a second (the peak RSS of the first).
+Result best_of(const std::string& text, const std::string& what, int limit_s) {
+  Result best = measure(text, what, limit_s);
+  for (int i = 1; i < 3 && best.seconds >= 0 && best.seconds < 1.0; ++i) {
+    const Result r = measure(text, what, limit_s);
+    if (r.seconds >= 0) best.seconds = std::min(best.seconds, r.seconds);
+  }
+  return best;
+}
+
+// Least-squares slope of log(seconds) over log(n), sizes with a time only.
+double exponent(const std::vector<int64_t>& n, const std::vector<Result>& r) {
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  int m = 0;
+  for (size_t i = 0; i < n.size(); ++i) {
+    if (r[i].seconds <= 0) continue;
+    const double x = std::log(static_cast<double>(n[i])), y = std::log(r[i].seconds);
+    sx += x, sy += y, sxx += x * x, sxy += x * y, ++m;
+  }
+  if (m < 2) return NAN;
+  return (m * sxy - sx * sy) / (m * sxx - sx * sx);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int64_t max_n = argc > 1 ? std::atoll(argv[1]) : 100000;
+  const int limit_s = argc > 2 ? std::atoi(argv[2]) : 60;
+  std::vector<int64_t> sizes;
+  for (int64_t n : {1000, 3000, 10000, 30000, 100000})
+    if (n <= max_n) sizes.push_back(n);
+  const std::vector<std::pair<char, const char*>> families = {
+      {'a', "straight-line load/activation/save"},
+      {'b', "load/activation/save in a loop"},
+      {'c', "GEMM body in a loop"},
+      {'d', "N tensors (load/save of each) in a loop"}};
+  const std::vector<std::string> stages = {"parse", "analysis", "default", "auto"};
+  std::printf("CPU seconds (min of 3 under 1 s), peak RSS MB; default/auto: parse + analysis + passes + printing; "
+              "limit %d s\n", limit_s);
+  for (const auto& [family, title] : families) {
+    std::printf("\n(%c) %s\n", family, title);
+    std::printf("%8s", "n");
+    for (const std::string& s : stages) std::printf(" | %-30s", s.c_str());
+    std::printf("\n");
+    std::vector<std::vector<Result>> results(stages.size());
+    for (int64_t n : sizes) {
+      const std::string text = family_text(family, n);
+      std::printf("%8lld", static_cast<long long>(n));
+      for (size_t s = 0; s < stages.size(); ++s) {
+        // A stage over the limit at a smaller size is not run at larger ones.
+        const bool skip = !results[s].empty() && results[s].back().seconds < 0 && !results[s].back().failed;
+        const Result r = skip ? Result{} : best_of(text, stages[s], limit_s);
+        results[s].push_back(r);
+        char cell[96];
+        if (r.failed)
+          std::snprintf(cell, sizeof cell, "error");
+        else if (r.seconds < 0)
+          std::snprintf(cell, sizeof cell, "> %d s", limit_s);
+        else if (stages[s] == "parse")
+          std::snprintf(cell, sizeof cell, "%.3f s %.0f MB", r.seconds, r.peak_mb);
+        else
+          std::snprintf(cell, sizeof cell, "%.3f s %.0f MB %.0fk e%s", r.seconds, r.peak_mb, r.edges / 1000,
+                        r.out_mb > 0 ? (" " + std::to_string(static_cast<int>(std::ceil(r.out_mb))) + "MBo").c_str() : "");
+        std::printf(" | %-30s", cell);
+        std::fflush(stdout);
+      }
+      std::printf("\n");
+    }
+    std::printf("%8s", "exponent");
+    for (size_t s = 0; s < stages.size(); ++s) std::printf(" | %-30.2f", exponent(sizes, results[s]));
+    std::printf("\n");
+  }
+  return 0;
+}
