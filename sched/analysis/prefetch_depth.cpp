@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sched/analysis/inst_cost.h"
 #include "sched/ir/kernel_queries.h"
 #include "sched/target/target.h"
 
@@ -15,30 +16,14 @@ struct TransferCost {
   double engine_ns = 0;    // summed over the DMA engines it uses
 };
 
-// A transfer's data time as the lowering counts it (sim/lower/program.cpp, lower_dma): its
-// on-chip side's partitions pick the DMA engines, its bytes per partition the efficiency.
+// A transfer's data time and DMA engine work, as the lowering counts them (inst_cost.h).
 std::optional<TransferCost> transfer_cost(const Kernel& k, const Instruction& in) {
-  const OpcodeInfo* op = k.target->opcode(in.opcode);
-  if (!op || (op->op_class != OpClass::Load && op->op_class != OpClass::IndirectLoad && op->op_class != OpClass::Store))
-    return std::nullopt;
-  const DmaModel& dma = k.target->dma;
-  for (const auto* list : {&in.writes, &in.reads})
-    for (const Access& a : *list) {
-      const Tensor& t = k.tensors[a.tensor_id];
-      const SpaceInfo* sp = k.target->space(t.space);
-      if (!sp || sp->partitions == 0) continue;
-      const int64_t partitions = std::max<int64_t>(1, partitions_of(k, t));
-      const double bpp = static_cast<double>(bytes_per_partition(k, t));
-      const int64_t per_engine = std::max<int64_t>(1, dma.partitions_per_engine);
-      const int64_t engines =
-          std::clamp<int64_t>((partitions + per_engine - 1) / per_engine, 1, std::max<int64_t>(1, dma.engines));
-      const double rate = static_cast<double>(engines) * dma.bandwidth_bytes_per_ns * dma.efficiency_at(bpp);
-      TransferCost c;
-      c.data_ns = rate > 0 ? bpp * static_cast<double>(partitions) / rate : 0;
-      c.engine_ns = c.data_ns * static_cast<double>(engines);
-      return c;
-    }
-  return std::nullopt;
+  const std::optional<DmaTransfer> t = transfer_of(k, in);
+  if (!t) return std::nullopt;
+  TransferCost c;
+  c.data_ns = dma_data_ns(k.target->dma, *t);
+  c.engine_ns = c.data_ns * static_cast<double>(t->engine_count);
+  return c;
 }
 
 bool within(const Kernel& k, LoopId inner, LoopId outer) {

@@ -6,38 +6,13 @@
 #include <sstream>
 
 #include "sched/analysis/capacity.h"
+#include "sched/analysis/inst_cost.h"
 #include "sched/ir/kernel_queries.h"
 #include "sched/ir/attribute_keys.h"
 
 namespace tandem {
 
 namespace {
-
-struct Shape {
-  int64_t partitions = 1;
-  int64_t free = 1;  // elements per partition
-  int64_t elem_bytes = 0;
-  std::string dtype;
-  int64_t bytes() const { return partitions * free * elem_bytes; }
-};
-
-Shape shape_of(const Kernel& k, const Target& t, const Access& a) {
-  const Tensor& tensor = k.tensors[a.tensor_id];
-  std::vector<int64_t> extent = tensor.shape;
-  if (!a.whole())
-    for (size_t d = 0; d < a.dims.size(); ++d) extent[d] = std::max<int64_t>(1, value_range(k, a.dims[d].hi - a.dims[d].lo).second);
-  Shape s;
-  const SpaceInfo* space = t.space(tensor.space);
-  size_t first_free = 0;
-  if (space && space->partitions > 0) {
-    s.partitions = extent[0];
-    first_free = 1;
-  }
-  for (size_t d = first_free; d < extent.size(); ++d) s.free *= extent[d];
-  s.dtype = tensor.dtype;
-  s.elem_bytes = tensor.register_file && space ? space->register_bytes : static_cast<int64_t>(dtype_bytes(tensor.dtype));
-  return s;
-}
 
 class Lowering {
  public:
@@ -143,29 +118,26 @@ class Lowering {
     for (const Access& a : in.writes) check_access(id, a, true);
     for (const Access& a : in.reads) check_access(id, a, false);
 
-    std::vector<Shape> reads, writes;
-    for (const Access& a : in.reads) reads.push_back(shape_of(k_, *m_, a));
-    for (const Access& a : in.writes) writes.push_back(shape_of(k_, *m_, a));
+    std::vector<OperandShape> reads, writes;
+    for (const Access& a : in.reads) reads.push_back(operand_shape(k_, a));
+    for (const Access& a : in.writes) writes.push_back(operand_shape(k_, a));
     int64_t bytes = 0;
     for (const auto* list : {&reads, &writes})
-      for (const Shape& sh : *list) bytes = std::max(bytes, sh.bytes());
+      for (const OperandShape& sh : *list) bytes = std::max(bytes, sh.bytes());
 
     if (m_->is_dma_queue(in.engine)) {
-      // A transfer moves the bytes that land: a gather reads a large table but writes a tile.
-      int64_t moved = 0;
-      for (const Shape& sh : writes) moved = std::max(moved, sh.bytes());
-      lower_dma(s, in, moved);
+      lower_dma(s, in);
       return;
     }
     const EngineInfo* em = m_->engine(in.engine);
     const OpCost& cost = em->costs.at(in.opcode);
-    const Shape out = !writes.empty() ? writes[0] : !reads.empty() ? reads[0] : Shape{};
-    const Shape in0 = !reads.empty() ? reads[0] : out;
-    const Shape in1 = reads.size() > 1 ? reads[1] : in0;
+    const OperandShape out = !writes.empty() ? writes[0] : !reads.empty() ? reads[0] : OperandShape{};
+    const OperandShape in0 = !reads.empty() ? reads[0] : out;
+    const OperandShape in1 = reads.size() > 1 ? reads[1] : in0;
     // N: elements per partition of the largest operand (a reduction's input, not its output).
     int64_t n = 0;
     for (const auto* list : {&reads, &writes})
-      for (const Shape& sh : *list) n = std::max(n, sh.free);
+      for (const OperandShape& sh : *list) n = std::max(n, sh.free);
     std::vector<double> vars = {static_cast<double>(n),
                                 static_cast<double>(out.partitions),
                                 static_cast<double>(in0.free),
@@ -243,9 +215,9 @@ class Lowering {
   }
 
   // Every operand a 16-bit float (bf16, f16, fp16).
-  static bool all_16bit(const std::vector<Shape>& reads, const std::vector<Shape>& writes) {
+  static bool all_16bit(const std::vector<OperandShape>& reads, const std::vector<OperandShape>& writes) {
     for (const auto* list : {&reads, &writes})
-      for (const Shape& sh : *list)
+      for (const OperandShape& sh : *list)
         if (sh.dtype != "bf16" && sh.dtype != "f16" && sh.dtype != "fp16") return false;
     return !reads.empty();
   }
@@ -266,59 +238,14 @@ class Lowering {
     return static_cast<int>(p_.ports.size() - 1);
   }
 
-  // Contiguous runs per partition row of an access (its descriptors per partition, ARCH-v2):
-  // the first dimension is the partition (or, off chip, the row a partition receives); a run
-  // ends at the innermost dimension the access does not cover whole.
-  int64_t runs_per_row(const Access& a) const {
-    const Tensor& t = k_.tensors[a.tensor_id];
-    if (a.whole()) return 1;
-    int64_t runs = 1;
-    size_t partial = 0;
-    for (size_t d = 1; d < a.dims.size(); ++d)
-      if (std::max<int64_t>(1, value_range(k_, a.dims[d].hi - a.dims[d].lo).second) < t.shape[d]) partial = d;
-    for (size_t d = 1; d < partial; ++d) runs *= std::max<int64_t>(1, value_range(k_, a.dims[d].hi - a.dims[d].lo).second);
-    return runs;
-  }
-
-  // A transfer is split across DMA engines by the partitions of its on-chip side (DMA-OV:
-  // 8 partitions per engine); a transfer with no partitioned side spreads over all engines.
-  // Each engine adds its fixed work: engine_overhead_ns, and descriptor_overhead_ns per
-  // contiguous run of each of its partitions (the larger count of either side).
-  void lower_dma(SimInst& s, const Instruction& in, int64_t bytes) {
+  // The transfer as the DMA cost function sees it (sched/target/dma_cost.h).
+  void lower_dma(SimInst& s, const Instruction& in) {
     const DmaModel& dma = m_->dma;
-    int64_t first_partition = 0, partitions = 0, runs = 1;
-    for (const auto* list : {&in.writes, &in.reads})
-      for (const Access& a : *list) {
-        runs = std::max(runs, runs_per_row(a));
-        const Tensor& t = k_.tensors[a.tensor_id];
-        const SpaceInfo* sp = m_->space(t.space);
-        if (!sp || sp->partitions == 0 || partitions) continue;
-        if (a.whole()) {
-          partitions = t.shape[0];
-        } else {
-          first_partition = std::max<int64_t>(0, a.dims[0].lo.constant);
-          partitions = std::max<int64_t>(1, value_range(k_, a.dims[0].hi - a.dims[0].lo).second);
-        }
-      }
-    DmaTransfer& t = s.dma;
-    t.bytes = static_cast<double>(bytes);
-    if (partitions > 0) {
-      t.first_engine = static_cast<int>((first_partition / dma.partitions_per_engine) % dma.engines);
-      int64_t last = (first_partition + partitions - 1) / dma.partitions_per_engine;
-      t.engine_count = static_cast<int>(std::min<int64_t>(dma.engines, last - first_partition / dma.partitions_per_engine + 1));
-      t.efficiency = dma.efficiency_at(static_cast<double>(bytes) / static_cast<double>(partitions));
-    } else {
-      t.first_engine = 0;
-      t.engine_count = static_cast<int>(dma.engines);
-      t.efficiency = dma.efficiency_at(static_cast<double>(bytes) / static_cast<double>(dma.engines));
-      partitions = dma.engines;  // one row per engine [guess: the spread off chip is not published]
-    }
-    const double descriptors = static_cast<double>(runs * partitions) / t.engine_count;
-    t.overhead_bytes = (dma.engine_overhead_ns + descriptors * dma.descriptor_overhead_ns) * dma.bandwidth_bytes_per_ns;
+    s.dma = dma_transfer(dma, transfer_shape(k_, in));
     // For bounds: the queue holds the setup stage; the data phase alone on its engines.
     s.cycles_ps = p_.dma_fixed_ps;
     // Rounded down: the simulator rounds each transfer's end up, and bounds must not exceed it.
-    s.data_ps = static_cast<Picos>(std::floor(t.engine_bytes() / (dma.bandwidth_bytes_per_ns * t.efficiency) * 1000 + 1e-6));
+    s.data_ps = static_cast<Picos>(std::floor(dma_data_ns(dma, s.dma) * 1000 + 1e-6));
     s.latency_ps = s.cycles_ps + s.data_ps;
   }
 
