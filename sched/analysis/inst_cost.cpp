@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "sched/ir/attribute_keys.h"
 #include "sched/ir/kernel_queries.h"
 
 namespace tandem {
@@ -73,6 +74,65 @@ DmaShape transfer_shape(const Kernel& k, const Instruction& in) {
 std::optional<DmaTransfer> transfer_of(const Kernel& k, const Instruction& in) {
   if (!k.target || !is_transfer(k, in)) return std::nullopt;
   return dma_transfer(k.target->dma, transfer_shape(k, in));
+}
+
+namespace {
+
+// Operands read from a space with accumulation banks (PSUM): the ISA charges VectorE's
+// tensor_tensor N, not 2N, cycles then.
+int64_t accumulator_inputs(const Kernel& k, const Instruction& in) {
+  int64_t n = 0;
+  for (const Access& a : in.reads) {
+    const SpaceInfo* sp = k.target->space(k.tensors[a.tensor_id].space);
+    n += sp && sp->banks > 0;
+  }
+  return n;
+}
+
+// Every operand a 16-bit float (bf16, f16, fp16).
+bool all_16bit(const std::vector<OperandShape>& reads, const std::vector<OperandShape>& writes) {
+  for (const auto* list : {&reads, &writes})
+    for (const OperandShape& sh : *list)
+      if (sh.dtype != "bf16" && sh.dtype != "f16" && sh.dtype != "fp16") return false;
+  return !reads.empty();
+}
+
+}  // namespace
+
+std::optional<ComputeCycles> compute_cycles(const Kernel& k, const Instruction& in, const EngineInfo& engine) {
+  const auto it = engine.costs.find(in.opcode);
+  if (it == engine.costs.end()) return std::nullopt;
+  const OpCost& cost = it->second;
+  std::vector<OperandShape> reads, writes;
+  for (const Access& a : in.reads) reads.push_back(operand_shape(k, a));
+  for (const Access& a : in.writes) writes.push_back(operand_shape(k, a));
+  int64_t bytes = 0;
+  for (const auto* list : {&reads, &writes})
+    for (const OperandShape& sh : *list) bytes = std::max(bytes, sh.bytes());
+  const OperandShape out = !writes.empty() ? writes[0] : !reads.empty() ? reads[0] : OperandShape{};
+  const OperandShape in0 = !reads.empty() ? reads[0] : out;
+  const OperandShape in1 = reads.size() > 1 ? reads[1] : in0;
+  // N: elements per partition of the largest operand (a reduction's input, not its output).
+  int64_t n = 0;
+  for (const auto* list : {&reads, &writes})
+    for (const OperandShape& sh : *list) n = std::max(n, sh.free);
+  const std::vector<double> vars = {static_cast<double>(n),
+                                    static_cast<double>(out.partitions),
+                                    static_cast<double>(in0.free),
+                                    static_cast<double>(in1.free),
+                                    (in0.dtype == "f32" || in0.dtype == "fp32") ? 1.0 : 0.0,
+                                    static_cast<double>(bytes),
+                                    static_cast<double>(std::max<int64_t>(1, in0.elem_bytes)),
+                                    engine.min_ii_cycles,
+                                    static_cast<double>(in.attrs.get_int(attr::kRanks).value_or(1)),
+                                    static_cast<double>(accumulator_inputs(k, in)),
+                                    all_16bit(reads, writes) ? 1.0 : 0.0};
+  ComputeCycles c;
+  c.cycles = cost.cycles.eval(vars);
+  c.latency = cost.latency ? cost.latency->eval(vars) : c.cycles;
+  if (auto v = in.attrs.get_int(attr::kIssueCycles)) c.cycles = static_cast<double>(*v);
+  if (auto v = in.attrs.get_int(attr::kLatencyCycles)) c.latency = static_cast<double>(*v);
+  return c;
 }
 
 }  // namespace tandem

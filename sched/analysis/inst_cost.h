@@ -34,4 +34,13 @@ DmaShape transfer_shape(const Kernel& k, const Instruction& in);
 // dma_transfer() of the instruction's shape; nullopt unless is_transfer().
 std::optional<DmaTransfer> transfer_of(const Kernel& k, const Instruction& in);
 
+// An instruction's cost on a compute engine, in that engine's cycles: its opcode's cost
+// formula over the operand shapes (docs/models.md defines the variables), unless the
+// instruction sets issue_cycles / latency_cycles. nullopt when the engine has no cost for it.
+struct ComputeCycles {
+  double cycles = 0;   // engine occupancy
+  double latency = 0;  // start to completion
+};
+std::optional<ComputeCycles> compute_cycles(const Kernel& k, const Instruction& in, const EngineInfo& engine);
+
 }  // namespace tandem

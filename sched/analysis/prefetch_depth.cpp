@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "sched/analysis/inst_cost.h"
 #include "sched/ir/kernel_queries.h"
@@ -26,16 +27,58 @@ std::optional<TransferCost> transfer_cost(const Kernel& k, const Instruction& in
   return c;
 }
 
+// A compute instruction's latency in ns on the engine it runs on (or would under
+// assign-engines' default policy); 0 when not known.
+double compute_latency_ns(const Kernel& k, InstId id) {
+  const Instruction& in = k.insts[id];
+  const OpcodeInfo* op = k.target->opcode(in.opcode);
+  if (!op || op->op_class == OpClass::Barrier || op->op_class == OpClass::Branch) return 0;
+  const EngineInfo* e = k.target->engine(preferred_engine(k, id));
+  if (!e || e->clock_ghz <= 0) return 0;
+  const auto c = compute_cycles(k, in, *e);
+  return c ? c->latency / e->clock_ghz : 0;
+}
+
 bool within(const Kernel& k, LoopId inner, LoopId outer) {
   for (LoopId l = inner; l != kNoId; l = k.loops[l].parent)
     if (l == outer) return true;
   return false;
 }
 
+// On one buffer, from a writer's start to its last reader's end within one iteration: the
+// longest path by latency over the iteration's dependences (a transfer: fixed cost plus data;
+// a compute instruction: its cost's latency). 0 when a latency on the way is not known.
+double one_buffer_chain_ns(const Kernel& k, const DepGraph& g, LoopId loop, const std::vector<InstId>& writers,
+                           const std::vector<InstId>& readers) {
+  std::map<InstId, double> end;  // instructions reached from a writer: their latest end
+  bool unknown = false;
+  auto latency = [&](InstId i) {
+    if (const auto c = transfer_cost(k, k.insts[i])) return k.target->dma.fixed_cost_ns + c->data_ns;
+    const double ns = compute_latency_ns(k, i);
+    unknown |= ns <= 0;
+    return ns;
+  };
+  for (InstId v : k.program_order()) {
+    const Instruction& in = k.insts[v];
+    if (in.erased || !within(k, in.loop, loop)) continue;
+    double start = -1;
+    if (std::find(writers.begin(), writers.end(), v) != writers.end()) start = 0;
+    for (const DepEdgeRef& e : g.in_edges(v)) {
+      const auto it = end.find(e.src);
+      if (e.props.distance == 0 && it != end.end()) start = std::max(start, it->second);
+    }
+    if (start >= 0) end[v] = start + latency(v);
+  }
+  double chain = 0;
+  for (InstId r : readers)
+    if (const auto it = end.find(r); it != end.end()) chain = std::max(chain, it->second);
+  return unknown ? 0 : chain;
+}
+
 }  // namespace
 
-std::optional<PrefetchDepth> prefetch_depth(const Kernel& k, LoopId loop, int tensor, const std::vector<InstId>& writers,
-                                            const std::vector<InstId>& readers) {
+std::optional<PrefetchDepth> prefetch_depth(const Kernel& k, const DepGraph& g, LoopId loop, int tensor,
+                                            const std::vector<InstId>& writers, const std::vector<InstId>& readers) {
   if (!k.target) return std::nullopt;
   PrefetchDepth d;
   // A transfer holds the buffer from its issue to its last byte: a load writing it (w), a
@@ -68,6 +111,8 @@ std::optional<PrefetchDepth> prefetch_depth(const Kernel& k, LoopId loop, int te
   d.lifetime_ns = (w > 0 ? w : d.dma_ii_ns) + (r > 0 ? r : d.dma_ii_ns);
   const double ahead = d.dma_ii_ns > 0 ? std::ceil(d.lifetime_ns / d.dma_ii_ns) : 1.0;
   d.buffers = std::clamp<int64_t>(static_cast<int64_t>(std::min(ahead, 64.0)) + 1, 2, 16);
+  d.one_buffer_ns = one_buffer_chain_ns(k, g, loop, writers, readers);
+  d.one_buffer_fits = d.one_buffer_ns > 0 && d.one_buffer_ns <= d.dma_ii_ns;
   return d;
 }
 

@@ -64,8 +64,27 @@ void AddressRotationPass::run(PassContext& ctx) {
 
   const std::vector<InstId> order = k.program_order();
   std::optional<DepGraph> derived;  // analysis of the accesses, when needed
+  int at_bound_tiles = 0;  // left on one buffer: their loop runs at its bound without a ring
   for (LoopId loop = 0; loop < static_cast<LoopId>(k.loops.size()); ++loop) {
     const std::string where = "loop " + k.loops[loop].iv;
+    // A loop whose every ringable tile fits on one buffer already runs at its DMA bound, in
+    // its steady state: one with more iterations per entry than the ring's buffers (with
+    // fewer, the ring lets an entry's loads all run at once, and entries dominate).
+    bool at_bound = false;
+    if (from_model_) {
+      at_bound = true;
+      bool any = false;
+      for (size_t ti = 0; ti < k.tensors.size() && at_bound; ++ti) {
+        const Tensor& t = k.tensors[ti];
+        if (t.space != space_ || t.attrs.has(attr::kBuffers)) continue;
+        const RotationCandidate c = rotation_candidate(k, loop, static_cast<int>(ti), order);
+        if (!c.ringable()) continue;
+        any = true;
+        const auto d = prefetch_depth(k, g, loop, static_cast<int>(ti), c.writers, c.readers);
+        at_bound = d && d->one_buffer_fits && k.loops[loop].trip_count() > d->buffers;
+      }
+      at_bound = at_bound && any;
+    }
     for (size_t ti = 0; ti < k.tensors.size(); ++ti) {
       Tensor& t = k.tensors[ti];
       if (t.space != space_ || t.attrs.has(attr::kBuffers)) continue;
@@ -77,7 +96,14 @@ void AddressRotationPass::run(PassContext& ctx) {
       const int64_t one = footprint(t, 1);
       int64_t n = buffers_;
       std::optional<PrefetchDepth> depth;
-      if (from_model_) depth = prefetch_depth(k, loop, static_cast<int>(ti), writers, readers);
+      if (from_model_) depth = prefetch_depth(k, g, loop, static_cast<int>(ti), writers, readers);
+      if (depth && at_bound) {
+        ctx.note(fmt::format("{}: %{} stays on one buffer: its writer to its last reader take {:.1f} ns, within "
+                             "the loop's DMA work per iteration ({:.1f} ns), so the loop reaches that bound without a ring",
+                             where, t.name, depth->one_buffer_ns, depth->dma_ii_ns));
+        ++at_bound_tiles;
+        continue;
+      }
       if (n == 0) {
         const int64_t want = depth ? depth->buffers : 4;
         for (n = want; n >= 2 && used + footprint(t, n) - one > capacity; --n) {
@@ -160,7 +186,8 @@ void AddressRotationPass::run(PassContext& ctx) {
     }
   }
   if (ctx.stats.get("tensors_rotated") == 0) {
-    ctx.skip("no " + space_ + " tensor is rewritten every iteration of a loop");
+    ctx.skip(at_bound_tiles > 0 ? "every loop rewriting " + space_ + " tensors runs at its DMA bound without a ring"
+                                : "no " + space_ + " tensor is rewritten every iteration of a loop");
     return;
   }
   ctx.mark_deps_listed();

@@ -130,25 +130,8 @@ class Lowering {
       return;
     }
     const EngineInfo* em = m_->engine(in.engine);
-    const OpCost& cost = em->costs.at(in.opcode);
-    const OperandShape out = !writes.empty() ? writes[0] : !reads.empty() ? reads[0] : OperandShape{};
-    const OperandShape in0 = !reads.empty() ? reads[0] : out;
-    const OperandShape in1 = reads.size() > 1 ? reads[1] : in0;
-    // N: elements per partition of the largest operand (a reduction's input, not its output).
-    int64_t n = 0;
-    for (const auto* list : {&reads, &writes})
-      for (const OperandShape& sh : *list) n = std::max(n, sh.free);
-    std::vector<double> vars = {static_cast<double>(n),
-                                static_cast<double>(out.partitions),
-                                static_cast<double>(in0.free),
-                                static_cast<double>(in1.free),
-                                (in0.dtype == "f32" || in0.dtype == "fp32") ? 1.0 : 0.0,
-                                static_cast<double>(bytes),
-                                static_cast<double>(std::max<int64_t>(1, in0.elem_bytes)),
-                                em->min_ii_cycles,
-                                static_cast<double>(in.attrs.get_int(attr::kRanks).value_or(1)),
-                                static_cast<double>(accumulator_inputs(in)),
-                                all_16bit(reads, writes) ? 1.0 : 0.0};
+    const std::optional<ComputeCycles> cost = compute_cycles(k_, in, *em);
+    if (!cost) fail(id, "'" + in.opcode + "' has no cost on " + in.engine);
     if (op.op_class == OpClass::Collective && m_->collective.link_bandwidth_bytes_per_ns > 0) {
       // Ring algorithm volume; its bytes cross every DMA engine and the link.
       const int64_t ranks = std::max<int64_t>(1, in.attrs.get_int(attr::kRanks).value_or(1));
@@ -159,10 +142,7 @@ class Lowering {
       s.dma = {volume, 0, static_cast<int>(m_->dma.engines), 1.0};
       s.link_ps = std::llround(volume / m_->collective.link_bandwidth_bytes_per_ns * 1000);
     }
-    double cycles = cost.cycles.eval(vars);
-    double latency = cost.latency ? cost.latency->eval(vars) : cycles;
-    if (auto c = in.attrs.get_int(attr::kIssueCycles)) cycles = static_cast<double>(*c);
-    if (auto c = in.attrs.get_int(attr::kLatencyCycles)) latency = static_cast<double>(*c);
+    const double cycles = cost->cycles, latency = cost->latency;
     if (!(cycles >= 0) || !(latency >= 0) || !std::isfinite(cycles) || !std::isfinite(latency))
       fail(id, "cost formula of '" + in.opcode + "' on " + in.engine + " gives " + std::to_string(cycles) +
                    " cycles; a cost must be a finite number >= 0");
@@ -201,25 +181,6 @@ class Lowering {
       s.pipe_ps = std::llround(bytes / from->bandwidth_bytes_per_cycle * 1000.0 / em->clock_ghz);
       break;
     }
-  }
-
-  // Operands read from a space with accumulation banks (PSUM): the ISA charges VectorE's
-  // tensor_tensor N, not 2N, cycles then.
-  int64_t accumulator_inputs(const Instruction& in) const {
-    int64_t n = 0;
-    for (const Access& a : in.reads) {
-      const SpaceInfo* sp = m_->space(k_.tensors[a.tensor_id].space);
-      n += sp && sp->banks > 0;
-    }
-    return n;
-  }
-
-  // Every operand a 16-bit float (bf16, f16, fp16).
-  static bool all_16bit(const std::vector<OperandShape>& reads, const std::vector<OperandShape>& writes) {
-    for (const auto* list : {&reads, &writes})
-      for (const OperandShape& sh : *list)
-        if (sh.dtype != "bf16" && sh.dtype != "f16" && sh.dtype != "fp16") return false;
-    return !reads.empty();
   }
 
   int pipe_index(const std::string& name) {
