@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <string>
 
 #include "sched/analysis/inst_cost.h"
 #include "sched/ir/kernel_queries.h"
@@ -29,14 +30,17 @@ std::optional<TransferCost> transfer_cost(const Kernel& k, const Instruction& in
 
 // A compute instruction's latency in ns on the engine it runs on (or would under
 // assign-engines' default policy); 0 when not known.
-double compute_latency_ns(const Kernel& k, InstId id) {
+// (cycles: its occupancy instead, and the engine's name in *engine.)
+double compute_latency_ns(const Kernel& k, InstId id, bool cycles = false, std::string* engine = nullptr) {
   const Instruction& in = k.insts[id];
   const OpcodeInfo* op = k.target->opcode(in.opcode);
   if (!op || op->op_class == OpClass::Barrier || op->op_class == OpClass::Branch) return 0;
-  const EngineInfo* e = k.target->engine(preferred_engine(k, id));
+  const std::string name = preferred_engine(k, id);
+  const EngineInfo* e = k.target->engine(name);
   if (!e || e->clock_ghz <= 0) return 0;
   const auto c = compute_cycles(k, in, *e);
-  return c ? c->latency / e->clock_ghz : 0;
+  if (engine) *engine = name;
+  return c ? (cycles ? c->cycles : c->latency) / e->clock_ghz : 0;
 }
 
 bool within(const Kernel& k, LoopId inner, LoopId outer) {
@@ -48,6 +52,8 @@ bool within(const Kernel& k, LoopId inner, LoopId outer) {
 // On one buffer, from a writer's start to its last reader's end within one iteration: the
 // longest path by latency over the iteration's dependences (a transfer: fixed cost plus data;
 // a compute instruction: its cost's latency). 0 when a latency on the way is not known.
+}  // namespace
+
 double one_buffer_chain_ns(const Kernel& k, const DepGraph& g, LoopId loop, const std::vector<InstId>& writers,
                            const std::vector<InstId>& readers) {
   std::map<InstId, double> end;  // instructions reached from a writer: their latest end
@@ -75,10 +81,28 @@ double one_buffer_chain_ns(const Kernel& k, const DepGraph& g, LoopId loop, cons
   return unknown ? 0 : chain;
 }
 
-}  // namespace
+double loop_ii_ns(const Kernel& k, LoopId loop, double* dma_ii_ns) {
+  double engine_ns = 0;
+  std::map<std::string, double> compute_ns;  // per compute engine (assign-engines' default choice)
+  for (InstId i = 0; i < static_cast<InstId>(k.insts.size()); ++i) {
+    const Instruction& in = k.insts[i];
+    if (in.erased || !within(k, in.loop, loop)) continue;
+    const double n = static_cast<double>(instances_within(k, in.loop, loop));
+    std::string engine;
+    if (const auto c = transfer_cost(k, in))
+      engine_ns += c->engine_ns * n;
+    else if (const double ns = compute_latency_ns(k, i, true, &engine); ns > 0)
+      compute_ns[engine] += ns * n;
+  }
+  const double dma = engine_ns / static_cast<double>(std::max<int64_t>(1, k.target->dma.engines));
+  if (dma_ii_ns) *dma_ii_ns = dma;
+  double ii = dma;
+  for (const auto& [engine, ns] : compute_ns) ii = std::max(ii, ns);
+  return ii;
+}
 
-std::optional<PrefetchDepth> prefetch_depth(const Kernel& k, const DepGraph& g, LoopId loop, int tensor,
-                                            const std::vector<InstId>& writers, const std::vector<InstId>& readers) {
+std::optional<PrefetchDepth> prefetch_depth(const Kernel& k, LoopId loop, int tensor, const std::vector<InstId>& writers,
+                                            const std::vector<InstId>& readers) {
   if (!k.target) return std::nullopt;
   PrefetchDepth d;
   // A transfer holds the buffer from its issue to its last byte: a load writing it (w), a
@@ -98,21 +122,13 @@ std::optional<PrefetchDepth> prefetch_depth(const Kernel& k, const DepGraph& g, 
   const bool loaded = w > 0 || r > 0;
   d.load_latency_ns = std::max(w, r);
   if (!loaded) return std::nullopt;
-  double engine_ns = 0;
-  for (InstId i = 0; i < static_cast<InstId>(k.insts.size()); ++i) {
-    const Instruction& in = k.insts[i];
-    if (in.erased || !within(k, in.loop, loop)) continue;
-    if (const auto c = transfer_cost(k, in)) engine_ns += c->engine_ns * static_cast<double>(instances_within(k, in.loop, loop));
-  }
-  d.dma_ii_ns = engine_ns / static_cast<double>(std::max<int64_t>(1, k.target->dma.engines));
+  loop_ii_ns(k, loop, &d.dma_ii_ns);
   // The buffer lives from its writer's start until its last reader is done with it: a
   // transfer's latency at either end; a compute engine, in a schedule starting an iteration
   // every II, is done within one II (an index tile's life spans its load and the gather).
   d.lifetime_ns = (w > 0 ? w : d.dma_ii_ns) + (r > 0 ? r : d.dma_ii_ns);
   const double ahead = d.dma_ii_ns > 0 ? std::ceil(d.lifetime_ns / d.dma_ii_ns) : 1.0;
   d.buffers = std::clamp<int64_t>(static_cast<int64_t>(std::min(ahead, 64.0)) + 1, 2, 16);
-  d.one_buffer_ns = one_buffer_chain_ns(k, g, loop, writers, readers);
-  d.one_buffer_fits = d.one_buffer_ns > 0 && d.one_buffer_ns <= d.dma_ii_ns;
   return d;
 }
 

@@ -21,20 +21,25 @@ struct PrefetchDepth {
   double dma_ii_ns = 0;        // the loop's DMA work per iteration over the DMA engines
   double lifetime_ns = 0;      // writer's latency + reader's latency (a compute engine: dma_ii)
   int64_t buffers = 2;         // ceil(lifetime / dma_ii) + 1, from 2 to 16
-  // On one buffer, the longest path by latency from the tile's writer to its last reader in
-  // one iteration (compute latencies from their costs; 0: one is not known): the next
-  // iteration's writer waits for it. It fits when it is no longer than dma_ii. When every tile
-  // the loop could ring fits, the loop already runs at its DMA bound without a ring, and a
-  // ring would only let its loads run ahead, competing for the DMA engines with the transfers
-  // around the loop (address-rotation{buffers=model} then rings none of them).
-  double one_buffer_ns = 0;
-  bool one_buffer_fits = false;
 };
 
 // For tensor `tensor` written by `writers` and read by `readers` in `loop`: nullopt when no
 // transfer touches it (a tile only compute engines use; its lifetime needs compute costs).
 // A store reading a tile holds it like a load writing it: the latency is the slowest of them.
-std::optional<PrefetchDepth> prefetch_depth(const Kernel& k, const DepGraph& g, LoopId loop, int tensor,
-                                            const std::vector<InstId>& writers, const std::vector<InstId>& readers);
+std::optional<PrefetchDepth> prefetch_depth(const Kernel& k, LoopId loop, int tensor, const std::vector<InstId>& writers,
+                                            const std::vector<InstId>& readers);
+
+// Whether a loop already runs at its bound without a ring (address-rotation{buffers=model}
+// then rings none of its tiles): for every tile it could ring, the longest path by latency
+// from the tile's writer to its last reader within one iteration (0: a latency on the way is
+// not known; compute latencies from their costs on the engine assign-engines' default policy
+// picks), which the next iteration's writer waits for on one buffer, is no longer than
+// loop_ii_ns, the loop's work per iteration on its busiest resource (dma_ii_ns, or a compute
+// engine's summed occupancy). A ring would then only let the loads run ahead, competing for
+// the DMA engines with the transfers around the loop (docs/passes.md, auto).
+double one_buffer_chain_ns(const Kernel& k, const DepGraph& g, LoopId loop, const std::vector<InstId>& writers,
+                           const std::vector<InstId>& readers);
+// Its DMA part in *dma_ii_ns.
+double loop_ii_ns(const Kernel& k, LoopId loop, double* dma_ii_ns = nullptr);
 
 }  // namespace tandem

@@ -67,10 +67,11 @@ void AddressRotationPass::run(PassContext& ctx) {
   int at_bound_tiles = 0;  // left on one buffer: their loop runs at its bound without a ring
   for (LoopId loop = 0; loop < static_cast<LoopId>(k.loops.size()); ++loop) {
     const std::string where = "loop " + k.loops[loop].iv;
-    // A loop whose every ringable tile fits on one buffer already runs at its DMA bound, in
+    // A loop whose every ringable tile fits on one buffer already runs at its bound, in
     // its steady state: one with more iterations per entry than the ring's buffers (with
     // fewer, the ring lets an entry's loads all run at once, and entries dominate).
     bool at_bound = false;
+    const double ii = from_model_ ? loop_ii_ns(k, loop) : 0;
     if (from_model_) {
       at_bound = true;
       bool any = false;
@@ -80,8 +81,10 @@ void AddressRotationPass::run(PassContext& ctx) {
         const RotationCandidate c = rotation_candidate(k, loop, static_cast<int>(ti), order);
         if (!c.ringable()) continue;
         any = true;
-        const auto d = prefetch_depth(k, g, loop, static_cast<int>(ti), c.writers, c.readers);
-        at_bound = d && d->one_buffer_fits && k.loops[loop].trip_count() > d->buffers;
+        // (A tile no transfer touches would take 4 buffers, as under buffers=auto.)
+        const auto d = prefetch_depth(k, loop, static_cast<int>(ti), c.writers, c.readers);
+        const double chain = one_buffer_chain_ns(k, g, loop, c.writers, c.readers);
+        at_bound = chain > 0 && chain <= ii && k.loops[loop].trip_count() > (d ? d->buffers : 4);
       }
       at_bound = at_bound && any;
     }
@@ -96,11 +99,12 @@ void AddressRotationPass::run(PassContext& ctx) {
       const int64_t one = footprint(t, 1);
       int64_t n = buffers_;
       std::optional<PrefetchDepth> depth;
-      if (from_model_) depth = prefetch_depth(k, g, loop, static_cast<int>(ti), writers, readers);
-      if (depth && at_bound) {
+      if (from_model_) depth = prefetch_depth(k, loop, static_cast<int>(ti), writers, readers);
+      if (at_bound) {
         ctx.note(fmt::format("{}: %{} stays on one buffer: its writer to its last reader take {:.1f} ns, within "
-                             "the loop's DMA work per iteration ({:.1f} ns), so the loop reaches that bound without a ring",
-                             where, t.name, depth->one_buffer_ns, depth->dma_ii_ns));
+                             "the loop's work per iteration on its busiest resource ({:.1f} ns), so the loop reaches "
+                             "that bound without a ring",
+                             where, t.name, one_buffer_chain_ns(k, g, loop, writers, readers), ii));
         ++at_bound_tiles;
         continue;
       }
@@ -186,7 +190,7 @@ void AddressRotationPass::run(PassContext& ctx) {
     }
   }
   if (ctx.stats.get("tensors_rotated") == 0) {
-    ctx.skip(at_bound_tiles > 0 ? "every loop rewriting " + space_ + " tensors runs at its DMA bound without a ring"
+    ctx.skip(at_bound_tiles > 0 ? "every loop rewriting " + space_ + " tensors runs at its bound without a ring"
                                 : "no " + space_ + " tensor is rewritten every iteration of a loop");
     return;
   }
