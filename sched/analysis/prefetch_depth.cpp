@@ -128,7 +128,13 @@ std::optional<PrefetchDepth> prefetch_depth(const Kernel& k, LoopId loop, int te
   // every II, is done within one II (an index tile's life spans its load and the gather).
   d.lifetime_ns = (w > 0 ? w : d.dma_ii_ns) + (r > 0 ? r : d.dma_ii_ns);
   const double ahead = d.dma_ii_ns > 0 ? std::ceil(d.lifetime_ns / d.dma_ii_ns) : 1.0;
-  d.buffers = std::clamp<int64_t>(static_cast<int64_t>(std::min(ahead, 64.0)) + 1, 2, 16);
+  d.steady_buffers = std::clamp<int64_t>(static_cast<int64_t>(std::min(ahead, 64.0)) + 1, 2, 16);
+  d.buffers = d.steady_buffers;
+  // A loop re-entered by an enclosing one restarts its ring at each entry, and the entry's
+  // first loads wait for the previous entry's last readers: a ring as deep as an entry lets
+  // all of an entry's loads issue at its start. The steady state does not see that.
+  const Loop& l = k.loops[loop];
+  if (l.parent != kNoId && l.trip_count() <= 16) d.buffers = std::max<int64_t>(d.buffers, l.trip_count());
   return d;
 }
 

@@ -20,7 +20,10 @@ struct PrefetchDepth {
   double load_latency_ns = 0;  // the slowest transfer into or out of the tile, issue to last byte
   double dma_ii_ns = 0;        // the loop's DMA work per iteration over the DMA engines
   double lifetime_ns = 0;      // writer's latency + reader's latency (a compute engine: dma_ii)
-  int64_t buffers = 2;         // ceil(lifetime / dma_ii) + 1, from 2 to 16
+  int64_t steady_buffers = 2;  // ceil(lifetime / dma_ii) + 1, from 2 to 16
+  // steady_buffers, or in a loop nested in another with at most 16 iterations per entry, at
+  // least that many: one per iteration of an entry
+  int64_t buffers = 2;
 };
 
 // For tensor `tensor` written by `writers` and read by `readers` in `loop`: nullopt when no

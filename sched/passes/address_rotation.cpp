@@ -84,7 +84,7 @@ void AddressRotationPass::run(PassContext& ctx) {
         // (A tile no transfer touches would take 4 buffers, as under buffers=auto.)
         const auto d = prefetch_depth(k, loop, static_cast<int>(ti), c.writers, c.readers);
         const double chain = one_buffer_chain_ns(k, g, loop, c.writers, c.readers);
-        at_bound = chain > 0 && chain <= ii && k.loops[loop].trip_count() > (d ? d->buffers : 4);
+        at_bound = chain > 0 && chain <= ii && k.loops[loop].trip_count() > (d ? d->steady_buffers : 4);
       }
       at_bound = at_bound && any;
     }
