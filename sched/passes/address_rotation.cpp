@@ -77,8 +77,30 @@ void AddressRotationPass::run(PassContext& ctx) {
   const std::vector<std::vector<InstId>> users = users_by_tensor(k);
   const std::vector<int> pos = program_positions(k);
   std::optional<DepGraph> derived;  // analysis of the accesses, when needed
+  int at_bound_tiles = 0;  // left on one buffer: their loop runs at its bound without a ring
   for (LoopId loop = 0; loop < static_cast<LoopId>(k.loops.size()); ++loop) {
     const std::string where = "loop " + k.loops[loop].iv;
+    // A loop whose every ringable tile fits on one buffer already runs at its bound, in
+    // its steady state: one with more iterations per entry than the ring's buffers (with
+    // fewer, the ring lets an entry's loads all run at once, and entries dominate).
+    bool at_bound = false;
+    const double ii = from_model_ ? loop_ii_ns(k, loop) : 0;
+    if (from_model_) {
+      at_bound = true;
+      bool any = false;
+      for (size_t ti = 0; ti < k.tensors.size() && at_bound; ++ti) {
+        const Tensor& t = k.tensors[ti];
+        if (t.space != space_ || t.attrs.has(attr::kBuffers)) continue;
+        const RotationCandidate c = rotation_candidate(k, loop, static_cast<int>(ti), users[ti]);
+        if (!c.ringable()) continue;
+        any = true;
+        // (A tile no transfer touches would take 4 buffers, as under buffers=auto.)
+        const auto d = prefetch_depth(k, loop, static_cast<int>(ti), c.writers, c.readers);
+        const double chain = one_buffer_chain_ns(k, g, loop, c.writers, c.readers);
+        at_bound = chain > 0 && chain <= ii && k.loops[loop].trip_count() > (d ? d->steady_buffers : 4);
+      }
+      at_bound = at_bound && any;
+    }
     for (size_t ti = 0; ti < k.tensors.size(); ++ti) {
       Tensor& t = k.tensors[ti];
       if (!wanted[ti] || t.space != space_ || t.attrs.has(attr::kBuffers)) continue;
@@ -91,6 +113,14 @@ void AddressRotationPass::run(PassContext& ctx) {
       int64_t n = buffers_;
       std::optional<PrefetchDepth> depth;
       if (from_model_) depth = prefetch_depth(k, loop, static_cast<int>(ti), writers, readers);
+      if (at_bound) {
+        ctx.note(fmt::format("{}: %{} stays on one buffer: its writer to its last reader take {:.1f} ns, within "
+                             "the loop's work per iteration on its busiest resource ({:.1f} ns), so the loop reaches "
+                             "that bound without a ring",
+                             where, t.name, one_buffer_chain_ns(k, g, loop, writers, readers), ii));
+        ++at_bound_tiles;
+        continue;
+      }
       if (n == 0) {
         const int64_t want = depth ? depth->buffers : 4;
         for (n = want; n >= 2 && used + footprint(t, n) - one > capacity; --n) {
@@ -209,7 +239,8 @@ void AddressRotationPass::run(PassContext& ctx) {
       ctx.note(name + " stays on one buffer: no loop rewrites it every iteration with a value that dies there");
   }
   if (ctx.stats.get("tensors_rotated") == 0) {
-    ctx.skip("no " + space_ + " tensor is rewritten every iteration of a loop");
+    ctx.skip(at_bound_tiles > 0 ? "every loop rewriting " + space_ + " tensors runs at its bound without a ring"
+                                : "no " + space_ + " tensor is rewritten every iteration of a loop");
     return;
   }
   ctx.mark_deps_listed();

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "sched/analysis/capacity.h"
+#include "sched/analysis/inst_cost.h"
 #include "sched/analysis/tile_dependence.h"
 #include "sched/ir/kernel_queries.h"
 #include "sched/ir/attribute_keys.h"
@@ -14,32 +15,6 @@
 namespace tandem {
 
 namespace {
-
-struct Shape {
-  int64_t partitions = 1;
-  int64_t free = 1;  // elements per partition
-  int64_t elem_bytes = 0;
-  std::string dtype;
-  int64_t bytes() const { return partitions * free * elem_bytes; }
-};
-
-Shape shape_of(const Kernel& k, const Target& t, const Access& a) {
-  const Tensor& tensor = k.tensors[a.tensor_id];
-  std::vector<int64_t> extent = tensor.shape;
-  if (!a.whole())
-    for (size_t d = 0; d < a.dims.size(); ++d) extent[d] = std::max<int64_t>(1, value_range(k, a.dims[d].hi - a.dims[d].lo).second);
-  Shape s;
-  const SpaceInfo* space = t.space(tensor.space);
-  size_t first_free = 0;
-  if (space && space->partitions > 0) {
-    s.partitions = extent[0];
-    first_free = 1;
-  }
-  for (size_t d = first_free; d < extent.size(); ++d) s.free *= extent[d];
-  s.dtype = tensor.dtype;
-  s.elem_bytes = tensor.register_file && space ? space->register_bytes : static_cast<int64_t>(dtype_bytes(tensor.dtype));
-  return s;
-}
 
 class Lowering {
  public:
@@ -145,40 +120,20 @@ class Lowering {
     for (const Access& a : in.writes) check_access(id, a, true);
     for (const Access& a : in.reads) check_access(id, a, false);
 
-    std::vector<Shape> reads, writes;
-    for (const Access& a : in.reads) reads.push_back(shape_of(k_, *m_, a));
-    for (const Access& a : in.writes) writes.push_back(shape_of(k_, *m_, a));
+    std::vector<OperandShape> reads, writes;
+    for (const Access& a : in.reads) reads.push_back(operand_shape(k_, a));
+    for (const Access& a : in.writes) writes.push_back(operand_shape(k_, a));
     int64_t bytes = 0;
     for (const auto* list : {&reads, &writes})
-      for (const Shape& sh : *list) bytes = std::max(bytes, sh.bytes());
+      for (const OperandShape& sh : *list) bytes = std::max(bytes, sh.bytes());
 
     if (m_->is_dma_queue(in.engine)) {
-      // A transfer moves the bytes that land: a gather reads a large table but writes a tile.
-      int64_t moved = 0;
-      for (const Shape& sh : writes) moved = std::max(moved, sh.bytes());
-      lower_dma(s, in, moved);
+      lower_dma(s, in);
       return;
     }
     const EngineInfo* em = m_->engine(in.engine);
-    const OpCost& cost = em->costs.at(in.opcode);
-    const Shape out = !writes.empty() ? writes[0] : !reads.empty() ? reads[0] : Shape{};
-    const Shape in0 = !reads.empty() ? reads[0] : out;
-    const Shape in1 = reads.size() > 1 ? reads[1] : in0;
-    // N: elements per partition of the largest operand (a reduction's input, not its output).
-    int64_t n = 0;
-    for (const auto* list : {&reads, &writes})
-      for (const Shape& sh : *list) n = std::max(n, sh.free);
-    std::vector<double> vars = {static_cast<double>(n),
-                                static_cast<double>(out.partitions),
-                                static_cast<double>(in0.free),
-                                static_cast<double>(in1.free),
-                                (in0.dtype == "f32" || in0.dtype == "fp32") ? 1.0 : 0.0,
-                                static_cast<double>(bytes),
-                                static_cast<double>(std::max<int64_t>(1, in0.elem_bytes)),
-                                em->min_ii_cycles,
-                                static_cast<double>(in.attrs.get_int(attr::kRanks).value_or(1)),
-                                static_cast<double>(accumulator_inputs(in)),
-                                all_16bit(reads, writes) ? 1.0 : 0.0};
+    const std::optional<ComputeCycles> cost = compute_cycles(k_, in, *em);
+    if (!cost) fail(id, "'" + in.opcode + "' has no cost on " + in.engine);
     if (op.op_class == OpClass::Collective && m_->collective.link_bandwidth_bytes_per_ns > 0) {
       // Ring algorithm volume; its bytes cross every DMA engine and the link.
       const int64_t ranks = std::max<int64_t>(1, in.attrs.get_int(attr::kRanks).value_or(1));
@@ -189,10 +144,7 @@ class Lowering {
       s.dma = {volume, 0, static_cast<int>(m_->dma.engines), 1.0};
       s.link_ps = std::llround(volume / m_->collective.link_bandwidth_bytes_per_ns * 1000);
     }
-    double cycles = cost.cycles.eval(vars);
-    double latency = cost.latency ? cost.latency->eval(vars) : cycles;
-    if (auto c = in.attrs.get_int(attr::kIssueCycles)) cycles = static_cast<double>(*c);
-    if (auto c = in.attrs.get_int(attr::kLatencyCycles)) latency = static_cast<double>(*c);
+    const double cycles = cost->cycles, latency = cost->latency;
     if (!(cycles >= 0) || !(latency >= 0) || !std::isfinite(cycles) || !std::isfinite(latency))
       fail(id, "cost formula of '" + in.opcode + "' on " + in.engine + " gives " + std::to_string(cycles) +
                    " cycles; a cost must be a finite number >= 0");
@@ -233,25 +185,6 @@ class Lowering {
     }
   }
 
-  // Operands read from a space with accumulation banks (PSUM): the ISA charges VectorE's
-  // tensor_tensor N, not 2N, cycles then.
-  int64_t accumulator_inputs(const Instruction& in) const {
-    int64_t n = 0;
-    for (const Access& a : in.reads) {
-      const SpaceInfo* sp = m_->space(k_.tensors[a.tensor_id].space);
-      n += sp && sp->banks > 0;
-    }
-    return n;
-  }
-
-  // Every operand a 16-bit float (bf16, f16, fp16).
-  static bool all_16bit(const std::vector<Shape>& reads, const std::vector<Shape>& writes) {
-    for (const auto* list : {&reads, &writes})
-      for (const Shape& sh : *list)
-        if (sh.dtype != "bf16" && sh.dtype != "f16" && sh.dtype != "fp16") return false;
-    return !reads.empty();
-  }
-
   int pipe_index(const std::string& name) {
     for (size_t i = 0; i < p_.pipes.size(); ++i)
       if (p_.pipes[i] == name) return static_cast<int>(i);
@@ -268,59 +201,14 @@ class Lowering {
     return static_cast<int>(p_.ports.size() - 1);
   }
 
-  // Contiguous runs per partition row of an access (its descriptors per partition, ARCH-v2):
-  // the first dimension is the partition (or, off chip, the row a partition receives); a run
-  // ends at the innermost dimension the access does not cover whole.
-  int64_t runs_per_row(const Access& a) const {
-    const Tensor& t = k_.tensors[a.tensor_id];
-    if (a.whole()) return 1;
-    int64_t runs = 1;
-    size_t partial = 0;
-    for (size_t d = 1; d < a.dims.size(); ++d)
-      if (std::max<int64_t>(1, value_range(k_, a.dims[d].hi - a.dims[d].lo).second) < t.shape[d]) partial = d;
-    for (size_t d = 1; d < partial; ++d) runs *= std::max<int64_t>(1, value_range(k_, a.dims[d].hi - a.dims[d].lo).second);
-    return runs;
-  }
-
-  // A transfer is split across DMA engines by the partitions of its on-chip side (DMA-OV:
-  // 8 partitions per engine); a transfer with no partitioned side spreads over all engines.
-  // Each engine adds its fixed work: engine_overhead_ns, and descriptor_overhead_ns per
-  // contiguous run of each of its partitions (the larger count of either side).
-  void lower_dma(SimInst& s, const Instruction& in, int64_t bytes) {
+  // The transfer as the DMA cost function sees it (sched/target/dma_cost.h).
+  void lower_dma(SimInst& s, const Instruction& in) {
     const DmaModel& dma = m_->dma;
-    int64_t first_partition = 0, partitions = 0, runs = 1;
-    for (const auto* list : {&in.writes, &in.reads})
-      for (const Access& a : *list) {
-        runs = std::max(runs, runs_per_row(a));
-        const Tensor& t = k_.tensors[a.tensor_id];
-        const SpaceInfo* sp = m_->space(t.space);
-        if (!sp || sp->partitions == 0 || partitions) continue;
-        if (a.whole()) {
-          partitions = t.shape[0];
-        } else {
-          first_partition = std::max<int64_t>(0, a.dims[0].lo.constant);
-          partitions = std::max<int64_t>(1, value_range(k_, a.dims[0].hi - a.dims[0].lo).second);
-        }
-      }
-    DmaTransfer& t = s.dma;
-    t.bytes = static_cast<double>(bytes);
-    if (partitions > 0) {
-      t.first_engine = static_cast<int>((first_partition / dma.partitions_per_engine) % dma.engines);
-      int64_t last = (first_partition + partitions - 1) / dma.partitions_per_engine;
-      t.engine_count = static_cast<int>(std::min<int64_t>(dma.engines, last - first_partition / dma.partitions_per_engine + 1));
-      t.efficiency = dma.efficiency_at(static_cast<double>(bytes) / static_cast<double>(partitions));
-    } else {
-      t.first_engine = 0;
-      t.engine_count = static_cast<int>(dma.engines);
-      t.efficiency = dma.efficiency_at(static_cast<double>(bytes) / static_cast<double>(dma.engines));
-      partitions = dma.engines;  // one row per engine [guess: the spread off chip is not published]
-    }
-    const double descriptors = static_cast<double>(runs * partitions) / t.engine_count;
-    t.overhead_bytes = (dma.engine_overhead_ns + descriptors * dma.descriptor_overhead_ns) * dma.bandwidth_bytes_per_ns;
+    s.dma = dma_transfer(dma, transfer_shape(k_, in));
     // For bounds: the queue holds the setup stage; the data phase alone on its engines.
     s.cycles_ps = p_.dma_fixed_ps;
     // Rounded down: the simulator rounds each transfer's end up, and bounds must not exceed it.
-    s.data_ps = static_cast<Picos>(std::floor(t.engine_bytes() / (dma.bandwidth_bytes_per_ns * t.efficiency) * 1000 + 1e-6));
+    s.data_ps = static_cast<Picos>(std::floor(dma_data_ns(dma, s.dma) * 1000 + 1e-6));
     s.latency_ps = s.cycles_ps + s.data_ps;
   }
 

@@ -12,6 +12,7 @@
 
 #include "sched/ir/dep_graph.h"
 #include "sched/ir/kernel.h"
+#include "sched/target/dma_cost.h"
 #include "sched/target/target.h"
 
 namespace tandem {
@@ -57,18 +58,6 @@ struct SimChannel {
   std::vector<int64_t> tile_key;
   int64_t src_per_key = 1;
   std::vector<std::pair<LoopId, int64_t>> src_tile, dst_tile;
-};
-
-struct DmaTransfer {
-  double bytes = 0;
-  int first_engine = 0;  // DMA engines [first, first + count) carry it
-  int engine_count = 1;
-  double efficiency = 1;
-  // Each engine's fixed work for the transfer (per-transfer and per-descriptor overheads),
-  // in bytes at the engine's bandwidth: it moves bytes / engine_count + overhead_bytes.
-  double overhead_bytes = 0;
-
-  double engine_bytes() const { return bytes / engine_count + overhead_bytes; }
 };
 
 struct SimInst {

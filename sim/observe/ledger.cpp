@@ -5,11 +5,8 @@
 #include <cmath>
 #include <limits>
 
-#include <boost/graph/adjacency_list.hpp>
-#include <boost/graph/howard_cycle_ratio.hpp>
-#include <boost/graph/strong_components.hpp>
-
 #include "sched/analysis/capacity.h"
+#include "sched/analysis/loop_bounds.h"
 #include "sched/ir/kernel_queries.h"
 #include "sim/units/stream_unit.h"
 #include "sim/observe/race_checker.h"
@@ -58,8 +55,6 @@ Picos union_length(std::vector<std::pair<Picos, Picos>>& v) {
 int64_t inner_trips(const Kernel& k, const SimInst& inst, LoopId outer) {
   return instances_within(k, k.insts[static_cast<size_t>(inst.id)].loop, outer);
 }
-
-bool in_loop(const SimInst& inst, LoopId l) { return std::find(inst.nest.begin(), inst.nest.end(), l) != inst.nest.end(); }
 
 // The instructions a unit runs directly in the body of `loop`, in its order.
 bool find_stream(const std::vector<WalkNode>& nodes, LoopId loop, std::vector<InstId>& out) {
@@ -418,159 +413,48 @@ void Ledger::try_finalize(bool all_done) {
 void Ledger::compute_bounds(SimResult& out) {
   const SimProgram& p = ctx_.program;
   const Kernel& k = *p.kernel;
-  const DmaModel& dma = p.model->dma;
+  // The lowered program as the bounds analysis reads it (sched/analysis/loop_bounds.h).
+  BoundsInput in;
+  in.kernel = &k;
+  in.pipes = p.pipes;
+  in.dma_fixed_ps = p.dma_fixed_ps;
+  for (const SimUnit& u : p.units) {
+    in.units.push_back(u.name);
+    in.unit_is_queue.push_back(u.kind == UnitKind::DmaQueue);
+  }
+  for (const SimInst& inst : p.insts) {
+    BoundsInst b;
+    b.id = inst.id;
+    b.name = inst.name;
+    b.units = inst.units;
+    b.is_barrier = inst.is_barrier;
+    b.cycles_ps = inst.cycles_ps;
+    b.latency_ps = inst.latency_ps;
+    b.data_ps = inst.data_ps;
+    b.moves_dma = inst.collective || (!inst.is_barrier && !inst.units.empty() &&
+                                      p.units[static_cast<size_t>(inst.units[0])].kind == UnitKind::DmaQueue);
+    b.dma = inst.dma;
+    b.pipe = inst.pipe;
+    b.pipe_ps = inst.pipe_ps;
+    b.nest = inst.nest;
+    b.dynamic_count = inst.dynamic_count;
+    in.insts.push_back(std::move(b));
+  }
+  for (const SimChannel& c : p.channels) in.edges.push_back({c.src, c.dst, c.kind, c.distance, c.key_loop});
+  in.streams.assign(p.units.size(), std::vector<std::vector<InstId>>(k.loops.size()));
+  for (size_t u = 0; u < p.units.size(); ++u)
+    for (size_t l = 0; l < k.loops.size(); ++l) find_stream(p.walks[u], static_cast<LoopId>(l), in.streams[u][l]);
 
-  // Work per resource within `loop` (kNoId: the whole kernel), and the busiest resource.
-  // Also reports the busiest DMA engine's share in `*dma_work`.
-  // `*dma_total`: all DMA engines' work together.
-  auto busiest = [&](LoopId loop, std::string* name, Picos* dma_work = nullptr, Picos* dma_total = nullptr) {
-    std::vector<Picos> unit_work(p.units.size(), 0);
-    std::vector<Picos> queue_data(p.units.size(), 0);  // a queue moves one transfer's data at a time
-    std::vector<double> engine_work(static_cast<size_t>(std::max<int64_t>(1, dma.engines)), 0.0);
-    std::vector<Picos> pipe_work(p.pipes.size(), 0);
-    for (const SimInst& inst : p.insts) {
-      if (inst.units.empty() || inst.is_barrier) continue;
-      if (loop != kNoId && !in_loop(inst, loop)) continue;
-      const int64_t n = loop == kNoId ? inst.dynamic_count : inner_trips(k, inst, loop);
-      unit_work[static_cast<size_t>(inst.units[0])] += inst.cycles_ps * n;
-      queue_data[static_cast<size_t>(inst.units[0])] += inst.data_ps * n;
-      if (inst.pipe >= 0) pipe_work[static_cast<size_t>(inst.pipe)] += inst.pipe_ps * n;
-      if (p.units[static_cast<size_t>(inst.units[0])].kind == UnitKind::DmaQueue || inst.collective)
-        for (int i = 0; i < inst.dma.engine_count; ++i)
-          engine_work[static_cast<size_t>((inst.dma.first_engine + i) % dma.engines)] +=
-              static_cast<double>(n) * inst.dma.engine_bytes() / (dma.bandwidth_bytes_per_ns / 1000.0 * inst.dma.efficiency);
-    }
-    Picos best = 0;
-    for (size_t u = 0; u < unit_work.size(); ++u)
-      if (std::max(unit_work[u], queue_data[u]) > best) {
-        best = std::max(unit_work[u], queue_data[u]);
-        *name = p.units[u].name;
-      }
-    for (size_t i = 0; i < pipe_work.size(); ++i)
-      if (pipe_work[i] > best) {
-        best = pipe_work[i];
-        *name = p.pipes[i] + " pipe";
-      }
-    for (size_t e = 0; e < engine_work.size(); ++e) {
-      // The simulator rounds each transfer's end up to whole picoseconds; the bound must not.
-      const Picos w = static_cast<Picos>(std::floor(engine_work[e] + 1e-6));
-      if (dma_work) *dma_work = std::max(*dma_work, w);
-      if (dma_total) *dma_total += w;
-      if (w > best) {
-        best = w;
-        *name = "dma engine " + std::to_string(e);
-      }
-    }
-    return best;
-  };
-
-  out.lower_bound_ps = busiest(kNoId, &out.lower_bound_resource, nullptr, &out.dma_engine_busy_ps);
-
+  const ResourceBound whole = kernel_resource_bound(in);
+  out.lower_bound_ps = whole.ps;
+  out.lower_bound_resource = whole.resource;
+  out.dma_engine_busy_ps = whole.dma_total_ps;
   for (LoopResult& l : out.loops) {
-    Picos dma_work = 0;
-    l.resource_bound_ps = busiest(l.id, &l.bound_resource, &dma_work);
-    // With one CoreBarrier in the body whose Flow inputs are every transfer of the loop, each
-    // transfer runs between two of its releases: the last lands no sooner than the fixed cost
-    // plus the busiest DMA engine's work. (A queue arrives once it has issued, so a transfer
-    // without an edge into the barrier may still be moving after the release.)
-    int barriers = 0;
-    bool fences_queues = true;
-    for (const SimInst& inst : p.insts) {
-      if (inst.is_barrier && !inst.nest.empty() && inst.nest.back() == l.id) ++barriers;
-      if (inst.units.empty() || inst.is_barrier || !in_loop(inst, l.id) ||
-          p.units[static_cast<size_t>(inst.units[0])].kind != UnitKind::DmaQueue)
-        continue;
-      bool feeds = false;
-      for (const SimChannel& c : p.channels)
-        if (c.src == inst.id && c.kind == DepKind::Flow && p.insts[static_cast<size_t>(c.dst)].is_barrier &&
-            in_loop(p.insts[static_cast<size_t>(c.dst)], l.id))
-          feeds = true;
-      if (!feeds) fences_queues = false;
-      for (const SimInst& b : p.insts)
-        if (b.is_barrier && !b.nest.empty() && b.nest.back() == l.id &&
-            std::find(b.units.begin(), b.units.end(), inst.units[0]) == b.units.end())
-          fences_queues = false;
-    }
-    const Picos window = barriers == 1 && fences_queues ? p.dma_fixed_ps + dma_work : 0;
-    // Recurrence bound: the dependence cycles through this loop's body, latency over distance.
-    using G = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, boost::property<boost::vertex_index_t, int>,
-                                    boost::property<boost::edge_weight_t, double, boost::property<boost::edge_weight2_t, double>>>;
-    std::vector<int> vertex(p.insts.size(), -1);
-    int n = 0;
-    for (const SimInst& inst : p.insts)
-      if (!inst.units.empty() && in_loop(inst, l.id)) vertex[static_cast<size_t>(inst.id)] = n++;
-    G g(static_cast<size_t>(n));
-    for (const SimChannel& c : p.channels) {
-      int a = vertex[static_cast<size_t>(c.src)], b = vertex[static_cast<size_t>(c.dst)];
-      if (a < 0 || b < 0) continue;
-      if (c.distance > 0 && c.key_loop != l.id) continue;
-      const SimInst& src = p.insts[static_cast<size_t>(c.src)];
-      // As the simulator publishes: an Anti edge is released once a compute engine has
-      // consumed its inputs; a transfer reads until its last byte.
-      const bool queue = !src.is_barrier && p.units[static_cast<size_t>(src.units[0])].kind == UnitKind::DmaQueue;
-      const Picos latency = c.kind == DepKind::Ordered                ? 0
-                            : c.kind == DepKind::Anti && !queue ? src.cycles_ps
-                                                                : src.latency_ps;
-      boost::add_edge(static_cast<size_t>(a), static_cast<size_t>(b),
-                      {static_cast<double>(latency), static_cast<double>(c.distance)}, g);
-    }
-    // Each unit runs its share of the body in order, and a CoreBarrier holds every unit it
-    // fences: consecutive instructions of a unit form edges too (the next starts after the
-    // previous leaves the unit; a queue issues in order and reaches a barrier once it has
-    // issued, so its edges weigh nothing).
-    for (size_t u = 0; u < p.units.size(); ++u) {
-      std::vector<InstId> stream;
-      find_stream(p.walks[u], l.id, stream);
-      for (size_t i = 0; i < stream.size(); ++i) {
-        const SimInst& a = p.insts[static_cast<size_t>(stream[i])];
-        const bool wrap = i + 1 == stream.size();
-        const SimInst& b = p.insts[static_cast<size_t>(stream[wrap ? 0 : i + 1])];
-        // (A queue's next transfer, or its arrival at a barrier, comes once this transfer's
-        // setup, its cycles, is done; the data is waited for only through edges.)
-        const Picos w = a.is_barrier ? 0 : a.cycles_ps;
-        boost::add_edge(static_cast<size_t>(vertex[static_cast<size_t>(a.id)]), static_cast<size_t>(vertex[static_cast<size_t>(b.id)]),
-                        {static_cast<double>(w), wrap ? 1.0 : 0.0}, g);
-      }
-    }
-    // ... and with one barrier, from one release to the next.
-    if (window > 0)
-      for (const SimInst& inst : p.insts)
-        if (inst.is_barrier && !inst.nest.empty() && inst.nest.back() == l.id && vertex[static_cast<size_t>(inst.id)] >= 0) {
-          const size_t v = static_cast<size_t>(vertex[static_cast<size_t>(inst.id)]);
-          boost::add_edge(v, v, {static_cast<double>(window), 1.0}, g);
-        }
-    std::vector<int> comp(static_cast<size_t>(n));
-    boost::strong_components(g, boost::make_iterator_property_map(comp.begin(), boost::get(boost::vertex_index, g)));
-    G cyc(static_cast<size_t>(n));
-    bool any = false;
-    for (auto [it, end] = boost::edges(g); it != end; ++it) {
-      size_t a = boost::source(*it, g), b = boost::target(*it, g);
-      if (comp[a] != comp[b]) continue;
-      boost::add_edge(a, b, {boost::get(boost::edge_weight, g, *it), boost::get(boost::edge_weight2, g, *it)}, cyc);
-      any = true;
-    }
-    if (any) {
-      std::vector<boost::graph_traits<G>::edge_descriptor> critical;
-      double ratio = boost::maximum_cycle_ratio(cyc, boost::get(boost::vertex_index, cyc), boost::get(boost::edge_weight, cyc),
-                                                boost::get(boost::edge_weight2, cyc), &critical);
-      if (ratio > 0) {
-        l.recurrence_bound_ps = static_cast<Picos>(ratio);
-        // The cycle that sets it, by instruction: "%ld -> %mm -> %ld" (a barrier by its name).
-        std::vector<InstId> inst_of(static_cast<size_t>(n), kNoId);
-        for (size_t i = 0; i < p.insts.size(); ++i)  // (an instruction not lowered has id kNoId)
-          if (vertex[i] >= 0) inst_of[static_cast<size_t>(vertex[i])] = static_cast<InstId>(i);
-        for (size_t i = 0; i < critical.size(); ++i) {
-          const auto e = critical[i];
-          if (i == 0) l.recurrence_cause = p.insts[static_cast<size_t>(inst_of[boost::source(e, cyc)])].name;
-          l.recurrence_cause += " -> " + p.insts[static_cast<size_t>(inst_of[boost::target(e, cyc)])].name;
-        }
-        // The barrier's own window (above): one release to the next.
-        if (critical.size() == 1 && boost::source(critical[0], cyc) == boost::target(critical[0], cyc) &&
-            p.insts[static_cast<size_t>(inst_of[boost::source(critical[0], cyc)])].is_barrier)
-          l.recurrence_cause = p.insts[static_cast<size_t>(inst_of[boost::source(critical[0], cyc)])].name +
-                               ": DMA fixed cost + the busiest DMA engine's work between its releases";
-      }
-    }
+    const LoopBounds b = loop_bounds(in, l.id);
+    l.resource_bound_ps = b.resource.ps;
+    l.bound_resource = b.resource.resource;
+    l.recurrence_bound_ps = b.recurrence_ps;
+    l.recurrence_cause = b.recurrence_cause;
     l.ii_bound_ps = std::max(l.resource_bound_ps, l.recurrence_bound_ps);
     // Against the hardware alone: what the schedule leaves on the table, including what its own
     // recurrences (barriers, cut or kept edges) cost; ii_bound_ns says how much of that is theirs.

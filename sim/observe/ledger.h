@@ -85,6 +85,7 @@ class Ledger final : public InstanceObserver {
   Picos watermark() const;
   void try_finalize(bool all_done = false);
   void finalize(LoopState& s, Iter& it);
+  // The bounds, from sched/analysis/loop_bounds over the lowered program.
   void compute_bounds(SimResult& out);
 
   SimContext& ctx_;

@@ -14,7 +14,8 @@ DmaQueue::DmaQueue(sc_core::sc_module_name name, SimContext& ctx, int index) : S
 void DmaQueue::execute(const SimInst& inst, InstanceRecord& r) {
   const Picos ready = wait_inputs(inst, r);
   Picos issue = std::max(free_, ready);
-  if (ready > free_) r.stall[static_cast<size_t>(input_stall_reason(r))] = ready - free_;
+  const StallReason input_reason = input_stall_reason(r);
+  if (ready > free_) r.stall[static_cast<size_t>(input_reason)] = ready - free_;
   if (issued_ >= kDepth) {
     // The queue is full: the issue waits for the oldest transfer to land.
     pending_start_ = issue;
@@ -34,6 +35,8 @@ void DmaQueue::execute(const SimInst& inst, InstanceRecord& r) {
   t.first_byte = issue + static_cast<Picos>(static_cast<double>(inst.cycles_ps) * f);
   t.transfer = inst.dma;
   t.seq = inst.seq_at(current_future_base_, loop_ivs_.data(), *ctx_.program.kernel);
+  t.input_reason = input_reason;
+  t.barrier_waits.clear();
   t.r.start = issue;
   t.transfer.efficiency /= f;  // a slower transfer: the same bytes at a lower rate
   // An order without data holds from the issue: publish it now, not when the data lands.
@@ -51,8 +54,8 @@ void DmaQueue::data_thread() {
         sc_core::wait(issued_event_);
       }
       Issued& t = front();
+      // (Its first byte may wait for the previous transfer's last: the queue is busy then.)
       const Picos data_start = std::max(t.first_byte, data_free_);
-      if (data_free_ > t.first_byte) t.r.stall[static_cast<size_t>(StallReason::Queue)] += data_free_ - t.first_byte;
       const Picos now = static_cast<Picos>(sc_core::sc_time_stamp().value());
       if (data_start < now) throw std::logic_error("causality: a transfer's data would start in the past");
       if (data_start > now) sc_core::wait(sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(data_start - now)));
@@ -64,10 +67,22 @@ void DmaQueue::data_thread() {
       t.r.loop_counts = t.counts.data();
       t.r.loop_ivs = t.ivs.data();
       data_free_ = end;
+      // Its issue waited from `free` to `start`: for inputs first, then for room. Every
+      // transfer before it has landed, so the queue's data phases in that time are known.
+      Picos& input = t.r.stall[static_cast<size_t>(t.input_reason)];
+      Picos& room = t.r.stall[static_cast<size_t>(StallReason::Queue)];
+      const Picos inputs_end = t.r.free + input;
+      input -= busy_within(t.r.free, inputs_end);
+      room -= busy_within(inputs_end, t.r.start);
+      busy_.emplace_back(data_start, end);
       ctx_.observer->record(t.r);
       publish_at(*t.inst, t.r.start, end, end, t.counts.data(), t.ivs.data(), false, Publish::Data);
+      for (BarrierWait& w : t.barrier_waits) report(w);
       front_ = (front_ + 1) % kDepth;
       --issued_;
+      // Later waits start no earlier than the next transfer's (the queue's time only grows).
+      const Picos oldest = issued_ == 0 ? free_ : std::min(free_, front().r.free);
+      while (!busy_.empty() && busy_.front().second <= oldest) busy_.pop_front();
       landed_event_.notify(sc_core::SC_ZERO_TIME);
     }
   } catch (const sc_core::sc_unwind_exception&) {
@@ -82,6 +97,26 @@ void DmaQueue::drain() {
   walked_ = true;
   issued_event_.notify(sc_core::SC_ZERO_TIME);
   while (issued_ > 0) wait_for_event(landed_event_);
+}
+
+void DmaQueue::report_barrier_wait(const InstanceRecord& r, Picos from, Picos to, bool released_by_dma) {
+  BarrierWait w{r, loop_counts_, loop_ivs_, from, to, released_by_dma};
+  if (issued_ == 0)
+    report(w);
+  else
+    back().barrier_waits.push_back(std::move(w));
+}
+
+void DmaQueue::report(BarrierWait& w) {
+  w.r.loop_counts = w.counts.data();
+  w.r.loop_ivs = w.ivs.data();
+  ctx_.observer->barrier_wait(w.r, w.to - w.from - busy_within(w.from, w.to), w.released_by_dma);
+}
+
+Picos DmaQueue::busy_within(Picos a, Picos b) const {
+  Picos t = 0;
+  for (const auto& [s, e] : busy_) t += std::max<Picos>(0, std::min(b, e) - std::max(a, s));
+  return t;
 }
 
 Picos DmaQueue::pending_floor() const {

@@ -7,6 +7,11 @@
 // processing and the DMA engines are: the unit's stream issues (and reaches barriers once it
 // has issued), and the data phase moves each issued transfer on the shared DmaSystem in
 // SystemC time, then records it and publishes its outputs.
+//
+// The queue is busy while it moves data. It stalls while its issue waits (for inputs, for room,
+// at a barrier) and it moves none: a wait's overlap with the queue's own data phases is not a
+// stall, so busy + stall never exceeds the run (docs/metrics.md). A transfer's wait is known
+// in full once every transfer issued before it has landed, so it is recorded then.
 #pragma once
 
 #include <deque>
@@ -30,8 +35,16 @@ class DmaQueue : public StreamUnit {
   int64_t pending_seq() const override;
   bool producing() const override { return issued_ > 0; }
   void drain() override;
+  void report_barrier_wait(const InstanceRecord& r, Picos from, Picos to, bool released_by_dma) override;
 
  private:
+  // A wait at a barrier, reported once the transfers issued before it have landed.
+  struct BarrierWait {
+    InstanceRecord r;
+    std::vector<int64_t> counts, ivs;
+    Picos from, to;
+    bool released_by_dma;
+  };
   struct Issued {
     const SimInst* inst;
     InstanceRecord r;                  // start (issue), free and stalls filled in
@@ -39,8 +52,13 @@ class DmaQueue : public StreamUnit {
     Picos first_byte;
     DmaTransfer transfer;
     int64_t seq;
+    StallReason input_reason;          // the stall slot of its wait for inputs
+    std::vector<BarrierWait> barrier_waits;  // the queue's waits at barriers right after it
   };
   void data_thread();
+  // Time within [a, b) the queue moved data (its landed transfers).
+  Picos busy_within(Picos a, Picos b) const;
+  void report(BarrierWait& w);
 
   // The transfers issued and not landed, in issue order, in a ring of kDepth reused slots
   // (their iteration vectors keep their storage: no allocation per transfer). The ring never
@@ -49,7 +67,11 @@ class DmaQueue : public StreamUnit {
   size_t front_ = 0, issued_ = 0;  // the oldest slot (moving or next to move), how many
   Issued& front() { return ring_[front_]; }
   const Issued& front() const { return ring_[front_]; }
+  Issued& back() { return ring_[(front_ + issued_ - 1) % kDepth]; }
   Picos data_free_ = 0;        // the previous transfer's last byte
+  // Data phases of landed transfers (disjoint, in order) that a wait still to be recorded may
+  // overlap: those ending after the oldest such wait's start.
+  std::deque<std::pair<Picos, Picos>> busy_;
   bool walked_ = false;        // the stream has issued everything
   sc_core::sc_event issued_event_, landed_event_, done_;
 };

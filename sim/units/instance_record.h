@@ -10,8 +10,9 @@ namespace tandem {
 
 // Why an instance started later than its unit was free (docs/metrics.md).
 // Semaphore: waiting for another unit; Dependency: for an earlier instruction of the same
-// unit (a register scoreboard); Barrier; Queue: a DMA queue's previous transfer still moving
-// data; Conflict: a shared port held by another engine.
+// unit (a register scoreboard); Barrier; Queue: a DMA queue full of transfers not landed;
+// Conflict: a shared port held by another engine. A DMA queue's stalls leave out the time it
+// moved data meanwhile (DmaQueue).
 enum class StallReason : uint8_t { Semaphore, Dependency, Barrier, Queue, Conflict, Count };
 
 const char* stall_reason_name(StallReason r);

@@ -190,8 +190,12 @@ void StreamUnit::run_barrier(const SimInst& inst, InstanceRecord& r) {
     ctx_.observer->record(br);
     publish_outputs(inst, release, release, release);
   }
-  ctx_.observer->barrier_wait(r, b.release_time() - free_, b.released_by_dma());
+  report_barrier_wait(r, free_, b.release_time(), b.released_by_dma());
   free_ = std::max(free_, b.release_time());
+}
+
+void StreamUnit::report_barrier_wait(const InstanceRecord& r, Picos from, Picos to, bool released_by_dma) {
+  ctx_.observer->barrier_wait(r, to - from, released_by_dma);
 }
 
 StreamUnit::Horizon StreamUnit::horizon() const {

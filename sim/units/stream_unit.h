@@ -65,6 +65,8 @@ class StreamUnit : public sc_core::sc_module {
   // Waits in simulated time for a shared resource to signal `e`.
   void wait_for_event(sc_core::sc_event& e);
   void run_barrier(const SimInst& inst, InstanceRecord& r);
+  // Reports that the unit waited at a barrier from `from` to `to` (Ledger::barrier_wait).
+  virtual void report_barrier_wait(const InstanceRecord& r, Picos from, Picos to, bool released_by_dma);
   // Work the unit has accepted but not yet recorded (a DMA queue's transfers still moving):
   // the earliest start among it, its earliest program-order position, and whether a value
   // the unit produces itself may still come (then waiting for it is no deadlock).

@@ -1,0 +1,173 @@
+#include "sched/analysis/loop_bounds.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/howard_cycle_ratio.hpp>
+#include <boost/graph/strong_components.hpp>
+
+#include "sched/ir/kernel_queries.h"
+
+namespace tandem {
+
+namespace {
+
+bool in_loop(const BoundsInst& inst, LoopId l) { return std::find(inst.nest.begin(), inst.nest.end(), l) != inst.nest.end(); }
+
+bool runs_on_queue(const BoundsInput& in, const BoundsInst& inst) {
+  return !inst.is_barrier && !inst.units.empty() && in.unit_is_queue[static_cast<size_t>(inst.units[0])];
+}
+
+// Work per resource within `loop` (kNoId: the whole kernel), and the busiest resource.
+ResourceBound busiest(const BoundsInput& in, LoopId loop) {
+  const Kernel& k = *in.kernel;
+  const DmaModel& dma = k.target->dma;
+  std::vector<int64_t> unit_work(in.units.size(), 0);
+  std::vector<int64_t> queue_data(in.units.size(), 0);  // a queue moves one transfer's data at a time
+  std::vector<double> engine_work(static_cast<size_t>(std::max<int64_t>(1, dma.engines)), 0.0);
+  std::vector<int64_t> pipe_work(in.pipes.size(), 0);
+  for (const BoundsInst& inst : in.insts) {
+    if (inst.units.empty() || inst.is_barrier) continue;
+    if (loop != kNoId && !in_loop(inst, loop)) continue;
+    const int64_t n = loop == kNoId ? inst.dynamic_count : instances_within(k, k.insts[static_cast<size_t>(inst.id)].loop, loop);
+    unit_work[static_cast<size_t>(inst.units[0])] += inst.cycles_ps * n;
+    queue_data[static_cast<size_t>(inst.units[0])] += inst.data_ps * n;
+    if (inst.pipe >= 0) pipe_work[static_cast<size_t>(inst.pipe)] += inst.pipe_ps * n;
+    if (inst.moves_dma)
+      for (int i = 0; i < inst.dma.engine_count; ++i)
+        engine_work[static_cast<size_t>((inst.dma.first_engine + i) % dma.engines)] +=
+            static_cast<double>(n) * inst.dma.engine_bytes() / (dma.bandwidth_bytes_per_ns / 1000.0 * inst.dma.efficiency);
+  }
+  ResourceBound b;
+  for (size_t u = 0; u < unit_work.size(); ++u)
+    if (std::max(unit_work[u], queue_data[u]) > b.ps) {
+      b.ps = std::max(unit_work[u], queue_data[u]);
+      b.resource = in.units[u];
+    }
+  for (size_t i = 0; i < pipe_work.size(); ++i)
+    if (pipe_work[i] > b.ps) {
+      b.ps = pipe_work[i];
+      b.resource = in.pipes[i] + " pipe";
+    }
+  for (size_t e = 0; e < engine_work.size(); ++e) {
+    // The simulator rounds each transfer's end up to whole picoseconds; the bound must not.
+    const int64_t w = static_cast<int64_t>(std::floor(engine_work[e] + 1e-6));
+    b.dma_engine_ps = std::max(b.dma_engine_ps, w);
+    b.dma_total_ps += w;
+    if (w > b.ps) {
+      b.ps = w;
+      b.resource = "dma engine " + std::to_string(e);
+    }
+  }
+  return b;
+}
+
+}  // namespace
+
+ResourceBound kernel_resource_bound(const BoundsInput& in) { return busiest(in, kNoId); }
+
+LoopBounds loop_bounds(const BoundsInput& in, LoopId loop) {
+  LoopBounds out;
+  out.resource = busiest(in, loop);
+  const std::vector<BoundsInst>& insts = in.insts;
+  auto is_loop_barrier = [&](const BoundsInst& b) { return b.is_barrier && !b.nest.empty() && b.nest.back() == loop; };
+  // With one CoreBarrier in the body whose Flow inputs are every transfer of the loop, each
+  // transfer runs between two of its releases: the last lands no sooner than the fixed cost
+  // plus the busiest DMA engine's work. (A queue arrives once it has issued, so a transfer
+  // without an edge into the barrier may still be moving after the release.)
+  int barriers = 0;
+  bool fences_queues = true;
+  for (const BoundsInst& inst : insts) {
+    if (is_loop_barrier(inst)) ++barriers;
+    if (inst.units.empty() || inst.is_barrier || !in_loop(inst, loop) || !runs_on_queue(in, inst)) continue;
+    bool feeds = false;
+    for (const BoundsEdge& c : in.edges)
+      if (c.src == inst.id && c.kind == DepKind::Flow && insts[static_cast<size_t>(c.dst)].is_barrier &&
+          in_loop(insts[static_cast<size_t>(c.dst)], loop))
+        feeds = true;
+    if (!feeds) fences_queues = false;
+    for (const BoundsInst& b : insts)
+      if (is_loop_barrier(b) && std::find(b.units.begin(), b.units.end(), inst.units[0]) == b.units.end())
+        fences_queues = false;
+  }
+  const int64_t window = barriers == 1 && fences_queues ? in.dma_fixed_ps + out.resource.dma_engine_ps : 0;
+  // Recurrence bound: the dependence cycles through this loop's body, latency over distance.
+  using G = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, boost::property<boost::vertex_index_t, int>,
+                                  boost::property<boost::edge_weight_t, double, boost::property<boost::edge_weight2_t, double>>>;
+  std::vector<int> vertex(insts.size(), -1);
+  int n = 0;
+  for (const BoundsInst& inst : insts)
+    if (!inst.units.empty() && in_loop(inst, loop)) vertex[static_cast<size_t>(inst.id)] = n++;
+  G g(static_cast<size_t>(n));
+  for (const BoundsEdge& c : in.edges) {
+    int a = vertex[static_cast<size_t>(c.src)], b = vertex[static_cast<size_t>(c.dst)];
+    if (a < 0 || b < 0) continue;
+    if (c.distance > 0 && c.key_loop != loop) continue;
+    const BoundsInst& src = insts[static_cast<size_t>(c.src)];
+    // As the simulator publishes: an Anti edge is released once a compute engine has
+    // consumed its inputs; a transfer reads until its last byte.
+    const int64_t latency = c.kind == DepKind::Ordered                        ? 0
+                            : c.kind == DepKind::Anti && !runs_on_queue(in, src) ? src.cycles_ps
+                                                                                 : src.latency_ps;
+    boost::add_edge(static_cast<size_t>(a), static_cast<size_t>(b),
+                    {static_cast<double>(latency), static_cast<double>(c.distance)}, g);
+  }
+  // Each unit runs its share of the body in order, and a CoreBarrier holds every unit it
+  // fences: consecutive instructions of a unit form edges too (the next starts after the
+  // previous leaves the unit; a queue issues in order and reaches a barrier once it has
+  // issued, so its edges weigh nothing).
+  for (size_t u = 0; u < in.units.size(); ++u) {
+    const std::vector<InstId>& stream = in.streams[u][static_cast<size_t>(loop)];
+    for (size_t i = 0; i < stream.size(); ++i) {
+      const BoundsInst& a = insts[static_cast<size_t>(stream[i])];
+      const bool wrap = i + 1 == stream.size();
+      const BoundsInst& b = insts[static_cast<size_t>(stream[wrap ? 0 : i + 1])];
+      // (A queue's next transfer, or its arrival at a barrier, comes once this transfer's
+      // setup, its cycles, is done; the data is waited for only through edges.)
+      const int64_t w = a.is_barrier ? 0 : a.cycles_ps;
+      boost::add_edge(static_cast<size_t>(vertex[static_cast<size_t>(a.id)]), static_cast<size_t>(vertex[static_cast<size_t>(b.id)]),
+                      {static_cast<double>(w), wrap ? 1.0 : 0.0}, g);
+    }
+  }
+  // ... and with one barrier, from one release to the next.
+  if (window > 0)
+    for (const BoundsInst& inst : insts)
+      if (is_loop_barrier(inst) && vertex[static_cast<size_t>(inst.id)] >= 0) {
+        const size_t v = static_cast<size_t>(vertex[static_cast<size_t>(inst.id)]);
+        boost::add_edge(v, v, {static_cast<double>(window), 1.0}, g);
+      }
+  std::vector<int> comp(static_cast<size_t>(n));
+  boost::strong_components(g, boost::make_iterator_property_map(comp.begin(), boost::get(boost::vertex_index, g)));
+  G cyc(static_cast<size_t>(n));
+  bool any = false;
+  for (auto [it, end] = boost::edges(g); it != end; ++it) {
+    size_t a = boost::source(*it, g), b = boost::target(*it, g);
+    if (comp[a] != comp[b]) continue;
+    boost::add_edge(a, b, {boost::get(boost::edge_weight, g, *it), boost::get(boost::edge_weight2, g, *it)}, cyc);
+    any = true;
+  }
+  if (!any) return out;
+  std::vector<boost::graph_traits<G>::edge_descriptor> critical;
+  double ratio = boost::maximum_cycle_ratio(cyc, boost::get(boost::vertex_index, cyc), boost::get(boost::edge_weight, cyc),
+                                            boost::get(boost::edge_weight2, cyc), &critical);
+  if (ratio <= 0) return out;
+  out.recurrence_ps = static_cast<int64_t>(ratio);
+  // The cycle that sets it, by instruction: "%ld -> %mm -> %ld" (a barrier by its name).
+  std::vector<InstId> inst_of(static_cast<size_t>(n), kNoId);
+  for (size_t i = 0; i < insts.size(); ++i)  // (an instruction not lowered has id kNoId)
+    if (vertex[i] >= 0) inst_of[static_cast<size_t>(vertex[i])] = static_cast<InstId>(i);
+  for (size_t i = 0; i < critical.size(); ++i) {
+    const auto e = critical[i];
+    if (i == 0) out.recurrence_cause = insts[static_cast<size_t>(inst_of[boost::source(e, cyc)])].name;
+    out.recurrence_cause += " -> " + insts[static_cast<size_t>(inst_of[boost::target(e, cyc)])].name;
+  }
+  // The barrier's own window (above): one release to the next.
+  if (critical.size() == 1 && boost::source(critical[0], cyc) == boost::target(critical[0], cyc) &&
+      insts[static_cast<size_t>(inst_of[boost::source(critical[0], cyc)])].is_barrier)
+    out.recurrence_cause = insts[static_cast<size_t>(inst_of[boost::source(critical[0], cyc)])].name +
+                           ": DMA fixed cost + the busiest DMA engine's work between its releases";
+  return out;
+}
+
+}  // namespace tandem

@@ -1,0 +1,76 @@
+// The bounds of a scheduled kernel and of each of its loops, from per-instruction costs on the
+// model (sched/analysis/inst_cost.h, sched/target/dma_cost.h): the resource bound (the busiest
+// compute engine, DMA queue, register pipe or DMA engine) and the recurrence bound (the
+// dependence and in-order-unit cycles through a loop's body, latency over distance, and the
+// cycle that sets it). One computation: the simulator's report (sim/observe/ledger.cpp) fills
+// BoundsInput from its lowered program and reports these figures (docs/metrics.md).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sched/ir/dep_graph.h"
+#include "sched/ir/kernel.h"
+#include "sched/target/dma_cost.h"
+
+namespace tandem {
+
+// What the bounds depend on, per static instruction (times in picoseconds).
+struct BoundsInst {
+  InstId id = kNoId;
+  std::string name;            // "%la"
+  std::vector<int> units;      // its unit; a barrier: every unit it fences; empty: not run
+  bool is_barrier = false;
+  int64_t cycles_ps = 0;       // unit occupancy (a transfer: its queue's setup stage)
+  int64_t latency_ps = 0;      // start to completion
+  int64_t data_ps = 0;         // a transfer: its data phase alone on its engines
+  bool moves_dma = false;      // a transfer or a collective: `dma` crosses the DMA engines
+  DmaTransfer dma;
+  int pipe = -1;               // a register load from a space with bandwidth: its pipe
+  int64_t pipe_ps = 0;
+  std::vector<LoopId> nest;    // enclosing loops, outermost first
+  int64_t dynamic_count = 1;
+};
+
+// A dependence as the units honour it: the source's instance in iteration i of `key_loop`
+// feeds the destination's in iteration i + distance.
+struct BoundsEdge {
+  InstId src = kNoId;
+  InstId dst = kNoId;
+  DepKind kind = DepKind::Invalid;
+  int distance = 0;
+  LoopId key_loop = kNoId;
+};
+
+struct BoundsInput {
+  const Kernel* kernel = nullptr;
+  std::vector<std::string> units;   // compute engines and DMA queues
+  std::vector<bool> unit_is_queue;
+  std::vector<std::string> pipes;
+  std::vector<BoundsInst> insts;    // indexed by InstId
+  std::vector<BoundsEdge> edges;
+  // Per unit and loop: the unit's instructions directly in the loop's body, in its order.
+  std::vector<std::vector<std::vector<InstId>>> streams;  // [unit][loop]
+  int64_t dma_fixed_ps = 0;
+};
+
+struct ResourceBound {
+  int64_t ps = 0;
+  std::string resource;    // "pe", "q3", "dma engine 0", "wave:lds pipe"
+  int64_t dma_engine_ps = 0;  // the busiest DMA engine's work
+  int64_t dma_total_ps = 0;   // all DMA engines' work together
+};
+
+struct LoopBounds {
+  ResourceBound resource;           // per iteration
+  int64_t recurrence_ps = 0;        // 0: no cycle
+  std::string recurrence_cause;     // "%ld -> %mm -> %ld", or a barrier's window
+};
+
+// The busiest resource's work over the whole kernel.
+ResourceBound kernel_resource_bound(const BoundsInput& in);
+// Per iteration of `loop`.
+LoopBounds loop_bounds(const BoundsInput& in, LoopId loop);
+
+}  // namespace tandem
