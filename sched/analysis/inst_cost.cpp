@@ -1,6 +1,7 @@
 #include "sched/analysis/inst_cost.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "sched/ir/attribute_keys.h"
 #include "sched/ir/kernel_queries.h"
@@ -133,6 +134,21 @@ std::optional<ComputeCycles> compute_cycles(const Kernel& k, const Instruction& 
   if (auto v = in.attrs.get_int(attr::kIssueCycles)) c.cycles = static_cast<double>(*v);
   if (auto v = in.attrs.get_int(attr::kLatencyCycles)) c.latency = static_cast<double>(*v);
   return c;
+}
+
+InstTimes compute_times(const ComputeCycles& c, const EngineInfo& engine) {
+  InstTimes t;
+  t.cycles_ps = std::llround(c.cycles * 1000.0 / engine.clock_ghz);
+  t.latency_ps = std::max(t.cycles_ps, static_cast<int64_t>(std::llround(c.latency * 1000.0 / engine.clock_ghz)));
+  return t;
+}
+
+InstTimes transfer_times(const DmaModel& dma, const DmaTransfer& t) {
+  InstTimes out;
+  out.cycles_ps = std::llround(dma.fixed_cost_ns * 1000);
+  out.data_ps = static_cast<int64_t>(std::floor(dma_data_ns(dma, t) * 1000 + 1e-6));
+  out.latency_ps = out.cycles_ps + out.data_ps;
+  return out;
 }
 
 }  // namespace tandem

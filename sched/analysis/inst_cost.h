@@ -43,4 +43,16 @@ struct ComputeCycles {
 };
 std::optional<ComputeCycles> compute_cycles(const Kernel& k, const Instruction& in, const EngineInfo& engine);
 
+// Times in picoseconds as the simulator runs an instruction (and the bounds count it).
+struct InstTimes {
+  int64_t cycles_ps = 0;   // unit occupancy (a transfer: its queue's setup stage, the DMA fixed cost)
+  int64_t latency_ps = 0;  // start to completion
+  int64_t data_ps = 0;     // a transfer: its data phase alone on its engines
+};
+// A compute instruction's cost on `engine` (latency at least its occupancy).
+InstTimes compute_times(const ComputeCycles& c, const EngineInfo& engine);
+// A transfer: the queue holds the setup stage, then the data moves; the data time is rounded
+// down (the simulator rounds each transfer's end up, and bounds must not exceed it).
+InstTimes transfer_times(const DmaModel& dma, const DmaTransfer& t);
+
 }  // namespace tandem

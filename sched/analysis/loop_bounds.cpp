@@ -2,12 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/howard_cycle_ratio.hpp>
 #include <boost/graph/strong_components.hpp>
 
+#include "sched/analysis/inst_cost.h"
+#include "sched/ir/attribute_keys.h"
 #include "sched/ir/kernel_queries.h"
+#include "sched/target/target.h"
 
 namespace tandem {
 
@@ -65,7 +69,95 @@ ResourceBound busiest(const BoundsInput& in, LoopId loop) {
 
 }  // namespace
 
+BoundsInput bounds_input(const Kernel& k, const DepGraph& g) {
+  const Target& t = *k.target;
+  BoundsInput in;
+  in.kernel = &k;
+  in.dma_fixed_ps = transfer_times(t.dma, {}).cycles_ps;
+  const std::vector<InstId> order = k.program_order();
+  // Where each instruction runs, and the units as the lowering lists them: compute engines by
+  // name, then queues by number.
+  std::vector<std::string> where(k.insts.size());
+  size_t next_queue = 0;
+  std::vector<std::string> engines, queues;
+  for (InstId id : order) {
+    std::string& w = where[static_cast<size_t>(id)];
+    w = k.insts[static_cast<size_t>(id)].engine;
+    if (w.empty()) {
+      const std::vector<std::string> choices = engine_choices(k, id);
+      if (choices.empty()) continue;  // a barrier or branch
+      w = t.is_dma_queue(choices[0]) ? choices[next_queue++ % choices.size()] : choices[0];
+    }
+    auto& list = t.is_dma_queue(w) ? queues : engines;
+    if (std::find(list.begin(), list.end(), w) == list.end()) list.push_back(w);
+  }
+  std::sort(engines.begin(), engines.end());
+  std::sort(queues.begin(), queues.end(),
+            [](const std::string& a, const std::string& b) { return std::stoi(a.substr(1)) < std::stoi(b.substr(1)); });
+  for (const auto* list : {&engines, &queues})
+    for (const std::string& u : *list) {
+      in.units.push_back(u);
+      in.unit_is_queue.push_back(list == &queues);
+    }
+  auto unit_of = [&](const std::string& name) {
+    const auto it = std::find(in.units.begin(), in.units.end(), name);
+    return it == in.units.end() ? -1 : static_cast<int>(it - in.units.begin());
+  };
+
+  in.insts.resize(k.insts.size());
+  for (InstId id : order) {
+    const Instruction& inst = k.insts[static_cast<size_t>(id)];
+    const OpcodeInfo* op = t.opcode(inst.opcode);
+    BoundsInst& b = in.insts[static_cast<size_t>(id)];
+    b.id = id;
+    b.name = k.display_name(id);
+    b.nest = k.loop_nest(id);
+    b.dynamic_count = dynamic_count(k, id);
+    if (op && op->op_class == OpClass::Barrier) {
+      b.is_barrier = true;
+      if (const auto fence = inst.attrs.get_string(attr::kFence)) {
+        std::stringstream ss(*fence);
+        for (std::string name; std::getline(ss, name, ',');)
+          if (const int u = unit_of(name); u >= 0) b.units.push_back(u);
+      } else {
+        for (size_t u = 0; u < in.units.size(); ++u) b.units.push_back(static_cast<int>(u));
+      }
+      continue;
+    }
+    const std::string& w = where[static_cast<size_t>(id)];
+    if (w.empty() || !op || op->op_class == OpClass::Branch) continue;
+    InstTimes times;
+    if (t.is_dma_queue(w)) {
+      const std::optional<DmaTransfer> dma = transfer_of(k, inst);
+      if (!dma) continue;
+      b.dma = *dma;
+      b.moves_dma = true;
+      times = transfer_times(t.dma, b.dma);
+    } else if (const EngineInfo* e = t.engine(w)) {
+      // No cost on the engine: the lowering refuses the kernel; here it counts nothing.
+      if (const auto c = compute_cycles(k, inst, *e); c && e->clock_ghz > 0) times = compute_times(*c, *e);
+    }
+    b.units = {unit_of(w)};
+    b.cycles_ps = times.cycles_ps;
+    b.latency_ps = times.latency_ps;
+    b.data_ps = times.data_ps;
+  }
+  for (const DepEdgeRef& e : g.edges()) {
+    if (in.insts[static_cast<size_t>(e.src)].id == kNoId || in.insts[static_cast<size_t>(e.dst)].id == kNoId) continue;
+    in.edges.push_back({e.src, e.dst, e.props.kind, e.props.distance,
+                        e.props.distance > 0 ? e.props.loop : k.common_loop(e.src, e.dst)});
+  }
+  in.streams.assign(in.units.size(), std::vector<std::vector<InstId>>(k.loops.size()));
+  for (size_t l = 0; l < k.loops.size(); ++l)
+    for (const Stmt& st : k.loops[l].body)
+      if (st.kind == Stmt::kInst)
+        for (int u : in.insts[static_cast<size_t>(st.id)].units) in.streams[static_cast<size_t>(u)][l].push_back(st.id);
+  return in;
+}
+
 ResourceBound kernel_resource_bound(const BoundsInput& in) { return busiest(in, kNoId); }
+
+ResourceBound loop_resource_bound(const BoundsInput& in, LoopId loop) { return busiest(in, loop); }
 
 LoopBounds loop_bounds(const BoundsInput& in, LoopId loop) {
   LoopBounds out;

@@ -3,7 +3,9 @@
 // compute engine, DMA queue, register pipe or DMA engine) and the recurrence bound (the
 // dependence and in-order-unit cycles through a loop's body, latency over distance, and the
 // cycle that sets it). One computation: the simulator's report (sim/observe/ledger.cpp) fills
-// BoundsInput from its lowered program and reports these figures (docs/metrics.md).
+// BoundsInput from its lowered program and reports these figures (docs/metrics.md); the passes
+// fill it from the kernel as scheduled so far (bounds_input below; address-rotation's
+// {buffers=model}, docs/passes.md, auto).
 #pragma once
 
 #include <cstdint>
@@ -68,8 +70,18 @@ struct LoopBounds {
   std::string recurrence_cause;     // "%ld -> %mm -> %ld", or a barrier's window
 };
 
+// The input from a kernel that assign-engines may not have run on: an instruction without an
+// engine or queue is placed where assign-engines' defaults would place it (a compute
+// instruction on the first engine its opcode lists, preferred_engine(); transfers over all the
+// model's DMA queues in turn, in program order), and each unit runs its instructions in
+// program order. Costs come from inst_cost.h as the lowering times them, except a
+// collective's link time and register-load pipes, which only the lowering adds. Edges: `g`.
+BoundsInput bounds_input(const Kernel& k, const DepGraph& g);
+
 // The busiest resource's work over the whole kernel.
 ResourceBound kernel_resource_bound(const BoundsInput& in);
+// Per iteration of `loop` (loop_bounds(in, loop).resource, without the recurrence).
+ResourceBound loop_resource_bound(const BoundsInput& in, LoopId loop);
 // Per iteration of `loop`.
 LoopBounds loop_bounds(const BoundsInput& in, LoopId loop);
 

@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "sched/analysis/dependence_analysis.h"
+#include "sched/analysis/loop_bounds.h"
 #include "sched/analysis/prefetch_depth.h"
 #include "sched/analysis/rotation_candidate.h"
 #include "sched/ir/attribute_keys.h"
@@ -21,8 +22,9 @@ std::vector<PassOptionSpec> AddressRotationPass::options() {
       {"space", PassOptionSpec::Choice, "sbuf", "the memory space whose tensors are rotated", rotatable_spaces()},
       {"buffers", PassOptionSpec::String, "auto",
        "buffers per rotated tensor: auto (the largest of 4, 3, 2 that fits), model (a tile a transfer writes or "
-       "reads: ceil(lifetime / the loop's DMA work per iteration) + 1 from the model, else 4; as many as fit, one "
-       "when two do not) or a number from 2 to 16",
+       "reads: ceil(lifetime / the loop's resource bound per iteration) + 1 from the model, else 4; as many as "
+       "fit, one when two do not; none in a loop whose writer-to-last-reader chains fit in that bound) or a "
+       "number from 2 to 16",
        {}},
       {"tiles", PassOptionSpec::String, "",
        "ring only these tensors, %names separated by '|' (e.g. %a|%b); a later address-rotation step rings the "
@@ -78,13 +80,16 @@ void AddressRotationPass::run(PassContext& ctx) {
   const std::vector<int> pos = program_positions(k);
   std::optional<DepGraph> derived;  // analysis of the accesses, when needed
   int at_bound_tiles = 0;  // left on one buffer: their loop runs at its bound without a ring
+  // The costs and units the bounds analysis sees (loop_bounds.h), before the ring changes edges.
+  std::optional<BoundsInput> bounds;
+  if (from_model_) bounds = bounds_input(k, g);
   for (LoopId loop = 0; loop < static_cast<LoopId>(k.loops.size()); ++loop) {
     const std::string where = "loop " + k.loops[loop].iv;
     // A loop whose every ringable tile fits on one buffer already runs at its bound, in
     // its steady state: one with more iterations per entry than the ring's buffers (with
     // fewer, the ring lets an entry's loads all run at once, and entries dominate).
     bool at_bound = false;
-    const double ii = from_model_ ? loop_ii_ns(k, loop) : 0;
+    const ResourceBound ii = from_model_ ? loop_resource_bound(*bounds, loop) : ResourceBound{};
     if (from_model_) {
       at_bound = true;
       bool any = false;
@@ -95,9 +100,10 @@ void AddressRotationPass::run(PassContext& ctx) {
         if (!c.ringable()) continue;
         any = true;
         // (A tile no transfer touches would take 4 buffers, as under buffers=auto.)
-        const auto d = prefetch_depth(k, loop, static_cast<int>(ti), c.writers, c.readers);
-        const double chain = one_buffer_chain_ns(k, g, loop, c.writers, c.readers);
-        at_bound = chain > 0 && chain <= ii && k.loops[loop].trip_count() > (d ? d->steady_buffers : 4);
+        const auto d = prefetch_depth(*bounds, loop, static_cast<int>(ti), c.writers, c.readers);
+        const double chain = one_buffer_chain_ns(*bounds, g, loop, c.writers, c.readers);
+        at_bound = chain > 0 && chain * 1000 <= static_cast<double>(ii.ps) &&
+                   k.loops[loop].trip_count() > (d ? d->steady_buffers : 4);
       }
       at_bound = at_bound && any;
     }
@@ -112,12 +118,13 @@ void AddressRotationPass::run(PassContext& ctx) {
       const int64_t one = footprint(t, 1);
       int64_t n = buffers_;
       std::optional<PrefetchDepth> depth;
-      if (from_model_) depth = prefetch_depth(k, loop, static_cast<int>(ti), writers, readers);
+      if (from_model_) depth = prefetch_depth(*bounds, loop, static_cast<int>(ti), writers, readers);
       if (at_bound) {
         ctx.note(fmt::format("{}: %{} stays on one buffer: its writer to its last reader take {:.1f} ns, within "
-                             "the loop's work per iteration on its busiest resource ({:.1f} ns), so the loop reaches "
-                             "that bound without a ring",
-                             where, t.name, one_buffer_chain_ns(k, g, loop, writers, readers), ii));
+                             "the loop's resource bound per iteration ({:.1f} ns, {}), so the loop reaches that "
+                             "bound without a ring",
+                             where, t.name, one_buffer_chain_ns(*bounds, g, loop, writers, readers),
+                             static_cast<double>(ii.ps) / 1000, ii.resource));
         ++at_bound_tiles;
         continue;
       }
@@ -138,9 +145,10 @@ void AddressRotationPass::run(PassContext& ctx) {
         }
       }
       if (depth)
-        ctx.log->debug("{}: %{} load latency {:.1f} ns, DMA work {:.1f} ns per iteration, lifetime {:.1f} ns: {} buffers "
-                       "wanted",
-                       where, t.name, depth->load_latency_ns, depth->dma_ii_ns, depth->lifetime_ns, depth->buffers);
+        ctx.log->debug("{}: %{} load latency {:.1f} ns, resource bound {:.1f} ns per iteration ({}), lifetime "
+                       "{:.1f} ns: {} buffers wanted",
+                       where, t.name, depth->load_latency_ns, depth->ii_ns, depth->bound_resource, depth->lifetime_ns,
+                       depth->buffers);
       if (n < 2 || used + footprint(t, n) - one > capacity)
         throw Error(t.loc, "address-rotation: %" + t.name + " needs " + std::to_string(n < 2 ? 2 : n) + " x " +
                                std::to_string(one) + " " + unit + " in " + space_ + " but only " +

@@ -30,8 +30,10 @@ const std::vector<NamedPipeline>& named_pipelines() {
       // b's last reader at distance N, its readers for the load), so loads run ahead as far as
       // the buffers allow (docs/passes.md, auto).
       {"auto", "address-rotation{buffers=model},address-rotation{space=psum,buffers=model}",
-       "per-buffer synchronisation: SBUF tiles over ceil(load latency / DMA work per iteration) + 1 buffers from "
-       "the model, as many as fit, then PSUM tiles; no barrier"},
+       "per-buffer synchronisation, no barrier: SBUF tiles, then PSUM tiles, over ceil(lifetime / II) + 1 buffers, "
+       "II the loop's resource bound per iteration from the model, as many as fit; a loop whose every tile's "
+       "writer-to-last-reader chain fits in its II (and runs more iterations per entry than that) stays on one "
+       "buffer: it is at its bound already"},
   };
   return pipelines;
 }

@@ -153,8 +153,9 @@ class Lowering {
     if (cycles > 1e12 || latency > 1e12)
       fail(id, "cost of '" + in.opcode + "' on " + in.engine + " is " + std::to_string(std::max(cycles, latency)) +
                    " cycles; a cost must be at most 10^12 cycles");
-    s.cycles_ps = std::llround(cycles * 1000.0 / em->clock_ghz);
-    s.latency_ps = std::max(s.cycles_ps, static_cast<Picos>(std::llround(latency * 1000.0 / em->clock_ghz)));
+    const InstTimes times = compute_times(*cost, *em);
+    s.cycles_ps = times.cycles_ps;
+    s.latency_ps = times.latency_ps;
     // A collective holds its engine through start-up and the link transfer (at least).
     s.cycles_ps += s.link_ps;
     s.latency_ps += s.link_ps;
@@ -206,10 +207,10 @@ class Lowering {
     const DmaModel& dma = m_->dma;
     s.dma = dma_transfer(dma, transfer_shape(k_, in));
     // For bounds: the queue holds the setup stage; the data phase alone on its engines.
-    s.cycles_ps = p_.dma_fixed_ps;
-    // Rounded down: the simulator rounds each transfer's end up, and bounds must not exceed it.
-    s.data_ps = static_cast<Picos>(std::floor(dma_data_ns(dma, s.dma) * 1000 + 1e-6));
-    s.latency_ps = s.cycles_ps + s.data_ps;
+    const InstTimes times = transfer_times(dma, s.dma);
+    s.cycles_ps = times.cycles_ps;
+    s.data_ps = times.data_ps;
+    s.latency_ps = times.latency_ps;
   }
 
   void make_channels() {

@@ -49,7 +49,7 @@ TEST_CASE("the prefetch depth times a load as the simulator does", "[dma]") {
   run_pipeline(k, g, parse_pipeline("assign-engines"), RunOptions{}, std::cerr);
   const SimProgram p = lower_for_simulation(k, g);
   const InstId la = k.find_inst("la"), mm = k.find_inst("mm");
-  const auto depth = prefetch_depth(k, k.insts[la].loop, k.find_tensor("a"), {la}, {mm});
+  const auto depth = prefetch_depth(bounds_input(k, g), k.insts[la].loop, k.find_tensor("a"), {la}, {mm});
   REQUIRE(depth);
   // %la's latency, issue to last byte: the fixed cost plus its data time, overheads included
   // (trn2: 880 + (32768 / 16 + (100 + 8 x 5) x 23) / 23 = 880 + 229.0 ns).

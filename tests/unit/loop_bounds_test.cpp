@@ -1,7 +1,14 @@
 // The bounds analysis (sched/analysis/loop_bounds.h) on a hand-costed loop.
 #include <catch2/catch.hpp>
 
+#include <iostream>
+
+#include "sched/analysis/dependence_analysis.h"
 #include "sched/analysis/loop_bounds.h"
+#include "sched/ir/parser.h"
+#include "sched/passes/pass_manager.h"
+#include "sim/driver/simulator.h"
+#include "sim/lower/program.h"
 #include "tests/unit/test_util.h"
 
 using namespace tandem;
@@ -44,3 +51,35 @@ TEST_CASE("loop bounds: the busiest resource and the recurrence that sets the II
   CHECK(whole.ps == 4 * 300000);
   CHECK(whole.dma_total_ps == 4 * 100000);
 }
+
+namespace {
+
+// The passes' input (before assign-engines) gives the bounds the simulator reports after it:
+// assign-engines' default placement, and the lowering's costs. (SystemC elaborates once per
+// process: one simulation per test case.)
+void same_bounds_before_assignment(const std::string& workload) {
+  Kernel k = parse_kernel_file(std::string(TANDEM_SOURCE_DIR) + "/workloads/" + workload);
+  DepGraph g = build_dep_graph(k);
+  std::vector<ResourceBound> before;
+  {
+    const BoundsInput in = bounds_input(k, g);
+    for (LoopId l = 0; l < static_cast<LoopId>(k.loops.size()); ++l) before.push_back(loop_resource_bound(in, l));
+  }
+  run_pipeline(k, g, parse_pipeline("assign-engines"), RunOptions{}, std::cerr);
+  const SimResult sim = simulate(lower_for_simulation(k, g));
+  REQUIRE(!sim.loops.empty());
+  for (const LoopResult& l : sim.loops) {
+    INFO("loop " << k.loops[static_cast<size_t>(l.id)].iv);
+    CHECK(before[static_cast<size_t>(l.id)].ps == l.resource_bound_ps);
+    CHECK(before[static_cast<size_t>(l.id)].resource == l.bound_resource);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("loop bounds before assignment: gemm_k (DMA-bound)", "[bounds]") { same_bounds_before_assignment("trn/gemm_k.kir"); }
+TEST_CASE("loop bounds before assignment: gather", "[bounds]") { same_bounds_before_assignment("trn/gather.kir"); }
+TEST_CASE("loop bounds before assignment: layernorm rows (two compute engines)", "[bounds]") {
+  same_bounds_before_assignment("trn/user/layernorm_rows.kir");
+}
+TEST_CASE("loop bounds before assignment: two_stage", "[bounds]") { same_bounds_before_assignment("trn/two_stage.kir"); }
