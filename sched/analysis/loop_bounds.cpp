@@ -73,7 +73,7 @@ BoundsInput bounds_input(const Kernel& k, const DepGraph& g) {
   const Target& t = *k.target;
   BoundsInput in;
   in.kernel = &k;
-  in.dma_fixed_ps = transfer_times(t.dma, {}).cycles_ps;
+  in.dma_fixed_ps = transfer_times(t.dma, DmaTransfer{}).cycles_ps;  // a queue's setup stage
   const std::vector<InstId> order = k.program_order();
   // Where each instruction runs, and the units as the lowering lists them: compute engines by
   // name, then queues by number.

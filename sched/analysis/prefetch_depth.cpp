@@ -55,9 +55,9 @@ std::optional<PrefetchDepth> prefetch_depth(const BoundsInput& in, LoopId loop, 
     for (InstId i : *list) {
       const BoundsInst& b = in.insts[static_cast<size_t>(i)];
       if (!b.moves_dma || b.units.empty() || !in.unit_is_queue[static_cast<size_t>(b.units[0])]) continue;
-      const Instruction& inst = k.insts[i];
-      for (const Access& a : list == &writers ? inst.writes : inst.reads)
-        if (a.tensor_id == tensor) (list == &writers ? w : r) = std::max(list == &writers ? w : r, ns(b.latency_ps));
+      double& slowest = list == &writers ? w : r;
+      for (const Access& a : list == &writers ? k.insts[i].writes : k.insts[i].reads)
+        if (a.tensor_id == tensor) slowest = std::max(slowest, ns(b.latency_ps));
     }
   d.load_latency_ns = std::max(w, r);
   if (d.load_latency_ns <= 0) return std::nullopt;
