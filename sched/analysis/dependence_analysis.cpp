@@ -38,11 +38,105 @@ struct Entry {
   bool reads_before_done = false;
 };
 
+// A half-open range [lo, hi) of one dimension's index.
+struct Span {
+  int64_t lo, hi;
+};
+
+// The entries of one list (a resource's writes or reads) by their range on one key dimension,
+// so that a scan back over them can pass over those that cannot overlap the access X being
+// analysed (issue 16: saves of 33k disjoint slices of one tensor made every scan quadratic).
+// An entry whose key range is a constant [lo, hi) is filed under it; the others, in `rest_`.
+// Passing over one is exact: X's key range lies within `hull` for any values of its loops, so
+// for an entry with hi <= hull.lo or lo >= hull.hi may_overlap is false under any relation,
+// and min_distance is 0 (its overlap condition fails at distance 0 and cannot become true at
+// a larger one, the entry's range not moving with the loop). The other entries are visited
+// in the order a plain scan visits them, so the edges are the same and added in that order.
+class RangeIndex {
+ public:
+  size_t key() const { return key_; }
+
+  // `range(i)`: entry i's key range when constant. `dim` is the key dimension.
+  template <class RangeOf>
+  void build(size_t count, size_t dim, RangeOf range) {
+    key_ = dim;
+    std::vector<std::pair<Span, size_t>> filed;
+    for (size_t i = 0; i < count; ++i) {
+      if (const std::optional<Span> s = range(i)) filed.push_back({*s, i});
+      else rest_.push_back(i);
+    }
+    std::stable_sort(filed.begin(), filed.end(), [](const auto& x, const auto& y) {
+      return std::make_pair(x.first.lo, x.first.hi) < std::make_pair(y.first.lo, y.first.hi);
+    });
+    for (const auto& [s, i] : filed) {
+      if (groups_.empty() || groups_.back().range.lo != s.lo || groups_.back().range.hi != s.hi) groups_.push_back({s, {}});
+      groups_.back().entries.push_back(i);  // ascending: `filed` was sorted stably
+      longest_ = std::max(longest_, s.hi - s.lo);
+    }
+  }
+
+  // Calls visit(i) for each entry i in [a, b) that may overlap `hull` (every one when it is
+  // nullopt), latest first, until visit returns true. Returns whether it passed over an entry
+  // on the way (down to the one that returned true, or to a).
+  template <class Visit>
+  bool scan_back(size_t a, size_t b, const std::optional<Span>& hull, Visit visit) const {
+    if (!hull) {
+      for (size_t i = b; i-- > a;)
+        if (visit(i)) return false;
+      return false;
+    }
+    // A cursor per list that may hold a candidate, at its last entry below b; the one with
+    // the latest entry goes next.
+    struct Cursor {
+      const std::vector<size_t>* list;
+      size_t next;  // entries [0, next) are left
+      size_t entry() const { return (*list)[next - 1]; }
+      bool operator<(const Cursor& o) const { return entry() < o.entry(); }
+    };
+    std::vector<Cursor> heap;
+    auto add = [&](const std::vector<size_t>& list) {
+      const size_t next = static_cast<size_t>(std::lower_bound(list.begin(), list.end(), b) - list.begin());
+      if (next > 0 && list[next - 1] >= a) heap.push_back({&list, next});
+    };
+    add(rest_);
+    // A group overlaps when lo < hull.hi and hi > hull.lo; hi <= lo + longest_ bounds the lo to look from.
+    auto g = std::lower_bound(groups_.begin(), groups_.end(), hull->lo - longest_ + 1,
+                              [](const Group& x, int64_t lo) { return x.range.lo < lo; });
+    for (; g != groups_.end() && g->range.lo < hull->hi; ++g)
+      if (g->range.hi > hull->lo) add(g->entries);
+    std::make_heap(heap.begin(), heap.end());
+    size_t last = b;  // the entry visited last
+    bool passed = false;
+    while (!heap.empty()) {
+      std::pop_heap(heap.begin(), heap.end());
+      Cursor& c = heap.back();
+      const size_t i = c.entry();
+      passed |= i + 1 < last;
+      last = i;
+      if (visit(i)) return passed;
+      if (--c.next > 0 && c.entry() >= a) std::push_heap(heap.begin(), heap.end());
+      else heap.pop_back();
+    }
+    return passed || last > a;
+  }
+
+ private:
+  struct Group {
+    Span range;
+    std::vector<size_t> entries;  // ascending
+  };
+  size_t key_ = 0;
+  std::vector<Group> groups_;  // by range
+  std::vector<size_t> rest_;   // ascending
+  int64_t longest_ = 0;        // the largest hi - lo of a group
+};
+
 struct Resource {
   std::vector<Entry> writes;
   std::vector<Entry> reads;
   const Tensor* tensor = nullptr;  // nullptr for a DMA queue
   std::vector<IndexRange> whole;   // the full range of each dimension
+  RangeIndex write_index, read_index;
 };
 
 // How the loops of an expression relate the two instances being compared.
@@ -128,6 +222,11 @@ class Analyzer {
         }
         resources_[it->second].writes.push_back({static_cast<int>(i), id, nullptr});
       }
+    }
+
+    for (Resource& r : resources_) {
+      build_index(r, r.writes, r.write_index);
+      build_index(r, r.reads, r.read_index);
     }
 
     edges_.reserve(order_.size() * 3);
@@ -341,6 +440,35 @@ class Analyzer {
 
   size_t rank(const Resource& r) const { return r.tensor ? r.tensor->shape.size() : 1; }
 
+  static std::optional<Span> constant_range(const IndexRange& x) {
+    if (!x.lo.is_constant() || !x.hi.is_constant()) return std::nullopt;
+    return Span{x.lo.constant, x.hi.constant};
+  }
+
+  // Files `list` by the dimension on which its constant ranges are the most varied.
+  void build_index(const Resource& r, const std::vector<Entry>& list, RangeIndex& index) const {
+    size_t best = 0, best_count = 0;
+    for (size_t d = 0; d < rank(r); ++d) {
+      std::vector<std::pair<int64_t, int64_t>> seen;
+      for (const Entry& e : list)
+        if (const std::optional<Span> s = constant_range(dim_range(r, e.access, d))) seen.push_back({s->lo, s->hi});
+      std::sort(seen.begin(), seen.end());
+      const size_t count = static_cast<size_t>(std::unique(seen.begin(), seen.end()) - seen.begin());
+      if (count > best_count) best = d, best_count = count;
+    }
+    index.build(list.size(), best, [&](size_t i) { return constant_range(dim_range(r, list[i].access, best)); });
+  }
+
+  // The values X's access can take on `dim`, over each loop's whole range; nullopt when it
+  // reads a register (may_overlap ignores such a dimension).
+  std::optional<Span> hull(const Resource& r, const Access* a, size_t dim) const {
+    const IndexRange& x = dim_range(r, a, dim);
+    for (const AffineExpr* e : {&x.lo, &x.hi})
+      for (const AffineTerm& t : e->terms)
+        if (t.loop < 0) return std::nullopt;
+    return Span{value_range(k_, x.lo).first, value_range(k_, x.hi).second};
+  }
+
   // The access's box when it is the same in every instance (no variable), else nullopt.
   std::optional<Box> constant_box(const Resource& r, const Access* a) const {
     if (!r.tensor) return Box{{0, 1}};  // a DMA queue: one element
@@ -424,6 +552,7 @@ class Analyzer {
     int kill_depth = -1;  // carried scans of loops at depth <= this are killed
     int kill_pos = -1;
     const std::optional<Box> x_box = constant_box(r, dst);
+    const std::optional<Span> write_hull = hull(r, dst, r.write_index.key());
     {
       Coverage cov(x_box);
       int cover_depth = 1 << 30;
@@ -431,13 +560,15 @@ class Analyzer {
       // stops at a write ordered before X that has every older write ordered before it.
       bool writes_done = !queue, reads_done = !queue;
       int reads_stop = -1;  // older reads are ordered before X
+      // A write the index passes over does not overlap X: writes_done becomes false, as
+      // when may_overlap says so below. Returns true to stop the scan.
       auto [a, b] = span(r.writes, within == kNoId ? 0 : loop_start_[within], p);
-      for (size_t i = b; i-- > a;) {
+      const bool passed = r.write_index.scan_back(a, b, write_hull, [&](size_t i) {
         const Entry& w = r.writes[i];
         Relation rel{kNoId, 0, common_depth(w.inst, x)};
         if (!may_overlap(r, w.access, dst, rel)) {
           writes_done = false;
-          continue;
+          return false;
         }
         bool ordered = false;
         if (queue) add_edge(w.inst, x, kind_for(true, is_write, queue), 0, kNoId);
@@ -448,21 +579,25 @@ class Analyzer {
           kill_depth = cover_depth;
           kill_pos = w.pos;
           writes_done = reads_done = false;
-          break;
+          return true;
         }
         if (ordered && w.writes_before_done) {
           if (w.reads_before_done) reads_stop = w.pos;
-          break;
+          return true;
         }
-      }
+        return false;
+      });
+      if (passed) writes_done = false;
       if (is_write && !queue) {
         auto [ra, rb] = span(r.reads, std::max(kill_pos + 1, reads_stop), p);
-        for (size_t i = rb; i-- > ra;) {
+        const bool passed_read = r.read_index.scan_back(ra, rb, hull(r, dst, r.read_index.key()), [&](size_t i) {
           const Entry& rd = r.reads[i];
           Relation rel{kNoId, 0, common_depth(rd.inst, x)};
           if (!may_overlap(r, rd.access, dst, rel)) reads_done = false;
           else reads_done &= order(rd.inst, x, rel.shared_depth, DepKind::Anti);
-        }
+          return false;
+        });
+        if (passed_read) reads_done = false;
         if (reads_stop < 0 && ra > 0) reads_done = false;
         auto [xa, xb] = span(r.writes, p, p + 1);  // X's own entries
         for (size_t i = xa; i < xb; ++i) {
@@ -483,32 +618,36 @@ class Analyzer {
       int cover_pos = -1;
       // The previous iteration from its end back to X: once its writes cover X, everything
       // older is hidden.
+      // The index passes over entries at distance 0 only.
       Coverage cov(x_box);
       auto [a, b] = span(r.writes, p, e);
-      for (size_t i = b; i-- > a;) {
+      r.write_index.scan_back(a, b, write_hull, [&](size_t i) {
         const Entry& w = r.writes[i];
         int d = min_distance(r, w.access, dst, l);
-        if (!d) continue;
+        if (!d) return false;
         add_edge(w.inst, x, kind_for(true, is_write, queue), d, l);
         if (d == 1 && cov.add(constant_box(r, w.access), covers(r, w.access, dst, Relation{l, 1, k_.loops[l].depth - 1}))) {
           cover_pos = w.pos;
-          break;
+          return true;
         }
-      }
+        return false;
+      });
       if (cover_pos < 0) {
         auto [c, dd] = span(r.writes, s, p);
-        for (size_t i = dd; i-- > c;) {
+        r.write_index.scan_back(c, dd, write_hull, [&](size_t i) {
           const Entry& w = r.writes[i];
           if (int d = min_distance(r, w.access, dst, l)) add_edge(w.inst, x, kind_for(true, is_write, queue), d, l);
-        }
+          return false;
+        });
       }
       if (is_write && !queue) {
         auto [ra, rb] = span(r.reads, cover_pos >= 0 ? cover_pos + 1 : s, e);
-        for (size_t i = rb; i-- > ra;) {
+        r.read_index.scan_back(ra, rb, hull(r, dst, r.read_index.key()), [&](size_t i) {
           const Entry& rd = r.reads[i];
           int d = min_distance(r, rd.access, dst, l);
           if (d && (cover_pos < 0 || d == 1)) add_edge(rd.inst, x, DepKind::Anti, d, l);
-        }
+          return false;
+        });
       }
     }
   }
