@@ -209,6 +209,7 @@ class SweepReader {
 
   void read_points(const YAML::Node& n) {
     if (!n.IsSequence() || n.size() == 0) y_.fail(n, "points must be a non-empty list of {parameter: value} mappings");
+    if (!n[0].IsMap() || n[0].size() == 0) y_.fail(n[0], "a point must be a {parameter: value} mapping");
     for (const auto& kv : n[0]) spec_.parameters.push_back(classify(kv.first));
     for (const YAML::Node& point : n) {
       if (!point.IsMap() || point.size() != spec_.parameters.size())
