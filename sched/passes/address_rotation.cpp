@@ -85,49 +85,50 @@ void AddressRotationPass::run(PassContext& ctx) {
   if (from_model_) bounds = bounds_input(k, g);
   for (LoopId loop = 0; loop < static_cast<LoopId>(k.loops.size()); ++loop) {
     const std::string where = "loop " + k.loops[loop].iv;
+    // The loop's ringable tiles, each with the model's wish (buffers=model) and its
+    // writer-to-last-reader chain on one buffer, worked out once.
+    struct Ring {
+      size_t ti;
+      RotationCandidate c;
+      std::optional<PrefetchDepth> depth;
+      double chain_ns = 0;
+    };
+    std::vector<Ring> rings;
+    for (size_t ti = 0; ti < k.tensors.size(); ++ti) {
+      if (k.tensors[ti].space != space_ || k.tensors[ti].attrs.has(attr::kBuffers)) continue;
+      Ring r{ti, rotation_candidate(k, loop, static_cast<int>(ti), users[ti]), std::nullopt, 0};
+      if (!r.c.ringable()) continue;
+      if (from_model_) {
+        r.depth = prefetch_depth(*bounds, loop, static_cast<int>(ti), r.c.writers, r.c.readers);
+        r.chain_ns = one_buffer_chain_ns(*bounds, g, loop, r.c.writers, r.c.readers);
+      }
+      rings.push_back(std::move(r));
+    }
     // A loop whose every ringable tile fits on one buffer already runs at its bound, in
     // its steady state: one with more iterations per entry than the ring's buffers (with
-    // fewer, the ring lets an entry's loads all run at once, and entries dominate).
-    bool at_bound = false;
+    // fewer, the ring lets an entry's loads all run at once, and entries dominate). (A tile
+    // no transfer touches would take 4 buffers, as under buffers=auto.)
     const ResourceBound ii = from_model_ ? loop_resource_bound(*bounds, loop) : ResourceBound{};
-    if (from_model_) {
-      at_bound = true;
-      bool any = false;
-      for (size_t ti = 0; ti < k.tensors.size() && at_bound; ++ti) {
-        const Tensor& t = k.tensors[ti];
-        if (t.space != space_ || t.attrs.has(attr::kBuffers)) continue;
-        const RotationCandidate c = rotation_candidate(k, loop, static_cast<int>(ti), users[ti]);
-        if (!c.ringable()) continue;
-        any = true;
-        // (A tile no transfer touches would take 4 buffers, as under buffers=auto.)
-        const auto d = prefetch_depth(*bounds, loop, static_cast<int>(ti), c.writers, c.readers);
-        const double chain = one_buffer_chain_ns(*bounds, g, loop, c.writers, c.readers);
-        at_bound = chain > 0 && chain * 1000 <= static_cast<double>(ii.ps) &&
-                   k.loops[loop].trip_count() > (d ? d->steady_buffers : 4);
-      }
-      at_bound = at_bound && any;
-    }
-    for (size_t ti = 0; ti < k.tensors.size(); ++ti) {
-      Tensor& t = k.tensors[ti];
-      if (!wanted[ti] || t.space != space_ || t.attrs.has(attr::kBuffers)) continue;
-      const RotationCandidate c = rotation_candidate(k, loop, static_cast<int>(ti), users[ti]);
-      if (!c.ringable()) continue;
-      const std::vector<InstId>& readers = c.readers;
-      const std::vector<InstId>& writers = c.writers;
-
-      const int64_t one = footprint(t, 1);
-      int64_t n = buffers_;
-      std::optional<PrefetchDepth> depth;
-      if (from_model_) depth = prefetch_depth(*bounds, loop, static_cast<int>(ti), writers, readers);
+    const bool at_bound = from_model_ && !rings.empty() && std::all_of(rings.begin(), rings.end(), [&](const Ring& r) {
+      return r.chain_ns > 0 && r.chain_ns * 1000 <= static_cast<double>(ii.ps) &&
+             k.loops[loop].trip_count() > (r.depth ? r.depth->steady_buffers : 4);
+    });
+    for (const Ring& r : rings) {
+      if (!wanted[r.ti]) continue;
+      Tensor& t = k.tensors[r.ti];
+      const std::vector<InstId>& readers = r.c.readers;
+      const std::vector<InstId>& writers = r.c.writers;
+      const std::optional<PrefetchDepth>& depth = r.depth;
       if (at_bound) {
         ctx.note(fmt::format("{}: %{} stays on one buffer: its writer to its last reader take {:.1f} ns, within "
                              "the loop's resource bound per iteration ({:.1f} ns, {}), so the loop reaches that "
                              "bound without a ring",
-                             where, t.name, one_buffer_chain_ns(*bounds, g, loop, writers, readers),
-                             static_cast<double>(ii.ps) / 1000, ii.resource));
+                             where, t.name, r.chain_ns, static_cast<double>(ii.ps) / 1000, ii.resource));
         ++at_bound_tiles;
         continue;
       }
+      const int64_t one = footprint(t, 1);
+      int64_t n = buffers_;
       if (n == 0) {
         const int64_t want = depth ? depth->buffers : 4;
         for (n = want; n >= 2 && used + footprint(t, n) - one > capacity; --n) {
@@ -176,7 +177,7 @@ void AddressRotationPass::run(PassContext& ctx) {
           for (const Access& wa : k.insts[w].writes)
             for (const auto* list : {&src.reads, &src.writes})
               for (const Access& sa : *list)
-                if (sa.tensor_id == wa.tensor_id && sa.tensor_id != static_cast<int>(ti) &&
+                if (sa.tensor_id == wa.tensor_id && sa.tensor_id != static_cast<int>(r.ti) &&
                     !k.tensors[sa.tensor_id].attrs.has(attr::kBuffers))
                   other = true;
           if (other) continue;
