@@ -6,36 +6,13 @@
 
 #include <sstream>
 
+#include "bench/bench_kernels.h"
 #include "sched/analysis/dependence_analysis.h"
 #include "sched/ir/parser.h"
 
 namespace {
 
-std::string unrolled_gemm(int64_t instructions, bool in_loop) {
-  std::ostringstream s;
-  s << "kernel @bench target = \"trn2\" {\n"
-    << "  tensor %A : dram[128, 1048576] bf16\n  tensor %B : dram[1048576, 512] bf16\n"
-    << "  tensor %C : dram[128, 512] bf16\n  tensor %acc : psum[128, 512] f32\n"
-    << "  tensor %o : sbuf[128, 512] bf16\n";
-  for (int t = 0; t < 8; ++t) s << "  tensor %a" << t << " : sbuf[128, 128] bf16\n  tensor %b" << t << " : sbuf[128, 128] bf16\n";
-  if (in_loop) s << "  loop %r = 0 to 4 {\n";
-  int64_t emitted = 0;
-  for (int64_t j = 0; emitted < instructions; ++j) {
-    int t = static_cast<int>(j % 8);
-    int64_t col = (j * 128) % 1048576;
-    s << "  load %a" << t << " <- %A[0:128, " << col << ":" << col + 128 << "]\n";
-    s << "  load %b" << t << " <- %B[" << col << ":" << col + 128 << ", 0:128]\n";
-    s << "  matmul %acc[0:128, 0:128] <- %a" << t << ", %b" << t << " {accumulate}\n";
-    emitted += 3;
-    if (j % 64 == 63) {
-      s << "  activation %o[0:128, 0:128] <- %acc[0:128, 0:128]\n  save %C[0:128, 0:128] <- %o[0:128, 0:128]\n";
-      emitted += 2;
-    }
-  }
-  if (in_loop) s << "  }\n";
-  s << "}\n";
-  return s.str();
-}
+using tandem::bench::unrolled_gemm;
 
 void BM_Parse(benchmark::State& state) {
   std::string text = unrolled_gemm(state.range(0), false);

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_kernels.h"
 #include "sched/analysis/dependence_analysis.h"
 #include "sched/ir/parser.h"
 #include "sched/ir/printer.h"
@@ -31,19 +32,15 @@ using namespace tandem;
 
 // (a) straight-line load / activation / save triples on 8 reused tiles, no loop.
 // (b) the same triples as the body of one loop (the tiles rotate).
-// (c) a GEMM body in a loop: loads of A and B into 8 tile pairs, an accumulating matmul, and
-//     every 64 steps the PSUM evacuated by an activation and saved.
+// (c) a GEMM body in a loop (bench::unrolled_gemm, analysis_bench's region as a loop body).
 // (d) N DRAM tensors, each loaded into one of 8 tiles in a loop and saved to the next tensor:
 //     N tensors for N instructions.
 std::string family_text(char family, int64_t n) {
+  if (family == 'c') return bench::unrolled_gemm(n, true);
   std::ostringstream s;
   s << "kernel @bench target = \"trn2\" {\n";
   const bool loop = family != 'a';
-  if (family == 'c') {
-    s << "  tensor %A : dram[128, 1048576] bf16\n  tensor %B : dram[1048576, 512] bf16\n"
-      << "  tensor %C : dram[128, 512] bf16\n  tensor %acc : psum[128, 512] f32\n  tensor %o : sbuf[128, 512] bf16\n";
-    for (int t = 0; t < 8; ++t) s << "  tensor %a" << t << " : sbuf[128, 128] bf16\n  tensor %b" << t << " : sbuf[128, 128] bf16\n";
-  } else if (family == 'd') {
+  if (family == 'd') {
     for (int64_t j = 0; j < n; ++j) s << "  tensor %D" << j << " : dram[128, 128] bf16\n";
     for (int t = 0; t < 8; ++t) s << "  tensor %t" << t << " : sbuf[128, 128] bf16\n";
   } else {
@@ -55,16 +52,7 @@ std::string family_text(char family, int64_t n) {
   for (int64_t j = 0; emitted < n; ++j) {
     const int t = static_cast<int>(j % 8);
     const int64_t col = (j * 128) % 1048576;
-    if (family == 'c') {
-      s << "  load %a" << t << " <- %A[0:128, " << col << ":" << col + 128 << "]\n";
-      s << "  load %b" << t << " <- %B[" << col << ":" << col + 128 << ", 0:128]\n";
-      s << "  matmul %acc[0:128, 0:128] <- %a" << t << ", %b" << t << " {accumulate}\n";
-      emitted += 3;
-      if (j % 64 == 63) {
-        s << "  activation %o[0:128, 0:128] <- %acc[0:128, 0:128]\n  save %C[0:128, 0:128] <- %o[0:128, 0:128]\n";
-        emitted += 2;
-      }
-    } else if (family == 'd') {
+    if (family == 'd') {
       s << "  load %t" << t << " <- %D" << j << "\n  save %D" << (j + 1) % n << " <- %t" << t << "\n";
       emitted += 2;
     } else {
@@ -154,19 +142,6 @@ Result best_of(const std::string& text, const std::string& what, int limit_s) {
   return best;
 }
 
-// Least-squares slope of log(seconds) over log(n), sizes with a time only.
-double exponent(const std::vector<int64_t>& n, const std::vector<Result>& r) {
-  double sx = 0, sy = 0, sxx = 0, sxy = 0;
-  int m = 0;
-  for (size_t i = 0; i < n.size(); ++i) {
-    if (r[i].seconds <= 0) continue;
-    const double x = std::log(static_cast<double>(n[i])), y = std::log(r[i].seconds);
-    sx += x, sy += y, sxx += x * x, sxy += x * y, ++m;
-  }
-  if (m < 2) return NAN;
-  return (m * sxy - sx * sy) / (m * sxx - sx * sx);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -213,7 +188,14 @@ int main(int argc, char** argv) {
       std::printf("\n");
     }
     std::printf("%8s", "exponent");
-    for (size_t s = 0; s < stages.size(); ++s) std::printf(" | %-30.2f", exponent(sizes, results[s]));
+    for (size_t s = 0; s < stages.size(); ++s) {
+      std::vector<double> xs, ys;
+      for (size_t i = 0; i < sizes.size(); ++i) {
+        xs.push_back(static_cast<double>(sizes[i]));
+        ys.push_back(results[s][i].seconds);
+      }
+      std::printf(" | %-30.2f", bench::growth_exponent(xs, ys));
+    }
     std::printf("\n");
   }
   return 0;

@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_kernels.h"
 #include "tests/oracle/event_loop.h"
 #include "sched/analysis/dependence_analysis.h"
 #include "sched/ir/parser.h"
@@ -89,19 +90,6 @@ std::string straight_line(int64_t n) {
   for (int64_t j = 0; j < n; ++j) s << "  %a" << j << " = activation %t <- %t {func = \"exp\"}\n";
   s << "}\n";
   return s.str();
-}
-
-// Least-squares slope of log y over log x: the growth exponent.
-double exponent(const std::vector<double>& x, const std::vector<double>& y) {
-  double mx = 0, my = 0, sxy = 0, sxx = 0;
-  const double n = static_cast<double>(x.size());
-  for (size_t i = 0; i < x.size(); ++i) mx += std::log(x[i]) / n, my += std::log(std::max(y[i], 1e-6)) / n;
-  for (size_t i = 0; i < x.size(); ++i) {
-    const double dx = std::log(x[i]) - mx;
-    sxy += dx * (std::log(std::max(y[i], 1e-6)) - my);
-    sxx += dx * dx;
-  }
-  return sxy / sxx;
 }
 
 SimProgram lower(const std::string& text, Kernel& k, DepGraph& g) {
@@ -290,7 +278,7 @@ int main(int argc, char** argv) {
     xs.push_back(static_cast<double>(rounds));
     ys.push_back(on.seconds);
   }
-  std::printf("  growth exponent (checker on): %.2f (target: linear, <= 1.2)\n", exponent(xs, ys));
+  std::printf("  growth exponent (checker on): %.2f (target: linear, <= 1.2)\n", bench::growth_exponent(xs, ys));
 
   std::printf("Straight-line code (trn2; N activations on one tile, no loop); CPU time, minimum of 3\n");
   xs.clear();
@@ -304,7 +292,7 @@ int main(int argc, char** argv) {
     xs.push_back(static_cast<double>(n));
     ys.push_back(on.seconds);
   }
-  std::printf("  growth exponent (checker on): %.2f (target: linear, <= 1.2)\n", exponent(xs, ys));
+  std::printf("  growth exponent (checker on): %.2f (target: linear, <= 1.2)\n", bench::growth_exponent(xs, ys));
 
   const std::string loop = two_stage(long_trips);
   Measure mem = simulate_in_child(loop, 1000);
