@@ -98,7 +98,31 @@ bool all_16bit(const std::vector<OperandShape>& reads, const std::vector<Operand
   return !reads.empty();
 }
 
+int64_t largest_bytes(const std::vector<OperandShape>& reads, const std::vector<OperandShape>& writes) {
+  int64_t bytes = 0;
+  for (const auto* list : {&reads, &writes})
+    for (const OperandShape& sh : *list) bytes = std::max(bytes, sh.bytes());
+  return bytes;
+}
+
 }  // namespace
+
+std::optional<CollectiveCost> collective_cost(const Kernel& k, const Instruction& in) {
+  const Target& t = *k.target;
+  const OpcodeInfo* op = t.opcode(in.opcode);
+  if (!op || op->op_class != OpClass::Collective || !(t.collective.link_bandwidth_bytes_per_ns > 0)) return std::nullopt;
+  std::vector<OperandShape> reads, writes;
+  for (const Access& a : in.reads) reads.push_back(operand_shape(k, a));
+  for (const Access& a : in.writes) writes.push_back(operand_shape(k, a));
+  const int64_t ranks = std::max<int64_t>(1, in.attrs.get_int(attr::kRanks).value_or(1));
+  const std::string kind = in.attrs.get_string(attr::kOp).value_or("all_reduce");
+  const double share = static_cast<double>(ranks - 1) / static_cast<double>(ranks);
+  const double volume = static_cast<double>(largest_bytes(reads, writes)) * (kind == "all_reduce" ? 2 * share : share);
+  CollectiveCost c;
+  c.dma = {volume, 0, static_cast<int>(t.dma.engines), 1.0};
+  c.link_ps = std::llround(volume / t.collective.link_bandwidth_bytes_per_ns * 1000);
+  return c;
+}
 
 std::optional<ComputeCycles> compute_cycles(const Kernel& k, const Instruction& in, const EngineInfo& engine) {
   const auto it = engine.costs.find(in.opcode);
@@ -107,9 +131,7 @@ std::optional<ComputeCycles> compute_cycles(const Kernel& k, const Instruction& 
   std::vector<OperandShape> reads, writes;
   for (const Access& a : in.reads) reads.push_back(operand_shape(k, a));
   for (const Access& a : in.writes) writes.push_back(operand_shape(k, a));
-  int64_t bytes = 0;
-  for (const auto* list : {&reads, &writes})
-    for (const OperandShape& sh : *list) bytes = std::max(bytes, sh.bytes());
+  const int64_t bytes = largest_bytes(reads, writes);
   const OperandShape out = !writes.empty() ? writes[0] : !reads.empty() ? reads[0] : OperandShape{};
   const OperandShape in0 = !reads.empty() ? reads[0] : out;
   const OperandShape in1 = reads.size() > 1 ? reads[1] : in0;

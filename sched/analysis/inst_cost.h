@@ -44,6 +44,15 @@ struct ComputeCycles {
 std::optional<ComputeCycles> compute_cycles(const Kernel& k, const Instruction& in, const EngineInfo& engine);
 
 // Times in picoseconds as the simulator runs an instruction (and the bounds count it).
+// A collective on the ring algorithm: the bytes that cross every DMA engine (all-reduce moves
+// its largest operand 2 (ranks - 1) / ranks times, the others (ranks - 1) / ranks) and the
+// time they take over the link. nullopt unless `in` is a collective on a model with a link.
+struct CollectiveCost {
+  DmaTransfer dma;   // over every DMA engine
+  int64_t link_ps = 0;
+};
+std::optional<CollectiveCost> collective_cost(const Kernel& k, const Instruction& in);
+
 struct InstTimes {
   int64_t cycles_ps = 0;   // unit occupancy (a transfer: its queue's setup stage, the DMA fixed cost)
   int64_t latency_ps = 0;  // start to completion

@@ -136,6 +136,14 @@ BoundsInput bounds_input(const Kernel& k, const DepGraph& g) {
     } else if (const EngineInfo* e = t.engine(w)) {
       // No cost on the engine: the lowering refuses the kernel; here it counts nothing.
       if (const auto c = compute_cycles(k, inst, *e); c && e->clock_ghz > 0) times = compute_times(*c, *e);
+      // A collective also holds its engine through the link transfer, and its bytes cross
+      // every DMA engine (as the lowering times it).
+      if (const std::optional<CollectiveCost> c = collective_cost(k, inst)) {
+        b.dma = c->dma;
+        b.moves_dma = true;
+        times.cycles_ps += c->link_ps;
+        times.latency_ps += c->link_ps;
+      }
     }
     b.units = {unit_of(w)};
     b.cycles_ps = times.cycles_ps;

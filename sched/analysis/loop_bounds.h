@@ -74,8 +74,8 @@ struct LoopBounds {
 // engine or queue is placed where assign-engines' defaults would place it (a compute
 // instruction on the first engine its opcode lists, preferred_engine(); transfers over all the
 // model's DMA queues in turn, in program order), and each unit runs its instructions in
-// program order. Costs come from inst_cost.h as the lowering times them, except a
-// collective's link time and register-load pipes, which only the lowering adds. Edges: `g`.
+// program order. Costs come from inst_cost.h as the lowering times them, except
+// register-load pipes, which only the lowering adds. Edges: `g`.
 BoundsInput bounds_input(const Kernel& k, const DepGraph& g);
 
 // The busiest resource's work over the whole kernel.

@@ -120,13 +120,6 @@ class Lowering {
     for (const Access& a : in.writes) check_access(id, a, true);
     for (const Access& a : in.reads) check_access(id, a, false);
 
-    std::vector<OperandShape> reads, writes;
-    for (const Access& a : in.reads) reads.push_back(operand_shape(k_, a));
-    for (const Access& a : in.writes) writes.push_back(operand_shape(k_, a));
-    int64_t bytes = 0;
-    for (const auto* list : {&reads, &writes})
-      for (const OperandShape& sh : *list) bytes = std::max(bytes, sh.bytes());
-
     if (m_->is_dma_queue(in.engine)) {
       lower_dma(s, in);
       return;
@@ -134,15 +127,11 @@ class Lowering {
     const EngineInfo* em = m_->engine(in.engine);
     const std::optional<ComputeCycles> cost = compute_cycles(k_, in, *em);
     if (!cost) fail(id, "'" + in.opcode + "' has no cost on " + in.engine);
-    if (op.op_class == OpClass::Collective && m_->collective.link_bandwidth_bytes_per_ns > 0) {
-      // Ring algorithm volume; its bytes cross every DMA engine and the link.
-      const int64_t ranks = std::max<int64_t>(1, in.attrs.get_int(attr::kRanks).value_or(1));
-      const std::string kind = in.attrs.get_string(attr::kOp).value_or("all_reduce");
-      const double share = static_cast<double>(ranks - 1) / static_cast<double>(ranks);
-      const double volume = static_cast<double>(bytes) * (kind == "all_reduce" ? 2 * share : share);
+    // Its bytes cross every DMA engine and the link.
+    if (const std::optional<CollectiveCost> c = collective_cost(k_, in)) {
       s.collective = true;
-      s.dma = {volume, 0, static_cast<int>(m_->dma.engines), 1.0};
-      s.link_ps = std::llround(volume / m_->collective.link_bandwidth_bytes_per_ns * 1000);
+      s.dma = c->dma;
+      s.link_ps = c->link_ps;
     }
     const double cycles = cost->cycles, latency = cost->latency;
     if (!(cycles >= 0) || !(latency >= 0) || !std::isfinite(cycles) || !std::isfinite(latency))

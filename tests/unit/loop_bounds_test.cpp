@@ -83,3 +83,7 @@ TEST_CASE("loop bounds before assignment: layernorm rows (two compute engines)",
   same_bounds_before_assignment("trn/user/layernorm_rows.kir");
 }
 TEST_CASE("loop bounds before assignment: two_stage", "[bounds]") { same_bounds_before_assignment("trn/two_stage.kir"); }
+// A collective holds its engine through the link transfer and crosses every DMA engine.
+TEST_CASE("loop bounds before assignment: allreduce (a collective)", "[bounds]") {
+  same_bounds_before_assignment("trn/allreduce.kir");
+}
