@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
+#include <unordered_map>
 
 namespace tandem {
 
@@ -21,22 +21,39 @@ double ns(int64_t ps) { return static_cast<double>(ps) / 1000.0; }
 double one_buffer_chain_ns(const BoundsInput& in, const DepGraph& g, LoopId loop, const std::vector<InstId>& writers,
                            const std::vector<InstId>& readers) {
   const Kernel& k = *in.kernel;
-  std::map<InstId, double> end;  // instructions reached from a writer: their latest end
+  auto inside = [&](InstId v) { return within(k, k.insts[v].loop, loop); };
+  // What the writers reach through one iteration's (distance-0) edges inside the loop, each
+  // with how many of its reached predecessors are still to be timed: only that part of the
+  // loop is walked, not the whole program once per tile.
+  std::unordered_map<InstId, int> waiting;
+  std::vector<InstId> todo;
+  for (InstId w : writers)
+    if (inside(w) && waiting.emplace(w, 0).second) todo.push_back(w);
+  while (!todo.empty()) {
+    const InstId v = todo.back();
+    todo.pop_back();
+    for (const DepEdgeRef& e : g.out_edges(v))
+      if (e.props.distance == 0 && inside(e.dst) && waiting.emplace(e.dst, 0).second) todo.push_back(e.dst);
+  }
+  for (auto& [v, n] : waiting)
+    for (const DepEdgeRef& e : g.in_edges(v)) n += e.props.distance == 0 && waiting.count(e.src);
+  // The latest end of each, predecessors first (the writers start at 0).
+  std::unordered_map<InstId, double> end;
+  for (const auto& [v, n] : waiting)
+    if (n == 0) todo.push_back(v);
   bool unknown = false;
-  auto latency = [&](InstId i) {
-    const BoundsInst& b = in.insts[static_cast<size_t>(i)];
+  while (!todo.empty()) {
+    const InstId v = todo.back();
+    todo.pop_back();
+    double start = 0;
+    for (const DepEdgeRef& e : g.in_edges(v))
+      if (const auto it = end.find(e.src); e.props.distance == 0 && it != end.end()) start = std::max(start, it->second);
+    const BoundsInst& b = in.insts[static_cast<size_t>(v)];
     unknown |= b.is_barrier || b.latency_ps <= 0;
-    return ns(b.latency_ps);
-  };
-  for (InstId v : k.program_order()) {
-    if (!within(k, k.insts[v].loop, loop)) continue;
-    double start = -1;
-    if (std::find(writers.begin(), writers.end(), v) != writers.end()) start = 0;
-    for (const DepEdgeRef& e : g.in_edges(v)) {
-      const auto it = end.find(e.src);
-      if (e.props.distance == 0 && it != end.end()) start = std::max(start, it->second);
-    }
-    if (start >= 0) end[v] = start + latency(v);
+    end[v] = start + ns(b.latency_ps);
+    for (const DepEdgeRef& e : g.out_edges(v))
+      if (const auto it = waiting.find(e.dst); e.props.distance == 0 && it != waiting.end() && --it->second == 0)
+        todo.push_back(e.dst);
   }
   double chain = 0;
   for (InstId r : readers)
