@@ -54,6 +54,8 @@ std::optional<TileMap> tile_map(const Kernel& k, InstId src, InstId dst, int dis
   for (LoopId l : m.src_loops) m.src_instances *= k.loops[static_cast<size_t>(l)].trip_count();
   for (LoopId l : m.dst_loops) dst_instances *= k.loops[static_cast<size_t>(l)].trip_count();
   if (m.src_instances > kMaxPairs / dst_instances) return std::nullopt;
+  // The simulator buffers distance + 2 iterations of source keys (sim/units/semaphore.h).
+  if (m.src_instances > kMaxPairs / (distance + 2)) return std::nullopt;
 
   // Accesses: no address register; per tensor and dimension, one common part for all bounds.
   std::vector<bool> is_common(k.loops.size(), false);

@@ -42,7 +42,8 @@ struct TileMap {
 // pairs per common iteration), or the map waits for the last source instance throughout.
 // With `distance` > 0, the edge is carried by `loop` (which encloses both); the same rules
 // hold with `loop` and the loops around it as the common ones, and the map is nullopt when
-// the loop runs no more than `distance` iterations.
+// the loop runs no more than `distance` iterations, or when distance + 2 iterations of source
+// instances (what the simulator's semaphore holds) exceed 2^18.
 std::optional<TileMap> tile_map(const Kernel& k, InstId src, InstId dst, int distance = 0, LoopId loop = kNoId);
 
 }  // namespace tandem

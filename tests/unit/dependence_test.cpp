@@ -200,4 +200,13 @@ TEST_CASE("per-tile maps for loop-carried edges", "[deps]") {
   CHECK_FALSE(tile_map(moving, moving.find_inst("use"), moving.find_inst("ld"), 1, r));
   // A distance the loop never reaches has no map.
   CHECK_FALSE(tile_map(fwd, fwd.find_inst("use"), fwd.find_inst("ld"), 2, r));
+  // The simulator holds distance + 2 iterations of source keys: at most 2^18 (4 per iteration).
+  Kernel far = parse(
+      "  tensor %B : dram[128, 32] bf16\n  tensor %s : sbuf[128, 4, 8] bf16\n  tensor %o : sbuf[128, 8] bf16\n"
+      "  loop %r = 0 to 70000 {\n"
+      "    loop %i = 0 to 4 {\n      %ld = load %s[0:128, %i, 0:8] <- %B[0:128, %i*8 : %i*8 + 8]\n    }\n"
+      "    loop %k = 0 to 4 {\n      %use = tensor_copy %o <- %s[0:128, %k, 0:8]\n    }\n"
+      "  }\n");
+  CHECK(tile_map(far, far.find_inst("use"), far.find_inst("ld"), 65534, r));
+  CHECK_FALSE(tile_map(far, far.find_inst("use"), far.find_inst("ld"), 65535, r));
 }
