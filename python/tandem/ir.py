@@ -159,6 +159,7 @@ class Instruction:
     engine: Optional[str] = None
     loc: Optional[Location] = None
     call: str = ""  # the NKI call that produced it ("nl.load")
+    fill: bool = False  # the initialisation of nl.zeros / nl.full, not an explicit memset
 
     def set_attr(self, key, value):
         for i, (k, _) in enumerate(self.attrs):

@@ -388,6 +388,7 @@ def allocate(shape, dtype, buffer, name, fill=None):
         if buffer.space == "dram":
             fail("nl.zeros/nl.full in HBM: only SBUF and PSUM tiles are initialised by the tracer (memset)")
         memset_into(t, fill)
+        ctx.last.fill = True  # tandem.psum_start may fold it into the matmuls that follow
     return t
 
 

@@ -27,6 +27,7 @@ from typing import List, Optional, Sequence, Tuple
 
 from . import ir
 from .ir import Access, Affine, Expr, Index, Instruction, Kernel, Location, Loop, Tensor
+from .psum_start import fold_psum_zeros
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -1265,6 +1266,7 @@ def trace(kernel, *args, dtype="bf16", target="trn2", name=None, source_attrs=Tr
             raise TraceError(f"loop %{ctx.loops[-1].name} was never closed", ctx.loops[-1].loc, "trace")
     finally:
         _STATE.ctx = None
+    fold_psum_zeros(ctx.kernel)
     return TracedKernel(ctx.kernel)
 
 

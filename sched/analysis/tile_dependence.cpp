@@ -31,13 +31,20 @@ CommonPart common_part(const AffineExpr& e, const std::vector<bool>& is_common) 
 
 }  // namespace
 
-std::optional<TileMap> tile_map(const Kernel& k, InstId src, InstId dst) {
-  if (src == dst) return std::nullopt;
+std::optional<TileMap> tile_map(const Kernel& k, InstId src, InstId dst, int distance, LoopId loop) {
+  if (src == dst && distance == 0) return std::nullopt;
   const Instruction& s = k.insts[static_cast<size_t>(src)];
   const Instruction& d = k.insts[static_cast<size_t>(dst)];
   const std::vector<LoopId> ns = k.loop_nest(src), nd = k.loop_nest(dst);
-  size_t cd = 0;
-  while (cd < ns.size() && cd < nd.size() && ns[cd] == nd[cd]) ++cd;
+  size_t cd = 0;  // loops common to both, outermost first (a carried edge: up to its loop)
+  if (distance == 0) {
+    while (cd < ns.size() && cd < nd.size() && ns[cd] == nd[cd]) ++cd;
+  } else {
+    while (cd < ns.size() && ns[cd] != loop) ++cd;
+    if (cd == ns.size() || cd >= nd.size() || nd[cd] != loop) return std::nullopt;
+    if (k.loops[static_cast<size_t>(loop)].trip_count() <= distance) return std::nullopt;
+    ++cd;
+  }
   if (ns.size() == cd) return std::nullopt;  // one source instance per common iteration
   TileMap m;
   m.common = cd ? ns[cd - 1] : kNoId;
@@ -47,6 +54,8 @@ std::optional<TileMap> tile_map(const Kernel& k, InstId src, InstId dst) {
   for (LoopId l : m.src_loops) m.src_instances *= k.loops[static_cast<size_t>(l)].trip_count();
   for (LoopId l : m.dst_loops) dst_instances *= k.loops[static_cast<size_t>(l)].trip_count();
   if (m.src_instances > kMaxPairs / dst_instances) return std::nullopt;
+  // The simulator buffers distance + 2 iterations of source keys (sim/units/semaphore.h).
+  if (m.src_instances > kMaxPairs / (distance + 2)) return std::nullopt;
 
   // Accesses: no address register; per tensor and dimension, one common part for all bounds.
   std::vector<bool> is_common(k.loops.size(), false);
@@ -68,7 +77,8 @@ std::optional<TileMap> tile_map(const Kernel& k, InstId src, InstId dst) {
   if (d.reads.empty() && d.writes.empty()) return std::nullopt;
 
   // The boxes of every instance of an iteration of `common` (its loops at their first value:
-  // the common parts cancel), in execution order.
+  // the common parts cancel; a carried edge's destination `distance` iterations on), in
+  // execution order.
   std::vector<int64_t> ivs(k.loops.size(), 0);
   for (size_t i = 0; i < cd; ++i) ivs[static_cast<size_t>(ns[i])] = k.loops[static_cast<size_t>(ns[i])].lo;
   const auto value = [&](const AffineTerm& t) -> std::optional<int64_t> { return ivs[static_cast<size_t>(t.loop)]; };
@@ -77,7 +87,11 @@ std::optional<TileMap> tile_map(const Kernel& k, InstId src, InstId dst) {
     for (LoopId l : loops) ivs[static_cast<size_t>(l)] = k.loops[static_cast<size_t>(l)].lo;
     while (true) {
       std::vector<Touch> touches;
-      const bool accumulates = reads_accumulator(k, id, ivs.data());
+      // An accumulation group started by a common loop reads in some common iterations and
+      // not others: count the read, so that the map holds in every iteration.
+      const LoopId start = in.attrs.has(attr::kAccumulate) ? accumulation_start(k, id) : kNoId;
+      const bool accumulates =
+          reads_accumulator(k, id, ivs.data()) || (start != kNoId && is_common[static_cast<size_t>(start)]);
       for (const auto* list : {&in.reads, &in.writes})
         for (const Access& a : *list) {
           Touch t{a.tensor_id, list == &in.writes, {}};
@@ -97,6 +111,7 @@ std::optional<TileMap> tile_map(const Kernel& k, InstId src, InstId dst) {
     }
   };
   const std::vector<std::vector<Touch>> si = instances(s, m.src_loops, src);
+  if (distance > 0) ivs[static_cast<size_t>(loop)] += distance;
   const std::vector<std::vector<Touch>> di = instances(d, m.dst_loops, dst);
   const auto conflict = [](const std::vector<Touch>& a, const std::vector<Touch>& b) {
     for (const Touch& x : a)

@@ -6,6 +6,13 @@
 // below says which, and the simulator waits for just that one (sim/lower/program.h,
 // SimChannel::tile_key). An edge through which the dependence analysis left out another
 // (DepEdge::implies) stays whole: per tile it would order only some instances.
+//
+// A loop-carried edge (distance d > 0 on loop L: the strip loads of the next iteration of L
+// overwrite what the consumers of this one read) works the same way with L as the common
+// loop: instance j of the destination in iteration i of L waits for source instance
+// wait_for[j] of iteration i - d, the accesses compared with L shifted by d between the two.
+// At least the source's first instance of i - d: that covers every older iteration, since a
+// semaphore key stands for all the source's earlier instances (sim/units/semaphore.h).
 #pragma once
 
 #include <cstdint>
@@ -17,7 +24,7 @@
 namespace tandem {
 
 struct TileMap {
-  LoopId common = kNoId;          // the innermost loop enclosing both (kNoId: none)
+  LoopId common = kNoId;          // the innermost loop enclosing both (kNoId: none), or the carrying loop
   std::vector<LoopId> src_loops;  // the source's loops inside `common`, outermost first
   std::vector<LoopId> dst_loops;  // the destination's
   int64_t src_instances = 1;      // source instances per iteration of `common`
@@ -33,6 +40,10 @@ struct TileMap {
 // access's index in the common loops differs between the two (so the map would change from
 // one common iteration to the next), the instances are too many to compare (more than 2^18
 // pairs per common iteration), or the map waits for the last source instance throughout.
-std::optional<TileMap> tile_map(const Kernel& k, InstId src, InstId dst);
+// With `distance` > 0, the edge is carried by `loop` (which encloses both); the same rules
+// hold with `loop` and the loops around it as the common ones, and the map is nullopt when
+// the loop runs no more than `distance` iterations, or when distance + 2 iterations of source
+// instances (what the simulator's semaphore holds) exceed 2^18.
+std::optional<TileMap> tile_map(const Kernel& k, InstId src, InstId dst, int distance = 0, LoopId loop = kNoId);
 
 }  // namespace tandem

@@ -219,9 +219,9 @@ class Lowering {
         if (l == c.key_loop) past_key = true;
       }
       c.cross_unit = s.is_barrier || d.is_barrier || s.units != d.units;
-      if (e.props.distance == 0 && !e.props.is_explicit && !e.props.implies && e.props.kind != DepKind::Ordered &&
-          !s.is_barrier && !d.is_barrier)
-        if (std::optional<TileMap> m = tile_map(k_, e.src, e.dst)) {
+      if (!e.props.is_explicit && !e.props.implies && e.props.kind != DepKind::Ordered && !s.is_barrier &&
+          !d.is_barrier)
+        if (std::optional<TileMap> m = tile_map(k_, e.src, e.dst, e.props.distance, e.props.loop)) {
           c.tile_key = std::move(m->wait_for);
           c.src_per_key = m->src_instances;
           c.src_tile = numbering(m->src_loops);
@@ -413,10 +413,10 @@ class Lowering {
 
 namespace {
 
-// A per-tile channel: the first key of the current iteration of the key loop, and an
-// instance's number within it.
-int64_t tile_base(const SimChannel& c, const int64_t* counts) {
-  return c.key_loop == kNoId ? 0 : (counts[c.key_loop] - 1) * c.src_per_key;
+// A per-tile channel: the first key of the iteration of the key loop `distance` before the
+// current one, and an instance's number within an iteration.
+int64_t tile_base(const SimChannel& c, const int64_t* counts, int distance) {
+  return c.key_loop == kNoId ? 0 : (counts[c.key_loop] - 1 - distance) * c.src_per_key;
 }
 int64_t tile_index(const std::vector<std::pair<LoopId, int64_t>>& tile, const Kernel& k, const int64_t* ivs) {
   int64_t j = 0;
@@ -429,18 +429,18 @@ int64_t tile_index(const std::vector<std::pair<LoopId, int64_t>>& tile, const Ke
 int64_t channel_needed_key(const SimChannel& c, const Kernel& k, const int64_t* counts, const int64_t* ivs,
                            bool* needed) {
   *needed = true;
-  if (!c.tile_key.empty())
-    return tile_base(c, counts) + c.tile_key[static_cast<size_t>(tile_index(c.dst_tile, k, ivs))];
-  if (c.key_loop == kNoId) return 0;
+  if (c.key_loop == kNoId) return c.tile_key.empty() ? 0 : c.tile_key[static_cast<size_t>(tile_index(c.dst_tile, k, ivs))];
   const int64_t index_in_loop = ivs[c.key_loop] - k.loops[static_cast<size_t>(c.key_loop)].lo;
   *needed = index_in_loop >= c.distance;
+  if (!c.tile_key.empty())
+    return tile_base(c, counts, c.distance) + c.tile_key[static_cast<size_t>(tile_index(c.dst_tile, k, ivs))];
   return counts[c.key_loop] - 1 - c.distance;
 }
 
 int64_t channel_produced_key(const SimChannel& c, const Kernel& k, const int64_t* counts, const int64_t* ivs,
                              bool* produce) {
   *produce = true;
-  if (!c.tile_key.empty()) return tile_base(c, counts) + tile_index(c.src_tile, k, ivs);
+  if (!c.tile_key.empty()) return tile_base(c, counts, 0) + tile_index(c.src_tile, k, ivs);
   for (LoopId l : c.src_inner) *produce &= ivs[l] == k.loops[static_cast<size_t>(l)].hi - 1;
   return c.key_loop == kNoId ? 0 : counts[c.key_loop] - 1;
 }

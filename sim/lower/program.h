@@ -51,10 +51,11 @@ struct SimChannel {
   LoopId key_loop = kNoId;
   std::vector<LoopId> src_inner;  // loops of src deeper than key_loop: publish at their last iteration
   bool cross_unit = false;        // a semaphore between two units
-  // Per tile (a sibling-loop edge, sched/analysis/tile_dependence.h): keys count the source's
-  // instances, `src_per_key` per iteration of key_loop, numbered by `src_tile` (loop, stride);
-  // the destination's instance j of an iteration (numbered by `dst_tile`) reads the key of the
-  // source's instance tile_key[j] of that iteration. Empty: one key per iteration.
+  // Per tile (a sibling-loop or loop-carried edge, sched/analysis/tile_dependence.h): keys
+  // count the source's instances, `src_per_key` per iteration of key_loop, numbered by
+  // `src_tile` (loop, stride); the destination's instance j of an iteration (numbered by
+  // `dst_tile`) reads the key of the source's instance tile_key[j] of the iteration
+  // `distance` before. Empty: one key per iteration.
   std::vector<int64_t> tile_key;
   int64_t src_per_key = 1;
   std::vector<std::pair<LoopId, int64_t>> src_tile, dst_tile;

@@ -20,9 +20,10 @@ class Semaphore {
   Semaphore(const SimChannel& spec, int producer_unit, size_t window)
       : spec_(spec),
         producer_unit_(producer_unit),
-        // A per-tile channel publishes every source instance: room for two iterations more.
+        // A per-tile channel publishes every source instance: room for the iterations of its
+        // distance and two more.
         ring_(static_cast<size_t>(spec.distance) + window +
-              (spec.tile_key.empty() ? 0 : 2 * static_cast<size_t>(spec.src_per_key))) {}
+              (spec.tile_key.empty() ? 0 : (static_cast<size_t>(spec.distance) + 2) * static_cast<size_t>(spec.src_per_key))) {}
 
   const SimChannel& spec() const { return spec_; }
   int producer_unit() const { return producer_unit_; }  // -1 for a barrier

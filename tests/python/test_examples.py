@@ -47,12 +47,20 @@ def same_timing(a, b):
 
 
 @pytest.mark.parametrize("passes", ["none", "default"])
-def test_tiled_matmul_simulates_as_the_hand_written_kernel(root, passes):
+def test_tiled_matmul_simulates_as_the_hand_written_kernel(root, tmp_path, passes):
+    """The hand-written kernel zeroes PSUM with a memset; the tracer folds nl.zeros into the
+    matmul's `start` flag (tandem.psum_start), so the reference is the file with that change."""
     import matmul
 
     traced = tandem.trace(matmul.matmul_tiled, (1024, 512), (1024, 1024), (512, 1024))
+    with open(os.path.join(root, "workloads/trn/matmul_tiled.kir")) as f:
+        text = f.read()
+    assert "      %z = memset %acc {value = 0}\n" in text and "{accumulate}" in text
+    ref = tmp_path / "matmul_tiled.kir"
+    ref.write_text(text.replace("      %z = memset %acc {value = 0}\n", "")
+                   .replace("{accumulate}", '{accumulate, start = "%k"}'))
     same_timing(tandem.simulate(traced, passes=passes, timeline=False),
-                tandem.simulate(os.path.join(root, "workloads/trn/matmul_tiled.kir"), passes=passes, timeline=False))
+                tandem.simulate(str(ref), passes=passes, timeline=False))
 
 
 @pytest.mark.parametrize("kernel,reference", [("matmul_tiled", "matmul_v2_tiled_one_buffer"),
@@ -60,9 +68,8 @@ def test_tiled_matmul_simulates_as_the_hand_written_kernel(root, passes):
 @pytest.mark.parametrize("passes", ["none", "default"])
 def test_calibration_kernels_trace_to_the_calibration_files(root, tmp_path, kernel, reference, passes):
     """fp32 [4096, 8192] @ [8192, 8192]: the NKI-style kernels against
-    workloads/trn/calibration/ (published 39.89 ms for v2 and 28.20 ms for v3), in the form the
-    tracer writes: a memset zeroes PSUM (the files start each group with the matmul's `start`
-    flag instead; the tracer does not yet turn nl.zeros into it)."""
+    workloads/trn/calibration/ (published 39.89 ms for v2 and 28.20 ms for v3): the tracer
+    folds nl.zeros into the first matmul's `start` flag, as the files start each group."""
     import matmul
 
     sys.path.insert(0, os.path.join(root, "workloads", "generators"))
@@ -70,17 +77,20 @@ def test_calibration_kernels_trace_to_the_calibration_files(root, tmp_path, kern
 
     traced = tandem.trace(getattr(matmul, kernel), (8192, 4096), (8192, 8192), (4096, 8192), dtype="f32")
     ref = tmp_path / (reference + ".kir")
-    ref.write_text(gen.v2(1, start=False) if reference.startswith("matmul_v2") else gen.v3(start=False))
+    ref.write_text(gen.v2(1) if reference.startswith("matmul_v2") else gen.v3())
     same_timing(tandem.simulate(traced, passes=passes, timeline=False),
                 tandem.simulate(str(ref), passes=passes, timeline=False))
 
 
 def test_destination_first_api_traces_to_the_same_kernel_as_the_returning_api():
+    """But for the zeroing: an explicit nisa.memset stays, nl.zeros becomes the matmul's `start`."""
     import matmul
 
     a = tandem.trace(matmul.matmul_tiled, (1024, 512), (1024, 1024), (512, 1024), source_attrs=False).text
     b = tandem.trace(matmul.matmul_dst_api, (1024, 512), (1024, 1024), source_attrs=False).text
     strip = lambda t: sorted(l.strip() for l in t.splitlines()[1:])  # noqa: E731 (declaration order differs)
+    assert "      %ms0 = memset %res_psum {value = 0}\n" in b and "{accumulate, start" not in b
+    b = b.replace("      %ms0 = memset %res_psum {value = 0}\n", "").replace("{accumulate}", '{accumulate, start = "%k"}')
     assert strip(a) == strip(b.replace("matmul_dst_api", "matmul_tiled"))
 
 

@@ -2,6 +2,7 @@
 
 Kernels mark the line an error must point at with a comment `# E:<name>`."""
 import os
+import subprocess
 
 import pytest
 
@@ -94,11 +95,98 @@ def test_psum_accumulation_both_apis():
 
     shapes = ((512, 128), (512, 512), (128, 512))
     old, new = body(kir(old_api, *shapes)), body(kir(new_api, *shapes))
-    assert "%mm0 = matmul %acc <- %x, %y {accumulate}" in old
+    # nl.zeros in PSUM becomes the first matmul's start flag (test_psum_zeros_fold_into_start).
+    assert "%mm0 = matmul %acc <- %x, %y {accumulate, start = \"%k\"}" in old
     assert "%mm0 = matmul %acc <- %x, %y {accumulate}" in new
-    assert old[0] == "%ms0 = memset %acc {value = 0}"
+    assert old[0] == "loop %k = 0 to 4 {" and not any("memset" in l for l in old)
     assert "%cp0 = tensor_copy %copy <- %acc" in old and "%st0 = save %c <- %copy" in old
     assert "%cp0 = tensor_copy %o <- %acc" in new and "%st0 = save %c <- %o" in new
+
+
+def _matmuls(a, b, c, acc, k):
+    x = nl.load(a[k * 128:(k + 1) * 128, :])
+    y = nl.load(b[k * 128:(k + 1) * 128, :])
+    return nisa.nc_matmul(x, y)
+
+
+def test_psum_zeros_fold_into_start(tandem_bin, tmp_path):
+    """nl.zeros(buffer=nl.psum) before a loop whose first write into it is the accumulating
+    matmul: no memset, the matmul starts the group (`start`), once per execution of the block
+    around the loop; a matmul straight after it simply overwrites."""
+
+    def k(a, b, c):
+        for n in nl.affine_range(2):
+            acc = nl.zeros((128, 512), nl.float32, buffer=nl.psum)
+            for k in nl.affine_range(4):
+                acc += _matmuls(a, b, c, acc, k)
+            nl.store(c[n * 128:(n + 1) * 128, :], value=nl.copy(acc, dtype=c.dtype))
+            one = nl.zeros((128, 512), nl.float32, buffer=nl.psum)
+            one += _matmuls(a, b, c, one, 0)
+            nl.store(c[n * 128:(n + 1) * 128, :], value=nl.copy(one, dtype=c.dtype))
+
+    shapes = ((512, 128), (512, 512), (256, 512))
+    text = kir(k, *shapes)
+    assert "memset" not in text
+    lines = body(text)
+    assert lines[1] == "loop %k = 0 to 4 {"
+    assert "%mm0 = matmul %acc <- %x, %y {accumulate, start = \"%k\"}" in lines
+    assert "%mm1 = matmul %one <- %x_2, %y_2" in lines
+    # The folded kernel is valid .kir and simulates race-free.
+    path = tandem.trace(k, *shapes).write(tmp_path / "k.kir")
+    assert subprocess.run([tandem_bin, "sim", path], capture_output=True).returncode == 0
+
+
+def test_psum_zeros_stay_a_memset_unless_the_matmul_writes_first():
+    def read_first(a, b, c):  # the loop reads the zeros before the matmul writes
+        acc = nl.zeros((128, 512), nl.float32, buffer=nl.psum)
+        for k in nl.affine_range(4):
+            nl.store(c, value=nl.copy(acc, dtype=c.dtype))
+            acc += _matmuls(a, b, c, acc, k)
+
+    def read_between(a, b, c):  # read between the zeroing and the loop
+        acc = nl.zeros((128, 512), nl.float32, buffer=nl.psum)
+        nl.store(c, value=nl.copy(acc, dtype=c.dtype))
+        for k in nl.affine_range(4):
+            acc += _matmuls(a, b, c, acc, k)
+
+    def part(a, b, c):  # the matmul writes half of what was zeroed
+        acc = nl.zeros((2, nl.par_dim(128), 512), nl.float32, buffer=nl.psum)
+        for k in nl.affine_range(4):
+            acc[0] += _matmuls(a, b, c, acc, k)
+        nl.store(c, value=nl.copy(acc[1], dtype=c.dtype))
+
+    def moving(a, b, c):  # the accumulator moves with the loop: each iteration's group is its own
+        acc = nl.zeros((4, nl.par_dim(128), 512), nl.float32, buffer=nl.psum)
+        for k in nl.affine_range(4):
+            acc[k] += _matmuls(a, b, c, acc, k)
+
+    def nested(a, b, c):  # the first write is in an inner loop, not the loop after the zeros
+        acc = nl.zeros((128, 512), nl.float32, buffer=nl.psum)
+        for j in nl.affine_range(2):
+            for k in nl.affine_range(2):
+                acc += _matmuls(a, b, c, acc, j * 2 + k)
+
+    def explicit(a, b, c):  # a memset the kernel asks for stays
+        acc = nl.ndarray((128, 512), nl.float32, buffer=nl.psum)
+        nisa.memset(dst=acc, value=0.0)
+        for k in nl.affine_range(4):
+            acc += _matmuls(a, b, c, acc, k)
+
+    def ones(a, b, c):  # not zeros: the matmul adds to them
+        acc = nl.full((128, 512), 1.0, nl.float32, buffer=nl.psum)
+        for k in nl.affine_range(4):
+            acc += _matmuls(a, b, c, acc, k)
+
+    def sbuf(a, b, c):  # zeros in SBUF are not an accumulation group
+        acc = nl.zeros((128, 512), nl.float32, buffer=nl.sbuf)
+        for k in nl.affine_range(4):
+            acc += nl.copy(_matmuls(a, b, c, acc, k))
+
+    shapes = ((512, 128), (512, 512), (128, 512))
+    for kernel in (read_first, read_between, part, moving, nested, explicit, ones, sbuf):
+        text = kir(kernel, *shapes)
+        assert "memset %acc" in text, kernel.__name__
+        assert "start =" not in text, kernel.__name__
 
 
 def test_a_matmul_value_without_accumulation_is_its_own_psum_tile():

@@ -157,3 +157,56 @@ TEST_CASE("per-tile maps between sibling loops", "[deps]") {
   Kernel rev = kernel("-%k + 3");
   CHECK_FALSE(tile_map(rev, rev.find_inst("ld"), rev.find_inst("use")));
 }
+
+TEST_CASE("per-tile maps for loop-carried edges", "[deps]") {
+  // Block %r + 1's loads overwrite the strip block %r's readers read: the carried anti edge
+  // maps load i of the next block to the reader of tile i (`LD` and `USE`: the tile indices).
+  auto kernel = [](const std::string& ld, const std::string& use) {
+    return parse(
+        "  tensor %B : dram[128, 64] bf16\n  tensor %s : sbuf[128, 5, 8] bf16\n  tensor %o : sbuf[128, 8] bf16\n"
+        "  loop %r = 0 to 2 {\n"
+        "    loop %i = 0 to 4 {\n      %ld = load %s[0:128, " + ld + ", 0:8] <- %B[0:128, %r*32 + %i*8 : %r*32 + %i*8 + 8]\n    }\n"
+        "    loop %k = 0 to 4 {\n      %use = tensor_copy %o <- %s[0:128, " + use + ", 0:8]\n    }\n"
+        "  }\n");
+  };
+  Kernel fwd = kernel("%i", "%k");
+  const LoopId r = 0;
+  REQUIRE(fwd.loops[r].iv == "%r");
+  DepGraph g = build_dep_graph(fwd);
+  REQUIRE(edge(fwd, g, "use", "ld", 1));
+  CHECK(edge(fwd, g, "use", "ld", 1)->kind == DepKind::Anti);
+  CHECK(edge(fwd, g, "use", "ld", 1)->loop == r);
+  auto m = tile_map(fwd, fwd.find_inst("use"), fwd.find_inst("ld"), 1, r);
+  REQUIRE(m);
+  CHECK(m->wait_for == std::vector<int64_t>{0, 1, 2, 3});
+  CHECK(m->common == r);
+  CHECK(m->src_instances == 4);
+  // The load's own carried output edge: load i waits for the previous block's load i.
+  auto self = tile_map(fwd, fwd.find_inst("ld"), fwd.find_inst("ld"), 1, r);
+  REQUIRE(self);
+  CHECK(self->wait_for == std::vector<int64_t>{0, 1, 2, 3});
+  // The strip slides by one tile per block: load i of block r + 1 writes tile r + 1 + i, which
+  // block r's reader i + 1 read (the shift by the distance); the last load, nothing.
+  Kernel slide = kernel("%r + %i", "%r + %k");
+  auto s = tile_map(slide, slide.find_inst("use"), slide.find_inst("ld"), 1, r);
+  REQUIRE(s);
+  CHECK(s->wait_for == std::vector<int64_t>{1, 2, 3, 3});
+  // Read in reverse, the first load of the next block overwrites what the last reader read:
+  // whole-loop.
+  Kernel rev = kernel("%i", "-%k + 3");
+  CHECK_FALSE(tile_map(rev, rev.find_inst("use"), rev.find_inst("ld"), 1, r));
+  // The two sides move differently with %r: the map would change from block to block.
+  Kernel moving = kernel("%i", "%r + %k");
+  CHECK_FALSE(tile_map(moving, moving.find_inst("use"), moving.find_inst("ld"), 1, r));
+  // A distance the loop never reaches has no map.
+  CHECK_FALSE(tile_map(fwd, fwd.find_inst("use"), fwd.find_inst("ld"), 2, r));
+  // The simulator holds distance + 2 iterations of source keys: at most 2^18 (4 per iteration).
+  Kernel far = parse(
+      "  tensor %B : dram[128, 32] bf16\n  tensor %s : sbuf[128, 4, 8] bf16\n  tensor %o : sbuf[128, 8] bf16\n"
+      "  loop %r = 0 to 70000 {\n"
+      "    loop %i = 0 to 4 {\n      %ld = load %s[0:128, %i, 0:8] <- %B[0:128, %i*8 : %i*8 + 8]\n    }\n"
+      "    loop %k = 0 to 4 {\n      %use = tensor_copy %o <- %s[0:128, %k, 0:8]\n    }\n"
+      "  }\n");
+  CHECK(tile_map(far, far.find_inst("use"), far.find_inst("ld"), 65534, r));
+  CHECK_FALSE(tile_map(far, far.find_inst("use"), far.find_inst("ld"), 65535, r));
+}
