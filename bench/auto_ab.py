@@ -95,8 +95,8 @@ def lost_ns(loop):
 
 def carried_into(deps, home, parents, outer, inner):
     """A dependence `outer` carries from an instruction to one inside its nested loop `inner`
-    (the simulator honours a loop-carried edge whole-loop: the entry waits for the previous
-    entry's last instance), as printed in the scheduled kernel's dep lines."""
+    (an entry of `inner` waits through it for the previous one), as printed in the scheduled
+    kernel's dep lines."""
     def within(loop, target):
         while loop is not None and loop != target:
             loop = parents.get(loop)
@@ -137,6 +137,8 @@ def why_slow(doc, kir, deps):
         name = loop["name"]
         children = [l for n, l in loops.items() if parents.get(n) == name]
         deeper = [c for c in children if c["bound_resource"] == loop["bound_resource"] and lost_ns(c) >= 0.5 * gap]
+        if loop["trip_count"] == 1 and children:  # one iteration: its time is its body's
+            deeper = [max(children, key=span_ns)]
         if not deeper:
             break
         loop = max(deeper, key=lost_ns)
@@ -159,7 +161,7 @@ def why_slow(doc, kir, deps):
         inner = "/".join(c["name"] for c in children)
         edge = next((e for c in children if (e := carried_into(deps, home, parents, name, c["name"]))), None)
         return (f"{where}: entries of {inner} (each at its bound) do not overlap, {per:.0f} ns per iteration "
-                f"between them" + (f" ({edge} carried by {name}, waited for whole-loop)" if edge else ""))
+                f"between them" + (f" (through {edge}, carried by {name})" if edge else ""))
     return where
 
 
