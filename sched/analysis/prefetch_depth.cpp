@@ -4,6 +4,8 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "sched/analysis/tile_dependence.h"
+
 namespace tandem {
 
 namespace {
@@ -37,27 +39,46 @@ double one_buffer_chain_ns(const BoundsInput& in, const DepGraph& g, LoopId loop
   }
   for (auto& [v, n] : waiting)
     for (const DepEdgeRef& e : g.in_edges(v)) n += e.props.distance == 0 && waiting.count(e.src);
-  // The latest end of each, predecessors first (the writers start at 0).
-  std::unordered_map<InstId, double> end;
+  // Each one's first start and last end, predecessors first (the writers start at 0). An
+  // instruction of a loop nested in this one runs once per nested iteration, in series (an
+  // accumulation group's matmuls, a strip's loads). Fed by a nested loop's instruction
+  // through an edge the simulator honours per tile (sibling loops, tile_dependence.h), its
+  // first instance waits only for the first tile, its last for the last.
+  struct Span {
+    double start = 0, end = 0, one = 0, instances = 1;
+  };
+  std::unordered_map<InstId, Span> at;
   for (const auto& [v, n] : waiting)
     if (n == 0) todo.push_back(v);
   bool unknown = false;
   while (!todo.empty()) {
     const InstId v = todo.back();
     todo.pop_back();
-    double start = 0;
-    for (const DepEdgeRef& e : g.in_edges(v))
-      if (const auto it = end.find(e.src); e.props.distance == 0 && it != end.end()) start = std::max(start, it->second);
     const BoundsInst& b = in.insts[static_cast<size_t>(v)];
     unknown |= b.is_barrier || b.latency_ps <= 0;
-    end[v] = start + ns(b.latency_ps);
+    Span s;
+    s.one = ns(b.latency_ps);
+    for (LoopId l = k.insts[v].loop; l != loop && l != kNoId; l = k.loops[l].parent)
+      s.instances *= static_cast<double>(k.loops[l].trip_count());
+    double last_wait = 0;
+    for (const DepEdgeRef& e : g.in_edges(v)) {
+      const auto it = at.find(e.src);
+      if (e.props.distance != 0 || it == at.end()) continue;
+      const Span& p = it->second;
+      const bool per_tile = p.instances > 1 && k.insts[e.src].loop != k.insts[v].loop && !e.props.is_explicit &&
+                            !e.props.implies && e.props.kind != DepKind::Ordered && tile_map(k, e.src, v);
+      s.start = std::max(s.start, per_tile ? p.start + p.one : p.end);
+      last_wait = std::max(last_wait, p.end);
+    }
+    s.end = std::max(s.start + s.one * s.instances, last_wait + s.one);
+    at[v] = s;
     for (const DepEdgeRef& e : g.out_edges(v))
       if (const auto it = waiting.find(e.dst); e.props.distance == 0 && it != waiting.end() && --it->second == 0)
         todo.push_back(e.dst);
   }
   double chain = 0;
   for (InstId r : readers)
-    if (const auto it = end.find(r); it != end.end()) chain = std::max(chain, it->second);
+    if (const auto it = at.find(r); it != at.end()) chain = std::max(chain, it->second.end);
   return unknown ? 0 : chain;
 }
 

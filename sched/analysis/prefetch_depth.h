@@ -37,7 +37,9 @@ std::optional<PrefetchDepth> prefetch_depth(const BoundsInput& in, LoopId loop, 
 
 // Whether a loop already runs at its bound without a ring (address-rotation{buffers=model}
 // then rings none of its tiles): for every tile it could ring, the longest path by latency
-// from the tile's writer to its last reader within one iteration (latencies from `in`; 0 when
+// from the tile's writer to its last reader within one iteration (latencies from `in`, an
+// instruction of a nested loop once per nested iteration, in series, a per-tile edge from a
+// sibling loop waited for tile by tile; 0 when
 // one on the way is not known: a barrier, or a compute instruction without a cost), which the
 // next iteration's writer waits for on one buffer, is no longer than the loop's resource
 // bound per iteration. A ring would then only let the loads run ahead, competing for the DMA

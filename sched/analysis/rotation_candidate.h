@@ -25,8 +25,12 @@ struct RotationCandidate {
 
 // `order` holds the kernel's instructions in program order, or only those touching `tensor`
 // (users_by_tensor: callers ask about many tensors, and a walk of the whole program per
-// tensor is quadratic).
-RotationCandidate rotation_candidate(const Kernel& k, LoopId loop, int tensor, const std::vector<InstId>& order);
+// tensor is quadratic). A write in a loop nested in `loop` blocks the tensor (it belongs to
+// that loop), except an accumulation group's begun in `loop`'s body, and, with
+// `nested_rewrites`, plain writes that nested loops make before any read of the tensor and
+// that cover it exactly once per iteration of `loop` (a strip loaded tile by tile).
+RotationCandidate rotation_candidate(const Kernel& k, LoopId loop, int tensor, const std::vector<InstId>& order,
+                                     bool nested_rewrites = false);
 
 // For each tensor, the instructions that read or write it, in program order.
 std::vector<std::vector<InstId>> users_by_tensor(const Kernel& k);

@@ -29,6 +29,17 @@ CommonPart common_part(const AffineExpr& e, const std::vector<bool>& is_common) 
   return out;
 }
 
+// The loop a ringed tensor's buffer turns with, as the instruction sees it (kNoId: one buffer).
+LoopId ring_loop(const Kernel& k, const Instruction& in, int tensor) {
+  const Tensor& t = k.tensors[static_cast<size_t>(tensor)];
+  const auto buffers = t.attrs.get_int(attr::kBuffers);
+  const auto iv = t.attrs.get_string(attr::kRotate);
+  if (!buffers || !iv || *buffers < 2) return kNoId;
+  for (LoopId l = in.loop; l != kNoId; l = k.loops[static_cast<size_t>(l)].parent)
+    if (k.loops[static_cast<size_t>(l)].iv == *iv) return l;
+  return kNoId;
+}
+
 }  // namespace
 
 std::optional<TileMap> tile_map(const Kernel& k, InstId src, InstId dst, int distance, LoopId loop) {
@@ -96,6 +107,15 @@ std::optional<TileMap> tile_map(const Kernel& k, InstId src, InstId dst, int dis
         for (const Access& a : *list) {
           Touch t{a.tensor_id, list == &in.writes, {}};
           box_of(k.tensors[static_cast<size_t>(a.tensor_id)], a, value, t.box);
+          // A ringed tensor (address-rotation): which buffer, as one more dimension. Two
+          // instances in different buffers do not touch the same bytes (the race checker's
+          // buffer_of): a ring in a loop nested in the common one pairs entry i's k-th
+          // writer with entry i - d's k-th reader only.
+          if (const LoopId r = ring_loop(k, in, a.tensor_id); r != kNoId) {
+            const int64_t n = *k.tensors[static_cast<size_t>(a.tensor_id)].attrs.get_int(attr::kBuffers);
+            const int64_t b = (ivs[static_cast<size_t>(r)] - k.loops[static_cast<size_t>(r)].lo) % n;
+            t.box.push_back({b, b + 1});
+          }
           touches.push_back(t);
           if (t.write && accumulates) touches.push_back({t.tensor, false, t.box});
         }

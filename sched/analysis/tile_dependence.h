@@ -13,6 +13,10 @@
 // wait_for[j] of iteration i - d, the accesses compared with L shifted by d between the two.
 // At least the source's first instance of i - d: that covers every older iteration, since a
 // semaphore key stands for all the source's earlier instances (sim/units/semaphore.h).
+//
+// A tensor ringed over N buffers (address-rotation) is compared buffer by buffer, the buffer
+// (iv - lo) mod N of its ring loop as the race checker counts it: a nested loop ringed as
+// deep as its entry pairs the next entry's k-th load with this entry's k-th reader only.
 #pragma once
 
 #include <cstdint>

@@ -17,6 +17,27 @@
 
 namespace tandem {
 
+namespace {
+
+// The innermost loop enclosing every one of `ids`, kNoId when one is outside all loops.
+LoopId innermost_common_loop(const Kernel& k, const std::vector<InstId>& ids) {
+  std::vector<LoopId> common;  // outermost first
+  for (size_t i = 0; i < ids.size(); ++i) {
+    std::vector<LoopId> nest;
+    for (LoopId l = k.insts[ids[i]].loop; l != kNoId; l = k.loops[l].parent) nest.insert(nest.begin(), l);
+    if (i == 0) {
+      common = nest;
+      continue;
+    }
+    size_t n = 0;
+    while (n < common.size() && n < nest.size() && common[n] == nest[n]) ++n;
+    common.resize(n);
+  }
+  return common.empty() ? kNoId : common.back();
+}
+
+}  // namespace
+
 std::vector<PassOptionSpec> AddressRotationPass::options() {
   return {
       {"space", PassOptionSpec::Choice, "sbuf", "the memory space whose tensors are rotated", rotatable_spaces()},
@@ -26,6 +47,10 @@ std::vector<PassOptionSpec> AddressRotationPass::options() {
        "fit, one when two do not; none in a loop whose writer-to-last-reader chains fit in that bound) or a "
        "number from 2 to 16",
        {}},
+      {"nested", PassOptionSpec::Flag, "",
+       "also ring a tile that loops nested in the ringing loop rewrite whole, piece by piece, before any read of "
+       "it (a strip loaded tile by tile)",
+       {}},
       {"tiles", PassOptionSpec::String, "",
        "ring only these tensors, %names separated by '|' (e.g. %a|%b); a later address-rotation step rings the "
        "rest, so each tile can get its own buffers (empty: every candidate)",
@@ -34,7 +59,7 @@ std::vector<PassOptionSpec> AddressRotationPass::options() {
 }
 
 AddressRotationPass::AddressRotationPass(const PassOptions& o)
-    : space_(o.get_string("space")), tiles_(o.get_names("tiles")), buffers_(0) {
+    : space_(o.get_string("space")), tiles_(o.get_names("tiles")), buffers_(0), nested_(o.get_flag("nested")) {
   const std::string b = o.get_string("buffers");
   if (b == "auto") return;
   if (b == "model") {
@@ -96,22 +121,25 @@ void AddressRotationPass::run(PassContext& ctx) {
     std::vector<Ring> rings;
     for (size_t ti = 0; ti < k.tensors.size(); ++ti) {
       if (k.tensors[ti].space != space_ || k.tensors[ti].attrs.has(attr::kBuffers)) continue;
-      Ring r{ti, rotation_candidate(k, loop, static_cast<int>(ti), users[ti]), std::nullopt, 0};
+      Ring r{ti, rotation_candidate(k, loop, static_cast<int>(ti), users[ti], nested_), std::nullopt, 0};
       if (!r.c.ringable()) continue;
       if (from_model_) {
         r.depth = prefetch_depth(*bounds, loop, static_cast<int>(ti), r.c.writers, r.c.readers);
         r.chain_ns = one_buffer_chain_ns(*bounds, g, loop, r.c.writers, r.c.readers);
+        ctx.log->debug("loop {}: %{} writer to last reader {:.1f} ns on one buffer", k.loops[loop].iv,
+                       k.tensors[ti].name, r.chain_ns);
       }
       rings.push_back(std::move(r));
     }
-    // A loop whose every ringable tile fits on one buffer already runs at its bound, in
-    // its steady state: one with more iterations per entry than the ring's buffers (with
-    // fewer, the ring lets an entry's loads all run at once, and entries dominate). (A tile
-    // no transfer touches would take 4 buffers, as under buffers=auto.)
+    // A loop whose every ringable tile fits on one buffer already runs at its bound: each
+    // iteration's writer waits only for the previous one's readers, a chain shorter than the
+    // resource bound per iteration that no ring can beat, in a steady state or within an
+    // entry of a few iterations alike (there a ring only lets the entry's loads share the DMA
+    // engines at once, landing the first ones later). (A tile no transfer touches would take
+    // 4 buffers, as under buffers=auto.)
     const ResourceBound ii = from_model_ ? loop_resource_bound(*bounds, loop) : ResourceBound{};
     const bool at_bound = from_model_ && !rings.empty() && std::all_of(rings.begin(), rings.end(), [&](const Ring& r) {
-      return r.chain_ns > 0 && r.chain_ns * 1000 <= static_cast<double>(ii.ps) &&
-             k.loops[loop].trip_count() > (r.depth ? r.depth->steady_buffers : 4);
+      return r.chain_ns > 0 && r.chain_ns * 1000 <= static_cast<double>(ii.ps);
     });
     for (const Ring& r : rings) {
       if (!wanted[r.ti]) continue;
@@ -240,6 +268,23 @@ void AddressRotationPass::run(PassContext& ctx) {
       }
     }
   }
+  // buffers=model: say why each other tile of the space keeps one buffer, at the innermost
+  // loop around all its users (the loop a ring would have to follow), and whether a second
+  // buffer would fit at all. A report reads these to tell what keeps a loop from its bound.
+  if (from_model_)
+    for (size_t ti = 0; ti < k.tensors.size(); ++ti) {
+      const Tensor& t = k.tensors[ti];
+      if (t.space != space_ || t.attrs.has(attr::kBuffers) || users[ti].empty() || !wanted[ti]) continue;
+      const LoopId loop = innermost_common_loop(k, users[ti]);
+      if (loop == kNoId) continue;
+      const std::string why = rotation_candidate(k, loop, static_cast<int>(ti), users[ti], nested_).blocker;
+      if (why.empty()) continue;  // ringable there: at its bound or capacity-bound, noted above
+      const int64_t more = footprint(t, 2) - footprint(t, 1);
+      ctx.note("loop " + k.loops[loop].iv + ": %" + t.name + " stays on one buffer: " + why +
+               (used + more > capacity ? "; a second buffer would need " + std::to_string(more) + " " + unit + ", " +
+                                             std::to_string(capacity - used) + " free"
+                                       : ""));
+    }
   for (const std::string& name : tiles_) {
     const Tensor& t = k.tensors[static_cast<size_t>(k.find_tensor(name.substr(1)))];
     if (t.space != space_)

@@ -29,11 +29,10 @@ const std::vector<NamedPipeline>& named_pipelines() {
       // No barrier: rotation's edges synchronise per buffer (a load into buffer b waits for
       // b's last reader at distance N, its readers for the load), so loads run ahead as far as
       // the buffers allow (docs/passes.md, auto).
-      {"auto", "address-rotation{buffers=model},address-rotation{space=psum,buffers=model}",
+      {"auto", "address-rotation{buffers=model,nested},address-rotation{space=psum,buffers=model}",
        "per-buffer synchronisation, no barrier: SBUF tiles, then PSUM tiles, over ceil(lifetime / II) + 1 buffers, "
        "II the loop's resource bound per iteration from the model, as many as fit; a loop whose every tile's "
-       "writer-to-last-reader chain fits in its II, with more iterations per entry than the ring's buffers, stays "
-       "on one buffer: it is at its bound already"},
+       "writer-to-last-reader chain fits in its II stays on one buffer: it is at its bound already"},
   };
   return pipelines;
 }
