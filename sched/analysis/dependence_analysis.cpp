@@ -711,7 +711,41 @@ struct Live {
 
 }  // namespace
 
+// Are the distance-0 edges between live instructions acyclic? Kahn's algorithm over a flat
+// copy of them: after every pass this is the usual answer, found without Boost's filtered
+// depth-first search over list-based edges (a tenth of `tandem opt` on 100k instructions).
+static bool acyclic_same_iteration(const Kernel& k, const DepGraph& g) {
+  const DepGraph::Graph& graph = g.graph();
+  const size_t n = g.num_vertices();
+  std::vector<uint32_t> first(n + 1, 0), pending(n, 0), targets;  // v's edges: targets[first[v], first[v + 1])
+  targets.reserve(g.num_edges());
+  size_t live = 0;
+  for (size_t v = 0; v < n; ++v) {
+    first[v] = static_cast<uint32_t>(targets.size());
+    if (k.insts[v].erased) continue;
+    ++live;
+    for (auto [it, end] = boost::out_edges(v, graph); it != end; ++it) {
+      const size_t dst = boost::target(*it, graph);
+      if (graph[*it].distance != 0 || k.insts[dst].erased) continue;
+      targets.push_back(static_cast<uint32_t>(dst));
+      ++pending[dst];
+    }
+  }
+  first[n] = static_cast<uint32_t>(targets.size());
+  std::vector<uint32_t> ready;
+  for (size_t v = 0; v < n; ++v)
+    if (!k.insts[v].erased && pending[v] == 0) ready.push_back(static_cast<uint32_t>(v));
+  for (size_t done = 0; done < ready.size(); ++done) {
+    const uint32_t v = ready[done];
+    for (uint32_t e = first[v]; e < first[v + 1]; ++e)
+      if (--pending[targets[e]] == 0) ready.push_back(targets[e]);
+  }
+  return ready.size() == live;
+}
+
 void check_acyclic(const Kernel& k, const DepGraph& g) {
+  if (acyclic_same_iteration(k, g)) return;
+  // Otherwise a depth-first search, which names the cycle if there is one.
   using Graph = DepGraph::Graph;
   const Graph& graph = g.graph();
   boost::filtered_graph<Graph, SameIteration, Live> order(graph, SameIteration{&graph}, Live{&k});

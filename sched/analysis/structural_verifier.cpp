@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <cstdint>
+#include <functional>
+#include <string_view>
 
 #include "sched/analysis/capacity.h"
 #include "sched/ir/kernel_queries.h"
@@ -46,9 +49,20 @@ class Verifier {
   std::string block_name(LoopId l) const { return l == kNoId ? "the kernel body" : "the body of " + loop_name(l); }
 
   void tensors() {
-    std::set<std::string> names;
-    for (const Tensor& t : k_.tensors) {
-      if (!names.insert(t.name).second) problem("tensor %" + t.name + " is declared twice");
+    // A tensor repeats a name when an earlier one has it. A flat hash table of indices (a
+    // kernel may have 100k tensors; a set would allocate a node for each after every pass).
+    size_t slots = 16;
+    while (slots < 2 * k_.tensors.size()) slots *= 2;
+    tensor_slots_.assign(slots, kEmpty);
+    std::vector<bool> repeated(k_.tensors.size(), false);
+    for (size_t i = 0; i < k_.tensors.size(); ++i) {
+      uint32_t& slot = tensor_slot(k_.tensors[i].name);
+      if (slot == kEmpty) slot = static_cast<uint32_t>(i);
+      else repeated[i] = true;
+    }
+    for (size_t i = 0; i < k_.tensors.size(); ++i) {
+      const Tensor& t = k_.tensors[i];
+      if (repeated[i]) problem("tensor %" + t.name + " is declared twice");
       const SpaceInfo* space = k_.target->space(t.space);
       if (!space) problem("tensor %" + t.name + " is in space '" + t.space + "', which the target does not have");
       for (int64_t d : t.shape)
@@ -119,16 +133,15 @@ class Verifier {
   // Names, opcodes, engines and every access of every live instruction.
   void instructions() {
     std::map<std::string, InstId> names;
-    std::set<std::string> loop_vars, tensor_names;
+    std::set<std::string> loop_vars;
     for (const Loop& l : k_.loops) loop_vars.insert(l.iv.empty() ? l.iv : l.iv.substr(1));
-    for (const Tensor& t : k_.tensors) tensor_names.insert(t.name);
     for (size_t i = 0; i < k_.insts.size(); ++i) {
       const Instruction& in = k_.insts[i];
       const InstId id = static_cast<InstId>(i);
       if (in.erased) continue;
       if (!in.name.empty()) {
         if (!names.emplace(in.name, id).second) problem("two instructions are named %" + in.name);
-        if (tensor_names.count(in.name)) problem("instruction %" + in.name + " has the name of a tensor");
+        if (is_tensor_name(in.name)) problem("instruction %" + in.name + " has the name of a tensor");
         if (loop_vars.count(in.name)) problem("instruction %" + in.name + " has the name of a loop variable");
       }
       const OpcodeInfo* op = k_.target->opcode(in.opcode);
@@ -235,13 +248,30 @@ class Verifier {
     if (g_.num_vertices() != k_.insts.size())
       problem("the dependence graph has " + std::to_string(g_.num_vertices()) + " vertices for " +
               std::to_string(k_.insts.size()) + " instructions");
-    for (const DepEdgeRef& e : g_.edges())
-      edge("edge", e.src, e.dst, static_cast<int>(e.props.kind), e.props.distance, e.props.loop);
+    const DepGraph::Graph& graph = g_.graph();
+    for (auto [it, end] = boost::edges(graph); it != end; ++it) {
+      const DepEdge& e = graph[*it];
+      edge("edge", static_cast<InstId>(boost::source(*it, graph)), static_cast<InstId>(boost::target(*it, graph)),
+           static_cast<int>(e.kind), e.distance, e.loop);
+    }
     for (const ExplicitDep& d : k_.explicit_deps) edge("dep line", d.src, d.dst, d.kind, d.distance, d.loop);
   }
 
+  static constexpr uint32_t kEmpty = UINT32_MAX;
+  // The slot of tensor_slots_ that holds the first tensor named `name`, or the empty slot
+  // where it would go (linear probing; the table is at most half full).
+  uint32_t& tensor_slot(std::string_view name) {
+    const size_t mask = tensor_slots_.size() - 1;
+    for (size_t h = std::hash<std::string_view>{}(name) & mask;; h = (h + 1) & mask) {
+      uint32_t& slot = tensor_slots_[h];
+      if (slot == kEmpty || k_.tensors[slot].name == name) return slot;
+    }
+  }
+  bool is_tensor_name(std::string_view name) { return tensor_slot(name) != kEmpty; }
+
   const Kernel& k_;
   const DepGraph& g_;
+  std::vector<uint32_t> tensor_slots_;  // tensors() fills it
   bool structure_ok_ = false;
   std::vector<std::string> problems_;
 };
