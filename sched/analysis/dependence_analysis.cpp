@@ -1,6 +1,7 @@
 #include "sched/analysis/dependence_analysis.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -135,7 +136,7 @@ struct Resource {
   std::vector<Entry> writes;
   std::vector<Entry> reads;
   const Tensor* tensor = nullptr;  // nullptr for a DMA queue
-  std::vector<IndexRange> whole;   // the full range of each dimension
+  const IndexRange* whole = nullptr;  // the full range of each dimension (Analyzer::whole_of)
   RangeIndex write_index, read_index;
 };
 
@@ -202,7 +203,7 @@ class Analyzer {
     resources_.resize(k_.tensors.size());
     for (size_t t = 0; t < k_.tensors.size(); ++t) {
       resources_[t].tensor = &k_.tensors[t];
-      for (int64_t extent : k_.tensors[t].shape) resources_[t].whole.push_back(whole_range(extent));
+      resources_[t].whole = whole_of(k_.tensors[t].shape);
     }
     for (size_t i = 0; i < order_.size(); ++i) {
       InstId id = order_[i];
@@ -218,7 +219,7 @@ class Analyzer {
         auto [it, fresh] = queue_index_.emplace(in.engine, resources_.size());
         if (fresh) {
           resources_.emplace_back();
-          resources_.back().whole.push_back(whole_range(1));
+          resources_.back().whole = whole_of({1});
         }
         resources_[it->second].writes.push_back({static_cast<int>(i), id, nullptr});
       }
@@ -432,6 +433,15 @@ class Analyzer {
       total += sign > 0 ? std::max(a, b) : std::min(a, b);
     }
     return total;
+  }
+
+  // The full ranges of a shape's dimensions, made once per distinct shape (a kernel may have
+  // 100k tensors of a few shapes).
+  const IndexRange* whole_of(const std::vector<int64_t>& shape) {
+    auto [it, fresh] = whole_by_shape_.try_emplace(shape);
+    if (fresh)
+      for (int64_t extent : shape) it->second.push_back(whole_range(extent));
+    return it->second.data();
   }
 
   static const IndexRange& dim_range(const Resource& r, const Access* a, size_t d) {
@@ -658,6 +668,7 @@ class Analyzer {
   std::vector<int> loop_start_, loop_end_;
   std::vector<Resource> resources_;
   std::unordered_map<std::string, size_t> queue_index_;
+  std::map<std::vector<int64_t>, std::vector<IndexRange>> whole_by_shape_;
   std::unordered_map<Key, DepKind, KeyHash> edges_;
   std::unordered_set<Key, KeyHash> implies_;  // edges implied() went through
   std::unordered_map<InstId, std::vector<Access>> register_reads_;
