@@ -729,15 +729,17 @@ static bool acyclic_same_iteration(const Kernel& k, const DepGraph& g) {
   const DepGraph::Graph& graph = g.graph();
   const size_t n = g.num_vertices();
   std::vector<uint32_t> first(n + 1, 0), pending(n, 0), targets;  // v's edges: targets[first[v], first[v + 1])
+  std::vector<uint8_t> erased(n);
+  for (size_t v = 0; v < n; ++v) erased[v] = k.insts[v].erased;
   targets.reserve(g.num_edges());
   size_t live = 0;
   for (size_t v = 0; v < n; ++v) {
     first[v] = static_cast<uint32_t>(targets.size());
-    if (k.insts[v].erased) continue;
+    if (erased[v]) continue;
     ++live;
     for (auto [it, end] = boost::out_edges(v, graph); it != end; ++it) {
       const size_t dst = boost::target(*it, graph);
-      if (graph[*it].distance != 0 || k.insts[dst].erased) continue;
+      if (graph[*it].distance != 0 || erased[dst]) continue;
       targets.push_back(static_cast<uint32_t>(dst));
       ++pending[dst];
     }
@@ -745,7 +747,7 @@ static bool acyclic_same_iteration(const Kernel& k, const DepGraph& g) {
   first[n] = static_cast<uint32_t>(targets.size());
   std::vector<uint32_t> ready;
   for (size_t v = 0; v < n; ++v)
-    if (!k.insts[v].erased && pending[v] == 0) ready.push_back(static_cast<uint32_t>(v));
+    if (!erased[v] && pending[v] == 0) ready.push_back(static_cast<uint32_t>(v));
   for (size_t done = 0; done < ready.size(); ++done) {
     const uint32_t v = ready[done];
     for (uint32_t e = first[v]; e < first[v + 1]; ++e)

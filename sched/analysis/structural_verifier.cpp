@@ -164,7 +164,10 @@ class Verifier {
         if (l == loop) return true;
       return false;
     }
-    return k_.in_loop(id, loop);
+    const LoopId innermost = inst_loop_.empty() ? k_.insts[static_cast<size_t>(id)].loop : inst_loop_[static_cast<size_t>(id)];
+    for (LoopId l = innermost; l != kNoId; l = k_.loops[static_cast<size_t>(l)].parent)  // as Kernel::in_loop
+      if (l == loop) return true;
+    return false;
   }
 
   void access(InstId id, const Access& a) {
@@ -230,7 +233,7 @@ class Verifier {
         problem(line() + ": instruction " + inst_name(end) + " does not exist");
         return;
       }
-      if (k_.insts[static_cast<size_t>(end)].erased) {
+      if (erased_[static_cast<size_t>(end)]) {
         problem(line() + ": " + inst_name(end) + " is erased");
         return;
       }
@@ -248,6 +251,14 @@ class Verifier {
     if (g_.num_vertices() != k_.insts.size())
       problem("the dependence graph has " + std::to_string(g_.num_vertices()) + " vertices for " +
               std::to_string(k_.insts.size()) + " instructions");
+    // Each instruction's erased flag and innermost loop in a flat copy: the edges reach the
+    // instructions in no useful order, and a kernel's arena outgrows the caches.
+    erased_.resize(k_.insts.size());
+    inst_loop_.resize(k_.insts.size());
+    for (size_t i = 0; i < k_.insts.size(); ++i) {
+      erased_[i] = k_.insts[i].erased;
+      inst_loop_[i] = k_.insts[i].loop;
+    }
     const DepGraph::Graph& graph = g_.graph();
     for (auto [it, end] = boost::edges(graph); it != end; ++it) {
       const DepEdge& e = graph[*it];
@@ -272,6 +283,8 @@ class Verifier {
   const Kernel& k_;
   const DepGraph& g_;
   std::vector<uint32_t> tensor_slots_;  // tensors() fills it
+  std::vector<uint8_t> erased_;         // edges() fills them
+  std::vector<LoopId> inst_loop_;
   bool structure_ok_ = false;
   std::vector<std::string> problems_;
 };
