@@ -458,8 +458,9 @@ class Analyzer {
   // Files `list` by the dimension on which its constant ranges are the most varied.
   void build_index(const Resource& r, const std::vector<Entry>& list, RangeIndex& index) const {
     size_t best = 0, best_count = 0;
+    std::vector<std::pair<int64_t, int64_t>>& seen = seen_scratch_;  // one buffer for every list
     for (size_t d = 0; d < rank(r); ++d) {
-      std::vector<std::pair<int64_t, int64_t>> seen;
+      seen.clear();
       for (const Entry& e : list)
         if (const std::optional<Span> s = constant_range(dim_range(r, e.access, d))) seen.push_back({s->lo, s->hi});
       std::sort(seen.begin(), seen.end());
@@ -669,6 +670,7 @@ class Analyzer {
   std::vector<Resource> resources_;
   std::unordered_map<std::string, size_t> queue_index_;
   std::map<std::vector<int64_t>, std::vector<IndexRange>> whole_by_shape_;
+  mutable std::vector<std::pair<int64_t, int64_t>> seen_scratch_;  // build_index's
   std::unordered_map<Key, DepKind, KeyHash> edges_;
   std::unordered_set<Key, KeyHash> implies_;  // edges implied() went through
   std::unordered_map<InstId, std::vector<Access>> register_reads_;

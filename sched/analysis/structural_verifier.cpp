@@ -55,6 +55,7 @@ class Verifier {
     while (slots < 2 * k_.tensors.size()) slots *= 2;
     tensor_slots_.assign(slots, kEmpty);
     std::vector<bool> repeated(k_.tensors.size(), false);
+    const SpaceInfo* space = nullptr;
     for (size_t i = 0; i < k_.tensors.size(); ++i) {
       uint32_t& slot = tensor_slot(k_.tensors[i].name);
       if (slot == kEmpty) slot = static_cast<uint32_t>(i);
@@ -63,7 +64,8 @@ class Verifier {
     for (size_t i = 0; i < k_.tensors.size(); ++i) {
       const Tensor& t = k_.tensors[i];
       if (repeated[i]) problem("tensor %" + t.name + " is declared twice");
-      const SpaceInfo* space = k_.target->space(t.space);
+      // Most tensors share a few spaces: look a space up again only when it changes.
+      if (i == 0 || t.space != k_.tensors[i - 1].space) space = k_.target->space(t.space);
       if (!space) problem("tensor %" + t.name + " is in space '" + t.space + "', which the target does not have");
       for (int64_t d : t.shape)
         if (d <= 0) problem("tensor %" + t.name + " has a dimension of " + std::to_string(d));
