@@ -25,7 +25,17 @@ bool accumulates(const Instruction& in) { return in.attrs.has(attr::kAccumulate)
 // Where an instruction sits: its program position and its loop nest.
 struct InstPlace {
   int pos = -1;
-  std::vector<LoopId> nest;  // outermost first
+  uint32_t nest_begin = 0, nest_end = 0;  // its loops, outermost first, in Analyzer::nest_pool_
+};
+
+// An instruction's loop nest, outermost first: a view of Analyzer::nest_pool_.
+struct Nest {
+  const LoopId* first;
+  const LoopId* last;
+  size_t size() const { return static_cast<size_t>(last - first); }
+  LoopId operator[](size_t i) const { return first[i]; }
+  const LoopId* begin() const { return first; }
+  const LoopId* end() const { return last; }
 };
 
 struct Entry {
@@ -185,8 +195,13 @@ class Analyzer {
     order_ = k_.program_order();
     place_.assign(k_.insts.size(), {});
     for (size_t i = 0; i < order_.size(); ++i) {
-      place_[order_[i]].pos = static_cast<int>(i);
-      place_[order_[i]].nest = k_.loop_nest(order_[i]);
+      InstPlace& place = place_[order_[i]];
+      place.pos = static_cast<int>(i);
+      // As Kernel::loop_nest, into one pool (a vector per instruction was 100k allocations).
+      place.nest_begin = static_cast<uint32_t>(nest_pool_.size());
+      for (LoopId l = k_.insts[order_[i]].loop; l != kNoId; l = k_.loops[l].parent) nest_pool_.push_back(l);
+      place.nest_end = static_cast<uint32_t>(nest_pool_.size());
+      std::reverse(nest_pool_.begin() + place.nest_begin, nest_pool_.end());
     }
     loop_start_.assign(k_.loops.size(), 0);
     loop_end_.assign(k_.loops.size(), 0);
@@ -195,7 +210,7 @@ class Analyzer {
       loop_end_[l] = 0;
     }
     for (size_t i = 0; i < order_.size(); ++i)
-      for (LoopId l : place_[order_[i]].nest) {
+      for (LoopId l : nest(order_[i])) {
         loop_start_[l] = std::min(loop_start_[l], static_cast<int>(i));
         loop_end_[l] = std::max(loop_end_[l], static_cast<int>(i) + 1);
       }
@@ -383,8 +398,8 @@ class Analyzer {
   }
 
   int common_depth(InstId a, InstId b) const {
-    const auto& na = place_[a].nest;
-    const auto& nb = place_[b].nest;
+    const Nest na = nest(a);
+    const Nest nb = nest(b);
     int d = 0;
     while (d < static_cast<int>(na.size()) && d < static_cast<int>(nb.size()) && na[d] == nb[d]) ++d;
     return d;
@@ -433,6 +448,11 @@ class Analyzer {
       total += sign > 0 ? std::max(a, b) : std::min(a, b);
     }
     return total;
+  }
+
+  Nest nest(InstId id) const {
+    const InstPlace& p = place_[static_cast<size_t>(id)];
+    return {nest_pool_.data() + p.nest_begin, nest_pool_.data() + p.nest_end};
   }
 
   // The full ranges of a shape's dimensions, made once per distinct shape (a kernel may have
@@ -557,7 +577,7 @@ class Analyzer {
     const Resource& r = resources_[res];
     const bool queue = r.tensor == nullptr;
     const int p = place_[x].pos;
-    const auto& nest = place_[x].nest;
+    const Nest nest = this->nest(x);
 
     // Same iteration of every common loop: scan back to the latest write covering X.
     int kill_depth = -1;  // carried scans of loops at depth <= this are killed
@@ -670,6 +690,7 @@ class Analyzer {
   std::vector<Resource> resources_;
   std::unordered_map<std::string, size_t> queue_index_;
   std::map<std::vector<int64_t>, std::vector<IndexRange>> whole_by_shape_;
+  std::vector<LoopId> nest_pool_;  // every instruction's loop nest (InstPlace)
   mutable std::vector<std::pair<int64_t, int64_t>> seen_scratch_;  // build_index's
   std::unordered_map<Key, DepKind, KeyHash> edges_;
   std::unordered_set<Key, KeyHash> implies_;  // edges implied() went through
