@@ -180,12 +180,12 @@ class Verifier {
       return;
     }
     const Tensor& t = k_.tensors[static_cast<size_t>(a.tensor_id)];
-    const std::string tensor = (t.register_file ? "" : "%") + t.name;
-    if (a.tensor != t.name) problem(who() + " accesses '" + a.tensor + "' resolved to " + tensor);
+    const auto tensor = [&] { return (t.register_file ? "" : "%") + t.name; };  // messages only
+    if (a.tensor != t.name) problem(who() + " accesses '" + a.tensor + "' resolved to " + tensor());
     if (a.whole()) return;
     const size_t rank = t.register_file ? 1 : t.shape.size();
     if (a.dims.size() != rank) {
-      problem(who() + " accesses " + tensor + " with " + std::to_string(a.dims.size()) + " indices but it has " +
+      problem(who() + " accesses " + tensor() + " with " + std::to_string(a.dims.size()) + " indices but it has " +
               std::to_string(rank) + " dimensions");
       return;
     }
@@ -203,10 +203,10 @@ class Verifier {
             continue;
           }
           if (!valid_loop(term.loop) || k_.loops[static_cast<size_t>(term.loop)].iv != term.symbol) {
-            once(who() + " names " + term.symbol + " in its access to " + tensor + ", which is no loop's variable");
+            once(who() + " names " + term.symbol + " in its access to " + tensor() + ", which is no loop's variable");
             in_scope = false;
           } else if (!encloses(term.loop, id)) {
-            once(who() + " names loop variable " + term.symbol + " outside its loop (in its access to " + tensor + ")");
+            once(who() + " names loop variable " + term.symbol + " outside its loop (in its access to " + tensor() + ")");
             in_scope = false;
           }
         }
@@ -216,10 +216,10 @@ class Verifier {
       const int64_t size = t.register_file ? (space ? space->registers : 0) : t.shape[d];
       const int64_t lo = value_range(k_, a.dims[d].lo).first, hi = value_range(k_, a.dims[d].hi).second;
       if (lo < 0 || hi > size)
-        problem(who() + " accesses " + tensor + " out of bounds: dimension " + std::to_string(d) + " reaches [" +
+        problem(who() + " accesses " + tensor() + " out of bounds: dimension " + std::to_string(d) + " reaches [" +
                 std::to_string(lo) + ", " + std::to_string(hi) + ") but its size is " + std::to_string(size));
       else if (value_range(k_, a.dims[d].hi - a.dims[d].lo).first <= 0)
-        problem(who() + " accesses an empty range of " + tensor + " in dimension " + std::to_string(d));
+        problem(who() + " accesses an empty range of " + tensor() + " in dimension " + std::to_string(d));
     }
   }
 
