@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <unordered_map>
+#include <vector>
 
 namespace tandem {
 
@@ -22,42 +22,56 @@ double one_buffer_chain_ns(const BoundsInput& in, const DepGraph& g, LoopId loop
                            const std::vector<InstId>& readers) {
   const Kernel& k = *in.kernel;
   auto inside = [&](InstId v) { return within(k, k.insts[v].loop, loop); };
+  // The graph's edges read in place (DepGraph::in_edges/out_edges copy them into a vector per
+  // call: most of `tandem opt --passes=auto` on a 100k-instruction GEMM body) and the walk's
+  // state in arrays by instruction; the result does not depend on the order of the walk.
+  const DepGraph::Graph& graph = g.graph();
+  const auto same_iteration = [&](const DepGraph::Edge& e) { return graph[e].distance == 0; };
   // What the writers reach through one iteration's (distance-0) edges inside the loop, each
-  // with how many of its reached predecessors are still to be timed: only that part of the
-  // loop is walked, not the whole program once per tile.
-  std::unordered_map<InstId, int> waiting;
-  std::vector<InstId> todo;
+  // with how many of its reached predecessors are still to be timed (-1: not reached): only
+  // that part of the loop is walked, not the whole program once per tile.
+  std::vector<int> waiting(k.insts.size(), -1);
+  std::vector<InstId> reached, todo;
   for (InstId w : writers)
-    if (inside(w) && waiting.emplace(w, 0).second) todo.push_back(w);
+    if (inside(w) && waiting[static_cast<size_t>(w)] < 0) waiting[static_cast<size_t>(w)] = 0, reached.push_back(w), todo.push_back(w);
   while (!todo.empty()) {
     const InstId v = todo.back();
     todo.pop_back();
-    for (const DepEdgeRef& e : g.out_edges(v))
-      if (e.props.distance == 0 && inside(e.dst) && waiting.emplace(e.dst, 0).second) todo.push_back(e.dst);
+    for (auto [it, last] = boost::out_edges(static_cast<size_t>(v), graph); it != last; ++it) {
+      const InstId dst = static_cast<InstId>(boost::target(*it, graph));
+      if (same_iteration(*it) && inside(dst) && waiting[static_cast<size_t>(dst)] < 0)
+        waiting[static_cast<size_t>(dst)] = 0, reached.push_back(dst), todo.push_back(dst);
+    }
   }
-  for (auto& [v, n] : waiting)
-    for (const DepEdgeRef& e : g.in_edges(v)) n += e.props.distance == 0 && waiting.count(e.src);
+  for (InstId v : reached)
+    for (auto [it, last] = boost::in_edges(static_cast<size_t>(v), graph); it != last; ++it)
+      waiting[static_cast<size_t>(v)] += same_iteration(*it) && waiting[boost::source(*it, graph)] >= 0;
   // The latest end of each, predecessors first (the writers start at 0).
-  std::unordered_map<InstId, double> end;
-  for (const auto& [v, n] : waiting)
-    if (n == 0) todo.push_back(v);
+  std::vector<double> end(k.insts.size(), 0);
+  std::vector<char> timed(k.insts.size(), 0);
+  for (InstId v : reached)
+    if (waiting[static_cast<size_t>(v)] == 0) todo.push_back(v);
   bool unknown = false;
   while (!todo.empty()) {
     const InstId v = todo.back();
     todo.pop_back();
     double start = 0;
-    for (const DepEdgeRef& e : g.in_edges(v))
-      if (const auto it = end.find(e.src); e.props.distance == 0 && it != end.end()) start = std::max(start, it->second);
+    for (auto [it, last] = boost::in_edges(static_cast<size_t>(v), graph); it != last; ++it) {
+      const size_t src = boost::source(*it, graph);
+      if (same_iteration(*it) && timed[src]) start = std::max(start, end[src]);
+    }
     const BoundsInst& b = in.insts[static_cast<size_t>(v)];
     unknown |= b.is_barrier || b.latency_ps <= 0;
-    end[v] = start + ns(b.latency_ps);
-    for (const DepEdgeRef& e : g.out_edges(v))
-      if (const auto it = waiting.find(e.dst); e.props.distance == 0 && it != waiting.end() && --it->second == 0)
-        todo.push_back(e.dst);
+    end[static_cast<size_t>(v)] = start + ns(b.latency_ps);
+    timed[static_cast<size_t>(v)] = 1;
+    for (auto [it, last] = boost::out_edges(static_cast<size_t>(v), graph); it != last; ++it) {
+      const size_t dst = boost::target(*it, graph);
+      if (same_iteration(*it) && waiting[dst] >= 0 && --waiting[dst] == 0) todo.push_back(static_cast<InstId>(dst));
+    }
   }
   double chain = 0;
   for (InstId r : readers)
-    if (const auto it = end.find(r); it != end.end()) chain = std::max(chain, it->second);
+    if (timed[static_cast<size_t>(r)]) chain = std::max(chain, end[static_cast<size_t>(r)]);
   return unknown ? 0 : chain;
 }
 
