@@ -138,8 +138,12 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
   // It may not either when the compute stage still uses its destination earlier in this
   // iteration (a distance-0 Anti or Output edge): such a load already prefetches for the
   // next iteration, and a stage earlier it would clobber what is being read.
+  // Edges are read in place below where nothing changes the graph meanwhile
+  // (DepGraph::in_edges/out_edges copy them into a vector per call).
+  const DepGraph::Graph& graph = g.graph();
   auto produced_this_iteration = [&](InstId id, const std::unordered_set<InstId>& disqualified) {
-    for (const DepEdgeRef& e : g.in_edges(id)) {
+    for (auto [it, last] = boost::in_edges(static_cast<size_t>(id), graph); it != last; ++it) {
+      const DepEdgeRef e{static_cast<InstId>(boost::source(*it, graph)), id, graph[*it]};
       if (e.props.distance != 0 || !k.in_loop(e.src, loop) || e.props.kind == DepKind::Ordered) continue;
       const Instruction& src = k.insts[e.src];
       if (src.attrs.has(attr::kZeroInit)) continue;
@@ -187,10 +191,12 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
       const std::string engine = only_compute_engine(k, e.src);
       if (!engine.empty() && engine == only_compute_engine(k, e.dst)) {
         if (e.props.kind == DepKind::Anti) return "";
-        for (const DepEdgeRef& f : g.out_edges(e.src))
-          if (f.props.kind == DepKind::Flow && f.props.distance == 0 && k.in_loop(f.dst, loop) &&
-              only_compute_engine(k, f.dst) == engine)
+        for (auto [it, last] = boost::out_edges(static_cast<size_t>(e.src), graph); it != last; ++it) {
+          const DepEdge& f = graph[*it];
+          const InstId f_dst = static_cast<InstId>(boost::target(*it, graph));
+          if (f.kind == DepKind::Flow && f.distance == 0 && k.in_loop(f_dst, loop) && only_compute_engine(k, f_dst) == engine)
             return "";
+        }
       }
     }
     // Otherwise address-rotation must ring every tile the two share, so that the iterations
@@ -274,7 +280,8 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
     auto unrestored_cut = [&](InstId id) -> std::string {
       if (is_staged(id)) return "";
       const auto in_stage = [&](InstId x) { return candidate_set.count(x) && !out_set.count(x); };
-      for (const DepEdgeRef& e : g.in_edges(id)) {
+      for (auto [it, last] = boost::in_edges(static_cast<size_t>(id), graph); it != last; ++it) {
+        const DepEdgeRef e{static_cast<InstId>(boost::source(*it, graph)), id, graph[*it]};
         if (!cuttable(k, loop, e) || e.props.is_explicit || k.insts[e.src].attrs.has(attr::kZeroInit)) continue;
         if (std::string why = unrestored(e, in_stage); !why.empty()) return why;
       }
