@@ -1,9 +1,11 @@
 #include "sched/passes/separate_load_compute.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
+#include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -141,14 +143,14 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
   // Edges are read in place below where nothing changes the graph meanwhile
   // (DepGraph::in_edges/out_edges copy them into a vector per call).
   const DepGraph::Graph& graph = g.graph();
-  auto produced_this_iteration = [&](InstId id, const std::unordered_set<InstId>& disqualified) {
+  auto produced_this_iteration = [&](InstId id, const std::vector<char>& disqualified) {
     for (auto [it, last] = boost::in_edges(static_cast<size_t>(id), graph); it != last; ++it) {
       const DepEdgeRef e{static_cast<InstId>(boost::source(*it, graph)), id, graph[*it]};
       if (e.props.distance != 0 || !k.in_loop(e.src, loop) || e.props.kind == DepKind::Ordered) continue;
       const Instruction& src = k.insts[e.src];
       if (src.attrs.has(attr::kZeroInit)) continue;
       if (!load_class(e.src) || src.loop != loop) return true;
-      if (e.props.kind == DepKind::Flow && disqualified.count(e.src)) return true;
+      if (e.props.kind == DepKind::Flow && disqualified[static_cast<size_t>(e.src)]) return true;
     }
     return false;
   };
@@ -235,16 +237,25 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
     loads.clear();
     anchor = kNoId;
     std::vector<InstId> candidates, out;
-    std::unordered_set<InstId> candidate_set, out_set;
+    // Membership and positions by instruction id in arrays (hash sets of 100k ids before);
+    // nothing is added to the kernel while classifying.
+    std::vector<char> candidate_set(k.insts.size(), 0), out_set(k.insts.size(), 0);
     const std::vector<InstId> body = region_of(k, loop);
-    std::unordered_map<InstId, size_t> body_index;
-    for (size_t i = 0; i < body.size(); ++i) body_index.emplace(body[i], i);
+    constexpr size_t kNotInBody = SIZE_MAX;
+    std::vector<size_t> body_pos(k.insts.size(), kNotInBody);
+    for (size_t i = 0; i < body.size(); ++i)
+      if (body_pos[static_cast<size_t>(body[i])] == kNotInBody) body_pos[static_cast<size_t>(body[i])] = i;
+    const auto body_index = [&](InstId id) {
+      const size_t i = body_pos[static_cast<size_t>(id)];
+      if (i == kNotInBody) throw std::out_of_range("separate-load-compute: instruction not in the loop body");
+      return i;
+    };
     std::optional<MoveBlocker> move_blocker;  // built when first asked
     for (InstId id : body) {
       const Instruction& in = k.insts[id];
       if (in.attrs.has(attr::kZeroInit) || in.attrs.has(attr::kSeparationBarrier)) continue;  // already stage 0 / the fence
       if (load_class(id))
-        candidates.push_back(id), candidate_set.insert(id);
+        candidates.push_back(id), candidate_set[static_cast<size_t>(id)] = 1;
       else if (anchor == kNoId)
         anchor = id;
     }
@@ -259,10 +270,10 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
       if (loop_between(k, loop, fence, id)) {
         why = "it follows a loop nested after the first compute instruction";
       } else if (!scheduled_later && !known_engine(k, id).empty()) {
-        const auto from = body.begin() + static_cast<std::ptrdiff_t>(body_index.at(fence)),
-                   to = body.begin() + static_cast<std::ptrdiff_t>(body_index.at(id));
+        const auto from = body.begin() + static_cast<std::ptrdiff_t>(body_index(fence)),
+                   to = body.begin() + static_cast<std::ptrdiff_t>(body_index(id));
         for (auto it = from; it < to && why.empty(); ++it) {
-          const bool waits = !load_class(*it) || out_set.count(*it);
+          const bool waits = !load_class(*it) || out_set[static_cast<size_t>(*it)];
           if (*it != barrier && waits && known_engine(k, *it) == known_engine(k, id))
             why = "it follows " + k.display_name(*it) + " on " + known_engine(k, id) + ", which waits for the fence";
         }
@@ -279,7 +290,7 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
     // back into it since (prefetch-schedule's across loop entries) is kept, not cut again.
     auto unrestored_cut = [&](InstId id) -> std::string {
       if (is_staged(id)) return "";
-      const auto in_stage = [&](InstId x) { return candidate_set.count(x) && !out_set.count(x); };
+      const auto in_stage = [&](InstId x) { return candidate_set[static_cast<size_t>(x)] && !out_set[static_cast<size_t>(x)]; };
       for (auto [it, last] = boost::in_edges(static_cast<size_t>(id), graph); it != last; ++it) {
         const DepEdgeRef e{static_cast<InstId>(boost::source(*it, graph)), id, graph[*it]};
         if (!cuttable(k, loop, e) || e.props.is_explicit || k.insts[e.src].attrs.has(attr::kZeroInit)) continue;
@@ -290,16 +301,16 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
     for (bool changed = true; changed;) {  // disqualification spreads along Flow between loads
       changed = false;
       for (InstId id : candidates) {
-        if (out_set.count(id)) continue;
+        if (out_set[static_cast<size_t>(id)]) continue;
         if (produced_this_iteration(id, out_set)) {
-          out.push_back(id), out_set.insert(id);
+          out.push_back(id), out_set[static_cast<size_t>(id)] = 1;
           changed = true;
         } else if (std::string why = unreachable(id); !why.empty()) {
-          out.push_back(id), out_set.insert(id);
+          out.push_back(id), out_set[static_cast<size_t>(id)] = 1;
           kept_ordered.push_back({id, why});
           changed = true;
         } else if (std::string why = unrestored_cut(id); !why.empty()) {
-          out.push_back(id), out_set.insert(id);
+          out.push_back(id), out_set[static_cast<size_t>(id)] = 1;
           kept_ordered.push_back({id, why});
           changed = true;
         }
@@ -309,7 +320,7 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
     std::unordered_set<InstId> kept_set;
     for (const auto& p : kept_ordered) kept_set.insert(p.first);
     for (InstId id : candidates) {
-      if (out_set.count(id)) {
+      if (out_set[static_cast<size_t>(id)]) {
         if (!kept_set.count(id))
           ctx.log->debug("{}: disqualified {} due to flow dependencies", where, k.display_name(id));
         continue;
