@@ -165,13 +165,15 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
   // The cut may only remove an order that something restores, or it is a race (seed 000:
   // "the cut alone does not multi-buffer"). Why the cut of `e` (into load `id`) would not be
   // restored, or "" when it would be. `in_stage` tells the loads still qualified.
-  std::optional<std::vector<InstId>> order;  // the program order, when a tile's ring is asked about
+  // Each tensor's users in program order, when a tile's ring is asked about: what
+  // rotation_candidate reads of the program order (the whole order per tile before).
+  std::optional<std::vector<std::vector<InstId>>> users;
   std::map<int, std::string> ring_blocker;  // tensor -> why address-rotation will not ring it ("" if it will)
   // A tile rotation could ring is ringed only by an address-rotation of its space later in
   // this pipeline (nothing between changes which tiles it may ring).
   auto ring_blocker_of = [&](int tensor) -> std::string {
-    if (!order) order = k.program_order();
-    const std::string why = rotation_candidate(k, loop, tensor, *order).blocker;
+    if (!users) users = users_by_tensor(k);
+    const std::string why = rotation_candidate(k, loop, tensor, (*users)[static_cast<size_t>(tensor)]).blocker;
     if (!why.empty()) return "address-rotation cannot ring the tile, as " + why;
     const std::string& space = k.tensors[static_cast<size_t>(tensor)].space;
     for (const auto& [pass, options] : ctx.later)
