@@ -8,24 +8,51 @@
 
 namespace tandem {
 
-std::string print_access(const Kernel& k, const Access& a) {
+namespace {
+
+// An expression's text appended (AffineExpr::str, without its string for a constant).
+void append_expr(std::string& s, const AffineExpr& e) {
+  if (e.is_constant()) s += std::to_string(e.constant);
+  else s += e.str();
+}
+
+// print_access appended to `s` (the printer writes 100k instructions into one string).
+void append_access(std::string& s, const Kernel& k, const Access& a) {
   const Tensor& t = k.tensors[a.tensor_id];
   if (t.register_file) {
     const IndexRange& r = a.dims[0];
-    std::string s = t.name + "[" + std::to_string(r.lo.constant);
-    if (r.hi.constant - 1 != r.lo.constant) s += ":" + std::to_string(r.hi.constant - 1);
-    return s + "]";
+    s += t.name;
+    s += '[';
+    s += std::to_string(r.lo.constant);
+    if (r.hi.constant - 1 != r.lo.constant) {
+      s += ':';
+      s += std::to_string(r.hi.constant - 1);
+    }
+    s += ']';
+    return;
   }
-  std::string s = "%" + t.name;
-  if (a.whole()) return s;
-  s += "[";
+  s += '%';
+  s += t.name;
+  if (a.whole()) return;
+  s += '[';
   for (size_t d = 0; d < a.dims.size(); ++d) {
     if (d) s += ", ";
     const IndexRange& r = a.dims[d];
-    s += r.lo.str();
-    if (!r.single) s += (r.lo.is_constant() && r.hi.is_constant() ? ":" : " : ") + r.hi.str();
+    append_expr(s, r.lo);
+    if (!r.single) {
+      s += r.lo.is_constant() && r.hi.is_constant() ? ":" : " : ";
+      append_expr(s, r.hi);
+    }
   }
-  return s + "]";
+  s += ']';
+}
+
+}  // namespace
+
+std::string print_access(const Kernel& k, const Access& a) {
+  std::string s;
+  append_access(s, k, a);
+  return s;
 }
 
 namespace {
@@ -183,7 +210,7 @@ class Printer {
   void list(const std::vector<Access>& as) {
     for (size_t i = 0; i < as.size(); ++i) {
       out_ += i ? ", " : " ";
-      out_ += print_access(k_, as[i]);
+      append_access(out_, k_, as[i]);
     }
   }
 
