@@ -5,6 +5,8 @@
 // can be stopped at a CPU time limit ("> N s").
 //
 //   build/bin/sched_bench [MAX_INSTRUCTIONS=100000] [LIMIT_S=60]
+//   build/bin/sched_bench --kernel FAMILY N    (prints family FAMILY's kernel of N
+//                                              instructions, to profile `tandem opt` on it)
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -145,6 +147,10 @@ Result best_of(const std::string& text, const std::string& what, int limit_s) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 4 && std::string(argv[1]) == "--kernel") {
+    std::fputs(family_text(argv[2][0], std::atoll(argv[3])).c_str(), stdout);
+    return 0;
+  }
   const int64_t max_n = argc > 1 ? std::atoll(argv[1]) : 100000;
   const int limit_s = argc > 2 ? std::atoi(argv[2]) : 60;
   std::vector<int64_t> sizes;

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <cstdint>
+#include <functional>
+#include <string_view>
 
 #include "sched/analysis/capacity.h"
 #include "sched/ir/kernel_queries.h"
@@ -46,10 +49,23 @@ class Verifier {
   std::string block_name(LoopId l) const { return l == kNoId ? "the kernel body" : "the body of " + loop_name(l); }
 
   void tensors() {
-    std::set<std::string> names;
-    for (const Tensor& t : k_.tensors) {
-      if (!names.insert(t.name).second) problem("tensor %" + t.name + " is declared twice");
-      const SpaceInfo* space = k_.target->space(t.space);
+    // A tensor repeats a name when an earlier one has it. A flat hash table of indices (a
+    // kernel may have 100k tensors; a set would allocate a node for each after every pass).
+    size_t slots = 16;
+    while (slots < 2 * k_.tensors.size()) slots *= 2;
+    tensor_slots_.assign(slots, kEmpty);
+    std::vector<bool> repeated(k_.tensors.size(), false);
+    const SpaceInfo* space = nullptr;
+    for (size_t i = 0; i < k_.tensors.size(); ++i) {
+      uint32_t& slot = tensor_slot(k_.tensors[i].name);
+      if (slot == kEmpty) slot = static_cast<uint32_t>(i);
+      else repeated[i] = true;
+    }
+    for (size_t i = 0; i < k_.tensors.size(); ++i) {
+      const Tensor& t = k_.tensors[i];
+      if (repeated[i]) problem("tensor %" + t.name + " is declared twice");
+      // Most tensors share a few spaces: look a space up again only when it changes.
+      if (i == 0 || t.space != k_.tensors[i - 1].space) space = k_.target->space(t.space);
       if (!space) problem("tensor %" + t.name + " is in space '" + t.space + "', which the target does not have");
       for (int64_t d : t.shape)
         if (d <= 0) problem("tensor %" + t.name + " has a dimension of " + std::to_string(d));
@@ -119,16 +135,15 @@ class Verifier {
   // Names, opcodes, engines and every access of every live instruction.
   void instructions() {
     std::map<std::string, InstId> names;
-    std::set<std::string> loop_vars, tensor_names;
+    std::set<std::string> loop_vars;
     for (const Loop& l : k_.loops) loop_vars.insert(l.iv.empty() ? l.iv : l.iv.substr(1));
-    for (const Tensor& t : k_.tensors) tensor_names.insert(t.name);
     for (size_t i = 0; i < k_.insts.size(); ++i) {
       const Instruction& in = k_.insts[i];
       const InstId id = static_cast<InstId>(i);
       if (in.erased) continue;
       if (!in.name.empty()) {
         if (!names.emplace(in.name, id).second) problem("two instructions are named %" + in.name);
-        if (tensor_names.count(in.name)) problem("instruction %" + in.name + " has the name of a tensor");
+        if (is_tensor_name(in.name)) problem("instruction %" + in.name + " has the name of a tensor");
         if (loop_vars.count(in.name)) problem("instruction %" + in.name + " has the name of a loop variable");
       }
       const OpcodeInfo* op = k_.target->opcode(in.opcode);
@@ -151,7 +166,10 @@ class Verifier {
         if (l == loop) return true;
       return false;
     }
-    return k_.in_loop(id, loop);
+    const LoopId innermost = inst_loop_.empty() ? k_.insts[static_cast<size_t>(id)].loop : inst_loop_[static_cast<size_t>(id)];
+    for (LoopId l = innermost; l != kNoId; l = k_.loops[static_cast<size_t>(l)].parent)  // as Kernel::in_loop
+      if (l == loop) return true;
+    return false;
   }
 
   void access(InstId id, const Access& a) {
@@ -162,12 +180,12 @@ class Verifier {
       return;
     }
     const Tensor& t = k_.tensors[static_cast<size_t>(a.tensor_id)];
-    const std::string tensor = (t.register_file ? "" : "%") + t.name;
-    if (a.tensor != t.name) problem(who() + " accesses '" + a.tensor + "' resolved to " + tensor);
+    const auto tensor = [&] { return (t.register_file ? "" : "%") + t.name; };  // messages only
+    if (a.tensor != t.name) problem(who() + " accesses '" + a.tensor + "' resolved to " + tensor());
     if (a.whole()) return;
     const size_t rank = t.register_file ? 1 : t.shape.size();
     if (a.dims.size() != rank) {
-      problem(who() + " accesses " + tensor + " with " + std::to_string(a.dims.size()) + " indices but it has " +
+      problem(who() + " accesses " + tensor() + " with " + std::to_string(a.dims.size()) + " indices but it has " +
               std::to_string(rank) + " dimensions");
       return;
     }
@@ -185,10 +203,10 @@ class Verifier {
             continue;
           }
           if (!valid_loop(term.loop) || k_.loops[static_cast<size_t>(term.loop)].iv != term.symbol) {
-            once(who() + " names " + term.symbol + " in its access to " + tensor + ", which is no loop's variable");
+            once(who() + " names " + term.symbol + " in its access to " + tensor() + ", which is no loop's variable");
             in_scope = false;
           } else if (!encloses(term.loop, id)) {
-            once(who() + " names loop variable " + term.symbol + " outside its loop (in its access to " + tensor + ")");
+            once(who() + " names loop variable " + term.symbol + " outside its loop (in its access to " + tensor() + ")");
             in_scope = false;
           }
         }
@@ -198,10 +216,10 @@ class Verifier {
       const int64_t size = t.register_file ? (space ? space->registers : 0) : t.shape[d];
       const int64_t lo = value_range(k_, a.dims[d].lo).first, hi = value_range(k_, a.dims[d].hi).second;
       if (lo < 0 || hi > size)
-        problem(who() + " accesses " + tensor + " out of bounds: dimension " + std::to_string(d) + " reaches [" +
+        problem(who() + " accesses " + tensor() + " out of bounds: dimension " + std::to_string(d) + " reaches [" +
                 std::to_string(lo) + ", " + std::to_string(hi) + ") but its size is " + std::to_string(size));
       else if (value_range(k_, a.dims[d].hi - a.dims[d].lo).first <= 0)
-        problem(who() + " accesses an empty range of " + tensor + " in dimension " + std::to_string(d));
+        problem(who() + " accesses an empty range of " + tensor() + " in dimension " + std::to_string(d));
     }
   }
 
@@ -217,7 +235,7 @@ class Verifier {
         problem(line() + ": instruction " + inst_name(end) + " does not exist");
         return;
       }
-      if (k_.insts[static_cast<size_t>(end)].erased) {
+      if (erased_[static_cast<size_t>(end)]) {
         problem(line() + ": " + inst_name(end) + " is erased");
         return;
       }
@@ -235,13 +253,40 @@ class Verifier {
     if (g_.num_vertices() != k_.insts.size())
       problem("the dependence graph has " + std::to_string(g_.num_vertices()) + " vertices for " +
               std::to_string(k_.insts.size()) + " instructions");
-    for (const DepEdgeRef& e : g_.edges())
-      edge("edge", e.src, e.dst, static_cast<int>(e.props.kind), e.props.distance, e.props.loop);
+    // Each instruction's erased flag and innermost loop in a flat copy: the edges reach the
+    // instructions in no useful order, and a kernel's arena outgrows the caches.
+    erased_.resize(k_.insts.size());
+    inst_loop_.resize(k_.insts.size());
+    for (size_t i = 0; i < k_.insts.size(); ++i) {
+      erased_[i] = k_.insts[i].erased;
+      inst_loop_[i] = k_.insts[i].loop;
+    }
+    const DepGraph::Graph& graph = g_.graph();
+    for (auto [it, end] = boost::edges(graph); it != end; ++it) {
+      const DepEdge& e = graph[*it];
+      edge("edge", static_cast<InstId>(boost::source(*it, graph)), static_cast<InstId>(boost::target(*it, graph)),
+           static_cast<int>(e.kind), e.distance, e.loop);
+    }
     for (const ExplicitDep& d : k_.explicit_deps) edge("dep line", d.src, d.dst, d.kind, d.distance, d.loop);
   }
 
+  static constexpr uint32_t kEmpty = UINT32_MAX;
+  // The slot of tensor_slots_ that holds the first tensor named `name`, or the empty slot
+  // where it would go (linear probing; the table is at most half full).
+  uint32_t& tensor_slot(std::string_view name) {
+    const size_t mask = tensor_slots_.size() - 1;
+    for (size_t h = std::hash<std::string_view>{}(name) & mask;; h = (h + 1) & mask) {
+      uint32_t& slot = tensor_slots_[h];
+      if (slot == kEmpty || k_.tensors[slot].name == name) return slot;
+    }
+  }
+  bool is_tensor_name(std::string_view name) { return tensor_slot(name) != kEmpty; }
+
   const Kernel& k_;
   const DepGraph& g_;
+  std::vector<uint32_t> tensor_slots_;  // tensors() fills it
+  std::vector<uint8_t> erased_;         // edges() fills them
+  std::vector<LoopId> inst_loop_;
   bool structure_ok_ = false;
   std::vector<std::string> problems_;
 };

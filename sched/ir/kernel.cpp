@@ -83,10 +83,20 @@ std::vector<LoopId> Kernel::loop_nest(InstId inst) const {
 }
 
 LoopId Kernel::common_loop(InstId a, InstId b) const {
-  std::vector<LoopId> na = loop_nest(a), nb = loop_nest(b);
-  LoopId common = kNoId;
-  for (size_t i = 0; i < na.size() && i < nb.size() && na[i] == nb[i]; ++i) common = na[i];
-  return common;
+  // The last loop the two nests share from the outermost: their chains of parents brought to
+  // the same length, then walked up together until they meet (no nest vectors: the printer
+  // asks this for every carried dep line).
+  const auto depth = [this](LoopId l) {
+    int d = 0;
+    for (; l != kNoId; l = loops[l].parent) ++d;
+    return d;
+  };
+  LoopId la = insts[a].loop, lb = insts[b].loop;
+  int da = depth(la), db = depth(lb);
+  for (; da > db; --da) la = loops[la].parent;
+  for (; db > da; --db) lb = loops[lb].parent;
+  while (la != lb) la = loops[la].parent, lb = loops[lb].parent;
+  return la;
 }
 
 InstId Kernel::add_inst(Instruction inst) {

@@ -54,6 +54,11 @@ class Parser {
     if (attrs_before_block()) k_.attrs = parse_attrs();
     (void)k_.live_out_registers();  // a malformed live_out is the kernel header's error
     expect(Tok::LBrace, "'{' to open the kernel body");
+    // Room for a statement per line up front: growing by doubling moved every instruction
+    // and tensor read so far (100k-instruction kernels); pages never written are not resident.
+    const size_t lines = static_cast<size_t>(std::max(toks_.back().loc.line, 1));
+    k_.insts.reserve(lines);
+    k_.tensors.reserve(k_.tensors.size() + lines);
     parse_block(kNoId, k_.body);
     expect(Tok::RBrace, "'}'");
     if (peek().kind != Tok::End) fail(peek().loc, "unexpected " + describe(peek()) + " after the kernel");

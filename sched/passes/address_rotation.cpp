@@ -226,18 +226,24 @@ void AddressRotationPass::run(PassContext& ctx) {
       for (InstId x : all) {
         const bool completion = is_writer.count(x) > 0;
         bool covered = false;
-        for (const DepEdgeRef& e : g.out_edges(x))
-          covered = covered || (e.props.distance == 0 && e.dst != x && is_user.count(e.dst) &&
-                                (e.props.kind == DepKind::Flow || e.props.kind == DepKind::Output ||
-                                 (!completion && e.props.kind == DepKind::Anti)));
+        const DepGraph::Graph& graph = g.graph();  // edges read in place: no copy per user
+        for (auto [it, last] = boost::out_edges(static_cast<size_t>(x), graph); it != last && !covered; ++it) {
+          const DepEdge& e = graph[*it];
+          const InstId dst = static_cast<InstId>(boost::target(*it, graph));
+          covered = e.distance == 0 && dst != x && is_user.count(dst) &&
+                    (e.kind == DepKind::Flow || e.kind == DepKind::Output || (!completion && e.kind == DepKind::Anti));
+        }
         if (!covered) sources.push_back(x);
       }
       std::vector<InstId> heads;  // writers no earlier writer orders
       for (InstId w : writers) {
         bool inherits = false;
-        for (const DepEdgeRef& e : g.in_edges(w))
-          inherits = inherits || (e.props.distance == 0 && e.props.kind != DepKind::Ordered && is_writer.count(e.src) &&
-                                  e.src != w);
+        const DepGraph::Graph& graph = g.graph();
+        for (auto [it, last] = boost::in_edges(static_cast<size_t>(w), graph); it != last && !inherits; ++it) {
+          const DepEdge& e = graph[*it];
+          const InstId src = static_cast<InstId>(boost::source(*it, graph));
+          inherits = e.distance == 0 && e.kind != DepKind::Ordered && is_writer.count(src) && src != w;
+        }
         if (!inherits) heads.push_back(w);
       }
       for (InstId w : heads)

@@ -1,6 +1,7 @@
 #include "sched/passes/list_schedule.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <queue>
 
@@ -53,19 +54,25 @@ void ListSchedulePass::run(PassContext& ctx) {
   collect_runs(k, k.body, runs);
 
   int64_t longest = 0, busiest = 0;
+  // Each instruction's position in the run being scheduled, kNotInRun elsewhere: one array
+  // for every run, each run's entries cleared after it.
+  constexpr size_t kNotInRun = SIZE_MAX;
+  std::vector<size_t> index(k.insts.size(), kNotInRun);
   for (const std::vector<InstId>& run : runs) {
     const size_t n = run.size();
-    std::map<InstId, size_t> index;
-    for (size_t i = 0; i < n; ++i) index[run[i]] = i;
+    for (size_t i = 0; i < n; ++i) index[static_cast<size_t>(run[i])] = i;
     RunGraph run_graph(n);
     std::vector<int> preds(n, 0);
+    const DepGraph::Graph& graph = g.graph();  // edges read in place: no copy per instruction
     for (size_t i = 0; i < n; ++i)
-      for (const DepEdgeRef& e : g.out_edges(run[i])) {
-        auto it = index.find(e.dst);
-        if (e.props.distance != 0 || it == index.end()) continue;
-        boost::add_edge(i, it->second, run_graph);
-        ++preds[it->second];
+      for (auto [it, last] = boost::out_edges(static_cast<size_t>(run[i]), graph); it != last; ++it) {
+        const size_t dst = boost::target(*it, graph);
+        const size_t at = dst < index.size() ? index[dst] : kNotInRun;
+        if (graph[*it].distance != 0 || at == kNotInRun) continue;
+        boost::add_edge(i, at, run_graph);
+        ++preds[at];
       }
+    for (size_t i = 0; i < n; ++i) index[static_cast<size_t>(run[i])] = kNotInRun;
     // Priority: instructions on the longest path from here to the end of the run. Boost's
     // topological sort lists successors before predecessors (edges may point backwards in
     // the text: explicit ones), so each height is final when it is read.

@@ -1,6 +1,9 @@
 #include "sched/passes/pass_manager.h"
 
 #include <memory>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <ostream>
 #include <stdexcept>
 
@@ -133,6 +136,12 @@ void run_pipeline(Kernel& k, DepGraph& g, const std::vector<PipelineStep>& steps
       diag << "# IR after " << step.text << "\n" << print_kernel(k, &g);
     }
   }
+#ifdef __GLIBC__
+  // The analysis' and the passes' temporaries are freed by now; give their pages back, so
+  // that what follows (printing the kernel) does not add to them. Peak RSS of `tandem opt`
+  // on 100k instructions.
+  malloc_trim(0);
+#endif
   if (reference && !steps.empty() && reference->difference(k))
     for (const auto& [step, kernel] : after_pass)
       if (auto difference = reference->difference(kernel))

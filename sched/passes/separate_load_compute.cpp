@@ -1,9 +1,11 @@
 #include "sched/passes/separate_load_compute.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
+#include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -138,13 +140,17 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
   // It may not either when the compute stage still uses its destination earlier in this
   // iteration (a distance-0 Anti or Output edge): such a load already prefetches for the
   // next iteration, and a stage earlier it would clobber what is being read.
-  auto produced_this_iteration = [&](InstId id, const std::unordered_set<InstId>& disqualified) {
-    for (const DepEdgeRef& e : g.in_edges(id)) {
+  // Edges are read in place below where nothing changes the graph meanwhile
+  // (DepGraph::in_edges/out_edges copy them into a vector per call).
+  const DepGraph::Graph& graph = g.graph();
+  auto produced_this_iteration = [&](InstId id, const std::vector<char>& disqualified) {
+    for (auto [it, last] = boost::in_edges(static_cast<size_t>(id), graph); it != last; ++it) {
+      const DepEdgeRef e{static_cast<InstId>(boost::source(*it, graph)), id, graph[*it]};
       if (e.props.distance != 0 || !k.in_loop(e.src, loop) || e.props.kind == DepKind::Ordered) continue;
       const Instruction& src = k.insts[e.src];
       if (src.attrs.has(attr::kZeroInit)) continue;
       if (!load_class(e.src) || src.loop != loop) return true;
-      if (e.props.kind == DepKind::Flow && disqualified.count(e.src)) return true;
+      if (e.props.kind == DepKind::Flow && disqualified[static_cast<size_t>(e.src)]) return true;
     }
     return false;
   };
@@ -159,13 +165,15 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
   // The cut may only remove an order that something restores, or it is a race (seed 000:
   // "the cut alone does not multi-buffer"). Why the cut of `e` (into load `id`) would not be
   // restored, or "" when it would be. `in_stage` tells the loads still qualified.
-  std::optional<std::vector<InstId>> order;  // the program order, when a tile's ring is asked about
+  // Each tensor's users in program order, when a tile's ring is asked about: what
+  // rotation_candidate reads of the program order (the whole order per tile before).
+  std::optional<std::vector<std::vector<InstId>>> users;
   std::map<int, std::string> ring_blocker;  // tensor -> why address-rotation will not ring it ("" if it will)
   // A tile rotation could ring is ringed only by an address-rotation of its space later in
   // this pipeline (nothing between changes which tiles it may ring).
   auto ring_blocker_of = [&](int tensor) -> std::string {
-    if (!order) order = k.program_order();
-    const std::string why = rotation_candidate(k, loop, tensor, *order).blocker;
+    if (!users) users = users_by_tensor(k);
+    const std::string why = rotation_candidate(k, loop, tensor, (*users)[static_cast<size_t>(tensor)]).blocker;
     if (!why.empty()) return "address-rotation cannot ring the tile, as " + why;
     const std::string& space = k.tensors[static_cast<size_t>(tensor)].space;
     for (const auto& [pass, options] : ctx.later)
@@ -187,10 +195,12 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
       const std::string engine = only_compute_engine(k, e.src);
       if (!engine.empty() && engine == only_compute_engine(k, e.dst)) {
         if (e.props.kind == DepKind::Anti) return "";
-        for (const DepEdgeRef& f : g.out_edges(e.src))
-          if (f.props.kind == DepKind::Flow && f.props.distance == 0 && k.in_loop(f.dst, loop) &&
-              only_compute_engine(k, f.dst) == engine)
+        for (auto [it, last] = boost::out_edges(static_cast<size_t>(e.src), graph); it != last; ++it) {
+          const DepEdge& f = graph[*it];
+          const InstId f_dst = static_cast<InstId>(boost::target(*it, graph));
+          if (f.kind == DepKind::Flow && f.distance == 0 && k.in_loop(f_dst, loop) && only_compute_engine(k, f_dst) == engine)
             return "";
+        }
       }
     }
     // Otherwise address-rotation must ring every tile the two share, so that the iterations
@@ -229,16 +239,25 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
     loads.clear();
     anchor = kNoId;
     std::vector<InstId> candidates, out;
-    std::unordered_set<InstId> candidate_set, out_set;
+    // Membership and positions by instruction id in arrays (hash sets of 100k ids before);
+    // nothing is added to the kernel while classifying.
+    std::vector<char> candidate_set(k.insts.size(), 0), out_set(k.insts.size(), 0);
     const std::vector<InstId> body = region_of(k, loop);
-    std::unordered_map<InstId, size_t> body_index;
-    for (size_t i = 0; i < body.size(); ++i) body_index.emplace(body[i], i);
+    constexpr size_t kNotInBody = SIZE_MAX;
+    std::vector<size_t> body_pos(k.insts.size(), kNotInBody);
+    for (size_t i = 0; i < body.size(); ++i)
+      if (body_pos[static_cast<size_t>(body[i])] == kNotInBody) body_pos[static_cast<size_t>(body[i])] = i;
+    const auto body_index = [&](InstId id) {
+      const size_t i = body_pos[static_cast<size_t>(id)];
+      if (i == kNotInBody) throw std::out_of_range("separate-load-compute: instruction not in the loop body");
+      return i;
+    };
     std::optional<MoveBlocker> move_blocker;  // built when first asked
     for (InstId id : body) {
       const Instruction& in = k.insts[id];
       if (in.attrs.has(attr::kZeroInit) || in.attrs.has(attr::kSeparationBarrier)) continue;  // already stage 0 / the fence
       if (load_class(id))
-        candidates.push_back(id), candidate_set.insert(id);
+        candidates.push_back(id), candidate_set[static_cast<size_t>(id)] = 1;
       else if (anchor == kNoId)
         anchor = id;
     }
@@ -253,10 +272,10 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
       if (loop_between(k, loop, fence, id)) {
         why = "it follows a loop nested after the first compute instruction";
       } else if (!scheduled_later && !known_engine(k, id).empty()) {
-        const auto from = body.begin() + static_cast<std::ptrdiff_t>(body_index.at(fence)),
-                   to = body.begin() + static_cast<std::ptrdiff_t>(body_index.at(id));
+        const auto from = body.begin() + static_cast<std::ptrdiff_t>(body_index(fence)),
+                   to = body.begin() + static_cast<std::ptrdiff_t>(body_index(id));
         for (auto it = from; it < to && why.empty(); ++it) {
-          const bool waits = !load_class(*it) || out_set.count(*it);
+          const bool waits = !load_class(*it) || out_set[static_cast<size_t>(*it)];
           if (*it != barrier && waits && known_engine(k, *it) == known_engine(k, id))
             why = "it follows " + k.display_name(*it) + " on " + known_engine(k, id) + ", which waits for the fence";
         }
@@ -273,8 +292,9 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
     // back into it since (prefetch-schedule's across loop entries) is kept, not cut again.
     auto unrestored_cut = [&](InstId id) -> std::string {
       if (is_staged(id)) return "";
-      const auto in_stage = [&](InstId x) { return candidate_set.count(x) && !out_set.count(x); };
-      for (const DepEdgeRef& e : g.in_edges(id)) {
+      const auto in_stage = [&](InstId x) { return candidate_set[static_cast<size_t>(x)] && !out_set[static_cast<size_t>(x)]; };
+      for (auto [it, last] = boost::in_edges(static_cast<size_t>(id), graph); it != last; ++it) {
+        const DepEdgeRef e{static_cast<InstId>(boost::source(*it, graph)), id, graph[*it]};
         if (!cuttable(k, loop, e) || e.props.is_explicit || k.insts[e.src].attrs.has(attr::kZeroInit)) continue;
         if (std::string why = unrestored(e, in_stage); !why.empty()) return why;
       }
@@ -283,16 +303,16 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
     for (bool changed = true; changed;) {  // disqualification spreads along Flow between loads
       changed = false;
       for (InstId id : candidates) {
-        if (out_set.count(id)) continue;
+        if (out_set[static_cast<size_t>(id)]) continue;
         if (produced_this_iteration(id, out_set)) {
-          out.push_back(id), out_set.insert(id);
+          out.push_back(id), out_set[static_cast<size_t>(id)] = 1;
           changed = true;
         } else if (std::string why = unreachable(id); !why.empty()) {
-          out.push_back(id), out_set.insert(id);
+          out.push_back(id), out_set[static_cast<size_t>(id)] = 1;
           kept_ordered.push_back({id, why});
           changed = true;
         } else if (std::string why = unrestored_cut(id); !why.empty()) {
-          out.push_back(id), out_set.insert(id);
+          out.push_back(id), out_set[static_cast<size_t>(id)] = 1;
           kept_ordered.push_back({id, why});
           changed = true;
         }
@@ -302,7 +322,7 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
     std::unordered_set<InstId> kept_set;
     for (const auto& p : kept_ordered) kept_set.insert(p.first);
     for (InstId id : candidates) {
-      if (out_set.count(id)) {
+      if (out_set[static_cast<size_t>(id)]) {
         if (!kept_set.count(id))
           ctx.log->debug("{}: disqualified {} due to flow dependencies", where, k.display_name(id));
         continue;

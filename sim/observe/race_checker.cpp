@@ -157,6 +157,11 @@ void RaceChecker::advance(Picos watermark, int64_t min_seq) {
       }
       return next_same_[i];
     };
+    // Writes from `followed_n` on come after a future read (events are in program order): no
+    // cover among them. Usually none lies beyond the next few, and the same-box index (a sort
+    // of every live write, 22 % of advance on a GEMM K loop) is not needed.
+    size_t followed_n = settled_n;
+    while (followed_n < events.size() && events[followed_n].seq < settled) ++followed_n;
     drop_.assign(events.size(), false);
     for (size_t i = 0; i < settled_n; ++i) {
       const Event& old = events[i];
@@ -169,7 +174,7 @@ void RaceChecker::advance(Picos watermark, int64_t min_seq) {
         found = true;
         break;
       }
-      if (!found) {
+      if (!found && i + 9 < followed_n) {
         const size_t j = next_same(i);
         if (j < events.size() && j > i + 8 && events[j].seq < settled && events[j].end <= watermark &&
             events[j].box == old.box) {
