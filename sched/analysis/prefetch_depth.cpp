@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "sched/analysis/tile_dependence.h"
 
@@ -79,7 +80,41 @@ double one_buffer_chain_ns(const BoundsInput& in, const DepGraph& g, LoopId loop
   double chain = 0;
   for (InstId r : readers)
     if (const auto it = at.find(r); it != at.end()) chain = std::max(chain, it->second.end);
-  return unknown ? 0 : chain;
+  if (unknown) return 0;
+  // A strip (every writer in a loop nested in this one) whose next iteration's writes wait
+  // for this one's users through carried edges the simulator honours per tile: the next
+  // iteration's write of slice j waits only for the last reader of slice j, not for the whole
+  // strip's readers. The recurrence through the buffer is then per slice: the writes and the
+  // reads each run as a stream, and one iteration on one buffer takes the longer stream plus
+  // one slice's write and read (the first slice written before any read, the last read after
+  // every write), not the whole strip's writes followed by all its reads.
+  const std::unordered_set<InstId> users = [&] {
+    std::unordered_set<InstId> u(writers.begin(), writers.end());
+    u.insert(readers.begin(), readers.end());
+    return u;
+  }();
+  bool strip = !writers.empty(), carried = false;
+  double write_stream = 0, read_stream = 0, write_one = 0, read_one = 0;
+  for (InstId w : writers) {
+    const auto it = at.find(w);
+    strip = strip && it != at.end() && it->second.instances > 1;
+    if (!strip) break;
+    write_stream += it->second.one * it->second.instances;
+    write_one = std::max(write_one, it->second.one);
+    for (const DepEdgeRef& e : g.in_edges(w)) {
+      if (e.props.distance == 0 || e.props.loop != loop || !users.count(e.src)) continue;
+      carried = true;
+      strip = strip && !e.props.is_explicit && !e.props.implies && e.props.kind != DepKind::Ordered &&
+              tile_map(k, e.src, w, e.props.distance, loop).has_value();
+    }
+  }
+  if (!strip || !carried) return chain;
+  for (InstId r : readers)
+    if (const auto it = at.find(r); it != at.end()) {
+      read_stream += it->second.one * it->second.instances;
+      read_one = std::max(read_one, it->second.one);
+    }
+  return std::min(chain, std::max(write_stream, read_stream) + write_one + read_one);
 }
 
 std::optional<PrefetchDepth> prefetch_depth(const BoundsInput& in, LoopId loop, int tensor,
