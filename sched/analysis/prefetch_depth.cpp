@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_set>
 #include <vector>
 
 #include "sched/analysis/tile_dependence.h"
@@ -92,7 +93,44 @@ double one_buffer_chain_ns(const BoundsInput& in, const DepGraph& g, LoopId loop
   double chain = 0;
   for (InstId r : readers)
     if (timed[static_cast<size_t>(r)]) chain = std::max(chain, at[static_cast<size_t>(r)].end);
-  return unknown ? 0 : chain;
+  if (unknown) return 0;
+  // A strip (every writer in a loop nested in this one) whose next iteration's writes wait
+  // for this one's users through carried edges the simulator honours per tile: the next
+  // iteration's write of slice j waits only for the last reader of slice j, not for the whole
+  // strip's readers. The recurrence through the buffer is then per slice: the writes and the
+  // reads each run as a stream, and one iteration on one buffer takes the longer stream plus
+  // one slice's write and read (the first slice written before any read, the last read after
+  // every write), not the whole strip's writes followed by all its reads.
+  const std::unordered_set<InstId> users = [&] {
+    std::unordered_set<InstId> u(writers.begin(), writers.end());
+    u.insert(readers.begin(), readers.end());
+    return u;
+  }();
+  bool strip = !writers.empty(), carried = false;
+  double write_stream = 0, read_stream = 0, write_one = 0, read_one = 0;
+  for (InstId w : writers) {
+    const Span& s = at[static_cast<size_t>(w)];
+    strip = strip && timed[static_cast<size_t>(w)] && s.instances > 1;
+    if (!strip) break;
+    write_stream += s.one * s.instances;
+    write_one = std::max(write_one, s.one);
+    for (auto [it, last] = boost::in_edges(static_cast<size_t>(w), graph); it != last; ++it) {
+      const DepEdge& e = graph[*it];
+      const InstId src = static_cast<InstId>(boost::source(*it, graph));
+      if (e.distance == 0 || e.loop != loop || !users.count(src)) continue;
+      carried = true;
+      strip = strip && !e.is_explicit && !e.implies && e.kind != DepKind::Ordered &&
+              tile_map(k, src, w, e.distance, loop).has_value();
+    }
+  }
+  if (!strip || !carried) return chain;
+  for (InstId r : readers)
+    if (timed[static_cast<size_t>(r)]) {
+      const Span& s = at[static_cast<size_t>(r)];
+      read_stream += s.one * s.instances;
+      read_one = std::max(read_one, s.one);
+    }
+  return std::min(chain, std::max(write_stream, read_stream) + write_one + read_one);
 }
 
 std::optional<PrefetchDepth> prefetch_depth(const BoundsInput& in, LoopId loop, int tensor,

@@ -42,7 +42,10 @@ std::optional<PrefetchDepth> prefetch_depth(const BoundsInput& in, LoopId loop, 
 // sibling loop waited for tile by tile; 0 when
 // one on the way is not known: a barrier, or a compute instruction without a cost), which the
 // next iteration's writer waits for on one buffer, is no longer than the loop's resource
-// bound per iteration. A ring would then only let the loads run ahead, competing for the DMA
+// bound per iteration. For a strip (writers in nested loops) whose carried edges into the
+// next iteration's writers the simulator honours per tile, the next write of a slice waits
+// only for that slice's last reader: the chain is then at most the longer of the write and
+// read streams plus one slice's write and read. A ring would then only let the loads run ahead, competing for the DMA
 // engines with the transfers around the loop (docs/passes.md, auto).
 double one_buffer_chain_ns(const BoundsInput& in, const DepGraph& g, LoopId loop, const std::vector<InstId>& writers,
                            const std::vector<InstId>& readers);

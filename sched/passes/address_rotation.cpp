@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <unordered_map>
 #include <unordered_set>
 
 #include <spdlog/spdlog.h>
@@ -10,6 +11,7 @@
 #include "sched/analysis/loop_bounds.h"
 #include "sched/analysis/prefetch_depth.h"
 #include "sched/analysis/rotation_candidate.h"
+#include "sched/analysis/tile_dependence.h"
 #include "sched/ir/attribute_keys.h"
 #include "sched/ir/kernel_queries.h"
 #include "sched/support/error.h"
@@ -222,19 +224,6 @@ void AddressRotationPass::run(PassContext& ctx) {
       // user of iteration i - n ordered before another user, by an edge that waits for what the
       // buffer needs from it, is covered by that user's edge. Such edges stay: only
       // separate-load-compute removes distance-0 edges after this pass, and only queue order.
-      std::vector<InstId> sources;  // the users of iteration i - n no other covers
-      for (InstId x : all) {
-        const bool completion = is_writer.count(x) > 0;
-        bool covered = false;
-        const DepGraph::Graph& graph = g.graph();  // edges read in place: no copy per user
-        for (auto [it, last] = boost::out_edges(static_cast<size_t>(x), graph); it != last && !covered; ++it) {
-          const DepEdge& e = graph[*it];
-          const InstId dst = static_cast<InstId>(boost::target(*it, graph));
-          covered = e.distance == 0 && dst != x && is_user.count(dst) &&
-                    (e.kind == DepKind::Flow || e.kind == DepKind::Output || (!completion && e.kind == DepKind::Anti));
-        }
-        if (!covered) sources.push_back(x);
-      }
       std::vector<InstId> heads;  // writers no earlier writer orders
       for (InstId w : writers) {
         bool inherits = false;
@@ -245,6 +234,39 @@ void AddressRotationPass::run(PassContext& ctx) {
           inherits = e.distance == 0 && e.kind != DepKind::Ordered && is_writer.count(src) && src != w;
         }
         if (!inherits) heads.push_back(w);
+      }
+      // A covering user y stands for x only when the heads wait for all of y's instances of
+      // iteration i - n, and y's last instance for x's last: the simulator honours an edge
+      // per tile where tile_dependence.h has a map (a slice's write then waits only for the
+      // instance of y touching that slice, which need not come after x's instance touching
+      // it), so such an edge covers nothing, and neither does a per-tile x -> y edge.
+      // (No map without a loop of the source's own inside the common one: the usual chain
+      // of users in one loop body is settled without building a map.)
+      auto per_tile = [&](InstId src, InstId dst, int distance) {
+        const LoopId common = distance > 0 ? loop : k.insts[dst].loop;
+        return k.insts[src].loop != common && tile_map(k, src, dst, distance, distance > 0 ? loop : kNoId).has_value();
+      };
+      std::unordered_map<InstId, bool> whole;  // per covering user: every head waits for all of it
+      auto stands_for_all = [&](InstId y) {
+        const auto [it, fresh] = whole.emplace(y, true);
+        if (fresh)
+          it->second =
+              std::none_of(heads.begin(), heads.end(), [&](InstId w) { return per_tile(y, w, static_cast<int>(n)); });
+        return it->second;
+      };
+      std::vector<InstId> sources;  // the users of iteration i - n no other covers
+      for (InstId x : all) {
+        const bool completion = is_writer.count(x) > 0;
+        bool covered = false;
+        const DepGraph::Graph& graph = g.graph();  // edges read in place: no copy per user
+        for (auto [it, last] = boost::out_edges(static_cast<size_t>(x), graph); it != last && !covered; ++it) {
+          const DepEdge& e = graph[*it];
+          const InstId dst = static_cast<InstId>(boost::target(*it, graph));
+          covered = e.distance == 0 && dst != x && is_user.count(dst) &&
+                    (e.kind == DepKind::Flow || e.kind == DepKind::Output || (!completion && e.kind == DepKind::Anti)) &&
+                    !per_tile(x, dst, 0) && stands_for_all(dst);
+        }
+        if (!covered) sources.push_back(x);
       }
       for (InstId w : heads)
         for (InstId x : sources)
