@@ -77,8 +77,8 @@ double one_buffer_chain_ns(const BoundsInput& in, const DepGraph& g, LoopId loop
       if (!same_iteration(*it) || !timed[src]) continue;
       const Span& p = at[src];
       const DepEdge& e = graph[*it];
-      const bool per_tile = p.instances > 1 && k.insts[src].loop != k.insts[v].loop && !e.is_explicit && !e.implies &&
-                            e.kind != DepKind::Ordered && tile_map(k, static_cast<InstId>(src), v);
+      const bool per_tile = p.instances > 1 && k.insts[src].loop != k.insts[v].loop &&
+                            edge_tile_map(k, static_cast<InstId>(src), v, e);
       s.start = std::max(s.start, per_tile ? p.start + p.one : p.end);
       last_wait = std::max(last_wait, p.end);
     }
@@ -119,8 +119,7 @@ double one_buffer_chain_ns(const BoundsInput& in, const DepGraph& g, LoopId loop
       const InstId src = static_cast<InstId>(boost::source(*it, graph));
       if (e.distance == 0 || e.loop != loop || !users.count(src)) continue;
       carried = true;
-      strip = strip && !e.is_explicit && !e.implies && e.kind != DepKind::Ordered &&
-              tile_map(k, src, w, e.distance, loop).has_value();
+      strip = strip && edge_tile_map(k, src, w, e).has_value();
     }
   }
   if (!strip || !carried) return chain;

@@ -154,4 +154,9 @@ std::optional<TileMap> tile_map(const Kernel& k, InstId src, InstId dst, int dis
   return m;
 }
 
+std::optional<TileMap> edge_tile_map(const Kernel& k, InstId src, InstId dst, const DepEdge& e) {
+  if (e.is_explicit || e.implies || e.kind == DepKind::Ordered) return std::nullopt;
+  return tile_map(k, src, dst, e.distance, e.distance > 0 ? e.loop : kNoId);
+}
+
 }  // namespace tandem

@@ -23,6 +23,7 @@
 #include <optional>
 #include <vector>
 
+#include "sched/ir/dep_graph.h"
 #include "sched/ir/kernel.h"
 
 namespace tandem {
@@ -49,5 +50,11 @@ struct TileMap {
 // the loop runs no more than `distance` iterations, or when distance + 2 iterations of source
 // instances (what the simulator's semaphore holds) exceed 2^18.
 std::optional<TileMap> tile_map(const Kernel& k, InstId src, InstId dst, int distance = 0, LoopId loop = kNoId);
+
+// The map by which the simulator honours the graph's edge src -> dst per tile, or nullopt
+// when it honours it whole: explicit deps, implied edges and Ordered edges keep their
+// whole-loop meaning, and otherwise tile_map decides. The lowering and the passes' timing
+// estimates both ask this.
+std::optional<TileMap> edge_tile_map(const Kernel& k, InstId src, InstId dst, const DepEdge& e);
 
 }  // namespace tandem

@@ -82,7 +82,9 @@ std::vector<LoopId> Kernel::loop_nest(InstId inst) const {
   return nest;
 }
 
-LoopId Kernel::common_loop(InstId a, InstId b) const {
+LoopId Kernel::common_loop(InstId a, InstId b) const { return common_loop_of_loops(insts[a].loop, insts[b].loop); }
+
+LoopId Kernel::common_loop_of_loops(LoopId la, LoopId lb) const {
   // The last loop the two nests share from the outermost: their chains of parents brought to
   // the same length, then walked up together until they meet (no nest vectors: the printer
   // asks this for every carried dep line).
@@ -91,7 +93,6 @@ LoopId Kernel::common_loop(InstId a, InstId b) const {
     for (; l != kNoId; l = loops[l].parent) ++d;
     return d;
   };
-  LoopId la = insts[a].loop, lb = insts[b].loop;
   int da = depth(la), db = depth(lb);
   for (; da > db; --da) la = loops[la].parent;
   for (; db > da; --db) lb = loops[lb].parent;

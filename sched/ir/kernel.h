@@ -136,6 +136,7 @@ class Kernel {
   std::vector<LoopId> loop_nest(InstId inst) const;
   // Innermost loop enclosing both (kNoId when only the kernel body does).
   LoopId common_loop(InstId a, InstId b) const;
+  LoopId common_loop_of_loops(LoopId a, LoopId b) const;  // the same for two loops (kNoId: the body)
 
   // Appends an instruction to the arena (not yet placed in any block).
   InstId add_inst(Instruction inst);

@@ -19,27 +19,6 @@
 
 namespace tandem {
 
-namespace {
-
-// The innermost loop enclosing every one of `ids`, kNoId when one is outside all loops.
-LoopId innermost_common_loop(const Kernel& k, const std::vector<InstId>& ids) {
-  std::vector<LoopId> common;  // outermost first
-  for (size_t i = 0; i < ids.size(); ++i) {
-    std::vector<LoopId> nest;
-    for (LoopId l = k.insts[ids[i]].loop; l != kNoId; l = k.loops[l].parent) nest.insert(nest.begin(), l);
-    if (i == 0) {
-      common = nest;
-      continue;
-    }
-    size_t n = 0;
-    while (n < common.size() && n < nest.size() && common[n] == nest[n]) ++n;
-    common.resize(n);
-  }
-  return common.empty() ? kNoId : common.back();
-}
-
-}  // namespace
-
 std::vector<PassOptionSpec> AddressRotationPass::options() {
   return {
       {"space", PassOptionSpec::Choice, "sbuf", "the memory space whose tensors are rotated", rotatable_spaces()},
@@ -303,7 +282,8 @@ void AddressRotationPass::run(PassContext& ctx) {
     for (size_t ti = 0; ti < k.tensors.size(); ++ti) {
       const Tensor& t = k.tensors[ti];
       if (t.space != space_ || t.attrs.has(attr::kBuffers) || users[ti].empty() || !wanted[ti]) continue;
-      const LoopId loop = innermost_common_loop(k, users[ti]);
+      LoopId loop = k.insts[users[ti][0]].loop;  // the innermost loop around all its users
+      for (InstId u : users[ti]) loop = k.common_loop_of_loops(loop, k.insts[u].loop);
       if (loop == kNoId) continue;
       const std::string why = rotation_candidate(k, loop, static_cast<int>(ti), users[ti], nested_).blocker;
       if (why.empty()) continue;  // ringable there: at its bound or capacity-bound, noted above

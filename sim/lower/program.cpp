@@ -219,9 +219,8 @@ class Lowering {
         if (l == c.key_loop) past_key = true;
       }
       c.cross_unit = s.is_barrier || d.is_barrier || s.units != d.units;
-      if (!e.props.is_explicit && !e.props.implies && e.props.kind != DepKind::Ordered && !s.is_barrier &&
-          !d.is_barrier)
-        if (std::optional<TileMap> m = tile_map(k_, e.src, e.dst, e.props.distance, e.props.loop)) {
+      if (!s.is_barrier && !d.is_barrier)
+        if (std::optional<TileMap> m = edge_tile_map(k_, e.src, e.dst, e.props)) {
           c.tile_key = std::move(m->wait_for);
           c.src_per_key = m->src_instances;
           c.src_tile = numbering(m->src_loops);
