@@ -14,7 +14,6 @@
 // not the innermost common loop, the carrying loop).
 #pragma once
 
-#include <map>
 #include <set>
 #include <string>
 #include <tuple>
@@ -52,17 +51,46 @@ class RaceChecker {
   };
   using Buffer = std::pair<int, int64_t>;  // tensor, rotation buffer
 
-  bool box_of(const Access& a, const int64_t* ivs, Box& out) const;
-  // One access of an instruction, with its rotation (tensor attributes `buffers`, `rotate`).
+  // One access of an instruction, worked out once: its rotation (tensor attributes `buffers`,
+  // `rotate`) and its box as constants plus loop terms, so record() adds products and looks
+  // nothing up.
   struct AccessPlan {
-    const Access* access;
     bool read;        // reads, and the reads of accumulating writes
     int64_t buffers;  // rotation buffers (when `rotate` is set)
     LoopId rotate;    // the loop the tensor rotates over, kNoId when it does not
     LoopId fresh_at;  // an accumulating read: not at this loop's first iteration (`start`)
+    size_t log;       // the write log of the tensor's rotation buffer 0 (buffer b: log + b)
+    Box base;         // every bound's constant (a whole access: the tensor's extent)
+    struct Term {
+      size_t dim;
+      bool hi;
+      LoopId loop;
+      int64_t coeff;
+    };
+    std::vector<Term> terms;  // bound of `dim` += coeff * iv of `loop`
   };
   int64_t buffer_of(const AccessPlan& ap, const int64_t* ivs) const;
-  void check(const Buffer& b, const Event& read);
+  void box_of(const AccessPlan& ap, const int64_t* ivs, Box& out) const;
+  // The live writes of a buffer, in program order once advance() has sorted them, with what
+  // lets a check skip the scan in the usual race-free case: the latest landing of the writes
+  // before each position and the earliest start of the writes from each position on. Dropped
+  // writes leave from the front by moving `head` (the usual case: every older write is
+  // hidden), so the survivors do not move down at every advance.
+  struct WriteLog {
+    Buffer buffer;
+    std::vector<Event> events;  // live: [head, size)
+    size_t head = 0;
+    bool active = false;   // written at least once (listed in active_)
+    bool sorted = true;    // live writes in program order (writes arrive from several units)
+    bool indexed = false;  // the two arrays below describe the live writes
+    std::vector<Picos> max_end_before;  // [i]: max end of live writes [0, i)
+    std::vector<Picos> min_start_from;  // [i]: min start of live writes [i, n)
+    const Event* live() const { return events.data() + head; }
+    size_t size() const { return events.size() - head; }
+    void index();
+  };
+  void check(const WriteLog& log, const Event& read);
+  void settle(WriteLog& log, Picos watermark, int64_t settled);
   // `earlier` and `later` in program order; `what` says what happened, naming both.
   void report(const char* kind, const Event& earlier, const Event& later, const Buffer& b, const Box& box,
               const std::string& what);
@@ -74,28 +102,27 @@ class RaceChecker {
 
   const SimProgram& p_;
   std::vector<std::vector<AccessPlan>> plans_;  // per instruction
-  // The live writes of a buffer, in program order once advance() has sorted them, with what
-  // lets a check skip the scan in the usual race-free case: the latest landing of the writes
-  // before each position and the earliest start of the writes from each position on.
-  struct WriteLog {
-    std::vector<Event> events;
-    std::vector<Picos> max_end_before;  // [i]: max end of events [0, i)
-    std::vector<Picos> min_start_from;  // [i]: min start of events [i, n)
-    void index();
-  };
-  std::map<Buffer, WriteLog> writes_;
-  // Reads waiting to be checked: a min-heap by (seq, arrival), so reads are checked in the
-  // order a map by seq would give, without a node per read. One seq is one dynamic instance,
-  // whose reads all end together.
-  struct Pending {
-    uint64_t arrival;
-    Buffer buffer;
+  // One write log per rotation buffer of every tensor something writes (a tensor nothing
+  // writes has none, and its reads are not followed: they cannot race); `active_` lists those
+  // written so far in (tensor, buffer) order, the order races are found in.
+  std::vector<WriteLog> logs_;
+  std::vector<size_t> active_;
+  // Reads waiting to be checked, in a slab, and a min-heap of their keys by (seq, arrival): the
+  // order a map by seq would give, without a node per read or moving events in the heap. One
+  // seq is one dynamic instance, whose reads all end together.
+  struct PendingRead {
+    size_t log;
     Event read;
-    bool operator>(const Pending& o) const {
-      return read.seq != o.read.seq ? read.seq > o.read.seq : arrival > o.arrival;
-    }
   };
-  std::vector<Pending> pending_;
+  struct PendingKey {
+    int64_t seq;
+    uint64_t arrival;
+    size_t slot;
+    bool operator>(const PendingKey& o) const { return seq != o.seq ? seq > o.seq : arrival > o.arrival; }
+  };
+  std::vector<PendingRead> reads_;
+  std::vector<size_t> free_reads_;
+  std::vector<PendingKey> pending_;
   uint64_t arrivals_ = 0;
   std::set<std::tuple<std::string, InstId, InstId>> reported_;
   std::vector<Hazard> hazards_;
