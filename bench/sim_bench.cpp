@@ -105,6 +105,8 @@ struct Measure {
   long long instances = 0;
   long peak_kb = 0;
   long long races = 0;
+  long long waits = 0;   // units' thread suspensions in the SystemC kernel
+  long long deltas = 0;  // SystemC delta cycles
 };
 
 // Runs `fn` in a child process; it reports seconds, simulated ps and instance count.
@@ -159,7 +161,8 @@ Measure simulate_in_child(const std::string& text, size_t iterations_kept, bool 
     o.check_races = check_races;
     const double t0 = cpu_now();
     SimResult r = simulate(p, o);
-    return Measure{cpu_now() - t0, r.total_ps, p.dynamic_instructions, 0, static_cast<long long>(r.hazards.size())};
+    return Measure{cpu_now() - t0, r.total_ps, p.dynamic_instructions, 0, static_cast<long long>(r.hazards.size()),
+                   r.systemc_waits, r.systemc_deltas};
   });
 }
 
@@ -228,7 +231,8 @@ Measure systemc_ceiling_in_child(int64_t trips) {
     const double t0 = cpu_now();
     sc_core::sc_start();
     const double s = cpu_now() - t0;
-    return Measure{s, static_cast<long long>(sc_core::sc_time_stamp().value()), 3 * design->consumed, 0, 0};
+    return Measure{s, static_cast<long long>(sc_core::sc_time_stamp().value()), 3 * design->consumed, 0, 0, 0,
+                   static_cast<long long>(sc_core::sc_delta_count())};
   });
 }
 
@@ -263,6 +267,10 @@ int main(int argc, char** argv) {
   std::printf("  SystemC ceiling (bare threads, one timed wait and one notification per instance): %.3f s, %.2f M "
               "instructions/s; the simulator without the checker reaches %.2f of it\n",
               ceiling.seconds, rate(ceiling), rate(sim_nc) / rate(ceiling));
+  auto per = [](long long n, const Measure& m) { return static_cast<double>(n) / static_cast<double>(m.instances); };
+  std::printf("  SystemC kernel per instance: simulator %.2f thread suspensions, %.2f delta cycles; ceiling %.2f delta "
+              "cycles\n",
+              per(sim_nc.waits, sim_nc), per(sim_nc.deltas, sim_nc), per(ceiling.deltas, ceiling));
   const bool same = sim.total_ps == base.total_ps && sim_nc.total_ps == base.total_ps && sim.races == base.races;
   std::printf("  same schedule and races: %s\n", same ? "yes" : "NO");
 

@@ -149,6 +149,8 @@ SimResult run_simulation(const SimProgram& p, const SimOptions& options) {
   SimResult r = ledger->finish();
   if (trace) trace->finish();
   r.checked = checker != nullptr;
+  r.systemc_waits = ctx->kernel_waits;
+  r.systemc_deltas = static_cast<int64_t>(sc_core::sc_delta_count());
   if (checker)
     for (const Hazard& h : checker->hazards())
       r.hazards.push_back({h.kind, p.insts[static_cast<size_t>(h.first)].name, p.insts[static_cast<size_t>(h.second)].name,

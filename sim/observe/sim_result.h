@@ -136,6 +136,10 @@ struct SimResult {
   double perturb_spread = 0;          // their spread
   std::string timeline_loop;          // the captured loop (the one with the most iterations), if any
   std::vector<TimelineSpan> timeline;
+  // How the run met the SystemC kernel (bench/sim_bench; not part of tandem.sim/1): thread
+  // suspensions of the units, and delta cycles.
+  int64_t systemc_waits = 0;
+  int64_t systemc_deltas = 0;
 };
 
 }  // namespace tandem

@@ -51,6 +51,7 @@ void DmaQueue::data_thread() {
     for (;;) {
       while (issued_ == 0) {
         if (walked_) return;
+        ++ctx_.kernel_waits;
         sc_core::wait(issued_event_);
       }
       Issued& t = front();
@@ -58,9 +59,13 @@ void DmaQueue::data_thread() {
       const Picos data_start = std::max(t.first_byte, data_free_);
       const Picos now = static_cast<Picos>(sc_core::sc_time_stamp().value());
       if (data_start < now) throw std::logic_error("causality: a transfer's data would start in the past");
-      if (data_start > now) sc_core::wait(sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(data_start - now)));
+      if (data_start > now) {
+        ++ctx_.kernel_waits;
+        sc_core::wait(sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(data_start - now)));
+      }
       Picos end = data_start;
       ctx_.dma->start(t.transfer, &done_, &end);
+      ++ctx_.kernel_waits;
       sc_core::wait(done_);
       t.r.busy_start = data_start;
       t.r.busy_end = t.r.complete = end;

@@ -31,6 +31,9 @@ struct SimContext {
   // The first exception a unit's thread raised: the unit stops the simulation, and simulate()
   // rethrows it as it was (a user Error stays one), never as SystemC's E549 report.
   std::exception_ptr failure;
+  // Times a unit's threads suspended in the SystemC kernel (each a thread switch): what the
+  // simulator's speed is bounded by (docs/performance.md); bench/sim_bench reports it.
+  int64_t kernel_waits = 0;
 };
 
 }  // namespace tandem

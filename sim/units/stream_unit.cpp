@@ -86,7 +86,9 @@ Picos StreamUnit::wait_inputs(const SimInst& inst, InstanceRecord& r) {
                     ", which the same unit runs only after it");
       state_ = State::WaitingData;
       blocked_on_ = &s;
+      blocked_key_ = key;
       s.consumer_waiting_ = true;
+      ++ctx_.kernel_waits;
       wait(s.data_event);
     }
     s.consumer_waiting_ = false;
@@ -143,6 +145,7 @@ void StreamUnit::publish_at(const SimInst& inst, Picos start, Picos read_done, P
         blocked_on_ = &s;
       }
       s.producer_waiting_ = true;
+      ++ctx_.kernel_waits;
       wait(s.space_event);
     }
     s.producer_waiting_ = false;
@@ -158,12 +161,14 @@ void StreamUnit::wait_until(Picos t) {
   if (t == now) return;
   state_ = State::WaitingTime;
   pending_start_ = std::min(pending_start_, t);
+  ++ctx_.kernel_waits;
   wait(sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(t - now)));
   state_ = State::Running;
 }
 
 void StreamUnit::wait_for_event(sc_core::sc_event& e) {
   state_ = State::WaitingTime;
+  ++ctx_.kernel_waits;
   wait(e);
   state_ = State::Running;
 }
@@ -178,6 +183,7 @@ void StreamUnit::run_barrier(const SimInst& inst, InstanceRecord& r) {
   if (!arrival.last) {
     state_ = State::WaitingBarrier;
     blocked_barrier_ = inst.id;
+    ++ctx_.kernel_waits;
     b.wait_release(arrival);
     state_ = State::Running;
   } else {
@@ -204,8 +210,10 @@ StreamUnit::Horizon StreamUnit::horizon() const {
     case State::Done: h = {kNever}; break;
     case State::WaitingTime: h = {pending_start_}; break;
     case State::WaitingData: {
+      // Once the value is there the unit resumes from its own time, however far its producer
+      // has moved on since (SystemC has yet to run it: the order it runs units in decides).
       const int p = blocked_on_->producer_unit();
-      h = {free_, p == index_ ? -1 : p};
+      if (!blocked_on_->available(blocked_key_)) h = {free_, p == index_ ? -1 : p};
       break;
     }
     case State::WaitingBarrier: h = {free_, -1, blocked_barrier_}; break;

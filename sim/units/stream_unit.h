@@ -90,6 +90,7 @@ class StreamUnit : public sc_core::sc_module {
 
   State state_ = State::Running;
   const Semaphore* blocked_on_ = nullptr;
+  int64_t blocked_key_ = 0;  // the key of blocked_on_ a WaitingData unit needs
   int blocked_barrier_ = -1;
   InstId current_ = kNoId;
 };
