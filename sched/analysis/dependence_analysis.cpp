@@ -105,7 +105,7 @@ class RangeIndex {
       size_t entry() const { return (*list)[next - 1]; }
       bool operator<(const Cursor& o) const { return entry() < o.entry(); }
     };
-    std::vector<Cursor> heap;
+    boost::container::small_vector<Cursor, 8> heap;  // a few lists per scan: no allocation per access
     auto add = [&](const std::vector<size_t>& list) {
       const size_t next = static_cast<size_t>(std::lower_bound(list.begin(), list.end(), b) - list.begin());
       if (next > 0 && list[next - 1] >= a) heap.push_back({&list, next});
