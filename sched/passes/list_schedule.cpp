@@ -5,6 +5,9 @@
 #include <map>
 #include <queue>
 
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/topological_sort.hpp>
+#include <boost/range/iterator_range.hpp>
 #include <spdlog/spdlog.h>
 
 #include "sched/ir/kernel_queries.h"
@@ -23,6 +26,9 @@ std::vector<PassOptionSpec> ListSchedulePass::options() {
 ListSchedulePass::ListSchedulePass(const PassOptions& o) : program_order_(o.get_string("priority") == "program-order") {}
 
 namespace {
+
+// One straight run's distance-0 dependences, vertices its positions.
+using RunGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
 
 // Straight runs of instructions: each block split at its nested loops.
 void collect_runs(const Kernel& k, const std::vector<Stmt>& block, std::vector<std::vector<InstId>>& runs) {
@@ -55,37 +61,27 @@ void ListSchedulePass::run(PassContext& ctx) {
   for (const std::vector<InstId>& run : runs) {
     const size_t n = run.size();
     for (size_t i = 0; i < n; ++i) index[static_cast<size_t>(run[i])] = i;
-    // The run's distance-0 edges by source, in flat arrays: succ[first[i], first[i + 1]).
-    std::vector<size_t> first(n + 1, 0), succ;
+    RunGraph run_graph(n);
     std::vector<int> preds(n, 0);
-    for (size_t i = 0; i < n; ++i) {
-      first[i] = succ.size();
-      for (const DepEdgeRef& e : g.outgoing(run[i])) {  // edges read in place: no copy per instruction
-        const size_t dst = static_cast<size_t>(e.dst);
+    const DepGraph::Graph& graph = g.graph();  // edges read in place: no copy per instruction
+    for (size_t i = 0; i < n; ++i)
+      for (auto [it, last] = boost::out_edges(static_cast<size_t>(run[i]), graph); it != last; ++it) {
+        const size_t dst = boost::target(*it, graph);
         const size_t at = dst < index.size() ? index[dst] : kNotInRun;
-        if (e.props.distance != 0 || at == kNotInRun) continue;
-        succ.push_back(at);
+        if (graph[*it].distance != 0 || at == kNotInRun) continue;
+        boost::add_edge(i, at, run_graph);
         ++preds[at];
       }
-    }
-    first[n] = succ.size();
     for (size_t i = 0; i < n; ++i) index[static_cast<size_t>(run[i])] = kNotInRun;
-    // Priority: instructions on the longest path from here to the end of the run, worked out
-    // in reverse topological order (edges may point backwards in the text: explicit ones), so
-    // each height is final when it is read. The run is acyclic (check_acyclic).
-    std::vector<size_t> topo;
-    topo.reserve(n);
-    std::vector<int> waiting = preds;
-    for (size_t i = 0; i < n; ++i)
-      if (waiting[i] == 0) topo.push_back(i);
-    for (size_t done = 0; done < topo.size(); ++done)
-      for (size_t e = first[topo[done]]; e < first[topo[done] + 1]; ++e)
-        if (--waiting[succ[e]] == 0) topo.push_back(succ[e]);
+    // Priority: instructions on the longest path from here to the end of the run. Boost's
+    // topological sort lists successors before predecessors (edges may point backwards in
+    // the text: explicit ones), so each height is final when it is read.
+    std::vector<size_t> sinks_first;
+    boost::topological_sort(run_graph, std::back_inserter(sinks_first));
     std::vector<int64_t> height(n, 1);
-    for (size_t t = topo.size(); t-- > 0;) {
-      const size_t i = topo[t];
-      for (size_t e = first[i]; e < first[i + 1]; ++e) height[i] = std::max(height[i], height[succ[e]] + 1);
-    }
+    for (size_t i : sinks_first)
+      for (size_t j : boost::make_iterator_range(boost::adjacent_vertices(i, run_graph)))
+        height[i] = std::max(height[i], height[j] + 1);
     std::map<std::string, int64_t> per_resource;
     for (InstId id : run) ++per_resource[preferred_engine(k, id)];
     for (const auto& [r, c] : per_resource)
@@ -106,8 +102,8 @@ void ListSchedulePass::run(PassContext& ctx) {
       size_t i = ready.top();
       ready.pop();
       order.push_back(i);
-      for (size_t e = first[i]; e < first[i + 1]; ++e)
-        if (--preds[succ[e]] == 0) ready.push(succ[e]);
+      for (size_t j : boost::make_iterator_range(boost::adjacent_vertices(i, run_graph)))
+        if (--preds[j] == 0) ready.push(j);
     }
     bool reordered = false;
     for (size_t pos = 0; pos < order.size(); ++pos) reordered |= order[pos] != pos;
