@@ -165,7 +165,14 @@ BoundsInput bounds_input(const Kernel& k, const DepGraph& g) {
 
 ResourceBound kernel_resource_bound(const BoundsInput& in) { return busiest(in, kNoId); }
 
-ResourceBound loop_resource_bound(const BoundsInput& in, LoopId loop) { return busiest(in, loop); }
+ResourceBound loop_resource_bound(const BoundsInput& in, LoopId loop) {
+  if (loop == kNoId) return busiest(in, loop);
+  std::vector<std::optional<ResourceBound>>& memo = in.resource_bound_by_loop;
+  if (memo.size() <= static_cast<size_t>(loop)) memo.resize(static_cast<size_t>(loop) + 1);
+  std::optional<ResourceBound>& b = memo[static_cast<size_t>(loop)];
+  if (!b) b = busiest(in, loop);
+  return *b;
+}
 
 LoopBounds loop_bounds(const BoundsInput& in, LoopId loop) {
   LoopBounds out;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,13 @@ struct BoundsEdge {
   LoopId key_loop = kNoId;
 };
 
+struct ResourceBound {
+  int64_t ps = 0;
+  std::string resource;    // "pe", "q3", "dma engine 0", "wave:lds pipe"
+  int64_t dma_engine_ps = 0;  // the busiest DMA engine's work
+  int64_t dma_total_ps = 0;   // all DMA engines' work together
+};
+
 struct BoundsInput {
   const Kernel* kernel = nullptr;
   std::vector<std::string> units;   // compute engines and DMA queues
@@ -55,13 +63,9 @@ struct BoundsInput {
   // Per unit and loop: the unit's instructions directly in the loop's body, in its order.
   std::vector<std::vector<std::vector<InstId>>> streams;  // [unit][loop]
   int64_t dma_fixed_ps = 0;
-};
-
-struct ResourceBound {
-  int64_t ps = 0;
-  std::string resource;    // "pe", "q3", "dma engine 0", "wave:lds pipe"
-  int64_t dma_engine_ps = 0;  // the busiest DMA engine's work
-  int64_t dma_total_ps = 0;   // all DMA engines' work together
+  // loop_resource_bound's answers by loop (a walk of every instruction; address-rotation asks
+  // once per loop and once per tile). Fill the fields above before the first question.
+  mutable std::vector<std::optional<ResourceBound>> resource_bound_by_loop;
 };
 
 struct LoopBounds {

@@ -28,8 +28,7 @@ double one_buffer_chain_ns(const BoundsInput& in, const DepGraph& g, LoopId loop
   // The graph's edges read in place (DepGraph::in_edges/out_edges copy them into a vector per
   // call: most of `tandem opt --passes=auto` on a 100k-instruction GEMM body) and the walk's
   // state in arrays by instruction; the result does not depend on the order of the walk.
-  const DepGraph::Graph& graph = g.graph();
-  const auto same_iteration = [&](const DepGraph::Edge& e) { return graph[e].distance == 0; };
+  const auto same_iteration = [](const DepEdgeRef& e) { return e.props.distance == 0; };
   // What the writers reach through one iteration's (distance-0) edges inside the loop, each
   // with how many of its reached predecessors are still to be timed (-1: not reached): only
   // that part of the loop is walked, not the whole program once per tile.
@@ -40,15 +39,15 @@ double one_buffer_chain_ns(const BoundsInput& in, const DepGraph& g, LoopId loop
   while (!todo.empty()) {
     const InstId v = todo.back();
     todo.pop_back();
-    for (auto [it, last] = boost::out_edges(static_cast<size_t>(v), graph); it != last; ++it) {
-      const InstId dst = static_cast<InstId>(boost::target(*it, graph));
-      if (same_iteration(*it) && inside(dst) && waiting[static_cast<size_t>(dst)] < 0)
+    for (const DepEdgeRef& e : g.outgoing(v)) {
+      const InstId dst = e.dst;
+      if (same_iteration(e) && inside(dst) && waiting[static_cast<size_t>(dst)] < 0)
         waiting[static_cast<size_t>(dst)] = 0, reached.push_back(dst), todo.push_back(dst);
     }
   }
   for (InstId v : reached)
-    for (auto [it, last] = boost::in_edges(static_cast<size_t>(v), graph); it != last; ++it)
-      waiting[static_cast<size_t>(v)] += same_iteration(*it) && waiting[boost::source(*it, graph)] >= 0;
+    for (const DepEdgeRef& e : g.incoming(v))
+      waiting[static_cast<size_t>(v)] += same_iteration(e) && waiting[static_cast<size_t>(e.src)] >= 0;
   // Each one's first start and last end, predecessors first (the writers start at 0). An
   // instruction of a loop nested in this one runs once per nested iteration, in series (an
   // accumulation group's matmuls, a strip's loads). Fed by a nested loop's instruction
@@ -72,11 +71,11 @@ double one_buffer_chain_ns(const BoundsInput& in, const DepGraph& g, LoopId loop
     for (LoopId l = k.insts[v].loop; l != loop && l != kNoId; l = k.loops[l].parent)
       s.instances *= static_cast<double>(k.loops[l].trip_count());
     double last_wait = 0;
-    for (auto [it, last] = boost::in_edges(static_cast<size_t>(v), graph); it != last; ++it) {
-      const size_t src = boost::source(*it, graph);
-      if (!same_iteration(*it) || !timed[src]) continue;
+    for (const DepEdgeRef& in_edge : g.incoming(v)) {
+      const size_t src = static_cast<size_t>(in_edge.src);
+      if (!same_iteration(in_edge) || !timed[src]) continue;
       const Span& p = at[src];
-      const DepEdge& e = graph[*it];
+      const DepEdge& e = in_edge.props;
       const bool per_tile = p.instances > 1 && k.insts[src].loop != k.insts[v].loop &&
                             edge_tile_map(k, static_cast<InstId>(src), v, e);
       s.start = std::max(s.start, per_tile ? p.start + p.one : p.end);
@@ -85,9 +84,9 @@ double one_buffer_chain_ns(const BoundsInput& in, const DepGraph& g, LoopId loop
     s.end = std::max(s.start + s.one * s.instances, last_wait + s.one);
     at[static_cast<size_t>(v)] = s;
     timed[static_cast<size_t>(v)] = 1;
-    for (auto [it, last] = boost::out_edges(static_cast<size_t>(v), graph); it != last; ++it) {
-      const size_t dst = boost::target(*it, graph);
-      if (same_iteration(*it) && waiting[dst] >= 0 && --waiting[dst] == 0) todo.push_back(static_cast<InstId>(dst));
+    for (const DepEdgeRef& out_edge : g.outgoing(v)) {
+      const size_t dst = static_cast<size_t>(out_edge.dst);
+      if (same_iteration(out_edge) && waiting[dst] >= 0 && --waiting[dst] == 0) todo.push_back(static_cast<InstId>(dst));
     }
   }
   double chain = 0;
@@ -114,9 +113,9 @@ double one_buffer_chain_ns(const BoundsInput& in, const DepGraph& g, LoopId loop
     if (!strip) break;
     write_stream += s.one * s.instances;
     write_one = std::max(write_one, s.one);
-    for (auto [it, last] = boost::in_edges(static_cast<size_t>(w), graph); it != last; ++it) {
-      const DepEdge& e = graph[*it];
-      const InstId src = static_cast<InstId>(boost::source(*it, graph));
+    for (const DepEdgeRef& in_edge : g.incoming(w)) {
+      const DepEdge& e = in_edge.props;
+      const InstId src = in_edge.src;
       if (e.distance == 0 || e.loop != loop || !users.count(src)) continue;
       carried = true;
       strip = strip && edge_tile_map(k, src, w, e).has_value();

@@ -261,12 +261,9 @@ class Verifier {
       erased_[i] = k_.insts[i].erased;
       inst_loop_[i] = k_.insts[i].loop;
     }
-    const DepGraph::Graph& graph = g_.graph();
-    for (auto [it, end] = boost::edges(graph); it != end; ++it) {
-      const DepEdge& e = graph[*it];
-      edge("edge", static_cast<InstId>(boost::source(*it, graph)), static_cast<InstId>(boost::target(*it, graph)),
-           static_cast<int>(e.kind), e.distance, e.loop);
-    }
+    g_.for_each_edge([&](const DepEdgeRef& e) {
+      edge("edge", e.src, e.dst, static_cast<int>(e.props.kind), e.props.distance, e.props.loop);
+    });
     for (const ExplicitDep& d : k_.explicit_deps) edge("dep line", d.src, d.dst, d.kind, d.distance, d.loop);
   }
 

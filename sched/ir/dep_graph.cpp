@@ -1,5 +1,7 @@
 #include "sched/ir/dep_graph.h"
 
+#include <algorithm>
+
 namespace tandem {
 
 const char* dep_kind_name(DepKind k) {
@@ -14,7 +16,7 @@ const char* dep_kind_name(DepKind k) {
 }
 
 void DepGraph::grow(size_t n) {
-  while (boost::num_vertices(g_) < n) boost::add_vertex(g_);
+  while (boost::num_vertices(*g_) < n) boost::add_vertex(*g_);
 }
 
 static bool same_key(const DepEdge& e, int distance, LoopId loop) {
@@ -24,12 +26,13 @@ static bool same_key(const DepEdge& e, int distance, LoopId loop) {
 // The edge src -> dst with this key, found from whichever end has fewer edges (a barrier
 // has an edge to every instruction of a stage, each of which has a few).
 std::optional<DepGraph::Edge> DepGraph::lookup(InstId src, InstId dst, int distance, LoopId loop) const {
-  if (boost::out_degree(src, g_) <= boost::in_degree(dst, g_)) {
-    for (auto [it, end] = boost::out_edges(src, g_); it != end; ++it)
-      if (static_cast<InstId>(boost::target(*it, g_)) == dst && same_key(g_[*it], distance, loop)) return *it;
+  if (static_cast<size_t>(std::max(src, dst)) >= num_vertices()) return std::nullopt;
+  if (boost::out_degree(src, *g_) <= boost::in_degree(dst, *g_)) {
+    for (auto [it, end] = boost::out_edges(src, *g_); it != end; ++it)
+      if (static_cast<InstId>(boost::target(*it, *g_)) == dst && same_key((*g_)[*it], distance, loop)) return *it;
   } else {
-    for (auto [it, end] = boost::in_edges(dst, g_); it != end; ++it)
-      if (static_cast<InstId>(boost::source(*it, g_)) == src && same_key(g_[*it], distance, loop)) return *it;
+    for (auto [it, end] = boost::in_edges(dst, *g_); it != end; ++it)
+      if (static_cast<InstId>(boost::source(*it, *g_)) == src && same_key((*g_)[*it], distance, loop)) return *it;
   }
   return std::nullopt;
 }
@@ -37,7 +40,7 @@ std::optional<DepGraph::Edge> DepGraph::lookup(InstId src, InstId dst, int dista
 bool DepGraph::add(InstId src, InstId dst, DepKind kind, int distance, LoopId loop, bool is_explicit) {
   if (distance == 0) loop = kNoId;
   if (const std::optional<Edge> found = lookup(src, dst, distance, loop)) {
-    DepEdge& e = g_[*found];
+    DepEdge& e = (*g_)[*found];
     bool changed = false;
     if (kind > e.kind) {
       e.kind = kind;
@@ -49,45 +52,45 @@ bool DepGraph::add(InstId src, InstId dst, DepKind kind, int distance, LoopId lo
     }
     return changed;
   }
-  boost::add_edge(src, dst, DepEdge{kind, distance, loop, is_explicit}, g_);
+  boost::add_edge(src, dst, DepEdge{kind, distance, loop, is_explicit}, *g_);
   return true;
 }
 
 bool DepGraph::remove(InstId src, InstId dst, int distance, LoopId loop) {
   if (distance == 0) loop = kNoId;
   const std::optional<Edge> found = lookup(src, dst, distance, loop);
-  if (found) boost::remove_edge(*found, g_);
+  if (found) boost::remove_edge(*found, *g_);
   return found.has_value();
 }
 
 std::vector<DepEdgeRef> DepGraph::in_edges(InstId dst) const {
   std::vector<DepEdgeRef> out;
-  out.reserve(boost::in_degree(dst, g_));
-  for (auto [it, end] = boost::in_edges(dst, g_); it != end; ++it)
-    out.push_back({static_cast<InstId>(boost::source(*it, g_)), dst, g_[*it]});
+  out.reserve(boost::in_degree(dst, *g_));
+  for (auto [it, end] = boost::in_edges(dst, *g_); it != end; ++it)
+    out.push_back({static_cast<InstId>(boost::source(*it, *g_)), dst, (*g_)[*it]});
   return out;
 }
 
 std::vector<DepEdgeRef> DepGraph::out_edges(InstId src) const {
   std::vector<DepEdgeRef> out;
-  out.reserve(boost::out_degree(src, g_));
-  for (auto [it, end] = boost::out_edges(src, g_); it != end; ++it)
-    out.push_back({src, static_cast<InstId>(boost::target(*it, g_)), g_[*it]});
+  out.reserve(boost::out_degree(src, *g_));
+  for (auto [it, end] = boost::out_edges(src, *g_); it != end; ++it)
+    out.push_back({src, static_cast<InstId>(boost::target(*it, *g_)), (*g_)[*it]});
   return out;
 }
 
 std::vector<DepEdgeRef> DepGraph::edges() const {
   std::vector<DepEdgeRef> out;
   out.reserve(num_edges());
-  for (auto [it, end] = boost::edges(g_); it != end; ++it)
-    out.push_back({static_cast<InstId>(boost::source(*it, g_)), static_cast<InstId>(boost::target(*it, g_)), g_[*it]});
+  for (auto [it, end] = boost::edges(*g_); it != end; ++it)
+    out.push_back({static_cast<InstId>(boost::source(*it, *g_)), static_cast<InstId>(boost::target(*it, *g_)), (*g_)[*it]});
   return out;
 }
 
 const DepEdge* DepGraph::find(InstId src, InstId dst, int distance, LoopId loop) const {
   if (distance == 0) loop = kNoId;
   const std::optional<Edge> found = lookup(src, dst, distance, loop);
-  return found ? &g_[*found] : nullptr;
+  return found ? &(*g_)[*found] : nullptr;
 }
 
 }  // namespace tandem

@@ -81,15 +81,14 @@ void append_deps(std::string& out, const Kernel& k, const DepGraph& g, bool expl
   const std::vector<int> pos = program_positions(k);
   std::vector<DepLine> lines;
   lines.reserve(g.num_edges());
-  const DepGraph::Graph& graph = g.graph();
-  for (auto [it, end] = boost::edges(graph); it != end; ++it) {
-    const DepEdge& e = graph[*it];
-    if (explicit_only && !e.is_explicit) continue;
-    const InstId src = static_cast<InstId>(boost::source(*it, graph)), dst = static_cast<InstId>(boost::target(*it, graph));
-    if (pos[src] < 0 || pos[dst] < 0) continue;  // erased instruction
+  g.for_each_edge([&](const DepEdgeRef& r) {
+    const DepEdge& e = r.props;
+    const InstId src = r.src, dst = r.dst;
+    if (explicit_only && !e.is_explicit) return;
+    if (pos[src] < 0 || pos[dst] < 0) return;  // erased instruction
     const LoopId shown = e.distance > 0 && e.loop != k.common_loop(src, dst) ? e.loop : kNoId;
     lines.push_back({pos[src], pos[dst], e.distance, -static_cast<int>(e.kind), src, dst, e.kind, shown});
-  }
+  });
   std::sort(lines.begin(), lines.end(), [&k](const DepLine& a, const DepLine& b) {
     if (std::tie(a.src, a.dst, a.distance, a.kind) != std::tie(b.src, b.dst, b.distance, b.kind))
       return std::tie(a.src, a.dst, a.distance, a.kind) < std::tie(b.src, b.dst, b.distance, b.kind);

@@ -142,10 +142,8 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
   // next iteration, and a stage earlier it would clobber what is being read.
   // Edges are read in place below where nothing changes the graph meanwhile
   // (DepGraph::in_edges/out_edges copy them into a vector per call).
-  const DepGraph::Graph& graph = g.graph();
   auto produced_this_iteration = [&](InstId id, const std::vector<char>& disqualified) {
-    for (auto [it, last] = boost::in_edges(static_cast<size_t>(id), graph); it != last; ++it) {
-      const DepEdgeRef e{static_cast<InstId>(boost::source(*it, graph)), id, graph[*it]};
+    for (const DepEdgeRef& e : g.incoming(id)) {
       if (e.props.distance != 0 || !k.in_loop(e.src, loop) || e.props.kind == DepKind::Ordered) continue;
       const Instruction& src = k.insts[e.src];
       if (src.attrs.has(attr::kZeroInit)) continue;
@@ -195,9 +193,9 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
       const std::string engine = only_compute_engine(k, e.src);
       if (!engine.empty() && engine == only_compute_engine(k, e.dst)) {
         if (e.props.kind == DepKind::Anti) return "";
-        for (auto [it, last] = boost::out_edges(static_cast<size_t>(e.src), graph); it != last; ++it) {
-          const DepEdge& f = graph[*it];
-          const InstId f_dst = static_cast<InstId>(boost::target(*it, graph));
+        for (const DepEdgeRef& out : g.outgoing(e.src)) {
+          const DepEdge& f = out.props;
+          const InstId f_dst = out.dst;
           if (f.kind == DepKind::Flow && f.distance == 0 && k.in_loop(f_dst, loop) && only_compute_engine(k, f_dst) == engine)
             return "";
         }
@@ -293,8 +291,7 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
     auto unrestored_cut = [&](InstId id) -> std::string {
       if (is_staged(id)) return "";
       const auto in_stage = [&](InstId x) { return candidate_set[static_cast<size_t>(x)] && !out_set[static_cast<size_t>(x)]; };
-      for (auto [it, last] = boost::in_edges(static_cast<size_t>(id), graph); it != last; ++it) {
-        const DepEdgeRef e{static_cast<InstId>(boost::source(*it, graph)), id, graph[*it]};
+      for (const DepEdgeRef& e : g.incoming(id)) {
         if (!cuttable(k, loop, e) || e.props.is_explicit || k.insts[e.src].attrs.has(attr::kZeroInit)) continue;
         if (std::string why = unrestored(e, in_stage); !why.empty()) return why;
       }

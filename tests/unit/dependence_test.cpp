@@ -23,6 +23,47 @@ TEST_CASE("a doubled edge keeps the stronger kind", "[deps]") {
   CHECK(g.find(0, 1, 1, 0)->kind == DepKind::Ordered);
 }
 
+TEST_CASE("removing edges keeps the order of the others at both ends, also after growing and moving", "[deps]") {
+  DepGraph g(4);
+  auto dsts = [&](InstId v) {
+    std::vector<InstId> out;
+    for (const DepEdgeRef& e : g.outgoing(v)) out.push_back(e.dst);
+    return out;
+  };
+  auto srcs = [&](InstId v) {
+    std::vector<InstId> out;
+    for (const DepEdgeRef& e : g.incoming(v)) out.push_back(e.src);
+    return out;
+  };
+  g.add(0, 3, DepKind::Flow);
+  g.add(0, 1, DepKind::Anti);
+  g.add(0, 2, DepKind::Flow);
+  g.add(0, 1, DepKind::Output, 1, 0);  // another edge: its own distance
+  g.add(2, 1, DepKind::Flow);
+  CHECK(g.remove(0, 3));
+  CHECK_FALSE(g.remove(0, 3));
+  CHECK(g.remove(0, 2));
+  CHECK(dsts(0) == std::vector<InstId>{1, 1});
+  CHECK(srcs(1) == std::vector<InstId>{0, 0, 2});
+  CHECK(g.num_edges() == 3);
+  CHECK(g.remove(0, 1));  // the distance-0 one only
+  g.grow(5);
+  DepGraph moved = std::move(g);
+  g = std::move(moved);  // a move takes the graph whole
+  CHECK(g.num_vertices() == 5);
+  CHECK(g.num_edges() == 2);
+  CHECK(srcs(1) == std::vector<InstId>{0, 2});
+  REQUIRE(g.find(0, 1, 1, 0));
+  CHECK(g.find(0, 1, 1, 0)->kind == DepKind::Output);
+  CHECK_FALSE(g.find(0, 1));
+  std::vector<std::pair<InstId, InstId>> all;
+  g.for_each_edge([&](const DepEdgeRef& e) { all.emplace_back(e.src, e.dst); });
+  CHECK(all == std::vector<std::pair<InstId, InstId>>{{0, 1}, {2, 1}});
+  g.add(4, 0, DepKind::Flow);
+  CHECK(srcs(0) == std::vector<InstId>{4});
+  CHECK(g.edges().size() == 3);
+}
+
 TEST_CASE("the GEMM K loop has its flow, carried anti and accumulator edges", "[deps]") {
   Kernel k = parse_kernel_file(std::string(TANDEM_SOURCE_DIR) + "/workloads/trn/gemm_k.kir");
   DepGraph g = build_dep_graph(k);
