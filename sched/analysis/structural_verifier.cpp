@@ -50,7 +50,9 @@ class Verifier {
 
   void tensors() {
     // A tensor repeats a name when an earlier one has it. A flat hash table of indices (a
-    // kernel may have 100k tensors; a set would allocate a node for each after every pass).
+    // kernel may have 100k tensors; a set would allocate a node for each after every pass),
+    // built here rather than asked of Kernel::find_tensor: the verifier checks the kernel a
+    // pass left, so it does not trust an index that pass may have left stale.
     size_t slots = 16;
     while (slots < 2 * k_.tensors.size()) slots *= 2;
     tensor_slots_.assign(slots, kEmpty);

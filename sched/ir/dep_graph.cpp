@@ -66,24 +66,21 @@ bool DepGraph::remove(InstId src, InstId dst, int distance, LoopId loop) {
 std::vector<DepEdgeRef> DepGraph::in_edges(InstId dst) const {
   std::vector<DepEdgeRef> out;
   out.reserve(boost::in_degree(dst, *g_));
-  for (auto [it, end] = boost::in_edges(dst, *g_); it != end; ++it)
-    out.push_back({static_cast<InstId>(boost::source(*it, *g_)), dst, (*g_)[*it]});
+  for (const DepEdgeRef& e : incoming(dst)) out.push_back(e);
   return out;
 }
 
 std::vector<DepEdgeRef> DepGraph::out_edges(InstId src) const {
   std::vector<DepEdgeRef> out;
   out.reserve(boost::out_degree(src, *g_));
-  for (auto [it, end] = boost::out_edges(src, *g_); it != end; ++it)
-    out.push_back({src, static_cast<InstId>(boost::target(*it, *g_)), (*g_)[*it]});
+  for (const DepEdgeRef& e : outgoing(src)) out.push_back(e);
   return out;
 }
 
 std::vector<DepEdgeRef> DepGraph::edges() const {
   std::vector<DepEdgeRef> out;
   out.reserve(num_edges());
-  for (auto [it, end] = boost::edges(*g_); it != end; ++it)
-    out.push_back({static_cast<InstId>(boost::source(*it, *g_)), static_cast<InstId>(boost::target(*it, *g_)), (*g_)[*it]});
+  for_each_edge([&](const DepEdgeRef& e) { out.push_back(e); });
   return out;
 }
 

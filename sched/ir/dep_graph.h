@@ -72,18 +72,20 @@ class DepGraph {
                                       boost::no_property, PooledListS>;
   using Edge = Graph::edge_descriptor;
 
+  // One edge of the graph as the passes see it.
+  static DepEdgeRef ref(const Graph& g, Edge e) {
+    return {static_cast<InstId>(boost::source(e, g)), static_cast<InstId>(boost::target(e, g)), g[e]};
+  }
+
   // An instruction's outgoing or incoming edges, read in place, in the order added. Valid
   // until that instruction's edges change.
-  template <class BoostIterator, bool kOut>
+  template <class BoostIterator>
   class EdgeRange {
    public:
     class iterator {
      public:
       iterator(const Graph* g, BoostIterator it) : g_(g), it_(it) {}
-      DepEdgeRef operator*() const {
-        return {static_cast<InstId>(boost::source(*it_, *g_)), static_cast<InstId>(boost::target(*it_, *g_)),
-                (*g_)[*it_]};
-      }
+      DepEdgeRef operator*() const { return ref(*g_, *it_); }
       iterator& operator++() {
         ++it_;
         return *this;
@@ -97,14 +99,13 @@ class DepGraph {
     EdgeRange(const Graph* g, std::pair<BoostIterator, BoostIterator> r) : g_(g), r_(r) {}
     iterator begin() const { return {g_, r_.first}; }
     iterator end() const { return {g_, r_.second}; }
-    size_t size() const { return static_cast<size_t>(std::distance(r_.first, r_.second)); }
 
    private:
     const Graph* g_;
     std::pair<BoostIterator, BoostIterator> r_;
   };
-  using OutRange = EdgeRange<boost::graph_traits<Graph>::out_edge_iterator, true>;
-  using InRange = EdgeRange<boost::graph_traits<Graph>::in_edge_iterator, false>;
+  using OutRange = EdgeRange<boost::graph_traits<Graph>::out_edge_iterator>;
+  using InRange = EdgeRange<boost::graph_traits<Graph>::in_edge_iterator>;
 
   explicit DepGraph(size_t num_insts = 0) : g_(std::make_unique<Graph>(num_insts)) {}
   DepGraph(const DepGraph& o) : g_(std::make_unique<Graph>(*o.g_)) {}
@@ -134,9 +135,7 @@ class DepGraph {
   // Every edge, in the order added.
   template <class F>
   void for_each_edge(F&& f) const {
-    for (auto [it, end] = boost::edges(*g_); it != end; ++it)
-      f(DepEdgeRef{static_cast<InstId>(boost::source(*it, *g_)), static_cast<InstId>(boost::target(*it, *g_)),
-                   (*g_)[*it]});
+    for (auto [it, end] = boost::edges(*g_); it != end; ++it) f(ref(*g_, *it));
   }
 
   // Copies, for a caller that changes the graph while it walks them.

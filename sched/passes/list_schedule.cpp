@@ -63,12 +63,11 @@ void ListSchedulePass::run(PassContext& ctx) {
     for (size_t i = 0; i < n; ++i) index[static_cast<size_t>(run[i])] = i;
     RunGraph run_graph(n);
     std::vector<int> preds(n, 0);
-    const DepGraph::Graph& graph = g.graph();  // edges read in place: no copy per instruction
     for (size_t i = 0; i < n; ++i)
-      for (auto [it, last] = boost::out_edges(static_cast<size_t>(run[i]), graph); it != last; ++it) {
-        const size_t dst = boost::target(*it, graph);
+      for (const DepEdgeRef& e : g.outgoing(run[i])) {  // edges read in place: no copy per instruction
+        const size_t dst = static_cast<size_t>(e.dst);
         const size_t at = dst < index.size() ? index[dst] : kNotInRun;
-        if (graph[*it].distance != 0 || at == kNotInRun) continue;
+        if (e.props.distance != 0 || at == kNotInRun) continue;
         boost::add_edge(i, at, run_graph);
         ++preds[at];
       }

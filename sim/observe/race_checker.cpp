@@ -1,9 +1,12 @@
 #include "sim/observe/race_checker.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <functional>
 #include <limits>
+#include <optional>
+#include <string>
 
 #include "sched/ir/kernel_queries.h"
 #include "sched/support/box.h"
@@ -34,12 +37,32 @@ std::string ns(Picos ps) {
 RaceChecker::RaceChecker(const SimProgram& p) : p_(p), plans_(p.insts.size()) {
   // What each instruction touches, worked out once: the simulator calls record() per instance.
   const Kernel& k = *p.kernel;
-  std::vector<std::vector<int>> tensor_of(p.insts.size());  // per plan
-  std::vector<int64_t> buffers_of(k.tensors.size(), 0);     // rotation buffers of each written tensor, 0: not written
+  auto rotation = [&](const Tensor& t) -> std::pair<int64_t, std::optional<std::string>> {
+    const auto buffers = t.attrs.get_int(attr::kBuffers);
+    const auto loop_iv = t.attrs.get_string(attr::kRotate);
+    if (buffers && loop_iv && *buffers >= 2) return {*buffers, loop_iv};
+    return {1, std::nullopt};
+  };
+  // A write log per rotation buffer of each tensor something writes. Reads of a tensor
+  // nothing writes see no write and cannot race: they get no plan.
+  constexpr size_t kNoLog = SIZE_MAX;
+  std::vector<size_t> first_log(k.tensors.size(), kNoLog);
+  for (size_t id = 0; id < p.insts.size(); ++id)
+    for (const Access& a : k.insts[id].writes) first_log[static_cast<size_t>(a.tensor_id)] = 0;
+  for (size_t t = 0; t < k.tensors.size(); ++t) {
+    if (first_log[t] == kNoLog) continue;
+    first_log[t] = logs_.size();
+    for (int64_t b = 0; b < rotation(k.tensors[t]).first; ++b) {
+      logs_.emplace_back();
+      logs_.back().buffer = {static_cast<int>(t), b};
+    }
+  }
   for (size_t id = 0; id < p.insts.size(); ++id) {
     const Instruction& in = k.insts[id];
     auto plan = [&](const Access& a, bool read, LoopId fresh_at = kNoId) {
-      AccessPlan ap{read, 0, kNoId, fresh_at, 0, {}, {}};
+      const size_t log = first_log[static_cast<size_t>(a.tensor_id)];
+      if (log == kNoLog) return;
+      AccessPlan ap{read, 0, kNoId, fresh_at, log, {}, {}};
       const Tensor& t = k.tensors[static_cast<size_t>(a.tensor_id)];
       // The box: an address register's value is known only at run time, so an access that
       // uses one has no box and is not followed.
@@ -56,44 +79,19 @@ RaceChecker::RaceChecker(const SimProgram& p) : p_(p), plans_(p.insts.size()) {
             }
         }
       }
-      const auto buffers = t.attrs.get_int(attr::kBuffers);
-      const auto loop_iv = t.attrs.get_string(attr::kRotate);
-      const bool rotated = buffers && loop_iv && *buffers >= 2;
-      if (rotated)
+      if (const auto [buffers, loop_iv] = rotation(t); loop_iv)
         for (LoopId l : p.insts[id].nest)
           if (k.loops[static_cast<size_t>(l)].iv == *loop_iv) {
-            ap.buffers = *buffers;
+            ap.buffers = buffers;
             ap.rotate = l;
             break;
           }
-      if (!read) buffers_of[static_cast<size_t>(a.tensor_id)] = rotated ? *buffers : 1;
       plans_[id].push_back(std::move(ap));
-      tensor_of[id].push_back(a.tensor_id);
     };
     for (const Access& a : in.reads) plan(a, true);
     if (in.attrs.has(attr::kAccumulate))  // an accumulating write reads what it adds to
       for (const Access& a : in.writes) plan(a, true, accumulation_start(k, static_cast<InstId>(id)));
     for (const Access& a : in.writes) plan(a, false);
-  }
-  // A write log per rotation buffer of each written tensor; reads of a tensor nothing writes
-  // see no write and cannot race: dropped.
-  std::vector<size_t> first_log(k.tensors.size(), 0);
-  for (size_t t = 0; t < k.tensors.size(); ++t) {
-    first_log[t] = logs_.size();
-    for (int64_t b = 0; b < buffers_of[t]; ++b) {
-      logs_.emplace_back();
-      logs_.back().buffer = {static_cast<int>(t), b};
-    }
-  }
-  for (size_t id = 0; id < p.insts.size(); ++id) {
-    std::vector<AccessPlan> kept;
-    for (size_t i = 0; i < plans_[id].size(); ++i) {
-      const auto t = static_cast<size_t>(tensor_of[id][i]);
-      if (buffers_of[t] == 0) continue;
-      plans_[id][i].log = first_log[t];
-      kept.push_back(std::move(plans_[id][i]));
-    }
-    plans_[id] = std::move(kept);
   }
 }
 
