@@ -2,6 +2,7 @@
 
 #include <climits>
 #include <set>
+#include <vector>
 
 #include "sched/ir/attribute_keys.h"
 #include "sched/ir/kernel_queries.h"
@@ -59,27 +60,56 @@ std::optional<CapacityProblem> find_capacity_problem(const Kernel& k) {
   // one capacity rule (SpaceInfo::footprint: whole banks per buffer in PSUM, bytes per
   // partition elsewhere; address-rotation counts the same way). A space without partitions
   // (LDS) holds whole tensors.
-  for (const auto& [name, space] : k.target->spaces) {
-    if (space.capacity() == 0 || space.is_register_file()) continue;
+  // One walk over the tensors for every space (the verifier asks after every pass, and a
+  // kernel may have 100k tensors): each space's first failing tensor, reported for the first
+  // space in the target's order, as a walk per space would.
+  struct Tally {
+    const std::string* name;
+    const SpaceInfo* space;
     __int128 used = 0;  // each footprint is below 2^63: no overflow
-    for (const Tensor& t : k.tensors) {
-      if (t.space != name) continue;
-      const int64_t per_buffer = bytes_per_partition(k, t);
-      const int64_t buffers = t.attrs.get_int(attr::kBuffers).value_or(1);
-      if (int64_t all; __builtin_mul_overflow(per_buffer, buffers, &all))
-        return CapacityProblem{t.loc, "tensor %" + t.name + " with buffers = " + std::to_string(buffers) +
-                                          " needs more bytes per partition than 64 bits count"};
-      used += space.footprint(per_buffer, buffers);
-      if (used <= space.capacity()) continue;
-      const std::string list = tensor_list(k, t);
-      if (space.banks > 0)
-        return CapacityProblem{t.loc, "tensors in " + name + " need " + std::to_string(static_cast<int64_t>(used)) + " banks of " +
-                                          std::to_string(space.bank_bytes()) + " bytes but " + name + " has " +
-                                          std::to_string(space.banks) + " (" + list + ")"};
-      return CapacityProblem{t.loc, "tensors in " + name + " need " + std::to_string(static_cast<int64_t>(used)) +
-                                        " bytes per partition but " + name + " has " +
-                                        std::to_string(space.bytes_per_partition) + " (" + list + ")"};
+    const Tensor* failed = nullptr;
+    int64_t failed_buffers = 0;
+    bool too_many_bytes = false;  // per buffer x buffers overflows 64 bits
+  };
+  std::vector<Tally> tallies;
+  for (const auto& [name, space] : k.target->spaces)
+    if (space.capacity() != 0 && !space.is_register_file()) tallies.push_back({&name, &space});
+  Tally* tally = nullptr;  // the previous tensor's space's, or nullptr when not counted
+  const std::string* tally_space = nullptr;
+  for (const Tensor& t : k.tensors) {
+    if (!tally_space || t.space != *tally_space) {  // most tensors share the previous one's space
+      tally = nullptr;
+      tally_space = &t.space;
+      for (Tally& x : tallies)
+        if (*x.name == t.space) tally = &x;
     }
+    if (!tally || tally->failed) continue;
+    const int64_t per_buffer = bytes_per_partition(k, t);
+    const int64_t buffers = t.attrs.get_int(attr::kBuffers).value_or(1);
+    if (int64_t all; __builtin_mul_overflow(per_buffer, buffers, &all)) {
+      tally->failed = &t, tally->failed_buffers = buffers, tally->too_many_bytes = true;
+      continue;
+    }
+    tally->used += tally->space->footprint(per_buffer, buffers);
+    if (tally->used > tally->space->capacity()) tally->failed = &t;
+  }
+  for (const Tally& x : tallies) {
+    if (!x.failed) continue;
+    const Tensor& t = *x.failed;
+    const std::string& name = *x.name;
+    const SpaceInfo& space = *x.space;
+    if (x.too_many_bytes)
+      return CapacityProblem{t.loc, "tensor %" + t.name + " with buffers = " + std::to_string(x.failed_buffers) +
+                                        " needs more bytes per partition than 64 bits count"};
+    const __int128 used = x.used;
+    const std::string list = tensor_list(k, t);
+    if (space.banks > 0)
+      return CapacityProblem{t.loc, "tensors in " + name + " need " + std::to_string(static_cast<int64_t>(used)) + " banks of " +
+                                        std::to_string(space.bank_bytes()) + " bytes but " + name + " has " +
+                                        std::to_string(space.banks) + " (" + list + ")"};
+    return CapacityProblem{t.loc, "tensors in " + name + " need " + std::to_string(static_cast<int64_t>(used)) +
+                                      " bytes per partition but " + name + " has " +
+                                      std::to_string(space.bytes_per_partition) + " (" + list + ")"};
   }
   return std::nullopt;
 }

@@ -249,6 +249,7 @@ class Analyzer {
     edges_.reserve(order_.size() * 3);
     succ_.resize(k_.insts.size());
     reached_.assign(k_.insts.size(), -1);
+    loadish_.assign(k_.insts.size(), -1);
     for (size_t i = 0; i < order_.size(); ++i) {
       InstId id = order_[i];
       stamp_ = static_cast<int>(i);
@@ -264,6 +265,9 @@ class Analyzer {
     }
 
     DepGraph g(k_.insts.size());
+    std::vector<uint32_t> out_degree(k_.insts.size(), 0), in_degree(k_.insts.size(), 0);
+    for (const auto& [key, kind] : edges_) ++out_degree[static_cast<size_t>(key.src)], ++in_degree[static_cast<size_t>(key.dst)];
+    g.reserve_edges(out_degree, in_degree);
     for (const auto& [key, kind] : edges_)
       g.add_unique(key.src, key.dst, DepEdge{kind, key.distance, key.loop, false, implies_.count(key) > 0});
     return g;
@@ -286,7 +290,7 @@ class Analyzer {
   };
 
   void add_edge(InstId src, InstId dst, DepKind kind, int distance, LoopId loop) {
-    auto [it, fresh] = edges_.emplace(Key{src, dst, distance, distance ? loop : kNoId}, kind);
+    auto [it, fresh] = edges_.try_emplace(Key{src, dst, distance, distance ? loop : kNoId}, kind);  // no node when present
     if (!fresh && kind > it->second) it->second = kind;
     if (fresh && distance == 0 && stable(dst, common_depth(src, dst))) succ_[src].push_back(dst);
   }
@@ -302,10 +306,14 @@ class Analyzer {
   // inside a loop into a load (separate-load-compute cuts those; no pass removes another
   // distance-0 edge). reached_[i] == stamp_: the instruction being visited starts after i
   // starts, through such edges.
-  bool stable(InstId dst, int shared_depth) const {
+  bool stable(InstId dst, int shared_depth) {
     if (shared_depth == 0) return true;
-    const OpcodeInfo* op = k_.target->opcode(k_.insts[dst].opcode);
-    return !op || (op->op_class != OpClass::Load && op->op_class != OpClass::IndirectLoad);
+    int8_t& loadish = loadish_[static_cast<size_t>(dst)];  // the opcode looked up once per instruction
+    if (loadish < 0) {
+      const OpcodeInfo* op = k_.target->opcode(k_.insts[dst].opcode);
+      loadish = op && (op->op_class == OpClass::Load || op->op_class == OpClass::IndirectLoad);
+    }
+    return !loadish;
   }
 
   // Does c finish (completion) or finish reading (!completion) before the visited
@@ -702,6 +710,7 @@ class Analyzer {
   std::unordered_map<InstId, std::vector<Access>> register_reads_;
   std::vector<std::vector<InstId>> succ_;  // distance-0 stable edges added so far, by source
   std::vector<int> reached_;
+  std::vector<int8_t> loadish_;  // stable()'s: -1 unknown, 1 a load or gather
   int stamp_ = -1;
   const bool has_register_file_ = std::any_of(k_.tensors.begin(), k_.tensors.end(),
                                               [](const Tensor& t) { return t.register_file; });

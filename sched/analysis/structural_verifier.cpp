@@ -57,6 +57,7 @@ class Verifier {
     while (slots < 2 * k_.tensors.size()) slots *= 2;
     tensor_slots_.assign(slots, kEmpty);
     std::vector<bool> repeated(k_.tensors.size(), false);
+    tensor_space_.assign(k_.tensors.size(), nullptr);
     const SpaceInfo* space = nullptr;
     for (size_t i = 0; i < k_.tensors.size(); ++i) {
       uint32_t& slot = tensor_slot(k_.tensors[i].name);
@@ -68,6 +69,7 @@ class Verifier {
       if (repeated[i]) problem("tensor %" + t.name + " is declared twice");
       // Most tensors share a few spaces: look a space up again only when it changes.
       if (i == 0 || t.space != k_.tensors[i - 1].space) space = k_.target->space(t.space);
+      tensor_space_[i] = space;
       if (!space) problem("tensor %" + t.name + " is in space '" + t.space + "', which the target does not have");
       for (int64_t d : t.shape)
         if (d <= 0) problem("tensor %" + t.name + " has a dimension of " + std::to_string(d));
@@ -148,7 +150,7 @@ class Verifier {
         if (is_tensor_name(in.name)) problem("instruction %" + in.name + " has the name of a tensor");
         if (loop_vars.count(in.name)) problem("instruction %" + in.name + " has the name of a loop variable");
       }
-      const OpcodeInfo* op = k_.target->opcode(in.opcode);
+      const OpcodeInfo* op = opcode(in.opcode);
       if (!op) problem(inst_name(id) + " has opcode '" + in.opcode + "', which target '" + k_.target->name + "' does not have");
       if (op && !in.engine.empty() && !k_.target->can_run(*op, in.engine))
         problem(inst_name(id) + " runs on '" + in.engine + "', which cannot run '" + in.opcode + "'");
@@ -213,16 +215,28 @@ class Verifier {
           }
         }
     if (!in_scope || uses_register) return;  // a register's value is known only at run time
-    const SpaceInfo* space = k_.target->space(t.space);
+    const SpaceInfo* space = tensor_space_[static_cast<size_t>(a.tensor_id)];
     for (size_t d = 0; d < rank; ++d) {
       const int64_t size = t.register_file ? (space ? space->registers : 0) : t.shape[d];
       const int64_t lo = value_range(k_, a.dims[d].lo).first, hi = value_range(k_, a.dims[d].hi).second;
       if (lo < 0 || hi > size)
         problem(who() + " accesses " + tensor() + " out of bounds: dimension " + std::to_string(d) + " reaches [" +
                 std::to_string(lo) + ", " + std::to_string(hi) + ") but its size is " + std::to_string(size));
-      else if (value_range(k_, a.dims[d].hi - a.dims[d].lo).first <= 0)
+      else if (least_extent(a.dims[d]) <= 0)
         problem(who() + " accesses an empty range of " + tensor() + " in dimension " + std::to_string(d));
     }
+  }
+
+  // The smallest hi - lo over the loops' ranges. A tile that moves with a loop has the same
+  // terms at both ends: its extent is the constants' difference, found without building the
+  // difference (an allocation per access after every pass).
+  int64_t least_extent(const IndexRange& r) const {
+    const auto same = [](const AffineTerm& x, const AffineTerm& y) {
+      return x.symbol == y.symbol && x.coeff == y.coeff && x.loop == y.loop;
+    };
+    if (std::equal(r.lo.terms.begin(), r.lo.terms.end(), r.hi.terms.begin(), r.hi.terms.end(), same))
+      return r.hi.constant - r.lo.constant;
+    return value_range(k_, r.hi - r.lo).first;
   }
 
   // One edge (of the graph or a dep line): live ends, a kind, a distance, an enclosing loop.
@@ -269,6 +283,14 @@ class Verifier {
     for (const ExplicitDep& d : k_.explicit_deps) edge("dep line", d.src, d.dst, d.kind, d.distance, d.loop);
   }
 
+  // Target::opcode, remembered per name: a kernel uses a few opcodes, its instructions many
+  // times each.
+  const OpcodeInfo* opcode(const std::string& name) {
+    for (const auto& [n, op] : opcodes_)
+      if (n == name) return op;
+    return opcodes_.emplace_back(name, k_.target->opcode(name)).second;
+  }
+
   static constexpr uint32_t kEmpty = UINT32_MAX;
   // The slot of tensor_slots_ that holds the first tensor named `name`, or the empty slot
   // where it would go (linear probing; the table is at most half full).
@@ -284,6 +306,8 @@ class Verifier {
   const Kernel& k_;
   const DepGraph& g_;
   std::vector<uint32_t> tensor_slots_;  // tensors() fills it
+  std::vector<const SpaceInfo*> tensor_space_;  // and this: each tensor's space, nullptr if none
+  std::vector<std::pair<std::string, const OpcodeInfo*>> opcodes_;  // opcode()'s
   std::vector<uint8_t> erased_;         // edges() fills them
   std::vector<LoopId> inst_loop_;
   bool structure_ok_ = false;

@@ -9,22 +9,22 @@
 
 namespace tandem {
 
-const AttrValue* Attributes::find(const std::string& key) const {
+const AttrValue* Attributes::find(std::string_view key) const {
   for (const auto& [k, v] : entries_)
     if (k == key) return &v;
   return nullptr;
 }
 
-void Attributes::set(const std::string& key, AttrValue value) {
+void Attributes::set(std::string_view key, AttrValue value) {
   for (auto& [k, v] : entries_)
     if (k == key) {
       v = std::move(value);
       return;
     }
-  entries_.emplace_back(key, std::move(value));
+  entries_.emplace_back(std::string(key), std::move(value));
 }
 
-bool Attributes::erase(const std::string& key) {
+bool Attributes::erase(std::string_view key) {
   for (auto it = entries_.begin(); it != entries_.end(); ++it)
     if (it->first == key) {
       entries_.erase(it);
@@ -33,13 +33,13 @@ bool Attributes::erase(const std::string& key) {
   return false;
 }
 
-std::optional<int64_t> Attributes::get_int(const std::string& key) const {
+std::optional<int64_t> Attributes::get_int(std::string_view key) const {
   const AttrValue* v = find(key);
   if (v && std::holds_alternative<int64_t>(*v)) return std::get<int64_t>(*v);
   return std::nullopt;
 }
 
-std::optional<std::string> Attributes::get_string(const std::string& key) const {
+std::optional<std::string> Attributes::get_string(std::string_view key) const {
   const AttrValue* v = find(key);
   if (v && std::holds_alternative<std::string>(*v)) return std::get<std::string>(*v);
   return std::nullopt;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -16,14 +17,16 @@ using AttrValue = std::variant<std::monostate, int64_t, double, std::string>;
 
 class Attributes {
  public:
-  bool has(const std::string& key) const { return find(key) != nullptr; }
-  const AttrValue* find(const std::string& key) const;
-  void set(const std::string& key, AttrValue value);  // replaces or appends
-  void set_flag(const std::string& key) { set(key, std::monostate{}); }
-  bool erase(const std::string& key);
+  // Keys by view: the attr:: constants are C strings, and a std::string made of one per
+  // look-up (longer ones on the heap) was most of what asking a 100k-instruction kernel cost.
+  bool has(std::string_view key) const { return find(key) != nullptr; }
+  const AttrValue* find(std::string_view key) const;
+  void set(std::string_view key, AttrValue value);  // replaces or appends
+  void set_flag(std::string_view key) { set(key, std::monostate{}); }
+  bool erase(std::string_view key);
 
-  std::optional<int64_t> get_int(const std::string& key) const;
-  std::optional<std::string> get_string(const std::string& key) const;
+  std::optional<int64_t> get_int(std::string_view key) const;
+  std::optional<std::string> get_string(std::string_view key) const;
 
   bool empty() const { return entries_.empty(); }
   const std::vector<std::pair<std::string, AttrValue>>& entries() const { return entries_; }

@@ -19,6 +19,13 @@ void DepGraph::grow(size_t n) {
   while (boost::num_vertices(*g_) < n) boost::add_vertex(*g_);
 }
 
+void DepGraph::reserve_edges(const std::vector<uint32_t>& out_degree, const std::vector<uint32_t>& in_degree) {
+  for (size_t v = 0; v < num_vertices(); ++v) {
+    if (v < out_degree.size()) g_->out_edge_list(v).reserve(out_degree[v]);
+    if (v < in_degree.size()) in_edge_list(*g_, v).reserve(in_degree[v]);
+  }
+}
+
 static bool same_key(const DepEdge& e, int distance, LoopId loop) {
   return e.distance == distance && (distance == 0 || e.loop == loop);
 }
@@ -53,6 +60,7 @@ bool DepGraph::add(InstId src, InstId dst, DepKind kind, int distance, LoopId lo
     return changed;
   }
   boost::add_edge(src, dst, DepEdge{kind, distance, loop, is_explicit}, *g_);
+  last_addition_ = ++additions_;
   return true;
 }
 

@@ -108,9 +108,10 @@ class DepGraph {
   using InRange = EdgeRange<boost::graph_traits<Graph>::in_edge_iterator>;
 
   explicit DepGraph(size_t num_insts = 0) : g_(std::make_unique<Graph>(num_insts)) {}
-  DepGraph(const DepGraph& o) : g_(std::make_unique<Graph>(*o.g_)) {}
+  DepGraph(const DepGraph& o) : g_(std::make_unique<Graph>(*o.g_)), last_addition_(o.last_addition_) {}
   DepGraph& operator=(const DepGraph& o) {
     *g_ = *o.g_;
+    last_addition_ = o.last_addition_;
     return *this;
   }
   DepGraph(DepGraph&&) noexcept = default;
@@ -118,6 +119,9 @@ class DepGraph {
 
   // Makes room for instructions appended to the kernel's arena after construction.
   void grow(size_t num_insts);
+  // Room for each instruction's outgoing and incoming edges, for a caller that knows how many
+  // it will add (the analysis): one allocation per list rather than one per doubling.
+  void reserve_edges(const std::vector<uint32_t>& out_degree, const std::vector<uint32_t>& in_degree);
   size_t num_vertices() const { return boost::num_vertices(*g_); }
   size_t num_edges() const { return boost::num_edges(*g_); }
 
@@ -126,7 +130,10 @@ class DepGraph {
   bool add(InstId src, InstId dst, DepKind kind, int distance = 0, LoopId loop = kNoId, bool is_explicit = false);
   // Adds without looking for an existing edge; the caller guarantees uniqueness. An end
   // beyond the instructions adds vertices up to it (the structural verifier reports it).
-  void add_unique(InstId src, InstId dst, const DepEdge& e) { boost::add_edge(src, dst, e, *g_); }
+  void add_unique(InstId src, InstId dst, const DepEdge& e) {
+    boost::add_edge(src, dst, e, *g_);
+    last_addition_ = ++additions_;
+  }
   bool remove(InstId src, InstId dst, int distance = 0, LoopId loop = kNoId);
 
   // In place (see EdgeRange).
@@ -146,9 +153,17 @@ class DepGraph {
 
   const Graph& graph() const { return *g_; }
 
+  // When an edge was last added, on a clock shared by every graph of the process (a copy
+  // keeps its original's): equal readings mean no edge was added in between, so the graph is
+  // still acyclic if it was (removing an edge or strengthening its kind cannot close a
+  // cycle). The pass manager checks acyclicity after a pass only when this changed.
+  uint64_t last_addition() const { return last_addition_; }
+
  private:
   std::optional<Edge> lookup(InstId src, InstId dst, int distance, LoopId loop) const;
   std::unique_ptr<Graph> g_;  // never null but in a moved-from graph
+  uint64_t last_addition_ = 0;  // 0: no edge was ever added
+  static inline uint64_t additions_ = 0;  // one thread per process (see PooledListS)
 };
 
 }  // namespace tandem

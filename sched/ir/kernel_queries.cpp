@@ -17,14 +17,35 @@ std::vector<std::string> engine_choices(const Kernel& k, InstId id) {
   return out;
 }
 
+// engine_choices() when it has one entry, without building the list (separate-load-compute
+// asks it per edge).
 std::string known_engine(const Kernel& k, InstId id) {
-  const std::vector<std::string> choices = engine_choices(k, id);
-  return choices.size() == 1 ? choices[0] : "";
+  const Instruction& in = k.insts[static_cast<size_t>(id)];
+  if (!in.engine.empty()) return in.engine;
+  const OpcodeInfo* op = k.target->opcode(in.opcode);
+  if (!op) return "";
+  if (op->engines.size() == 1 && op->engines[0] == "dma")
+    return k.target->dma_queues.size() == 1 ? k.target->dma_queues[0] : "";
+  const std::string* only = nullptr;
+  for (const std::string& e : op->engines) {
+    if (e == "dma") continue;
+    if (only) return "";
+    only = &e;
+  }
+  return only ? *only : "";
 }
 
+// engine_choices()'s first, without building the list (list-schedule asks it per instruction).
 std::string preferred_engine(const Kernel& k, InstId id) {
-  const std::vector<std::string> choices = engine_choices(k, id);
-  return choices.empty() ? "" : choices[0];
+  const Instruction& in = k.insts[static_cast<size_t>(id)];
+  if (!in.engine.empty()) return in.engine;
+  const OpcodeInfo* op = k.target->opcode(in.opcode);
+  if (!op) return "";
+  if (op->engines.size() == 1 && op->engines[0] == "dma")
+    return k.target->dma_queues.empty() ? "" : k.target->dma_queues[0];
+  for (const std::string& e : op->engines)
+    if (e != "dma") return e;
+  return "";
 }
 
 int64_t partitions_of(const Kernel& k, const Tensor& t) {

@@ -1,6 +1,7 @@
 #include "sched/passes/pass_manager.h"
 
 #include <memory>
+#include <optional>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -110,6 +111,11 @@ void run_pipeline(Kernel& k, DepGraph& g, const std::vector<PipelineStep>& steps
     if (!problems.empty())
       throw std::logic_error("the kernel given to the pipeline is ill-formed: " + describe_structural_problems(problems));
   }
+  // Acyclicity after a pass: found again only if that pass added an edge or brought an
+  // erased instruction back, the only changes that can close a cycle. After the first pass
+  // it is always checked (the input's acyclicity is the caller's).
+  std::optional<uint64_t> checked_addition;
+  std::vector<uint8_t> checked_erased;
   for (size_t i = 0; i < steps.size(); ++i) {
     const PipelineStep& step = steps[i];
     PassStats stats;
@@ -120,11 +126,18 @@ void run_pipeline(Kernel& k, DepGraph& g, const std::vector<PipelineStep>& steps
     const std::vector<std::string> problems = find_structural_problems(k, g, checks);
     if (!problems.empty())
       throw std::logic_error("pass '" + step.text + "' broke the kernel: " + describe_structural_problems(problems));
-    try {
-      check_acyclic(k, g);
-    } catch (const Error& e) {
-      throw std::logic_error("pass '" + step.text + "' broke the kernel: " + e.message());
+    bool revived = false;
+    for (size_t v = 0; v < checked_erased.size() && !revived; ++v) revived = checked_erased[v] && !k.insts[v].erased;
+    if (checked_addition != g.last_addition() || revived) {
+      try {
+        check_acyclic(k, g);
+      } catch (const Error& e) {
+        throw std::logic_error("pass '" + step.text + "' broke the kernel: " + e.message());
+      }
+      checked_addition = g.last_addition();
     }
+    checked_erased.resize(k.insts.size());
+    for (size_t v = 0; v < k.insts.size(); ++v) checked_erased[v] = k.insts[v].erased;
     if (opts.stats) {
       diag << "=== stats: " << step.text << " ===\n";
       for (const auto& [name, value] : stats.counters) diag << "  " << name << ": " << value << "\n";

@@ -181,3 +181,50 @@ TEST_CASE("start names an enclosing loop of an accumulating instruction", "[veri
           cp.attrs.set("start", std::string("%j"));
         }) == kBroke + "%cp: start = \"%j\": no loop enclosing the instruction has the variable %j");
 }
+
+TEST_CASE("a dependence cycle is named after the pass that closed it", "[verifier]") {
+  // Acyclicity is checked again only after a pass that added an edge (DepGraph::last_addition):
+  // a pass that adds none comes between, and the graph may come back as a copy.
+  auto pipeline = [](Kernel& k, DepGraph& g, const std::vector<std::function<void(PassContext&)>>& edits) {
+    std::vector<PassInfo> infos;
+    infos.reserve(edits.size());
+    for (size_t i = 0; i < edits.size(); ++i)
+      infos.push_back({"edit-" + std::to_string(i), "a pass that edits the kernel as the test says", {},
+                       [edit = edits[i]](const PassOptions&) { return std::unique_ptr<Pass>(new LambdaPass(edit)); }});
+    std::vector<PipelineStep> steps(edits.size());
+    for (size_t i = 0; i < edits.size(); ++i) steps[i].pass = &infos[i], steps[i].text = infos[i].name;
+    std::ostringstream diag;
+    try {
+      run_pipeline(k, g, steps, RunOptions{}, diag);
+    } catch (const std::logic_error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const auto nothing = [](PassContext&) {};
+  const auto close_cycle = [](PassContext& ctx) {  // %st -> %ld closes %ld -> %cp -> %st
+    ctx.deps.add(ctx.kernel.find_inst("st"), ctx.kernel.find_inst("ld"), DepKind::Anti);
+  };
+  const auto harmless = [](PassContext& ctx) {
+    ctx.deps.add(ctx.kernel.find_inst("z"), ctx.kernel.find_inst("st"), DepKind::Flow);
+  };
+  const std::string cycle = "broke the kernel: dependence cycle: %cp -> %st -> %ld -> %cp";
+  Kernel k = test::parse(kLoop);
+  const DepGraph analysed = build_dep_graph(k);
+  DepGraph g = analysed;
+  CHECK(pipeline(k, g, {nothing, harmless, nothing}) == "");
+  g = analysed;
+  CHECK(pipeline(k, g, {nothing, nothing, close_cycle}) == "pass 'edit-2' " + cycle);
+  g = analysed;
+  CHECK(pipeline(k, g, {harmless, nothing, close_cycle, nothing}) == "pass 'edit-2' " + cycle);
+  // The pass hands back a copy it edited.
+  g = analysed;
+  CHECK(pipeline(k, g, {nothing, [&](PassContext& ctx) {
+                          DepGraph copy = ctx.deps;
+                          copy.add(ctx.kernel.find_inst("st"), ctx.kernel.find_inst("ld"), DepKind::Anti);
+                          ctx.deps = copy;
+                        }}) == "pass 'edit-1' " + cycle);
+  // The first pass is always checked.
+  g = analysed;
+  CHECK(pipeline(k, g, {close_cycle}).rfind("pass 'edit-0' ", 0) == 0);
+}
