@@ -425,23 +425,17 @@ int64_t tile_index(const std::vector<std::pair<LoopId, int64_t>>& tile, const Ke
 
 }  // namespace
 
-int64_t channel_needed_key(const SimChannel& c, const Kernel& k, const int64_t* counts, const int64_t* ivs,
-                           bool* needed) {
+int64_t channel_needed_tile_key(const SimChannel& c, const Kernel& k, const int64_t* counts, const int64_t* ivs,
+                                bool* needed) {
   *needed = true;
-  if (c.key_loop == kNoId) return c.tile_key.empty() ? 0 : c.tile_key[static_cast<size_t>(tile_index(c.dst_tile, k, ivs))];
+  if (c.key_loop == kNoId) return c.tile_key[static_cast<size_t>(tile_index(c.dst_tile, k, ivs))];
   const int64_t index_in_loop = ivs[c.key_loop] - k.loops[static_cast<size_t>(c.key_loop)].lo;
   *needed = index_in_loop >= c.distance;
-  if (!c.tile_key.empty())
-    return tile_base(c, counts, c.distance) + c.tile_key[static_cast<size_t>(tile_index(c.dst_tile, k, ivs))];
-  return counts[c.key_loop] - 1 - c.distance;
+  return tile_base(c, counts, c.distance) + c.tile_key[static_cast<size_t>(tile_index(c.dst_tile, k, ivs))];
 }
 
-int64_t channel_produced_key(const SimChannel& c, const Kernel& k, const int64_t* counts, const int64_t* ivs,
-                             bool* produce) {
-  *produce = true;
-  if (!c.tile_key.empty()) return tile_base(c, counts, 0) + tile_index(c.src_tile, k, ivs);
-  for (LoopId l : c.src_inner) *produce &= ivs[l] == k.loops[static_cast<size_t>(l)].hi - 1;
-  return c.key_loop == kNoId ? 0 : counts[c.key_loop] - 1;
+int64_t channel_produced_tile_key(const SimChannel& c, const Kernel& k, const int64_t* counts, const int64_t* ivs) {
+  return tile_base(c, counts, 0) + tile_index(c.src_tile, k, ivs);
 }
 
 SimProgram lower_for_simulation(const Kernel& k, const DepGraph& g) {

@@ -110,14 +110,31 @@ struct SimProgram {
 
 // The key a channel's destination reads at the current iteration (`counts`, `ivs`: per
 // LoopId, iterations started so far and the induction variable); `*needed` is false in the
-// first `distance` iterations of the key loop, which have no source instance.
-int64_t channel_needed_key(const SimChannel& c, const Kernel& k, const int64_t* counts, const int64_t* ivs,
-                           bool* needed);
+// first `distance` iterations of the key loop, which have no source instance. Inline: the
+// units evaluate it for every input of every instance; a per-tile channel goes out of line.
+int64_t channel_needed_tile_key(const SimChannel& c, const Kernel& k, const int64_t* counts, const int64_t* ivs,
+                                bool* needed);
+inline int64_t channel_needed_key(const SimChannel& c, const Kernel& k, const int64_t* counts, const int64_t* ivs,
+                                  bool* needed) {
+  if (!c.tile_key.empty()) return channel_needed_tile_key(c, k, counts, ivs, needed);
+  if (c.key_loop == kNoId) {
+    *needed = true;
+    return 0;
+  }
+  *needed = ivs[c.key_loop] - k.loops[static_cast<size_t>(c.key_loop)].lo >= c.distance;
+  return counts[c.key_loop] - 1 - c.distance;
+}
 // The key the channel's source publishes now; `*produce` is false unless this is the last
 // instance of the source within the key (every loop below the key loop at its last iteration;
 // a per-tile channel publishes every instance).
-int64_t channel_produced_key(const SimChannel& c, const Kernel& k, const int64_t* counts, const int64_t* ivs,
-                             bool* produce);
+int64_t channel_produced_tile_key(const SimChannel& c, const Kernel& k, const int64_t* counts, const int64_t* ivs);
+inline int64_t channel_produced_key(const SimChannel& c, const Kernel& k, const int64_t* counts, const int64_t* ivs,
+                                    bool* produce) {
+  *produce = true;
+  if (!c.tile_key.empty()) return channel_produced_tile_key(c, k, counts, ivs);
+  for (LoopId l : c.src_inner) *produce &= ivs[l] == k.loops[static_cast<size_t>(l)].hi - 1;
+  return c.key_loop == kNoId ? 0 : counts[c.key_loop] - 1;
+}
 
 // Lowers a kernel for simulation on its target (`k.target`, which --hw replaces when the
 // kernel is read). Every instruction must have an engine or queue (run assign-engines

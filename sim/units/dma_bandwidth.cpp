@@ -16,6 +16,22 @@ DmaBandwidth::DmaBandwidth(const DmaModel& model)
   groups_.push_back(all);
 }
 
+uint64_t DmaBandwidth::engine_span(int first, int count) const {
+  if (count <= 0) return 0;
+  if (engines_ >= 64 || first < 0) {  // beyond a word's shifts: engine by engine
+    uint64_t span = 0;
+    for (int i = 0; i < count; ++i) span |= 1ULL << ((first + i) % engines_);
+    return span;
+  }
+  // Engines first .. first + count - 1, wrapping around modulo engines_, as whole-word masks:
+  // a division per engine was most of start()'s time.
+  const uint64_t all = (1ULL << engines_) - 1;
+  if (count >= engines_) return all;
+  const int s = first % engines_;
+  if (s + count <= engines_) return ((1ULL << count) - 1) << s;
+  return (all & ~((1ULL << s) - 1)) | ((1ULL << (s + count - engines_)) - 1);
+}
+
 double DmaBandwidth::rate(const Group& g, const Chunk& c) const {
   return bytes_per_ps_ * c.efficiency / static_cast<double>(g.active.size());
 }
@@ -36,8 +52,7 @@ int DmaBandwidth::start(const DmaTransfer& t, double now) {
     id = static_cast<int>(groups_left_.size());
     groups_left_.push_back(0);
   }
-  uint64_t span = 0;
-  for (int i = 0; i < t.engine_count; ++i) span |= 1ULL << ((t.first_engine + i) % engines_);
+  const uint64_t span = engine_span(t.first_engine, t.engine_count);
   const double per_engine = t.engine_bytes();
   groups_left_[static_cast<size_t>(id)] = 0;
   const size_t n = groups_.size();

@@ -36,6 +36,8 @@ class DmaBandwidth {
     double updated = 0;
   };
 
+  // The engines `count` engines from `first` on cover, wrapping around: a bit set.
+  uint64_t engine_span(int first, int count) const;
   double rate(const Group& g, const Chunk& c) const;  // bytes per ps per engine
   void advance(Group& g, double now) const;
 

@@ -19,7 +19,7 @@ void DmaQueue::execute(const SimInst& inst, InstanceRecord& r) {
   if (issued_ >= kDepth) {
     // The queue is full: the issue waits for the oldest transfer to land.
     pending_start_ = issue;
-    while (issued_ >= kDepth) wait_for_event(landed_event_);
+    while (issued_ >= kDepth) wait_landed();
     const Picos now = static_cast<Picos>(sc_core::sc_time_stamp().value());
     if (now > issue) r.stall[static_cast<size_t>(StallReason::Queue)] += now - issue;
     issue = std::max(issue, now);
@@ -43,7 +43,7 @@ void DmaQueue::execute(const SimInst& inst, InstanceRecord& r) {
   publish_at(inst, issue, issue, issue, loop_counts_.data(), loop_ivs_.data(), true, Publish::Ordered);
   free_ = t.first_byte;  // the setup stage takes one transfer at a time
   ++issued_;
-  issued_event_.notify(sc_core::SC_ZERO_TIME);
+  if (data_waiting_) issued_event_.notify(sc_core::SC_ZERO_TIME);
 }
 
 void DmaQueue::data_thread() {
@@ -52,7 +52,9 @@ void DmaQueue::data_thread() {
       while (issued_ == 0) {
         if (walked_) return;
         ++ctx_.kernel_waits;
+        data_waiting_ = true;
         sc_core::wait(issued_event_);
+        data_waiting_ = false;
       }
       Issued& t = front();
       // (Its first byte may wait for the previous transfer's last: the queue is busy then.)
@@ -88,7 +90,7 @@ void DmaQueue::data_thread() {
       // Later waits start no earlier than the next transfer's (the queue's time only grows).
       const Picos oldest = issued_ == 0 ? free_ : std::min(free_, front().r.free);
       while (!busy_.empty() && busy_.front().second <= oldest) busy_.pop_front();
-      landed_event_.notify(sc_core::SC_ZERO_TIME);
+      if (issue_waiting_) landed_event_.notify(sc_core::SC_ZERO_TIME);
     }
   } catch (const sc_core::sc_unwind_exception&) {
     throw;
@@ -100,8 +102,14 @@ void DmaQueue::data_thread() {
 
 void DmaQueue::drain() {
   walked_ = true;
-  issued_event_.notify(sc_core::SC_ZERO_TIME);
-  while (issued_ > 0) wait_for_event(landed_event_);
+  if (data_waiting_) issued_event_.notify(sc_core::SC_ZERO_TIME);
+  while (issued_ > 0) wait_landed();
+}
+
+void DmaQueue::wait_landed() {
+  issue_waiting_ = true;
+  wait_for_event(landed_event_);
+  issue_waiting_ = false;
 }
 
 void DmaQueue::report_barrier_wait(const InstanceRecord& r, Picos from, Picos to, bool released_by_dma) {

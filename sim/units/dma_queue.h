@@ -73,6 +73,10 @@ class DmaQueue : public StreamUnit {
   // overlap: those ending after the oldest such wait's start.
   std::deque<std::pair<Picos, Picos>> busy_;
   bool walked_ = false;        // the stream has issued everything
+  // Which thread waits for the other's event: a notification nobody waits for would only
+  // cost the SystemC kernel a delta cycle.
+  bool data_waiting_ = false, issue_waiting_ = false;
+  void wait_landed();  // the issue waits for a transfer to land
   sc_core::sc_event issued_event_, landed_event_, done_;
 };
 

@@ -31,12 +31,16 @@ void DmaSystem::reschedule(double now) {
   const double next = bandwidth_.next_completion();
   if (std::isinf(next)) return;
   const double delay = std::max(0.0, std::ceil(next - 1e-9) - now);
+  const Picos at = static_cast<Picos>(now) + static_cast<Picos>(delay);
+  if (at == wake_at_) return;  // already due then: keep that notification
   wake_.cancel();
   wake_.notify(sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(delay)));
+  wake_at_ = at;
 }
 
 void DmaSystem::wake() {
   const double now = now_ps();
+  wake_at_ = -1;
   done_.clear();
   bandwidth_.complete_until(now, done_);
   for (int id : done_) {

@@ -32,6 +32,7 @@ class DmaSystem : public sc_core::sc_module {
   std::vector<Waiter> waiters_;  // per transfer id
   std::vector<int> done_;
   sc_core::sc_event wake_;
+  Picos wake_at_ = -1;  // when wake_ is due, -1 when it is not
 };
 
 }  // namespace tandem

@@ -31,7 +31,10 @@ class Semaphore {
   bool available(int64_t key) const { return key < produced_; }
   Picos value(int64_t key) const {
     assert(key >= released_ && key < produced_);
-    return ring_[static_cast<size_t>(key) % ring_.size()];
+    // key's slot, counted back from the next one (no division on the hot path)
+    int64_t slot = head_ - (produced_ - key);
+    if (slot < 0) slot += static_cast<int64_t>(ring_.size());
+    return ring_[static_cast<size_t>(slot)];
   }
   bool has_space() const { return closed_ || produced_ - released_ < static_cast<int64_t>(ring_.size()); }
   int64_t next_key() const { return produced_; }
@@ -40,11 +43,13 @@ class Semaphore {
     assert(has_space());
     // Per tile, a destination reads one source instance's key for all the earlier ones too.
     if (!spec_.tile_key.empty()) t = latest_ = std::max(latest_, t);
+    const size_t slot = static_cast<size_t>(head_);
+    if (++head_ == static_cast<int64_t>(ring_.size())) head_ = 0;
     if (closed_) {
       released_ = ++produced_;
       return;
     }
-    ring_[static_cast<size_t>(produced_) % ring_.size()] = t;
+    ring_[slot] = t;
     ++produced_;
     if (consumer_waiting_) data_event.notify(sc_core::SC_ZERO_TIME);
   }
@@ -71,6 +76,7 @@ class Semaphore {
   int producer_unit_;
   std::vector<Picos> ring_;
   int64_t produced_ = 0;
+  int64_t head_ = 0;  // produced_ % ring_.size(): the slot of the next key
   Picos latest_ = 0;
   int64_t released_ = 0;
   bool closed_ = false;
