@@ -8,7 +8,9 @@
 namespace tandem {
 
 DmaQueue::DmaQueue(sc_core::sc_module_name name, SimContext& ctx, int index) : StreamUnit(name, ctx, index) {
-  SC_THREAD(data_thread);
+  // First run at initialisation: waits for the first issue. Its waits are method triggers,
+  // not thread suspensions, so SimContext::kernel_waits does not count them.
+  SC_METHOD(data_step);
 }
 
 void DmaQueue::execute(const SimInst& inst, InstanceRecord& r) {
@@ -46,54 +48,76 @@ void DmaQueue::execute(const SimInst& inst, InstanceRecord& r) {
   if (data_waiting_) issued_event_.notify(sc_core::SC_ZERO_TIME);
 }
 
-void DmaQueue::data_thread() {
+void DmaQueue::data_step() {
   try {
     for (;;) {
-      while (issued_ == 0) {
-        if (walked_) return;
-        ++ctx_.kernel_waits;
-        data_waiting_ = true;
-        sc_core::wait(issued_event_);
-        data_waiting_ = false;
+      switch (phase_) {
+        case Phase::Idle: {
+          if (issued_ == 0) {
+            if (walked_) return;  // no next trigger: the method never runs again
+            data_waiting_ = true;
+            next_trigger(issued_event_);
+            return;
+          }
+          data_waiting_ = false;
+          const Issued& t = front();
+          // (Its first byte may wait for the previous transfer's last: the queue is busy then.)
+          data_start_ = std::max(t.first_byte, data_free_);
+          const Picos now = static_cast<Picos>(sc_core::sc_time_stamp().value());
+          if (data_start_ < now) throw std::logic_error("causality: a transfer's data would start in the past");
+          phase_ = Phase::Starting;
+          if (data_start_ > now) {
+            next_trigger(sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(data_start_ - now)));
+            return;
+          }
+          break;
+        }
+        case Phase::Starting:
+          data_end_ = data_start_;
+          ctx_.dma->start(front().transfer, &done_, &data_end_);
+          phase_ = Phase::Moving;
+          next_trigger(done_);
+          return;
+        case Phase::Moving: {
+          Issued& t = front();
+          const Picos end = data_end_;
+          t.r.busy_start = data_start_;
+          t.r.busy_end = t.r.complete = end;
+          t.r.loop_counts = t.counts.data();
+          t.r.loop_ivs = t.ivs.data();
+          data_free_ = end;
+          // Its issue waited from `free` to `start`: for inputs first, then for room. Every
+          // transfer before it has landed, so the queue's data phases in that time are known.
+          Picos& input = t.r.stall[static_cast<size_t>(t.input_reason)];
+          Picos& room = t.r.stall[static_cast<size_t>(StallReason::Queue)];
+          const Picos inputs_end = t.r.free + input;
+          input -= busy_within(t.r.free, inputs_end);
+          room -= busy_within(inputs_end, t.r.start);
+          busy_.emplace_back(data_start_, end);
+          ctx_.observer->record(t.r);
+          publish_next_ = 0;
+          phase_ = Phase::Publishing;
+          break;
+        }
+        case Phase::Publishing: {
+          Issued& t = front();
+          if (Semaphore* full = try_publish(*t.inst, t.r.start, data_end_, data_end_, t.counts.data(), t.ivs.data(),
+                                            Publish::Data, publish_next_)) {
+            next_trigger(full->space_event);
+            return;
+          }
+          for (BarrierWait& w : t.barrier_waits) report(w);
+          front_ = (front_ + 1) % kDepth;
+          --issued_;
+          // Later waits start no earlier than the next transfer's (the queue's time only grows).
+          const Picos oldest = issued_ == 0 ? free_ : std::min(free_, front().r.free);
+          while (!busy_.empty() && busy_.front().second <= oldest) busy_.pop_front();
+          if (issue_waiting_) landed_event_.notify(sc_core::SC_ZERO_TIME);
+          phase_ = Phase::Idle;
+          break;
+        }
       }
-      Issued& t = front();
-      // (Its first byte may wait for the previous transfer's last: the queue is busy then.)
-      const Picos data_start = std::max(t.first_byte, data_free_);
-      const Picos now = static_cast<Picos>(sc_core::sc_time_stamp().value());
-      if (data_start < now) throw std::logic_error("causality: a transfer's data would start in the past");
-      if (data_start > now) {
-        ++ctx_.kernel_waits;
-        sc_core::wait(sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(data_start - now)));
-      }
-      Picos end = data_start;
-      ctx_.dma->start(t.transfer, &done_, &end);
-      ++ctx_.kernel_waits;
-      sc_core::wait(done_);
-      t.r.busy_start = data_start;
-      t.r.busy_end = t.r.complete = end;
-      t.r.loop_counts = t.counts.data();
-      t.r.loop_ivs = t.ivs.data();
-      data_free_ = end;
-      // Its issue waited from `free` to `start`: for inputs first, then for room. Every
-      // transfer before it has landed, so the queue's data phases in that time are known.
-      Picos& input = t.r.stall[static_cast<size_t>(t.input_reason)];
-      Picos& room = t.r.stall[static_cast<size_t>(StallReason::Queue)];
-      const Picos inputs_end = t.r.free + input;
-      input -= busy_within(t.r.free, inputs_end);
-      room -= busy_within(inputs_end, t.r.start);
-      busy_.emplace_back(data_start, end);
-      ctx_.observer->record(t.r);
-      publish_at(*t.inst, t.r.start, end, end, t.counts.data(), t.ivs.data(), false, Publish::Data);
-      for (BarrierWait& w : t.barrier_waits) report(w);
-      front_ = (front_ + 1) % kDepth;
-      --issued_;
-      // Later waits start no earlier than the next transfer's (the queue's time only grows).
-      const Picos oldest = issued_ == 0 ? free_ : std::min(free_, front().r.free);
-      while (!busy_.empty() && busy_.front().second <= oldest) busy_.pop_front();
-      if (issue_waiting_) landed_event_.notify(sc_core::SC_ZERO_TIME);
     }
-  } catch (const sc_core::sc_unwind_exception&) {
-    throw;
   } catch (...) {
     if (!ctx_.failure) ctx_.failure = std::current_exception();
     sc_core::sc_stop();

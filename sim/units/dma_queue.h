@@ -3,10 +3,10 @@
 // is done; a transfer's setup overlaps the previous transfer's data, and its data moves after
 // the previous transfer's data (FIFO).
 //
-// Issue and data are two threads of the queue, as on the hardware the queue's descriptor
-// processing and the DMA engines are: the unit's stream issues (and reaches barriers once it
-// has issued), and the data phase moves each issued transfer on the shared DmaSystem in
-// SystemC time, then records it and publishes its outputs.
+// Issue and data are two processes of the queue, as on the hardware the queue's descriptor
+// processing and the DMA engines are: the unit's stream (a thread) issues (and reaches
+// barriers once it has issued), and the data phase (a method) moves each issued transfer on
+// the shared DmaSystem in SystemC time, then records it and publishes its outputs.
 //
 // The queue is busy while it moves data. It stalls while its issue waits (for inputs, for room,
 // at a barrier) and it moves none: a wait's overlap with the queue's own data phases is not a
@@ -55,14 +55,20 @@ class DmaQueue : public StreamUnit {
     StallReason input_reason;          // the stall slot of its wait for inputs
     std::vector<BarrierWait> barrier_waits;  // the queue's waits at barriers right after it
   };
-  void data_thread();
+  // The data phase, a method process (no thread of its own to switch to: a thread cost two
+  // more coroutine switches per transfer) stepping through each transfer's phases.
+  void data_step();
+  enum class Phase { Idle, Starting, Moving, Publishing };
+  Phase phase_ = Phase::Idle;
+  Picos data_start_ = 0, data_end_ = 0;  // the front transfer's first and last byte
+  size_t publish_next_ = 0;              // the out-channel its publishing resumes at
   // Time within [a, b) the queue moved data (its landed transfers).
   Picos busy_within(Picos a, Picos b) const;
   void report(BarrierWait& w);
 
   // The transfers issued and not landed, in issue order, in a ring of kDepth reused slots
   // (their iteration vectors keep their storage: no allocation per transfer). The ring never
-  // moves once made, so the data thread keeps its reference to the front across waits.
+  // moves once made, so the data phase keeps its reference to the front across waits.
   std::vector<Issued> ring_;
   size_t front_ = 0, issued_ = 0;  // the oldest slot (moving or next to move), how many
   Issued& front() { return ring_[front_]; }
@@ -73,7 +79,7 @@ class DmaQueue : public StreamUnit {
   // overlap: those ending after the oldest such wait's start.
   std::deque<std::pair<Picos, Picos>> busy_;
   bool walked_ = false;        // the stream has issued everything
-  // Which thread waits for the other's event: a notification nobody waits for would only
+  // Which process waits for the other's event: a notification nobody waits for would only
   // cost the SystemC kernel a delta cycle.
   bool data_waiting_ = false, issue_waiting_ = false;
   void wait_landed();  // the issue waits for a transfer to land

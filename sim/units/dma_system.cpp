@@ -46,7 +46,7 @@ void DmaSystem::wake() {
   for (int id : done_) {
     const Waiter& w = waiters_[static_cast<size_t>(id)];
     *w.end = static_cast<Picos>(now);
-    w.done->notify(sc_core::SC_ZERO_TIME);
+    w.done->notify();  // immediate: the queue runs in this evaluation phase, one delta cycle fewer
   }
   reschedule(now);
 }

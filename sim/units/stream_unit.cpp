@@ -132,27 +132,36 @@ void StreamUnit::publish_outputs(const SimInst& inst, Picos start, Picos read_do
 
 void StreamUnit::publish_at(const SimInst& inst, Picos start, Picos read_done, Picos complete, const int64_t* counts,
                             const int64_t* ivs, bool as_unit, Publish which) {
-  for (int ch : inst.out_channels) {
-    Semaphore& s = *ctx_.semaphores[static_cast<size_t>(ch)];
+  size_t next = 0;
+  while (Semaphore* full = try_publish(inst, start, read_done, complete, counts, ivs, which, next)) {
+    if (as_unit) {
+      state_ = State::WaitingSpace;
+      blocked_on_ = full;
+    }
+    ++ctx_.kernel_waits;
+    wait(full->space_event);
+  }
+  if (as_unit) state_ = State::Running;
+}
+
+Semaphore* StreamUnit::try_publish(const SimInst& inst, Picos start, Picos read_done, Picos complete,
+                                   const int64_t* counts, const int64_t* ivs, Publish which, size_t& next) {
+  for (; next < inst.out_channels.size(); ++next) {
+    Semaphore& s = *ctx_.semaphores[static_cast<size_t>(inst.out_channels[next])];
     if (which != Publish::All && (s.spec().kind == DepKind::Ordered) != (which == Publish::Ordered)) continue;
     bool produce = false;
     const int64_t key = channel_produced_key(s.spec(), *ctx_.program.kernel, counts, ivs, &produce);
     if (!produce) continue;
     if (key != s.next_key()) throw std::logic_error("semaphore keys out of order at " + inst.name);
-    while (!s.has_space()) {
-      if (as_unit) {
-        state_ = State::WaitingSpace;
-        blocked_on_ = &s;
-      }
+    if (!s.has_space()) {
       s.producer_waiting_ = true;
-      ++ctx_.kernel_waits;
-      wait(s.space_event);
+      return &s;
     }
     s.producer_waiting_ = false;
-    if (as_unit) state_ = State::Running;
     const DepKind kind = s.spec().kind;
     s.publish(kind == DepKind::Ordered ? start : kind == DepKind::Anti ? read_done : complete);
   }
+  return nullptr;
 }
 
 void StreamUnit::wait_until(Picos t) {

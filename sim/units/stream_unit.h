@@ -55,6 +55,11 @@ class StreamUnit : public sc_core::sc_module {
   enum class Publish { All, Ordered, Data };
   void publish_at(const SimInst& inst, Picos start, Picos read_done, Picos complete, const int64_t* counts,
                   const int64_t* ivs, bool as_unit, Publish which);
+  // publish_at's steps without waiting, for a caller that cannot (a method process): publishes
+  // from out-channel `next` on and returns the first semaphore without space (its producer
+  // marked waiting, `next` at it), or null once all are published.
+  Semaphore* try_publish(const SimInst& inst, Picos start, Picos read_done, Picos complete, const int64_t* counts,
+                         const int64_t* ivs, Publish which, size_t& next);
   // The factor this instance's durations are scaled by: 1, or a jitter drawn from the
   // perturbation seed, the instruction and its place in program order.
   double jitter(const SimInst& inst) const;
