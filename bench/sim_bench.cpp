@@ -12,7 +12,8 @@
 //  4. memory: peak resident set of a ten-million-iteration loop;
 //  5. the SystemC ceiling: the GEMM K loop's three units as bare SystemC threads doing one
 //     timed wait and one event notification per instance and nothing else, the rate no model
-//     built on per-instance SystemC waits can pass on this machine.
+//     built on per-instance SystemC waits can pass on this machine; and the same as method
+//     processes, the ceiling of units that are state machines rather than threads.
 // SystemC elaborates once per process, so each measurement runs in a child process.
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -225,9 +226,51 @@ SC_MODULE(BareGemm) {
   }
 };
 
+// The same synchronisation with each unit a method process: a state machine re-triggered by
+// next_trigger, so no coroutine switch per wait. What a simulator whose stream units were
+// methods could reach (its DMA queues' data phases are methods already).
+SC_MODULE(BareGemmMethods) {
+  int64_t trips;
+  int64_t loaded[2] = {0, 0};
+  int64_t consumed = 0;
+  bool busy[3] = {false, false, false};  // a unit's timed wait is running
+  sc_core::sc_event loaded_event, consumed_event;
+  SC_HAS_PROCESS(BareGemmMethods);
+  BareGemmMethods(sc_core::sc_module_name name, int64_t t) : sc_core::sc_module(name), trips(t) {
+    SC_METHOD(load_a);
+    SC_METHOD(load_b);
+    SC_METHOD(matmul);
+  }
+  void load(int q, double ns) {
+    if (busy[q]) {
+      busy[q] = false;
+      ++loaded[q];
+      loaded_event.notify(sc_core::SC_ZERO_TIME);
+    }
+    if (loaded[q] == trips) return;
+    if (loaded[q] - consumed >= 2) return next_trigger(consumed_event);
+    busy[q] = true;
+    next_trigger(sc_core::sc_time(ns, sc_core::SC_NS));
+  }
+  void load_a() { load(0, 300); }
+  void load_b() { load(1, 700); }
+  void matmul() {
+    if (busy[2]) {
+      busy[2] = false;
+      ++consumed;
+      consumed_event.notify(sc_core::SC_ZERO_TIME);
+    }
+    if (consumed == trips) return;
+    if (loaded[0] <= consumed || loaded[1] <= consumed) return next_trigger(loaded_event);
+    busy[2] = true;
+    next_trigger(sc_core::sc_time(400, sc_core::SC_NS));
+  }
+};
+
+template <typename Design>
 Measure systemc_ceiling_in_child(int64_t trips) {
   return in_child([&] {
-    auto* design = new BareGemm("bare", trips);  // lives until the process ends, as SystemC needs
+    auto* design = new Design("bare", trips);  // lives until the process ends, as SystemC needs
     const double t0 = cpu_now();
     sc_core::sc_start();
     const double s = cpu_now() - t0;
@@ -263,10 +306,13 @@ int main(int argc, char** argv) {
               base.seconds / base_nc.seconds);
   std::printf("  ratio simulator / event loop, both checking: %.2f; neither: %.2f (target >= 0.5; 20 M instructions/s)\n",
               rate(sim) / rate(base), rate(sim_nc) / rate(base_nc));
-  const Measure ceiling = best_of_3([&] { return systemc_ceiling_in_child(gemm_trips); });
+  const Measure ceiling = best_of_3([&] { return systemc_ceiling_in_child<BareGemm>(gemm_trips); });
   std::printf("  SystemC ceiling (bare threads, one timed wait and one notification per instance): %.3f s, %.2f M "
               "instructions/s; the simulator without the checker reaches %.2f of it\n",
               ceiling.seconds, rate(ceiling), rate(sim_nc) / rate(ceiling));
+  const Measure methods = best_of_3([&] { return systemc_ceiling_in_child<BareGemmMethods>(gemm_trips); });
+  std::printf("  the same as bare method processes (next_trigger, no thread switch): %.3f s, %.2f M instructions/s%s\n",
+              methods.seconds, rate(methods), methods.total_ps == ceiling.total_ps ? "" : " (NOT the same schedule)");
   auto per = [](long long n, const Measure& m) { return static_cast<double>(n) / static_cast<double>(m.instances); };
   std::printf("  SystemC kernel per instance: simulator %.2f thread suspensions, %.2f delta cycles; ceiling %.2f delta "
               "cycles\n",
