@@ -24,19 +24,13 @@ std::optional<std::pair<std::string, int64_t>> Loop::advance() const {
   return std::make_pair(reg, step);
 }
 
-int Kernel::find_tensor(const std::string& n) const {
+int Kernel::find_tensor(std::string_view n) const {
+  const auto name_of = [this](int id) -> const std::string& { return tensors[static_cast<size_t>(id)].name; };
   if (tensors_indexed_ > tensors.size()) tensor_index_.clear(), tensors_indexed_ = 0;
   for (; tensors_indexed_ < tensors.size(); ++tensors_indexed_)
-    tensor_index_.emplace(tensors[tensors_indexed_].name, static_cast<int>(tensors_indexed_));
-  const auto it = tensor_index_.find(n);
-  if (it == tensor_index_.end()) return kNoId;
-  // A tensor renamed in place since it was indexed: index again from scratch.
-  if (tensors[static_cast<size_t>(it->second)].name != n) {
-    tensor_index_.clear();
-    tensors_indexed_ = 0;
-    return find_tensor(n);
-  }
-  return it->second;
+    tensor_index_.insert(tensors[tensors_indexed_].name, static_cast<int>(tensors_indexed_), name_of);
+  const int found = tensor_index_.find(n, name_of);
+  return found < 0 ? kNoId : found;
 }
 
 InstId Kernel::find_inst(const std::string& n) const {
@@ -88,6 +82,7 @@ LoopId Kernel::common_loop_of_loops(LoopId la, LoopId lb) const {
   // The last loop the two nests share from the outermost: their chains of parents brought to
   // the same length, then walked up together until they meet (no nest vectors: the printer
   // asks this for every carried dep line).
+  if (la == lb) return la;
   const auto depth = [this](LoopId l) {
     int d = 0;
     for (; l != kNoId; l = loops[l].parent) ++d;

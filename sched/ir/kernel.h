@@ -8,12 +8,13 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <unordered_map>
+#include <string_view>
 #include <vector>
 
 #include "sched/ir/affine.h"
 #include "sched/ir/attribute_keys.h"
 #include "sched/ir/attributes.h"
+#include "sched/ir/name_index.h"
 #include "sched/support/error.h"
 
 namespace tandem {
@@ -120,7 +121,7 @@ class Kernel {
   std::vector<Stmt> body;
   std::vector<ExplicitDep> explicit_deps;
 
-  int find_tensor(const std::string& name) const;  // kNoId when absent
+  int find_tensor(std::string_view name) const;  // the first of that name; kNoId when absent
   InstId find_inst(const std::string& name) const;
 
   // Live instructions in program order (nested loop bodies flattened in place).
@@ -181,8 +182,9 @@ class Kernel {
   mutable std::vector<int> positions_;
   void edited() { positions_.clear(); }
   // find_tensor's index: name -> first tensor of that name, over tensors[0, tensors_indexed_).
-  // Tensors are only ever appended, so the index is extended on the next look-up.
-  mutable std::unordered_map<std::string, int> tensor_index_;
+  // Tensors are only ever appended, so the index is extended on the next look-up (and built
+  // again if the list shrank); a tensor renamed in place is found under neither name.
+  mutable NameIndex tensor_index_;
   mutable size_t tensors_indexed_ = 0;
 };
 

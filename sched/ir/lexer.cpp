@@ -1,6 +1,7 @@
 #include "sched/ir/lexer.h"
 
-#include <cctype>
+#include <algorithm>
+#include <array>
 
 namespace tandem {
 
@@ -29,128 +30,174 @@ const char* token_name(Tok t) {
   return "?";
 }
 
-static bool ident_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
+namespace {
+
+// Character classes of the C locale (the one tandem runs in), from a table: <cctype>'s calls
+// were a tenth of the lexer's time.
+enum : unsigned char { kAlpha = 1, kDigit = 2, kSpace = 4, kNamePunct = 8 };
+
+constexpr std::array<unsigned char, 256> make_classes() {
+  std::array<unsigned char, 256> c{};
+  for (int i = 'a'; i <= 'z'; ++i) c[i] = kAlpha;
+  for (int i = 'A'; i <= 'Z'; ++i) c[i] = kAlpha;
+  for (int i = '0'; i <= '9'; ++i) c[i] = kDigit;
+  for (char s : {' ', '\t', '\n', '\v', '\f', '\r'}) c[static_cast<unsigned char>(s)] = kSpace;
+  c['_'] = kNamePunct;
+  c['.'] = kNamePunct;
+  return c;
+}
+constexpr std::array<unsigned char, 256> kClasses = make_classes();
+
+bool is(char c, unsigned char cls) { return kClasses[static_cast<unsigned char>(c)] & cls; }
+bool ident_char(char c) { return is(c, kAlpha | kDigit | kNamePunct); }
+bool digit(char c) { return is(c, kDigit); }
+
+}  // namespace
+
+Token Lexer::next() {
+  const std::string_view src = src_;
+  const size_t n = src.size();
+  size_t i = pos_;
+  for (;;) {
+    if (i >= n) {
+      pos_ = i;
+      return Token{Tok::End, {}, loc_at(i)};
+    }
+    const char c = src[i];
+    if (c == '#') {
+      while (i < n && src[i] != '\n') ++i;
+      continue;
+    }
+    if (!is(c, kSpace)) break;
+    if (c == '\n') ++line_, line_start_ = i + 1;
+    ++i;
+  }
+  pos_ = i;  // a token starts here: an error leaves the lexer before it
+  const char c = src[i];
+  Token t;
+  t.loc = loc_at(i);
+  size_t j = i + 1;  // one past the token
+  if (c == '%' || c == '@') {
+    while (j < n && ident_char(src[j])) ++j;
+    if (j == i + 1) throw Error(t.loc, std::string("expected a name after '") + c + "'");
+    t.kind = c == '%' ? Tok::Percent : Tok::At;
+    t.text = src.substr(i + 1, j - i - 1);
+  } else if (is(c, kAlpha) || c == '_') {
+    while (j < n && ident_char(src[j])) ++j;
+    t.kind = Tok::Ident;
+    t.text = src.substr(i, j - i);
+  } else if (digit(c)) {
+    while (j < n && digit(src[j])) ++j;
+    bool real = false;
+    if (j < n && src[j] == '.' && j + 1 < n && digit(src[j + 1])) {
+      real = true;
+      ++j;
+      while (j < n && digit(src[j])) ++j;
+    }
+    if (j < n && (src[j] == 'e' || src[j] == 'E')) {
+      size_t k = j + 1;
+      if (k < n && (src[k] == '+' || src[k] == '-')) ++k;
+      if (k < n && digit(src[k])) {
+        real = true;
+        j = k;
+        while (j < n && digit(src[j])) ++j;
+      }
+    }
+    if (j < n && (is(src[j], kAlpha) || src[j] == '_'))
+      throw Error(loc_at(j), "unexpected character '" + printable(std::string(1, src[j])) + "' in number");
+    t.kind = real ? Tok::Real : Tok::Int;
+    t.text = src.substr(i, j - i);
+  } else if (c == '"') {
+    bool escaped = false;
+    while (j < n && src[j] != '"' && src[j] != '\n') {
+      if (src[j] == '\\' && j + 1 < n) escaped = true, ++j;
+      ++j;
+    }
+    if (j >= n || src[j] != '"') throw Error(t.loc, "unterminated string");
+    const std::string_view raw = src.substr(i + 1, j - i - 1);
+    ++j;  // the closing quote
+    t.kind = Tok::String;
+    if (!escaped) {
+      t.text = raw;
+    } else {
+      auto s = std::make_unique<std::string>();
+      for (size_t k = 0; k < raw.size(); ++k) {
+        if (raw[k] == '\\') {  // its character is inside `raw`: the scan above stepped over it
+          ++k;
+          if (raw[k] == '\n') ++line_, line_start_ = i + 1 + k + 1;
+          *s += raw[k] == 'n' ? '\n' : raw[k];
+        } else {
+          *s += raw[k];
+        }
+      }
+      t.text = *s;
+      unescaped_.push_back(std::move(s));
+    }
+  } else if (c == '<' && j < n && src[j] == '-') {
+    t.kind = Tok::LArrow;
+    t.text = src.substr(i, 2);
+    ++j;
+  } else if (c == '-' && j < n && src[j] == '>') {
+    t.kind = Tok::RArrow;
+    t.text = src.substr(i, 2);
+    ++j;
+  } else {
+    switch (c) {
+      case '{': t.kind = Tok::LBrace; break;
+      case '}': t.kind = Tok::RBrace; break;
+      case '[': t.kind = Tok::LBracket; break;
+      case ']': t.kind = Tok::RBracket; break;
+      case ',': t.kind = Tok::Comma; break;
+      case ':': t.kind = Tok::Colon; break;
+      case '=': t.kind = Tok::Equal; break;
+      case '+': t.kind = Tok::Plus; break;
+      case '-': t.kind = Tok::Minus; break;
+      case '*': t.kind = Tok::Star; break;
+      default:
+        throw Error(t.loc, "unexpected character '" + printable(std::string(1, c)) + "'");
+    }
+    t.text = src.substr(i, 1);
+  }
+  pos_ = j;
+  return t;
 }
 
-std::vector<Token> lex(const std::string& src, const char* file) {
-  std::vector<Token> out;
-  // Room for a token per two characters (kernels average 2.5) up front, instead of copying
-  // the tokens at each doubling, both copies resident; pages never written are not.
-  out.reserve(src.size() / 2 + 16);
-  size_t i = 0;
-  int line = 1, col = 1;
-  auto advance = [&](size_t n) {
-    for (size_t k = 0; k < n; ++k, ++i) {
-      if (src[i] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
-    }
-  };
-  while (i < src.size()) {
-    char c = src[i];
-    if (c == '#') {
-      while (i < src.size() && src[i] != '\n') advance(1);
-      continue;
-    }
-    if (std::isspace(static_cast<unsigned char>(c))) {
-      advance(1);
-      continue;
-    }
-    Token t;
-    t.loc = {file, line, col};
-    auto single = [&](Tok k) {
-      t.kind = k;
-      t.text = std::string(1, c);
-      advance(1);
-    };
-    if (c == '%' || c == '@') {
-      size_t j = i + 1;
-      while (j < src.size() && ident_char(src[j])) ++j;
-      if (j == i + 1) throw Error(t.loc, std::string("expected a name after '") + c + "'");
-      t.kind = c == '%' ? Tok::Percent : Tok::At;
-      t.text = src.substr(i + 1, j - i - 1);
-      advance(j - i);
-    } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
-      size_t j = i;
-      while (j < src.size() && ident_char(src[j])) ++j;
-      t.kind = Tok::Ident;
-      t.text = src.substr(i, j - i);
-      advance(j - i);
-    } else if (std::isdigit(static_cast<unsigned char>(c))) {
-      size_t j = i;
-      while (j < src.size() && std::isdigit(static_cast<unsigned char>(src[j]))) ++j;
-      bool real = false;
-      if (j < src.size() && src[j] == '.' && j + 1 < src.size() && std::isdigit(static_cast<unsigned char>(src[j + 1]))) {
-        real = true;
-        ++j;
-        while (j < src.size() && std::isdigit(static_cast<unsigned char>(src[j]))) ++j;
-      }
-      if (j < src.size() && (src[j] == 'e' || src[j] == 'E')) {
-        size_t k = j + 1;
-        if (k < src.size() && (src[k] == '+' || src[k] == '-')) ++k;
-        if (k < src.size() && std::isdigit(static_cast<unsigned char>(src[k]))) {
-          real = true;
-          j = k;
-          while (j < src.size() && std::isdigit(static_cast<unsigned char>(src[j]))) ++j;
-        }
-      }
-      if (j < src.size() && (std::isalpha(static_cast<unsigned char>(src[j])) || src[j] == '_'))
-        throw Error(SourceLoc{file, line, col + static_cast<int>(j - i)},
-                    "unexpected character '" + printable(std::string(1, src[j])) + "' in number");
-      t.kind = real ? Tok::Real : Tok::Int;
-      t.text = src.substr(i, j - i);
-      advance(j - i);
-    } else if (c == '"') {
-      size_t j = i + 1;
-      std::string s;
-      while (j < src.size() && src[j] != '"' && src[j] != '\n') {
-        if (src[j] == '\\' && j + 1 < src.size()) {
-          ++j;
-          s += src[j] == 'n' ? '\n' : src[j];
-        } else {
-          s += src[j];
-        }
-        ++j;
-      }
-      if (j >= src.size() || src[j] != '"') throw Error(t.loc, "unterminated string");
-      t.kind = Tok::String;
-      t.text = s;
-      advance(j + 1 - i);
-    } else if (c == '<' && i + 1 < src.size() && src[i + 1] == '-') {
-      t.kind = Tok::LArrow;
-      t.text = "<-";
-      advance(2);
-    } else if (c == '-' && i + 1 < src.size() && src[i + 1] == '>') {
-      t.kind = Tok::RArrow;
-      t.text = "->";
-      advance(2);
-    } else {
-      switch (c) {
-        case '{': single(Tok::LBrace); break;
-        case '}': single(Tok::RBrace); break;
-        case '[': single(Tok::LBracket); break;
-        case ']': single(Tok::RBracket); break;
-        case ',': single(Tok::Comma); break;
-        case ':': single(Tok::Colon); break;
-        case '=': single(Tok::Equal); break;
-        case '+': single(Tok::Plus); break;
-        case '-': single(Tok::Minus); break;
-        case '*': single(Tok::Star); break;
-        default:
-          throw Error(t.loc, "unexpected character '" + printable(std::string(1, c)) + "'");
-      }
-    }
-    out.push_back(std::move(t));
+void Lexer::check_rest() {
+  while (next().kind != Tok::End) {
   }
-  Token end;
-  end.kind = Tok::End;
-  end.loc = {file, line, col};
-  out.push_back(end);
-  return out;
 }
+
+// Past the whitespace and comments from `i`.
+static size_t skip_blank(std::string_view src, size_t i) {
+  while (i < src.size()) {
+    if (src[i] == '#') {
+      while (i < src.size() && src[i] != '\n') ++i;
+    } else if (is(src[i], kSpace)) {
+      ++i;
+    } else {
+      break;
+    }
+  }
+  return i;
+}
+
+std::pair<Tok, bool> Lexer::next_brace() const {
+  // Outside comments and strings, a brace character is a brace token: no other token holds one.
+  const size_t n = src_.size();
+  for (size_t i = skip_blank(src_, pos_); i < n; i = skip_blank(src_, i)) {
+    const char c = src_[i];
+    if (c == '{' || c == '}') {
+      const size_t j = skip_blank(src_, i + 1);
+      return {c == '{' ? Tok::LBrace : Tok::RBrace, j < n && src_[j] == '{'};
+    }
+    ++i;
+    if (c != '"') continue;
+    while (i < n && src_[i] != '"' && src_[i] != '\n') i += src_[i] == '\\' && i + 1 < n ? 2 : 1;
+    if (i < n && src_[i] == '"') ++i;
+  }
+  return {Tok::End, false};
+}
+
+size_t Lexer::lines() const { return static_cast<size_t>(std::count(src_.begin(), src_.end(), '\n')) + 1; }
 
 }  // namespace tandem

@@ -1,7 +1,10 @@
 // Tokens of the .kir text format. `#` starts a comment to the end of the line.
 #pragma once
 
+#include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "sched/support/error.h"
@@ -21,15 +24,51 @@ enum class Tok {
   RArrow,     // ->
 };
 
+// A token's text is a view into the source, or for a string with escapes into its unescaped
+// contents, which the Lexer keeps: both outlive the Lexer's tokens.
 struct Token {
   Tok kind = Tok::End;
-  std::string text;
+  std::string_view text;
   SourceLoc loc;
 };
 
 const char* token_name(Tok t);
 
-// Splits `source` into tokens; throws Error at the first character it cannot read.
-std::vector<Token> lex(const std::string& source, const char* file);
+// Reads `source` a token at a time, as the parser asks: a kernel of 100k instructions has
+// 1.5 M tokens, and lexing them all up front, a string each, was most of the parser's time
+// and memory. `source` must outlive the lexer and its tokens.
+class Lexer {
+ public:
+  Lexer(std::string_view source, const char* file) : src_(source), file_(file) {}
+
+  // The next token; Tok::End at the end of the text, and again at every call after it.
+  // Throws Error at a character it cannot read (and again at the next call).
+  Token next();
+
+  // Reads the rest of the text, throwing its first lexical error if there is one: a lexical
+  // error anywhere in a file is the error reported, before any the parser found earlier in it.
+  void check_rest();
+
+  // The number of lines of the source (for reserving room before parsing).
+  size_t lines() const;
+
+  // Looks ahead without reading, as far as it takes (a loop's body may be 100k lines): the
+  // first `{` or `}` after the lexer's position, or Tok::End, and whether a `{` follows it.
+  // Right for text that lexes; where it does not, the lexical error that the parser meets
+  // later (or check_rest finds) is the one reported, whatever this answered.
+  std::pair<Tok, bool> next_brace() const;
+
+ private:
+  SourceLoc loc_at(size_t offset) const { return {file_, line_, static_cast<int>(offset - line_start_) + 1}; }
+
+  std::string_view src_;
+  const char* file_;
+  size_t pos_ = 0;
+  // The column is the offset from the line's first character (a token holds no newline but a
+  // string's escaped one, counted where the string ends).
+  int line_ = 1;
+  size_t line_start_ = 0;
+  std::vector<std::unique_ptr<std::string>> unescaped_;  // behind pointers: the views stay valid
+};
 
 }  // namespace tandem

@@ -1,6 +1,7 @@
 #include "sched/ir/parser.h"
 
 #include <algorithm>
+#include <charconv>
 #include <climits>
 #include <map>
 #include <cmath>
@@ -19,6 +20,16 @@ namespace tandem {
 namespace {
 
 const char* kDepKindNames[] = {"invalid", "ordered", "anti", "output", "flow"};
+
+// Token texts are views into the source (lexer.h); messages echo them as strings.
+using tandem::printable;
+std::string printable(std::string_view text) { return printable(std::string(text)); }
+
+// A run of decimal digits (an Int token's text) as an int64_t; false when out of range.
+bool decimal_value(std::string_view digits, int64_t& value) {
+  const auto [end, err] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  return err == std::errc() && end == digits.data() + digits.size();
+}
 
 // Index arithmetic is exact: every expression's terms together stay below 2^62 in magnitude
 // over the iteration space (so sums and differences of two of them fit in 64 bits), and a
@@ -39,7 +50,7 @@ std::string wide_str(Wide v) {
 
 class Parser {
  public:
-  Parser(std::vector<Token> toks, const ParseOptions& opts) : toks_(std::move(toks)), opts_(opts) {}
+  Parser(Lexer& lexer, const ParseOptions& opts) : lexer_(lexer), opts_(opts) {}
 
   Kernel parse() {
     expect_keyword("kernel");
@@ -47,16 +58,16 @@ class Parser {
     k_.name = expect(Tok::At, "kernel name (@name)").text;
     expect_keyword("target");
     expect(Tok::Equal, "'='");
-    const Token& tgt = expect(Tok::String, "target name string");
+    const Token tgt = expect(Tok::String, "target name string");
     k_.target_name = tgt.text;
-    k_.target = opts_.target_override ? opts_.target_override : find_target(tgt.text, tgt.loc);
+    k_.target = opts_.target_override ? opts_.target_override : find_target(std::string(tgt.text), tgt.loc);
     add_register_files();
     if (attrs_before_block()) k_.attrs = parse_attrs();
     (void)k_.live_out_registers();  // a malformed live_out is the kernel header's error
     expect(Tok::LBrace, "'{' to open the kernel body");
     // Room for a statement per line up front: growing by doubling moved every instruction
     // and tensor read so far (100k-instruction kernels); pages never written are not resident.
-    const size_t lines = static_cast<size_t>(std::max(toks_.back().loc.line, 1));
+    const size_t lines = lexer_.lines();
     k_.insts.reserve(lines);
     k_.tensors.reserve(k_.tensors.size() + lines);
     parse_block(kNoId, k_.body);
@@ -67,11 +78,33 @@ class Parser {
   }
 
  private:
+  // The names behind names_ and inst_by_name_ (NameIndex holds none).
+  struct Declared {
+    std::string_view name;
+    SourceLoc loc;
+  };
+  auto declared_name() const {
+    return [this](int id) { return declared_[static_cast<size_t>(id)].name; };
+  }
+  auto inst_name() const {
+    return [this](int id) -> const std::string& { return k_.insts[static_cast<size_t>(id)].name; };
+  }
+
   // ---- token helpers ----
-  const Token& peek(size_t ahead = 0) const { return toks_[std::min(pos_ + ahead, toks_.size() - 1)]; }
-  const Token& next() { return toks_[pos_ < toks_.size() - 1 ? pos_++ : pos_]; }
-  bool at(Tok k) const { return peek().kind == k; }
-  bool at_keyword(const char* kw) const { return at(Tok::Ident) && peek().text == kw; }
+  // The tokens read ahead are ahead_[head_, end). A token the parser keeps is a copy (a
+  // reference from peek() lasts until the next call).
+  const Token& peek(size_t ahead = 0) {
+    if (head_ == ahead_.size()) ahead_.clear(), head_ = 0;
+    while (ahead_.size() - head_ <= ahead) ahead_.push_back(lexer_.next());
+    return ahead_[head_ + ahead];
+  }
+  Token next() {
+    const Token t = peek();
+    if (t.kind != Tok::End) ++head_;
+    return t;
+  }
+  bool at(Tok k) { return peek().kind == k; }
+  bool at_keyword(const char* kw) { return at(Tok::Ident) && peek().text == kw; }
 
   static std::string describe(const Token& t) {
     switch (t.kind) {
@@ -86,8 +119,8 @@ class Parser {
 
   [[noreturn]] void fail(const SourceLoc& loc, const std::string& msg) const { throw Error(loc, msg); }
 
-  const Token& expect(Tok k, const std::string& what) {
-    if (!at(k)) fail(peek().loc, "expected " + what + ", found " + describe(peek()));
+  Token expect(Tok k, const char* what) {
+    if (!at(k)) fail(peek().loc, std::string("expected ") + what + ", found " + describe(peek()));
     return next();
   }
   void expect_keyword(const char* kw) {
@@ -95,22 +128,19 @@ class Parser {
     next();
   }
 
-  int64_t parse_int(const std::string& what) {
+  int64_t parse_int(const char* what) {
     bool neg = false;
     if (at(Tok::Minus)) {
       next();
       neg = true;
     }
-    const Token& t = peek();
-    if (t.kind == Tok::Real) fail(t.loc, what + " must be an integer, found '" + printable(t.text) + "'");
-    if (t.kind != Tok::Int) fail(t.loc, "expected " + what + " (an integer), found " + describe(t));
+    const Token t = peek();
+    if (t.kind == Tok::Real) fail(t.loc, std::string(what) + " must be an integer, found '" + printable(t.text) + "'");
+    if (t.kind != Tok::Int) fail(t.loc, std::string("expected ") + what + " (an integer), found " + describe(t));
     next();
-    try {
-      int64_t v = std::stoll(t.text);
-      return neg ? -v : v;
-    } catch (const std::out_of_range&) {
-      fail(t.loc, "integer '" + printable(t.text) + "' is out of range");
-    }
+    int64_t v = 0;
+    if (!decimal_value(t.text, v)) fail(t.loc, "integer '" + printable(t.text) + "' is out of range");
+    return neg ? -v : v;
   }
 
   // Checked arithmetic for index expressions and counts: an overflow is the input's error.
@@ -127,23 +157,26 @@ class Parser {
 
   // ---- names ----
   // Tensors, instructions and loop variables share one namespace; sibling loops may reuse a
-  // loop variable.
-  void declare(const std::string& name, const SourceLoc& loc, const char* what) {
+  // loop variable. Names are the tokens' views into the source.
+  void declare(std::string_view name, const SourceLoc& loc, const char* what) {
     auto clash = [&](const SourceLoc& other) {
       fail(loc, std::string("duplicate name '%") + printable(name) + "': " + what + " clashes with the one declared at " +
                     other.str());
     };
     if (auto iv = loop_vars_.find(name); iv != loop_vars_.end()) clash(iv->second);
-    auto [it, inserted] = names_.emplace(name, loc);
-    if (!inserted) clash(it->second);
+    const int id = static_cast<int>(declared_.size());
+    const int found = names_.insert(name, id, declared_name());
+    if (found != id) clash(declared_[static_cast<size_t>(found)].loc);
+    declared_.push_back({name, loc});
   }
 
-  void declare_loop_var(const std::string& name, const SourceLoc& loc) {
-    if (auto it = names_.find(name); it != names_.end())
+  void declare_loop_var(std::string_view name, const SourceLoc& loc) {
+    if (const int found = names_.find(name, declared_name()); found >= 0)
       fail(loc, "duplicate name '%" + printable(name) + "': loop variable clashes with the one declared at " +
-                    it->second.str());
+                    declared_[static_cast<size_t>(found)].loc.str());
     loop_vars_[name] = loc;  // the latest declaration, for messages
   }
+
 
   void add_register_files() {
     for (const auto& [space_name, s] : k_.target->spaces) {
@@ -161,11 +194,16 @@ class Parser {
   // ---- attributes ----
   // A `{` right after a kernel or loop header is its attribute dictionary only when another `{`
   // (the body) follows the matching `}`.
-  bool attrs_before_block() const {
+  bool attrs_before_block() {
     if (!at(Tok::LBrace)) return false;
-    size_t i = pos_ + 1;
-    while (i < toks_.size() && toks_[i].kind != Tok::RBrace && toks_[i].kind != Tok::LBrace && toks_[i].kind != Tok::End) ++i;
-    return i + 1 < toks_.size() && toks_[i].kind == Tok::RBrace && toks_[i + 1].kind == Tok::LBrace;
+    // The tokens read ahead first, then the lexer's look-ahead: the brace may close a loop
+    // body of 100k lines, whose tokens are not kept.
+    for (size_t i = 1; head_ + i < ahead_.size(); ++i) {
+      const Tok k = ahead_[head_ + i].kind;
+      if (k == Tok::RBrace || k == Tok::LBrace || k == Tok::End) return k == Tok::RBrace && peek(i + 1).kind == Tok::LBrace;
+    }
+    const auto [brace, brace_follows] = lexer_.next_brace();
+    return brace == Tok::RBrace && brace_follows;
   }
 
   // `key_locs`, when given, receives where each key is written (for errors found later).
@@ -173,14 +211,15 @@ class Parser {
     Attributes attrs;
     expect(Tok::LBrace, "'{'");
     while (!at(Tok::RBrace)) {
-      const Token& key = expect(Tok::Ident, "attribute name");
-      if (attrs.has(key.text)) fail(key.loc, "duplicate attribute '" + printable(key.text) + "'");
-      if (key_locs) (*key_locs)[key.text] = key.loc;
+      const Token key = expect(Tok::Ident, "attribute name");
+      std::string key_text(key.text);
+      if (attrs.has(key_text)) fail(key.loc, "duplicate attribute '" + printable(key_text) + "'");
+      if (key_locs) (*key_locs)[key_text] = key.loc;
       if (at(Tok::Equal)) {
         next();
-        attrs.set(key.text, parse_attr_value());
+        attrs.set(key_text, parse_attr_value());
       } else {
-        attrs.set_flag(key.text);
+        attrs.set_flag(key_text);
       }
       if (!at(Tok::Comma)) break;
       next();
@@ -195,22 +234,21 @@ class Parser {
       next();
       neg = true;
     }
-    const Token& t = next();
+    const Token t = next();
     switch (t.kind) {
-      case Tok::Int:
-        try {
-          return neg ? -std::stoll(t.text) : std::stoll(t.text);
-        } catch (const std::out_of_range&) {
-          fail(t.loc, "integer '" + printable(t.text) + "' is out of range");
-        }
+      case Tok::Int: {
+        int64_t v = 0;
+        if (!decimal_value(t.text, v)) fail(t.loc, "integer '" + printable(t.text) + "' is out of range");
+        return neg ? -v : v;
+      }
       case Tok::Real: {
-        double v = std::strtod(t.text.c_str(), nullptr);
+        double v = std::strtod(std::string(t.text).c_str(), nullptr);
         if (!std::isfinite(v)) fail(t.loc, "number '" + printable(t.text) + "' is out of range");
         return neg ? -v : v;
       }
       case Tok::String:
         if (neg) fail(t.loc, "'-' before a string");
-        return t.text;
+        return std::string(t.text);
       default: fail(t.loc, "expected an attribute value (integer, number or string), found " + describe(t));
     }
   }
@@ -238,38 +276,42 @@ class Parser {
   void parse_tensor() {
     next();  // tensor
     Tensor t;
-    const Token& name = expect(Tok::Percent, "tensor name (%name)");
+    const Token name = expect(Tok::Percent, "tensor name (%name)");
     t.name = name.text;
     t.loc = name.loc;
-    declare(t.name, name.loc, "tensor");
+    declare(name.text, name.loc, "tensor");
     if (k_.target->register_file(t.name))
       fail(name.loc, "tensor %" + t.name + " has the name of register file '" + t.name + "' of target '" +
                          k_.target->name + "'");
     expect(Tok::Colon, "':' after the tensor name");
-    const Token& space = expect(Tok::Ident, "memory space");
+    const Token space = expect(Tok::Ident, "memory space");
     t.space = space.text;
-    const SpaceInfo* s = k_.target->space(space.text);
+    const SpaceInfo* s = k_.target->space(t.space);
     if (!s || s->is_register_file())
       fail(space.loc, "tensor %" + printable(t.name) + " is in space '" + printable(space.text) + "', which target '" +
                           k_.target->name + "' does not have" + space_list());
     expect(Tok::LBracket, "'[' and the tensor's shape");
+    // Gathered in a reused vector, then allocated once at its size.
+    shape_.clear();
     do {
-      const Token& d = peek();
+      const Token d = peek();
       int64_t v = parse_int("tensor dimension");
       if (v <= 0) fail(d.loc, "tensor dimensions must be positive, found " + std::to_string(v));
-      t.shape.push_back(v);
+      shape_.push_back(v);
       if (!at(Tok::Comma)) break;
       next();
     } while (true);
+    t.shape.assign(shape_.begin(), shape_.end());
     expect(Tok::RBracket, "',' or ']' in the shape");
     if (s->partitions > 0 && t.shape[0] > s->partitions)
       fail(space.loc, "tensor %" + printable(t.name) + " has " + std::to_string(t.shape[0]) + " partitions but " +
-                          space.text + " has " + std::to_string(s->partitions));
-    const Token& dt = expect(Tok::Ident, "element type");
-    if (dtype_bytes(dt.text) == 0) fail(dt.loc, "unknown element type '" + printable(dt.text) + "'");
+                          t.space + " has " + std::to_string(s->partitions));
+    const Token dt = expect(Tok::Ident, "element type");
     t.dtype = dt.text;
+    const size_t element_bytes = dtype_bytes(t.dtype);
+    if (element_bytes == 0) fail(dt.loc, "unknown element type '" + printable(dt.text) + "'");
     // Byte sizes are 64-bit everywhere after this (capacity, DMA bytes, traces).
-    Wide bytes = static_cast<Wide>(dtype_bytes(t.dtype));
+    Wide bytes = static_cast<Wide>(element_bytes);
     for (int64_t d : t.shape) {
       bytes *= d;
       if (bytes >= (Wide{1} << kMaxTensorBytesLog2))
@@ -297,15 +339,16 @@ class Parser {
     if (l.depth > kMaxLoopDepth)
       fail(loc, "loops nest " + std::to_string(l.depth) + " deep here; at most " + std::to_string(kMaxLoopDepth) +
                     " are allowed");
-    const Token& iv = expect(Tok::Percent, "induction variable (%name)");
-    l.iv = "%" + iv.text;
+    const Token iv = expect(Tok::Percent, "induction variable (%name)");
+    l.iv = "%";
+    l.iv += iv.text;
     for (LoopId p = parent; p != kNoId; p = k_.loops[p].parent)
       if (k_.loops[p].iv == l.iv) fail(iv.loc, "loop variable " + printable(l.iv) + " shadows an enclosing loop's");
     declare_loop_var(iv.text, iv.loc);
     expect(Tok::Equal, "'=' after the induction variable");
     l.lo = parse_int("loop lower bound");
     expect_keyword("to");
-    const Token& hi_tok = peek();
+    const Token hi_tok = peek();
     l.hi = parse_int("loop upper bound");
     if (l.hi <= l.lo)
       fail(hi_tok.loc, "empty loop: " + printable(l.iv) + " = " + std::to_string(l.lo) + " to " + std::to_string(l.hi) +
@@ -345,31 +388,32 @@ class Parser {
     PendingDep p;
     p.dep.loc = peek().loc;
     next();  // dep
-    const Token& a = expect(Tok::Percent, "source instruction (%name)");
+    const Token a = expect(Tok::Percent, "source instruction (%name)");
     p.src = a.text;
     p.src_loc = a.loc;
     expect(Tok::RArrow, "'->'");
-    const Token& b = expect(Tok::Percent, "destination instruction (%name)");
+    const Token b = expect(Tok::Percent, "destination instruction (%name)");
     p.dst = b.text;
     p.dst_loc = b.loc;
-    const Token& kind = expect(Tok::Ident, "dependence kind (flow, anti, output, ordered)");
+    const Token kind = expect(Tok::Ident, "dependence kind (flow, anti, output, ordered)");
     int kind_index = -1;
     for (int i = 1; i < 5; ++i)
       if (kind.text == kDepKindNames[i]) kind_index = i;
     if (kind_index < 0) fail(kind.loc, "unknown dependence kind '" + printable(kind.text) + "' (use flow, anti, output, ordered)");
     p.dep.kind = kind_index;
     while (at(Tok::Ident) && (peek().text == "distance" || peek().text == "loop") && peek(1).kind == Tok::Equal) {
-      std::string key = next().text;
+      const std::string_view key = next().text;
       next();  // =
       if (key == "distance") {
-        const Token& d = peek();
+        const Token d = peek();
         int64_t dist = parse_int("dependence distance");
         if (dist < 0) fail(d.loc, "dependence distance must not be negative");
         if (dist > INT_MAX) fail(d.loc, "dependence distance " + std::to_string(dist) + " is out of range");
         p.dep.distance = static_cast<int>(dist);
       } else {
-        const Token& l = expect(Tok::Percent, "loop variable (%name)");
-        p.loop_iv = "%" + l.text;
+        const Token l = expect(Tok::Percent, "loop variable (%name)");
+        p.loop_iv = "%";
+        p.loop_iv += l.text;
         p.loop_loc = l.loc;
       }
     }
@@ -382,8 +426,7 @@ class Parser {
       size_t idx = digits ? std::stoul(ref) : order.size();
       if (idx < order.size() && k_.insts[order[idx]].name.empty()) return order[idx];
     } else {
-      auto it = inst_by_name_.find(ref);
-      if (it != inst_by_name_.end()) return it->second;
+      if (const int id = inst_by_name_.find(ref, inst_name()); id >= 0) return id;
     }
     fail(loc, "dependence names a missing instruction '%" + printable(ref) + "'");
   }
@@ -415,25 +458,27 @@ class Parser {
     Instruction inst;
     inst.loop = loop;
     inst.loc = peek().loc;
+    std::string_view name_text;
     if (at(Tok::Percent)) {
-      const Token& n = next();
+      const Token n = next();
+      name_text = n.text;
       if (std::isdigit(static_cast<unsigned char>(n.text[0])))
         fail(n.loc, "instruction names must start with a letter or '_': '%" + printable(n.text) + "'");
       inst.name = n.text;
       declare(n.text, n.loc, "instruction");
       expect(Tok::Equal, "'=' after the instruction name");
     }
-    const Token& op = expect(Tok::Ident, "opcode");
+    const Token op = expect(Tok::Ident, "opcode");
     if (op.text == "tensor" || op.text == "loop" || op.text == "dep" || op.text == "kernel")
-      fail(op.loc, "expected an opcode, found keyword '" + op.text + "'");
-    const OpcodeInfo* info = k_.target->opcode(op.text);
+      fail(op.loc, "expected an opcode, found keyword '" + std::string(op.text) + "'");
+    inst.opcode = op.text;
+    const OpcodeInfo* info = k_.target->opcode(inst.opcode);
     if (!info) {
       std::vector<std::string> known;
       for (const auto& [name, o] : k_.target->opcodes) known.push_back(name);
       fail(op.loc, "unknown opcode '" + printable(op.text) + "' for target '" + k_.target->name + "'" +
-                       did_you_mean(op.text, known));
+                       did_you_mean(inst.opcode, known));
     }
-    inst.opcode = op.text;
     if (at_access_start()) parse_access_list(inst.writes, loop);
     // `%x = load %a %A[...]`: without the arrow the read would start the next instruction.
     if (!inst.writes.empty() && at_access_start() && peek(1).kind != Tok::Equal)
@@ -446,16 +491,16 @@ class Parser {
     }
     if (at_keyword("on")) {
       next();
-      const Token& e = expect(Tok::Ident, "engine or DMA queue name");
-      if (!k_.target->can_run(*info, e.text))
-        fail(e.loc, "'" + op.text + "' cannot run on '" + printable(e.text) + "' (" + engines_for(*info) + ")");
+      const Token e = expect(Tok::Ident, "engine or DMA queue name");
       inst.engine = e.text;
+      if (!k_.target->can_run(*info, inst.engine))
+        fail(e.loc, "'" + inst.opcode + "' cannot run on '" + printable(e.text) + "' (" + engines_for(*info) + ")");
     }
     std::map<std::string, SourceLoc> attr_locs;
     if (at(Tok::LBrace)) inst.attrs = parse_attrs(&attr_locs);
     InstId id = k_.add_inst(std::move(inst));
     if (std::string problem = start_problem(k_, id); !problem.empty()) fail(attr_locs.at(attr::kStart), problem);
-    if (!k_.insts[id].name.empty()) inst_by_name_[k_.insts[id].name] = id;
+    if (!name_text.empty()) inst_by_name_.insert(name_text, id, inst_name());
     ++count_;
     return id;
   }
@@ -478,17 +523,18 @@ class Parser {
 
   // The tensor a register group's prefix names: the register file (`v`) or one of its virtual
   // registers (`vreg0`, left by wmma-reorder for register allocation); kNoId for neither.
-  int register_group_file(const std::string& text) {
+  int register_group_file(std::string_view text) {
     for (const auto& [n, s] : k_.target->spaces) {
       if (!s.is_register_file() || text.rfind(s.register_prefix, 0) != 0) continue;
       const int physical = k_.find_tensor(s.register_prefix);
       if (text == s.register_prefix) return physical;
       const std::string virt = s.register_prefix + "reg";
       if (text.rfind(virt, 0) != 0) continue;
-      const std::string num = text.substr(virt.size());
+      const std::string_view num = text.substr(virt.size());
+      int64_t number = 0;
       if (!num.empty() && num.size() < 7 && std::all_of(num.begin(), num.end(), ::isdigit) &&
-          (num[0] != '0' || num.size() == 1))
-        return k_.virtual_register_file(physical, std::stoi(num));
+          (num[0] != '0' || num.size() == 1) && decimal_value(num, number))
+        return k_.virtual_register_file(physical, static_cast<int>(number));
     }
     return kNoId;
   }
@@ -512,7 +558,7 @@ class Parser {
       fail(peek().loc, "expected a tensor (%name) or a register group, found " + describe(peek()) +
                            (tensor ? " (did you mean '%" + printable(peek().text) + "'?)" : ""));
     }
-    const Token& name = expect(Tok::Percent, "tensor (%name)");
+    const Token name = expect(Tok::Percent, "tensor (%name)");
     a.tensor = name.text;
     a.tensor_id = k_.find_tensor(name.text);
     if (a.tensor_id == kNoId || k_.tensors[a.tensor_id].register_file)
@@ -520,7 +566,9 @@ class Parser {
     const Tensor& t = k_.tensors[a.tensor_id];
     if (at(Tok::LBracket)) {
       next();
-      std::vector<SourceLoc> dim_locs;
+      std::vector<SourceLoc>& dim_locs = dim_locs_;  // reused: an access is read at a time
+      dim_locs.clear();
+      a.dims.reserve(t.shape.size());
       do {
         dim_locs.push_back(peek().loc);
         IndexRange r;
@@ -549,7 +597,7 @@ class Parser {
   Access parse_register_group(LoopId /*loop*/) {
     Access a;
     a.loc = peek().loc;
-    const Token& prefix = next();
+    const Token prefix = next();
     a.tensor = prefix.text;
     a.tensor_id = register_group_file(prefix.text);
     if (a.tensor_id == kNoId) fail(prefix.loc, "unknown register file '" + printable(prefix.text) + "'");
@@ -623,10 +671,11 @@ class Parser {
 
   // A loop variable (%k) or an address register (v10: a register-file prefix and a number).
   std::pair<std::string, LoopId> parse_symbol(LoopId loop) {
-    const Token& t = peek();
+    const Token t = peek();
     std::string sym;
     if (t.kind == Tok::Percent) {
-      sym = "%" + t.text;
+      sym = "%";
+      sym += t.text;
     } else if (t.kind == Tok::Ident && is_register_name(t.text)) {
       sym = t.text;
     } else {
@@ -637,12 +686,13 @@ class Parser {
     return {sym, l};
   }
 
-  bool is_register_name(const std::string& text) const {
+  bool is_register_name(std::string_view text) const {
     for (const auto& [n, s] : k_.target->spaces) {
       if (!s.is_register_file() || text.rfind(s.register_prefix, 0) != 0) continue;
-      std::string num = text.substr(s.register_prefix.size());
+      const std::string_view num = text.substr(s.register_prefix.size());
+      int64_t number = 0;
       if (!num.empty() && num.size() < 10 && std::all_of(num.begin(), num.end(), ::isdigit) &&
-          std::stoll(num) < s.registers)
+          decimal_value(num, number) && number < s.registers)
         return true;
     }
     return false;
@@ -666,37 +716,47 @@ class Parser {
   }
 
   void check_bounds(const Tensor& t, const IndexRange& r, size_t d, const SourceLoc& loc) const {
-    std::string dim = "dimension " + std::to_string(d) + " of %" + printable(t.name);
+    const auto dim = [&] { return "dimension " + std::to_string(d) + " of %" + printable(t.name); };  // for a message
     if (reach(r.lo) >= kIndexLimit || reach(r.hi) >= kIndexLimit)
-      fail(loc, "access out of bounds: " + dim + " reaches beyond 2^62, where index arithmetic would overflow, but its size is " +
+      fail(loc, "access out of bounds: " + dim() + " reaches beyond 2^62, where index arithmetic would overflow, but its size is " +
                     std::to_string(t.shape[d]));
     if (r.lo.uses_register() || r.hi.uses_register()) return;  // register value known only at run time
     const int64_t lo_min = value_range(k_, r.lo).first;
     const int64_t hi_max = value_range(k_, r.hi).second;
     if (lo_min < 0 || hi_max > t.shape[d])
-      fail(loc, "access out of bounds: " + dim + " reaches [" + std::to_string(lo_min) + ", " + std::to_string(hi_max) +
+      fail(loc, "access out of bounds: " + dim() + " reaches [" + std::to_string(lo_min) + ", " + std::to_string(hi_max) +
                     ") but its size is " + std::to_string(t.shape[d]));
-    if (value_range(k_, r.hi - r.lo).first <= 0) fail(loc, "empty index range in " + dim);
+    if (value_range(k_, r.hi - r.lo).first <= 0) fail(loc, "empty index range in " + dim());
   }
 
-  std::vector<Token> toks_;
-  size_t pos_ = 0;
+  Lexer& lexer_;
+  std::vector<Token> ahead_;
+  size_t head_ = 0;
   ParseOptions opts_;
   Kernel k_;
-  std::unordered_map<std::string, SourceLoc> names_;
-  std::unordered_map<std::string, SourceLoc> loop_vars_;
-  std::unordered_map<std::string, InstId> inst_by_name_;
+  // Tensor and instruction names, each declared once: indices of declared_.
+  NameIndex names_;
+  std::vector<Declared> declared_;
+  std::unordered_map<std::string_view, SourceLoc> loop_vars_;
+  NameIndex inst_by_name_;  // named instructions
   std::vector<PendingDep> pending_deps_;
+  std::vector<int64_t> shape_;  // parse_tensor's dimensions
+  std::vector<SourceLoc> dim_locs_;  // parse_access's index positions
   int64_t count_ = 0;  // dynamic instructions and loop iterations of the block being read
 };
 
 }  // namespace
 
 Kernel parse_kernel(const std::string& source, const std::string& file_name, const ParseOptions& opts) {
-  const char* file = intern_file_name(file_name);
-  Kernel k = Parser(lex(source, file), opts).parse();
-  k.file = file_name;
-  return k;
+  Lexer lexer(source, intern_file_name(file_name));
+  try {
+    Kernel k = Parser(lexer, opts).parse();
+    k.file = file_name;
+    return k;
+  } catch (const Error&) {
+    lexer.check_rest();  // a lexical error later in the text is the one reported
+    throw;
+  }
 }
 
 Kernel parse_kernel_file(const std::string& path, const ParseOptions& opts) {

@@ -98,3 +98,46 @@ TEST_CASE("the target's model file decides the opcode table", "[parser][target]"
   CHECK(gpu->opcode("ds_load_b128"));
   CHECK_FALSE(gpu->opcode("matmul"));
 }
+
+TEST_CASE("a lexical error anywhere in the file is reported before an earlier parse error", "[parser]") {
+  // The parser reads tokens as it goes; the rest of the text is still lexed before it reports.
+  CHECK_THROWS_WITH(parse("  %x = bogus %a\n  tensor %a : sbuf[128] bf16 $\n"),
+                    "test.kir:3:30: error: unexpected character '$'");
+  CHECK_THROWS_WITH(parse("  tensor %a : sbuf[128] bf16\n  loop %i = 0 to 2 {\n    memset %zz\n  }\n  \"open\n"),
+                    "test.kir:6:3: error: unterminated string");
+  // Without one, the parse error.
+  CHECK_THROWS_WITH(parse("  %x = bogus %a\n  tensor %a : sbuf[128] bf16\n"), Catch::StartsWith("test.kir:2:8: error: unknown opcode 'bogus'"));
+}
+
+TEST_CASE("braces in strings and comments do not decide whether a '{' opens attributes", "[parser]") {
+  // The first brace token after the loop header's '{' is the '}' closing it, followed by the
+  // body's '{': attributes, however far the body goes.
+  Kernel k = parse(
+      "  tensor %a : sbuf[128, 128] bf16\n"
+      "  loop %i = 0 to 2 {note = \"{\", quote = \"a\\\"{\"} {\n"
+      "    %x = memset %a\n"
+      "  }\n");
+  REQUIRE(k.loops.size() == 1);
+  CHECK(k.loops[0].attrs.get_string("note") == "{");
+  CHECK(k.loops[0].attrs.get_string("quote") == "a\"{");
+  // Here it is the loop's own '}', followed by the kernel's: a body, comment and all.
+  Kernel b = parse(
+      "  tensor %a : sbuf[128, 128] bf16\n"
+      "  loop %i = 0 to 2 { # } {\n"
+      "    %x = memset %a\n"
+      "  }\n");
+  REQUIRE(b.loops.size() == 1);
+  CHECK(b.loops[0].attrs.empty());
+  CHECK(b.loops[0].body.size() == 1);
+}
+
+TEST_CASE("an escaped newline in a string counts as a line", "[parser]") {
+  try {
+    parse("  tensor %a : sbuf[128, 128] bf16 {note = \"x\\\ny\"}\n  %x = activation %a <- %b\n");
+    FAIL("expected an error");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()) == "test.kir:4:25: error: unknown tensor '%b'");
+  }
+  Kernel k = parse("  tensor %a : sbuf[128, 128] bf16 {note = \"x\\\ny\\n\"}\n");
+  CHECK(k.tensors.back().attrs.get_string("note") == "x\ny\n");
+}
