@@ -195,13 +195,17 @@ Measure event_loop_in_child(const std::string& text, bool check_races) {
 // a window of two iterations between them; per instance one timed wait and one event
 // notification, no model work. The simulator's units do at least this per instance (a
 // transfer also meets the kernel when its data starts and the DMA system's completion).
-SC_MODULE(BareGemm) {
+struct BareGemmState : sc_core::sc_module {
+  BareGemmState(sc_core::sc_module_name name, int64_t t) : sc_core::sc_module(name), trips(t) {}
   int64_t trips;
-  int64_t loaded[2] = {0, 0};
-  int64_t consumed = 0;
+  int64_t loaded[2] = {0, 0};  // per load unit: iterations landed
+  int64_t consumed = 0;        // iterations the matmul finished
   sc_core::sc_event loaded_event, consumed_event;
+};
+
+struct BareGemm : BareGemmState {
   SC_HAS_PROCESS(BareGemm);
-  BareGemm(sc_core::sc_module_name name, int64_t t) : sc_core::sc_module(name), trips(t) {
+  BareGemm(sc_core::sc_module_name name, int64_t t) : BareGemmState(name, t) {
     SC_THREAD(load_a);
     SC_THREAD(load_b);
     SC_THREAD(matmul);
@@ -229,14 +233,10 @@ SC_MODULE(BareGemm) {
 // The same synchronisation with each unit a method process: a state machine re-triggered by
 // next_trigger, so no coroutine switch per wait. What a simulator whose stream units were
 // methods could reach (its DMA queues' data phases are methods already).
-SC_MODULE(BareGemmMethods) {
-  int64_t trips;
-  int64_t loaded[2] = {0, 0};
-  int64_t consumed = 0;
+struct BareGemmMethods : BareGemmState {
   bool busy[3] = {false, false, false};  // a unit's timed wait is running
-  sc_core::sc_event loaded_event, consumed_event;
   SC_HAS_PROCESS(BareGemmMethods);
-  BareGemmMethods(sc_core::sc_module_name name, int64_t t) : sc_core::sc_module(name), trips(t) {
+  BareGemmMethods(sc_core::sc_module_name name, int64_t t) : BareGemmState(name, t) {
     SC_METHOD(load_a);
     SC_METHOD(load_b);
     SC_METHOD(matmul);

@@ -9,6 +9,7 @@
 
 #include "sched/analysis/capacity.h"
 #include "sched/ir/kernel_queries.h"
+#include "sched/ir/name_index.h"
 #include "sched/target/target.h"
 
 namespace tandem {
@@ -49,21 +50,16 @@ class Verifier {
   std::string block_name(LoopId l) const { return l == kNoId ? "the kernel body" : "the body of " + loop_name(l); }
 
   void tensors() {
-    // A tensor repeats a name when an earlier one has it. A flat hash table of indices (a
-    // kernel may have 100k tensors; a set would allocate a node for each after every pass),
-    // built here rather than asked of Kernel::find_tensor: the verifier checks the kernel a
-    // pass left, so it does not trust an index that pass may have left stale.
-    size_t slots = 16;
-    while (slots < 2 * k_.tensors.size()) slots *= 2;
-    tensor_slots_.assign(slots, kEmpty);
+    // A tensor repeats a name when an earlier one has it. The index is built here rather
+    // than asked of Kernel::find_tensor: the verifier checks the kernel a pass left, so it
+    // does not trust an index that pass may have left stale.
+    tensor_names_.clear();
+    tensor_names_.reserve(k_.tensors.size());
     std::vector<bool> repeated(k_.tensors.size(), false);
     tensor_space_.assign(k_.tensors.size(), nullptr);
     const SpaceInfo* space = nullptr;
-    for (size_t i = 0; i < k_.tensors.size(); ++i) {
-      uint32_t& slot = tensor_slot(k_.tensors[i].name);
-      if (slot == kEmpty) slot = static_cast<uint32_t>(i);
-      else repeated[i] = true;
-    }
+    for (size_t i = 0; i < k_.tensors.size(); ++i)
+      repeated[i] = tensor_names_.insert(k_.tensors[i].name, static_cast<int>(i), TensorName{k_}) != static_cast<int>(i);
     for (size_t i = 0; i < k_.tensors.size(); ++i) {
       const Tensor& t = k_.tensors[i];
       if (repeated[i]) problem("tensor %" + t.name + " is declared twice");
@@ -291,21 +287,16 @@ class Verifier {
     return opcodes_.emplace_back(name, k_.target->opcode(name)).second;
   }
 
-  static constexpr uint32_t kEmpty = UINT32_MAX;
-  // The slot of tensor_slots_ that holds the first tensor named `name`, or the empty slot
-  // where it would go (linear probing; the table is at most half full).
-  uint32_t& tensor_slot(std::string_view name) {
-    const size_t mask = tensor_slots_.size() - 1;
-    for (size_t h = std::hash<std::string_view>{}(name) & mask;; h = (h + 1) & mask) {
-      uint32_t& slot = tensor_slots_[h];
-      if (slot == kEmpty || k_.tensors[slot].name == name) return slot;
-    }
-  }
-  bool is_tensor_name(std::string_view name) { return tensor_slot(name) != kEmpty; }
+  // NameIndex's names: the kernel's tensors'.
+  struct TensorName {
+    const Kernel& k;
+    const std::string& operator()(int i) const { return k.tensors[static_cast<size_t>(i)].name; }
+  };
+  bool is_tensor_name(std::string_view name) const { return tensor_names_.find(name, TensorName{k_}) >= 0; }
 
   const Kernel& k_;
   const DepGraph& g_;
-  std::vector<uint32_t> tensor_slots_;  // tensors() fills it
+  NameIndex tensor_names_;  // tensors() fills it
   std::vector<const SpaceInfo*> tensor_space_;  // and this: each tensor's space, nullptr if none
   std::vector<std::pair<std::string, const OpcodeInfo*>> opcodes_;  // opcode()'s
   std::vector<uint8_t> erased_;         // edges() fills them

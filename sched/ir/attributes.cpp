@@ -79,17 +79,4 @@ std::string format_attr_value(const AttrValue& v) {
   return "";
 }
 
-std::string Attributes::str() const {
-  if (entries_.empty()) return "";
-  std::string s = "{";
-  bool first = true;
-  for (const auto& [k, v] : entries_) {
-    if (!first) s += ", ";
-    first = false;
-    s += k;
-    if (!std::holds_alternative<std::monostate>(v)) s += " = " + format_attr_value(v);
-  }
-  return s + "}";
-}
-
 }  // namespace tandem

@@ -31,9 +31,6 @@ class Attributes {
   bool empty() const { return entries_.empty(); }
   const std::vector<std::pair<std::string, AttrValue>>& entries() const { return entries_; }
 
-  // "{a = 1, b = \"x\", flag}" or "" when empty.
-  std::string str() const;
-
  private:
   std::vector<std::pair<std::string, AttrValue>> entries_;
 };

@@ -115,6 +115,8 @@ class Kernel {
   std::string file;
   SourceLoc loc;
 
+  // Only ever appended to: a tensor is never renamed or removed in place (find_tensor's index
+  // extends itself over new tensors and would miss a renamed one).
   std::vector<Tensor> tensors;
   std::vector<Instruction> insts;
   std::vector<Loop> loops;

@@ -5,47 +5,55 @@
 
 namespace tandem {
 
-std::vector<std::string> engine_choices(const Kernel& k, InstId id) {
+namespace {
+
+// Calls `visit` on each engine an instruction may run on, in engine_choices' order, until it
+// returns false: its own engine, else the DMA queues for a DMA-only opcode, else the opcode's
+// engines other than "dma". One walk for the three questions below, without building a list
+// for the two that the passes ask per instruction or per edge.
+template <class Visit>
+void visit_engine_choices(const Kernel& k, InstId id, Visit visit) {
   const Instruction& in = k.insts[static_cast<size_t>(id)];
-  if (!in.engine.empty()) return {in.engine};
+  if (!in.engine.empty()) {
+    visit(in.engine);
+    return;
+  }
   const OpcodeInfo* op = k.target->opcode(in.opcode);
-  if (!op) return {};
-  if (op->engines.size() == 1 && op->engines[0] == "dma") return k.target->dma_queues;
+  if (!op) return;
+  const bool dma_only = op->engines.size() == 1 && op->engines[0] == "dma";
+  for (const std::string& e : dma_only ? k.target->dma_queues : op->engines)
+    if ((dma_only || e != "dma") && !visit(e)) return;
+}
+
+}  // namespace
+
+std::vector<std::string> engine_choices(const Kernel& k, InstId id) {
   std::vector<std::string> out;
-  for (const std::string& e : op->engines)
-    if (e != "dma") out.push_back(e);
+  visit_engine_choices(k, id, [&](const std::string& e) {
+    out.push_back(e);
+    return true;
+  });
   return out;
 }
 
-// engine_choices() when it has one entry, without building the list (separate-load-compute
-// asks it per edge).
 std::string known_engine(const Kernel& k, InstId id) {
-  const Instruction& in = k.insts[static_cast<size_t>(id)];
-  if (!in.engine.empty()) return in.engine;
-  const OpcodeInfo* op = k.target->opcode(in.opcode);
-  if (!op) return "";
-  if (op->engines.size() == 1 && op->engines[0] == "dma")
-    return k.target->dma_queues.size() == 1 ? k.target->dma_queues[0] : "";
   const std::string* only = nullptr;
-  for (const std::string& e : op->engines) {
-    if (e == "dma") continue;
-    if (only) return "";
+  bool several = false;
+  visit_engine_choices(k, id, [&](const std::string& e) {
+    several = only != nullptr;
     only = &e;
-  }
-  return only ? *only : "";
+    return !several;
+  });
+  return only && !several ? *only : "";
 }
 
-// engine_choices()'s first, without building the list (list-schedule asks it per instruction).
 std::string preferred_engine(const Kernel& k, InstId id) {
-  const Instruction& in = k.insts[static_cast<size_t>(id)];
-  if (!in.engine.empty()) return in.engine;
-  const OpcodeInfo* op = k.target->opcode(in.opcode);
-  if (!op) return "";
-  if (op->engines.size() == 1 && op->engines[0] == "dma")
-    return k.target->dma_queues.empty() ? "" : k.target->dma_queues[0];
-  for (const std::string& e : op->engines)
-    if (e != "dma") return e;
-  return "";
+  std::string first;
+  visit_engine_choices(k, id, [&](const std::string& e) {
+    first = e;
+    return false;
+  });
+  return first;
 }
 
 int64_t partitions_of(const Kernel& k, const Tensor& t) {

@@ -52,6 +52,18 @@ bool is(char c, unsigned char cls) { return kClasses[static_cast<unsigned char>(
 bool ident_char(char c) { return is(c, kAlpha | kDigit | kNamePunct); }
 bool digit(char c) { return is(c, kDigit); }
 
+// Where the string whose opening quote is just before `i` ends: at its closing quote, or at the
+// newline or end of text that leaves it unterminated. A backslash takes the next character
+// with it (an escaped quote or newline stays inside). `*escaped`: whether there was one.
+size_t string_end(std::string_view src, size_t i, bool* escaped) {
+  *escaped = false;
+  while (i < src.size() && src[i] != '"' && src[i] != '\n') {
+    if (src[i] == '\\' && i + 1 < src.size()) *escaped = true, ++i;
+    ++i;
+  }
+  return i;
+}
+
 }  // namespace
 
 Token Lexer::next() {
@@ -108,11 +120,8 @@ Token Lexer::next() {
     t.kind = real ? Tok::Real : Tok::Int;
     t.text = src.substr(i, j - i);
   } else if (c == '"') {
-    bool escaped = false;
-    while (j < n && src[j] != '"' && src[j] != '\n') {
-      if (src[j] == '\\' && j + 1 < n) escaped = true, ++j;
-      ++j;
-    }
+    bool escaped;
+    j = string_end(src, j, &escaped);
     if (j >= n || src[j] != '"') throw Error(t.loc, "unterminated string");
     const std::string_view raw = src.substr(i + 1, j - i - 1);
     ++j;  // the closing quote
@@ -192,7 +201,8 @@ std::pair<Tok, bool> Lexer::next_brace() const {
     }
     ++i;
     if (c != '"') continue;
-    while (i < n && src_[i] != '"' && src_[i] != '\n') i += src_[i] == '\\' && i + 1 < n ? 2 : 1;
+    bool escaped;
+    i = string_end(src_, i, &escaped);
     if (i < n && src_[i] == '"') ++i;
   }
   return {Tok::End, false};

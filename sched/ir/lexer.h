@@ -25,7 +25,7 @@ enum class Tok {
 };
 
 // A token's text is a view into the source, or for a string with escapes into its unescaped
-// contents, which the Lexer keeps: both outlive the Lexer's tokens.
+// contents, which the Lexer keeps: the source and the Lexer must outlive its tokens.
 struct Token {
   Tok kind = Tok::End;
   std::string_view text;

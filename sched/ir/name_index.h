@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace tandem {
@@ -61,8 +62,7 @@ class NameIndex {
   void grow(size_t min_slots) {
     size_t n = 16;
     while (n < min_slots) n *= 2;
-    std::vector<Slot> old(n, Slot{0, -1});
-    old.swap(slots_);
+    const std::vector<Slot> old = std::exchange(slots_, std::vector<Slot>(n, Slot{0, -1}));
     for (const Slot& s : old) {
       if (s.id < 0) continue;
       size_t i = s.hash & mask();

@@ -566,11 +566,10 @@ class Parser {
     const Tensor& t = k_.tensors[a.tensor_id];
     if (at(Tok::LBracket)) {
       next();
-      std::vector<SourceLoc>& dim_locs = dim_locs_;  // reused: an access is read at a time
-      dim_locs.clear();
+      dim_locs_.clear();
       a.dims.reserve(t.shape.size());
       do {
-        dim_locs.push_back(peek().loc);
+        dim_locs_.push_back(peek().loc);
         IndexRange r;
         r.lo = parse_expr(loop);
         if (at(Tok::Colon)) {
@@ -579,7 +578,7 @@ class Parser {
         } else {
           r.single = true;
           r.hi = r.lo;
-          r.hi.constant = checked_add(r.lo.constant, 1, dim_locs.back());
+          r.hi.constant = checked_add(r.lo.constant, 1, dim_locs_.back());
         }
         a.dims.push_back(std::move(r));
         if (!at(Tok::Comma)) break;
@@ -589,7 +588,7 @@ class Parser {
       if (a.dims.size() != t.shape.size())
         fail(a.loc, "access to %" + printable(t.name) + " has " + std::to_string(a.dims.size()) + " indices but the tensor has " +
                         std::to_string(t.shape.size()) + " dimensions");
-      for (size_t d = 0; d < a.dims.size(); ++d) check_bounds(t, a.dims[d], d, dim_locs[d]);
+      for (size_t d = 0; d < a.dims.size(); ++d) check_bounds(t, a.dims[d], d, dim_locs_[d]);
     }
     return a;
   }

@@ -97,8 +97,8 @@ void put_access(TextBuffer& out, const Kernel& k, const Access& a) {
   out << ']';
 }
 
-// Attributes::str, written to `out` (an instruction's `{order = N}` is on most lines of a
-// scheduled kernel).
+// `{a = 1, b = "x", flag}`, written to `out` in place (an instruction's `{order = N}` is on
+// most lines of a scheduled kernel).
 void put_attrs(TextBuffer& out, const Attributes& attrs) {
   out << '{';
   bool first = true;
@@ -145,10 +145,9 @@ class DepNames {
 };
 
 // A dep line's sort key: source and destination positions, distance, the stronger kind
-// first, then the text. Lines equal up to
-// the kind differ in their text only by the ` loop=%iv` that follows a distance when the
-// carrying loop is not the ends' innermost common one, so `shown_loop` (kNoId without it)
-// stands for the text.
+// first, then the text. Lines equal up to the kind differ in their text only by the
+// ` loop=%iv` that follows a distance when the carrying loop is not the ends' innermost common
+// one, so `shown_loop` (kNoId without it) stands for the text.
 struct DepLine {
   int src, dst, distance, kind;
   InstId dst_id;
@@ -163,7 +162,7 @@ struct DepLine {
 void put_deps(TextBuffer& out, const Kernel& k, const DepGraph& g, bool explicit_only, std::string_view indent,
               std::string_view before_first = "") {
   const std::vector<InstId> order = k.program_order();
-  std::vector<int> pos(k.insts.size(), -1);  // program_positions
+  std::vector<int> pos(k.insts.size(), -1);  // program_positions, from the order this needs too
   for (size_t i = 0; i < order.size(); ++i) pos[static_cast<size_t>(order[i])] = static_cast<int>(i);
   const DepNames names(k, pos);
   const auto before = [&k](const DepLine& a, const DepLine& b) {  // within a source's group

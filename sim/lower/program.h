@@ -108,12 +108,14 @@ struct SimProgram {
 
 };
 
+// The per-tile cases of the two functions below, out of line.
+int64_t channel_needed_tile_key(const SimChannel& c, const Kernel& k, const int64_t* counts, const int64_t* ivs,
+                                bool* needed);
+int64_t channel_produced_tile_key(const SimChannel& c, const Kernel& k, const int64_t* counts, const int64_t* ivs);
 // The key a channel's destination reads at the current iteration (`counts`, `ivs`: per
 // LoopId, iterations started so far and the induction variable); `*needed` is false in the
 // first `distance` iterations of the key loop, which have no source instance. Inline: the
-// units evaluate it for every input of every instance; a per-tile channel goes out of line.
-int64_t channel_needed_tile_key(const SimChannel& c, const Kernel& k, const int64_t* counts, const int64_t* ivs,
-                                bool* needed);
+// units evaluate it for every input of every instance.
 inline int64_t channel_needed_key(const SimChannel& c, const Kernel& k, const int64_t* counts, const int64_t* ivs,
                                   bool* needed) {
   if (!c.tile_key.empty()) return channel_needed_tile_key(c, k, counts, ivs, needed);
@@ -127,7 +129,6 @@ inline int64_t channel_needed_key(const SimChannel& c, const Kernel& k, const in
 // The key the channel's source publishes now; `*produce` is false unless this is the last
 // instance of the source within the key (every loop below the key loop at its last iteration;
 // a per-tile channel publishes every instance).
-int64_t channel_produced_tile_key(const SimChannel& c, const Kernel& k, const int64_t* counts, const int64_t* ivs);
 inline int64_t channel_produced_key(const SimChannel& c, const Kernel& k, const int64_t* counts, const int64_t* ivs,
                                     bool* produce) {
   *produce = true;

@@ -42,7 +42,7 @@ void DmaQueue::execute(const SimInst& inst, InstanceRecord& r) {
   t.r.start = issue;
   t.transfer.efficiency /= f;  // a slower transfer: the same bytes at a lower rate
   // An order without data holds from the issue: publish it now, not when the data lands.
-  publish_at(inst, issue, issue, issue, loop_counts_.data(), loop_ivs_.data(), true, Publish::Ordered);
+  publish_outputs(inst, issue, issue, issue, Publish::Ordered);
   free_ = t.first_byte;  // the setup stage takes one transfer at a time
   ++issued_;
   if (data_waiting_) issued_event_.notify(sc_core::SC_ZERO_TIME);

@@ -17,7 +17,8 @@ class DmaSystem : public sc_core::sc_module {
   DmaSystem(sc_core::sc_module_name name, const DmaModel& model);
 
   // Starts moving `t` now; `done` is notified when its last byte lands, and `*end` holds
-  // that time.
+  // that time. The notification is immediate (in the DMA system's own wake-up), so the caller
+  // must wait on `done` straight after this call.
   void start(const DmaTransfer& t, sc_core::sc_event* done, Picos* end);
 
  private:

@@ -126,22 +126,16 @@ StallReason StreamUnit::input_stall_reason(const InstanceRecord& r) const {
                                                                                   : StallReason::Dependency;
 }
 
-void StreamUnit::publish_outputs(const SimInst& inst, Picos start, Picos read_done, Picos complete) {
-  publish_at(inst, start, read_done, complete, loop_counts_.data(), loop_ivs_.data(), true, Publish::All);
-}
-
-void StreamUnit::publish_at(const SimInst& inst, Picos start, Picos read_done, Picos complete, const int64_t* counts,
-                            const int64_t* ivs, bool as_unit, Publish which) {
+void StreamUnit::publish_outputs(const SimInst& inst, Picos start, Picos read_done, Picos complete, Publish which) {
   size_t next = 0;
-  while (Semaphore* full = try_publish(inst, start, read_done, complete, counts, ivs, which, next)) {
-    if (as_unit) {
-      state_ = State::WaitingSpace;
-      blocked_on_ = full;
-    }
+  while (Semaphore* full =
+             try_publish(inst, start, read_done, complete, loop_counts_.data(), loop_ivs_.data(), which, next)) {
+    state_ = State::WaitingSpace;
+    blocked_on_ = full;
     ++ctx_.kernel_waits;
     wait(full->space_event);
   }
-  if (as_unit) state_ = State::Running;
+  state_ = State::Running;
 }
 
 Semaphore* StreamUnit::try_publish(const SimInst& inst, Picos start, Picos read_done, Picos complete,

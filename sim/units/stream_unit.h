@@ -46,18 +46,17 @@ class StreamUnit : public sc_core::sc_module {
   Picos wait_inputs(const SimInst& inst, InstanceRecord& r);
   // Publishes on every output channel whose key this instance closes: for Ordered edges
   // its `start` (an order without data: the destination starts after the source started),
-  // for Anti edges `read_done` (the unit has consumed its inputs), else `complete`.
-  void publish_outputs(const SimInst& inst, Picos start, Picos read_done, Picos complete);
-  // The same for an instance at the iteration vector `counts`/`ivs` (a DMA queue's data
-  // phase publishes after its issue has moved on); `as_unit`: a wait for space is the unit's
-  // state (false: another thread of the unit waits); `which`: only the Ordered channels (a
-  // queue publishes them at issue) or only the others.
+  // for Anti edges `read_done` (the unit has consumed its inputs), else `complete`; waits while
+  // a channel is full. `which`: all channels, only the Ordered ones (a DMA queue publishes
+  // them at issue) or only the others.
   enum class Publish { All, Ordered, Data };
-  void publish_at(const SimInst& inst, Picos start, Picos read_done, Picos complete, const int64_t* counts,
-                  const int64_t* ivs, bool as_unit, Publish which);
-  // publish_at's steps without waiting, for a caller that cannot (a method process): publishes
-  // from out-channel `next` on and returns the first semaphore without space (its producer
-  // marked waiting, `next` at it), or null once all are published.
+  void publish_outputs(const SimInst& inst, Picos start, Picos read_done, Picos complete,
+                       Publish which = Publish::All);
+  // The same without waiting, for a caller that cannot (a DMA queue's data phase, a method
+  // process) and for an instance at the iteration vector `counts`/`ivs` (the data phase
+  // publishes after its issue has moved on): publishes from out-channel `next` on and returns
+  // the first semaphore without space (its producer marked waiting, `next` at it), or null
+  // once all are published.
   Semaphore* try_publish(const SimInst& inst, Picos start, Picos read_done, Picos complete, const int64_t* counts,
                          const int64_t* ivs, Publish which, size_t& next);
   // The factor this instance's durations are scaled by: 1, or a jitter drawn from the
