@@ -218,21 +218,9 @@ class Verifier {
       if (lo < 0 || hi > size)
         problem(who() + " accesses " + tensor() + " out of bounds: dimension " + std::to_string(d) + " reaches [" +
                 std::to_string(lo) + ", " + std::to_string(hi) + ") but its size is " + std::to_string(size));
-      else if (least_extent(a.dims[d]) <= 0)
+      else if (least_extent(k_, a.dims[d]) <= 0)
         problem(who() + " accesses an empty range of " + tensor() + " in dimension " + std::to_string(d));
     }
-  }
-
-  // The smallest hi - lo over the loops' ranges. A tile that moves with a loop has the same
-  // terms at both ends: its extent is the constants' difference, found without building the
-  // difference (an allocation per access after every pass).
-  int64_t least_extent(const IndexRange& r) const {
-    const auto same = [](const AffineTerm& x, const AffineTerm& y) {
-      return x.symbol == y.symbol && x.coeff == y.coeff && x.loop == y.loop;
-    };
-    if (std::equal(r.lo.terms.begin(), r.lo.terms.end(), r.hi.terms.begin(), r.hi.terms.end(), same))
-      return r.hi.constant - r.lo.constant;
-    return value_range(k_, r.hi - r.lo).first;
   }
 
   // One edge (of the graph or a dep line): live ends, a kind, a distance, an enclosing loop.

@@ -59,8 +59,7 @@ bool DepGraph::add(InstId src, InstId dst, DepKind kind, int distance, LoopId lo
     }
     return changed;
   }
-  boost::add_edge(src, dst, DepEdge{kind, distance, loop, is_explicit}, *g_);
-  last_addition_ = ++additions_;
+  add_unique(src, dst, DepEdge{kind, distance, loop, is_explicit});
   return true;
 }
 

@@ -1,5 +1,7 @@
 #include "sched/ir/kernel_queries.h"
 
+#include <algorithm>
+
 #include "sched/ir/attribute_keys.h"
 #include "sched/target/target.h"
 
@@ -82,6 +84,18 @@ std::vector<int> program_positions(const Kernel& k) {
   const std::vector<InstId> order = k.program_order();
   for (size_t i = 0; i < order.size(); ++i) pos[static_cast<size_t>(order[i])] = static_cast<int>(i);
   return pos;
+}
+
+int64_t least_extent(const Kernel& k, const IndexRange& r) {
+  // A tile that moves with a loop has the same terms at both ends: its extent is the
+  // constants' difference, found without building hi - lo (an allocation per access; the
+  // verifier asks for every access after every pass).
+  const auto same = [](const AffineTerm& x, const AffineTerm& y) {
+    return x.symbol == y.symbol && x.coeff == y.coeff && x.loop == y.loop;
+  };
+  if (std::equal(r.lo.terms.begin(), r.lo.terms.end(), r.hi.terms.begin(), r.hi.terms.end(), same))
+    return r.hi.constant - r.lo.constant;
+  return value_range(k, r.hi - r.lo).first;
 }
 
 std::pair<int64_t, int64_t> value_range(const Kernel& k, const AffineExpr& e) {

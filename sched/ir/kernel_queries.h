@@ -56,6 +56,8 @@ std::vector<int> program_positions(const Kernel& k);
 // value is not known before the run: its terms count 0 (callers that care check
 // uses_register() first).
 std::pair<int64_t, int64_t> value_range(const Kernel& k, const AffineExpr& e);
+// The smallest hi - lo of `r` over the iterations of its loops (<= 0: an empty range).
+int64_t least_extent(const Kernel& k, const IndexRange& r);
 
 // The index box `a` touches in tensor `t`: its full extent for a whole access, otherwise each
 // dimension's [lo, hi) with `value(term)` giving the variables (AffineExpr::eval). False, and

@@ -52,6 +52,22 @@ bool is(char c, unsigned char cls) { return kClasses[static_cast<unsigned char>(
 bool ident_char(char c) { return is(c, kAlpha | kDigit | kNamePunct); }
 bool digit(char c) { return is(c, kDigit); }
 
+// Past the whitespace and comments from `i`; counts the newlines passed into `*line` and
+// `*line_start` (the offset after the last), when given.
+size_t skip_blank(std::string_view src, size_t i, int* line = nullptr, size_t* line_start = nullptr) {
+  while (i < src.size()) {
+    if (src[i] == '#') {
+      while (i < src.size() && src[i] != '\n') ++i;
+    } else if (is(src[i], kSpace)) {
+      if (src[i] == '\n' && line) ++*line, *line_start = i + 1;
+      ++i;
+    } else {
+      break;
+    }
+  }
+  return i;
+}
+
 // Where the string whose opening quote is just before `i` ends: at its closing quote, or at the
 // newline or end of text that leaves it unterminated. A backslash takes the next character
 // with it (an escaped quote or newline stays inside). `*escaped`: whether there was one.
@@ -69,22 +85,9 @@ size_t string_end(std::string_view src, size_t i, bool* escaped) {
 Token Lexer::next() {
   const std::string_view src = src_;
   const size_t n = src.size();
-  size_t i = pos_;
-  for (;;) {
-    if (i >= n) {
-      pos_ = i;
-      return Token{Tok::End, {}, loc_at(i)};
-    }
-    const char c = src[i];
-    if (c == '#') {
-      while (i < n && src[i] != '\n') ++i;
-      continue;
-    }
-    if (!is(c, kSpace)) break;
-    if (c == '\n') ++line_, line_start_ = i + 1;
-    ++i;
-  }
+  const size_t i = skip_blank(src, pos_, &line_, &line_start_);
   pos_ = i;  // a token starts here: an error leaves the lexer before it
+  if (i >= n) return Token{Tok::End, {}, loc_at(i)};
   const char c = src[i];
   Token t;
   t.loc = loc_at(i);
@@ -129,18 +132,17 @@ Token Lexer::next() {
     if (!escaped) {
       t.text = raw;
     } else {
-      auto s = std::make_unique<std::string>();
+      std::string& s = unescaped_.emplace_back();
       for (size_t k = 0; k < raw.size(); ++k) {
         if (raw[k] == '\\') {  // its character is inside `raw`: the scan above stepped over it
           ++k;
           if (raw[k] == '\n') ++line_, line_start_ = i + 1 + k + 1;
-          *s += raw[k] == 'n' ? '\n' : raw[k];
+          s += raw[k] == 'n' ? '\n' : raw[k];
         } else {
-          *s += raw[k];
+          s += raw[k];
         }
       }
-      t.text = *s;
-      unescaped_.push_back(std::move(s));
+      t.text = s;
     }
   } else if (c == '<' && j < n && src[j] == '-') {
     t.kind = Tok::LArrow;
@@ -174,20 +176,6 @@ Token Lexer::next() {
 void Lexer::check_rest() {
   while (next().kind != Tok::End) {
   }
-}
-
-// Past the whitespace and comments from `i`.
-static size_t skip_blank(std::string_view src, size_t i) {
-  while (i < src.size()) {
-    if (src[i] == '#') {
-      while (i < src.size() && src[i] != '\n') ++i;
-    } else if (is(src[i], kSpace)) {
-      ++i;
-    } else {
-      break;
-    }
-  }
-  return i;
 }
 
 std::pair<Tok, bool> Lexer::next_brace() const {

@@ -1,11 +1,10 @@
 // Tokens of the .kir text format. `#` starts a comment to the end of the line.
 #pragma once
 
-#include <memory>
+#include <deque>
 #include <string>
 #include <string_view>
 #include <utility>
-#include <vector>
 
 #include "sched/support/error.h"
 
@@ -68,7 +67,7 @@ class Lexer {
   // string's escaped one, counted where the string ends).
   int line_ = 1;
   size_t line_start_ = 0;
-  std::vector<std::unique_ptr<std::string>> unescaped_;  // behind pointers: the views stay valid
+  std::deque<std::string> unescaped_;  // a deque: appending moves none, so the views stay valid
 };
 
 }  // namespace tandem

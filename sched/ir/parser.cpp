@@ -21,10 +21,6 @@ namespace {
 
 const char* kDepKindNames[] = {"invalid", "ordered", "anti", "output", "flow"};
 
-// Token texts are views into the source (lexer.h); messages echo them as strings.
-using tandem::printable;
-std::string printable(std::string_view text) { return printable(std::string(text)); }
-
 // A run of decimal digits (an Int token's text) as an int64_t; false when out of range.
 bool decimal_value(std::string_view digits, int64_t& value) {
   const auto [end, err] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
@@ -78,16 +74,14 @@ class Parser {
   }
 
  private:
-  // The names behind names_ and inst_by_name_ (NameIndex holds none).
+  // A declared tensor or instruction: the names behind names_ (NameIndex holds none).
   struct Declared {
     std::string_view name;
     SourceLoc loc;
+    InstId inst = kNoId;  // the instruction of that name, once added; kNoId for a tensor
   };
   auto declared_name() const {
     return [this](int id) { return declared_[static_cast<size_t>(id)].name; };
-  }
-  auto inst_name() const {
-    return [this](int id) -> const std::string& { return k_.insts[static_cast<size_t>(id)].name; };
   }
 
   // ---- token helpers ----
@@ -158,7 +152,8 @@ class Parser {
   // ---- names ----
   // Tensors, instructions and loop variables share one namespace; sibling loops may reuse a
   // loop variable. Names are the tokens' views into the source.
-  void declare(std::string_view name, const SourceLoc& loc, const char* what) {
+  // Returns the declaration's index in declared_.
+  int declare(std::string_view name, const SourceLoc& loc, const char* what) {
     auto clash = [&](const SourceLoc& other) {
       fail(loc, std::string("duplicate name '%") + printable(name) + "': " + what + " clashes with the one declared at " +
                     other.str());
@@ -168,6 +163,7 @@ class Parser {
     const int found = names_.insert(name, id, declared_name());
     if (found != id) clash(declared_[static_cast<size_t>(found)].loc);
     declared_.push_back({name, loc});
+    return id;
   }
 
   void declare_loop_var(std::string_view name, const SourceLoc& loc) {
@@ -176,7 +172,6 @@ class Parser {
                     declared_[static_cast<size_t>(found)].loc.str());
     loop_vars_[name] = loc;  // the latest declaration, for messages
   }
-
 
   void add_register_files() {
     for (const auto& [space_name, s] : k_.target->spaces) {
@@ -425,8 +420,8 @@ class Parser {
       bool digits = ref.size() < 10 && std::all_of(ref.begin(), ref.end(), ::isdigit);
       size_t idx = digits ? std::stoul(ref) : order.size();
       if (idx < order.size() && k_.insts[order[idx]].name.empty()) return order[idx];
-    } else {
-      if (const int id = inst_by_name_.find(ref, inst_name()); id >= 0) return id;
+    } else if (const int found = names_.find(ref, declared_name()); found >= 0) {
+      if (const InstId id = declared_[static_cast<size_t>(found)].inst; id != kNoId) return id;
     }
     fail(loc, "dependence names a missing instruction '%" + printable(ref) + "'");
   }
@@ -458,14 +453,13 @@ class Parser {
     Instruction inst;
     inst.loop = loop;
     inst.loc = peek().loc;
-    std::string_view name_text;
+    int declared = -1;  // its name's index in declared_, if it has one
     if (at(Tok::Percent)) {
       const Token n = next();
-      name_text = n.text;
       if (std::isdigit(static_cast<unsigned char>(n.text[0])))
         fail(n.loc, "instruction names must start with a letter or '_': '%" + printable(n.text) + "'");
       inst.name = n.text;
-      declare(n.text, n.loc, "instruction");
+      declared = declare(n.text, n.loc, "instruction");
       expect(Tok::Equal, "'=' after the instruction name");
     }
     const Token op = expect(Tok::Ident, "opcode");
@@ -500,7 +494,7 @@ class Parser {
     if (at(Tok::LBrace)) inst.attrs = parse_attrs(&attr_locs);
     InstId id = k_.add_inst(std::move(inst));
     if (std::string problem = start_problem(k_, id); !problem.empty()) fail(attr_locs.at(attr::kStart), problem);
-    if (!name_text.empty()) inst_by_name_.insert(name_text, id, inst_name());
+    if (declared >= 0) declared_[static_cast<size_t>(declared)].inst = id;
     ++count_;
     return id;
   }
@@ -725,7 +719,7 @@ class Parser {
     if (lo_min < 0 || hi_max > t.shape[d])
       fail(loc, "access out of bounds: " + dim() + " reaches [" + std::to_string(lo_min) + ", " + std::to_string(hi_max) +
                     ") but its size is " + std::to_string(t.shape[d]));
-    if (value_range(k_, r.hi - r.lo).first <= 0) fail(loc, "empty index range in " + dim());
+    if (least_extent(k_, r) <= 0) fail(loc, "empty index range in " + dim());
   }
 
   Lexer& lexer_;
@@ -737,7 +731,6 @@ class Parser {
   NameIndex names_;
   std::vector<Declared> declared_;
   std::unordered_map<std::string_view, SourceLoc> loop_vars_;
-  NameIndex inst_by_name_;  // named instructions
   std::vector<PendingDep> pending_deps_;
   std::vector<int64_t> shape_;  // parse_tensor's dimensions
   std::vector<SourceLoc> dim_locs_;  // parse_access's index positions

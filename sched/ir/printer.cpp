@@ -97,10 +97,12 @@ void put_access(TextBuffer& out, const Kernel& k, const Access& a) {
   out << ']';
 }
 
-// `{a = 1, b = "x", flag}`, written to `out` in place (an instruction's `{order = N}` is on
-// most lines of a scheduled kernel).
+// ` {a = 1, b = "x", flag}` after a header or an instruction, nothing when there are no
+// attributes; written to `out` in place (an instruction's `{order = N}` is on most lines of a
+// scheduled kernel).
 void put_attrs(TextBuffer& out, const Attributes& attrs) {
-  out << '{';
+  if (attrs.empty()) return;
+  out << " {";
   bool first = true;
   for (const auto& [key, value] : attrs.entries()) {
     if (!first) out << ", ";
@@ -231,10 +233,7 @@ class Printer {
       list(in.reads);
     }
     if (!in.engine.empty()) out_ << " on " << in.engine;
-    if (!in.attrs.empty()) {
-      out_ << ' ';
-      put_attrs(out_, in.attrs);
-    }
+    put_attrs(out_, in.attrs);
     out_ << '\n';
   }
 
@@ -247,10 +246,7 @@ class Printer {
       const Loop& l = k_.loops[s.id];
       out_.pad(indent);
       out_ << "loop " << l.iv << " = " << l.lo << " to " << l.hi;
-      if (!l.attrs.empty()) {
-        out_ << ' ';
-        put_attrs(out_, l.attrs);
-      }
+      put_attrs(out_, l.attrs);
       out_ << " {\n";
       block(l.body, indent + 1);
       out_.pad(indent);
@@ -260,10 +256,7 @@ class Printer {
 
   void kernel(const DepGraph* g) {
     out_ << "kernel @" << k_.name << " target = \"" << k_.target_name << '"';
-    if (!k_.attrs.empty()) {
-      out_ << ' ';
-      put_attrs(out_, k_.attrs);
-    }
+    put_attrs(out_, k_.attrs);
     out_ << " {\n";
     bool any_tensor = false;
     for (const Tensor& t : k_.tensors) {
@@ -276,10 +269,7 @@ class Printer {
         out_ << t.shape[d];
       }
       out_ << "] " << t.dtype;
-      if (!t.attrs.empty()) {
-        out_ << ' ';
-        put_attrs(out_, t.attrs);
-      }
+      put_attrs(out_, t.attrs);
       out_ << '\n';
     }
     if (any_tensor && !k_.body.empty()) out_ << '\n';

@@ -32,7 +32,7 @@ Error::Error(SourceLoc loc, const std::string& message)
 
 std::string format_error(const Error& e) { return e.what(); }
 
-std::string printable(const std::string& text, size_t max_chars) {
+std::string printable(std::string_view text, size_t max_chars) {
   std::string out;
   size_t shown = 0;
   for (size_t i = 0; i < text.size(); ++i) {

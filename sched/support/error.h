@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace tandem {
 
@@ -39,6 +40,6 @@ std::string format_error(const Error& e);
 // escaped (\n, \t, \x01, \xc3), and cut to `max_chars` characters with "..." after the cut,
 // so that every message stays one readable line.
 constexpr size_t kEchoMaxChars = 40;
-std::string printable(const std::string& text, size_t max_chars = kEchoMaxChars);
+std::string printable(std::string_view text, size_t max_chars = kEchoMaxChars);
 
 }  // namespace tandem
