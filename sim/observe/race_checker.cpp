@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <functional>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -97,12 +98,13 @@ RaceChecker::RaceChecker(const SimProgram& p) : p_(p), plans_(p.insts.size()) {
       logs_.back().buffer = {static_cast<int>(t), b};
     }
   }
+  std::map<std::vector<Interval>, uint32_t> constant_boxes;
   for (size_t id = 0; id < p.insts.size(); ++id) {
     const Instruction& in = k.insts[id];
     auto plan = [&](const Access& a, bool read, LoopId fresh_at = kNoId) {
       const size_t log = first_log[static_cast<size_t>(a.tensor_id)];
       if (log == kNoLog) return;
-      AccessPlan ap{read, 0, kNoId, 0, fresh_at, 0, log, {}, {}};
+      AccessPlan ap{read, 0, kNoId, 0, fresh_at, 0, log, {}, 0, 0, {}};
       if (fresh_at != kNoId) ap.fresh_lo = k.loops[static_cast<size_t>(fresh_at)].lo;
       const Tensor& t = k.tensors[static_cast<size_t>(a.tensor_id)];
       // The box: an address register's value is known only at run time, so an access that
@@ -128,6 +130,10 @@ RaceChecker::RaceChecker(const SimProgram& p) : p_(p), plans_(p.insts.size()) {
             ap.rotate_lo = k.loops[static_cast<size_t>(l)].lo;
             break;
           }
+      ap.rank = static_cast<uint32_t>(ap.base.size());
+      if (ap.terms.empty() &&
+          std::all_of(ap.base.begin(), ap.base.end(), [](const Interval& d) { return d.first < d.second; }))
+        ap.key = constant_boxes.emplace(ap.base, static_cast<uint32_t>(constant_boxes.size() + 1)).first->second;
       plans_[id].push_back(std::move(ap));
     };
     for (const Access& a : in.reads) plan(a, true);
@@ -149,7 +155,7 @@ RaceChecker::RaceChecker(const SimProgram& p) : p_(p), plans_(p.insts.size()) {
 
 inline void RaceChecker::box_of(const AccessPlan& ap, const int64_t* ivs, Interval* out) {
   const Interval* base = ap.base.data();
-  for (size_t d = 0; d < ap.base.size(); ++d) out[d] = base[d];
+  for (uint32_t d = 0; d < ap.rank; ++d) out[d] = base[d];
   for (const AccessPlan::Term& t : ap.terms) {
     auto& bound = t.hi ? out[t.dim].second : out[t.dim].first;
     bound += t.coeff * ivs[t.loop];
@@ -176,7 +182,7 @@ void RaceChecker::record(const InstanceRecord& r) {
     if (ap.fresh_at != kNoId && r.loop_ivs[ap.fresh_at] == ap.fresh_lo)
       continue;  // this instance starts its accumulation group: a plain write
     const size_t log = ap.log + static_cast<size_t>(buffer_of(ap, r.loop_ivs));
-    const uint32_t rank = static_cast<uint32_t>(ap.base.size());
+    const uint32_t rank = ap.rank;
     if (ap.read) {
       size_t slot;
       if (!free_reads_.empty()) {
@@ -187,7 +193,7 @@ void RaceChecker::record(const InstanceRecord& r) {
         reads_.emplace_back();
         read_dims_.resize(read_dims_.size() + stride_);
       }
-      reads_[slot] = {log, kNoSlot, {seq, r.start, read_end, r.inst, rank}};
+      reads_[slot] = {log, kNoSlot, {seq, r.start, read_end, r.inst, rank, ap.key}};
       box_of(ap, r.loop_ivs, read_dims_.data() + slot * stride_);
       if (last_read == kNoSlot)
         first_read = slot;
@@ -202,7 +208,7 @@ void RaceChecker::record(const InstanceRecord& r) {
       }
       if (w.size() > 0 && w.events.back().seq > seq) w.sorted = false;
       w.indexed = false;
-      w.events.push_back({seq, std::min(r.busy_start, r.complete), r.complete, r.inst, rank});
+      w.events.push_back({seq, std::min(r.busy_start, r.complete), r.complete, r.inst, rank, ap.key});
       const size_t need = w.events.size() * w.stride;
       if (w.dims.size() < need) w.dims.resize(std::max(need, 2 * w.dims.size()));
       box_of(ap, r.loop_ivs, w.dims.data() + need - w.stride);
@@ -317,11 +323,12 @@ void RaceChecker::settle(WriteLog& log, Picos watermark, int64_t settled) {
   size_t dropped = 0, last_dropped = 0;
   for (size_t i = 0; i < settled_n; ++i) {
     const BoxRef old = log.box(i);
+    const uint32_t old_key = events[i].key;
     bool found = false;
     // The next few newer writes, up to the first that is not settled (settled_n).
     const size_t near_end = std::min(i + 9, settled_n);
     for (size_t j = i + 1; j < near_end; ++j) {
-      if (!contains(log.box(j), old)) continue;
+      if (!((old_key != 0 && events[j].key == old_key) || contains(log.box(j), old))) continue;
       hidden(i, j);
       found = true;
       break;
@@ -365,7 +372,7 @@ void RaceChecker::settle(WriteLog& log, Picos watermark, int64_t settled) {
   }
 }
 
-void RaceChecker::check(WriteLog& log, const Event& read, BoxRef read_box) {
+inline void RaceChecker::check(WriteLog& log, const Event& read, BoxRef read_box) {
   const Event* ev = log.live();
   const size_t n = log.size();
   if (n == 0) return;  // nothing written there yet
@@ -373,6 +380,8 @@ void RaceChecker::check(WriteLog& log, const Event& read, BoxRef read_box) {
   // instance's own writes, an accumulation, lie between). Reads come in program order, so
   // the search gallops on from where the last one stopped.
   size_t earlier = log.cursor;
+  // Usually the next read is a write or two further on.
+  for (int probe = 0; probe < 3 && earlier < n && ev[earlier].seq < read.seq; ++probe) ++earlier;
   if (earlier < n && ev[earlier].seq < read.seq) {
     size_t step = 1;
     while (earlier + step < n && ev[earlier + step].seq < read.seq) {
@@ -390,27 +399,33 @@ void RaceChecker::check(WriteLog& log, const Event& read, BoxRef read_box) {
   // WAR: a later write began before the read was done: the reader can see new bytes. None
   // can when the earliest start among them is after the read.
   if (log.min_start_from[later] < read.end) check_later(log, later, read, read_box);
-  // Walk back from the newest earlier write: each part of the read has one expected producer.
-  // `w` at ev[i] produces part of the read. (The races out of line: the checks stay small.)
-  auto produced = [&](size_t i) {
-    const Event& w = ev[i];
-    if (w.end > read.start) report_early_read(log, i, read, read_box);
-    // An older write landing after this one (and before the read) replaces its value; none
-    // can when every older write landed first.
-    if (log.max_end_before[i] > w.end) check_older(log, i, read, read_box);
-  };
-  // The usual case: the newest earlier write covers the whole read.
+  // The usual case: the newest earlier write covers the whole read, its one producer.
   if (earlier == 0) return;
-  if (overlaps_and_contains(log.box(earlier - 1), read_box)) {
-    produced(earlier - 1);
+  if ((read.key != 0 && ev[earlier - 1].key == read.key) || overlaps_and_contains(log.box(earlier - 1), read_box)) {
+    produced(log, earlier - 1, read, read_box);
     return;
   }
+  check_producers(log, earlier, read, read_box);
+}
+
+// `w` at live write i produces part of the read.
+inline void RaceChecker::produced(const WriteLog& log, size_t i, const Event& read, BoxRef read_box) {
+  const Event& w = log.live()[i];
+  if (w.end > read.start) report_early_read(log, i, read, read_box);
+  // An older write landing after this one (and before the read) replaces its value; none
+  // can when every older write landed first.
+  if (log.max_end_before[i] > w.end) check_older(log, i, read, read_box);
+}
+
+// Walk back from the newest write before the read (`earlier`): each part of the read has one
+// expected producer.
+void RaceChecker::check_producers(const WriteLog& log, size_t earlier, const Event& read, BoxRef read_box) {
   size_t newest = earlier;
   while (newest > 0 && !overlaps(log.box(newest - 1), read_box)) --newest;
   if (newest == 0) return;
-  // The usual case, without allocation: the newest earlier write covers the whole read.
+  // Without allocation: the newest earlier write that overlaps covers the whole read.
   if (contains(log.box(newest - 1), read_box)) {
-    produced(newest - 1);
+    produced(log, newest - 1, read, read_box);
     return;
   }
   std::vector<Box> unseen{to_box(read_box)};
@@ -427,7 +442,7 @@ void RaceChecker::check(WriteLog& log, const Event& read, BoxRef read_box) {
       produces = true;
       for (Box& piece : subtract(u, w_box)) next.push_back(std::move(piece));
     }
-    if (produces) produced(i);
+    if (produces) produced(log, i, read, read_box);
     unseen = std::move(next);
   }
 }

@@ -56,6 +56,9 @@ class RaceChecker {
     Picos end;    // writes: when they complete; reads: when reading ends
     InstId inst;
     uint32_t rank;  // its box's dimensions (kept beside the event: WriteLog::dims, read_dims_)
+    // Events with the same nonzero key have the same non-empty box (a constant box, from
+    // AccessPlan::key): it covers and overlaps the other without a look at the bounds.
+    uint32_t key;
   };
   using Buffer = std::pair<int, int64_t>;  // tensor, rotation buffer
 
@@ -70,7 +73,9 @@ class RaceChecker {
     LoopId fresh_at;  // an accumulating read: not at this loop's first iteration (`start`)
     int64_t fresh_lo;   // that loop's first iteration
     size_t log;       // the write log of the tensor's rotation buffer 0 (buffer b: log + b)
-    Box base;         // every bound's constant (a whole access: the tensor's extent)
+    std::vector<Interval> base;  // every bound's constant (a whole access: the tensor's extent)
+    uint32_t rank;               // base.size()
+    uint32_t key;                // a box without loop terms and not empty: one key per distinct box; else 0
     struct Term {
       size_t dim;
       bool hi;
@@ -110,6 +115,8 @@ class RaceChecker {
   // check()'s rarer parts: the writes after the read that began before it ended (WAR), the
   // producer landing after the read began (RAW), older writes landing after the producer (WAW).
   void check_later(const WriteLog& log, size_t later, const Event& read, BoxRef read_box);
+  void produced(const WriteLog& log, size_t i, const Event& read, BoxRef read_box);
+  void check_producers(const WriteLog& log, size_t earlier, const Event& read, BoxRef read_box);
   void report_early_read(const WriteLog& log, size_t i, const Event& read, BoxRef read_box);
   void check_older(const WriteLog& log, size_t i, const Event& read, BoxRef read_box);
   void settle(WriteLog& log, Picos watermark, int64_t settled);
