@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <functional>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -17,11 +18,51 @@ namespace tandem {
 
 namespace {
 
-uint64_t box_hash(const Box& b) {
+using Interval = std::pair<int64_t, int64_t>;
+
+using BoxRef = RaceChecker::BoxRef;
+
+// sched/support/box's overlaps, contains, == and intersect on boxes stored in place (the
+// checker's events keep their boxes in flat arrays): the same results, no small_vector per
+// access.
+inline bool overlaps(BoxRef a, BoxRef b) {
+  const uint32_t rank = std::min(a.rank, b.rank);
+  for (uint32_t d = 0; d < rank; ++d)
+    if (a.d[d].second <= b.d[d].first || b.d[d].second <= a.d[d].first) return false;
+  return true;
+}
+
+inline bool contains(BoxRef outer, BoxRef inner) {
+  const uint32_t rank = std::min(outer.rank, inner.rank);
+  for (uint32_t d = 0; d < rank; ++d)
+    if (inner.d[d].first < outer.d[d].first || inner.d[d].second > outer.d[d].second) return false;
+  return true;
+}
+
+// overlaps(outer, inner) && contains(outer, inner), in one pass.
+inline bool overlaps_and_contains(BoxRef outer, BoxRef inner) {
+  const uint32_t rank = std::min(outer.rank, inner.rank);
+  for (uint32_t d = 0; d < rank; ++d) {
+    const Interval o = outer.d[d], i = inner.d[d];
+    if (i.first < o.first || i.second > o.second || o.second <= i.first || i.second <= o.first) return false;
+  }
+  return true;
+}
+
+inline bool operator==(BoxRef a, BoxRef b) {
+  if (a.rank != b.rank) return false;
+  for (uint32_t d = 0; d < a.rank; ++d)
+    if (a.d[d] != b.d[d]) return false;
+  return true;
+}
+
+Box to_box(BoxRef b) { return Box(b.d, b.d + b.rank); }
+
+uint64_t box_hash(BoxRef b) {
   uint64_t h = 0x9E3779B97F4A7C15ULL;
-  for (const auto& [lo, hi] : b) {
-    h = (h ^ static_cast<uint64_t>(lo)) * 0xBF58476D1CE4E5B9ULL;
-    h = (h ^ static_cast<uint64_t>(hi)) * 0x94D049BB133111EBULL;
+  for (uint32_t d = 0; d < b.rank; ++d) {
+    h = (h ^ static_cast<uint64_t>(b.d[d].first)) * 0xBF58476D1CE4E5B9ULL;
+    h = (h ^ static_cast<uint64_t>(b.d[d].second)) * 0x94D049BB133111EBULL;
   }
   return h;
 }
@@ -57,12 +98,14 @@ RaceChecker::RaceChecker(const SimProgram& p) : p_(p), plans_(p.insts.size()) {
       logs_.back().buffer = {static_cast<int>(t), b};
     }
   }
+  std::map<std::vector<Interval>, uint32_t> constant_boxes;
   for (size_t id = 0; id < p.insts.size(); ++id) {
     const Instruction& in = k.insts[id];
     auto plan = [&](const Access& a, bool read, LoopId fresh_at = kNoId) {
       const size_t log = first_log[static_cast<size_t>(a.tensor_id)];
       if (log == kNoLog) return;
-      AccessPlan ap{read, 0, kNoId, fresh_at, log, {}, {}};
+      AccessPlan ap{read, 0, kNoId, 0, fresh_at, 0, log, {}, 0, 0, {}};
+      if (fresh_at != kNoId) ap.fresh_lo = k.loops[static_cast<size_t>(fresh_at)].lo;
       const Tensor& t = k.tensors[static_cast<size_t>(a.tensor_id)];
       // The box: an address register's value is known only at run time, so an access that
       // uses one has no box and is not followed.
@@ -84,8 +127,13 @@ RaceChecker::RaceChecker(const SimProgram& p) : p_(p), plans_(p.insts.size()) {
           if (k.loops[static_cast<size_t>(l)].iv == *loop_iv) {
             ap.buffers = buffers;
             ap.rotate = l;
+            ap.rotate_lo = k.loops[static_cast<size_t>(l)].lo;
             break;
           }
+      ap.rank = static_cast<uint32_t>(ap.base.size());
+      if (ap.terms.empty() &&
+          std::all_of(ap.base.begin(), ap.base.end(), [](const Interval& d) { return d.first < d.second; }))
+        ap.key = constant_boxes.emplace(ap.base, static_cast<uint32_t>(constant_boxes.size() + 1)).first->second;
       plans_[id].push_back(std::move(ap));
     };
     for (const Access& a : in.reads) plan(a, true);
@@ -93,19 +141,30 @@ RaceChecker::RaceChecker(const SimProgram& p) : p_(p), plans_(p.insts.size()) {
       for (const Access& a : in.writes) plan(a, true, accumulation_start(k, static_cast<InstId>(id)));
     for (const Access& a : in.writes) plan(a, false);
   }
+  // Boxes are stored at a fixed stride: the largest rank of the accesses, for the pending reads;
+  // per tensor, for its write logs.
+  std::vector<size_t> tensor_rank(k.tensors.size(), 1);
+  for (const std::vector<AccessPlan>& plans : plans_)
+    for (const AccessPlan& ap : plans) {
+      stride_ = std::max(stride_, ap.base.size());
+      size_t& r = tensor_rank[static_cast<size_t>(logs_[ap.log].buffer.first)];
+      r = std::max(r, ap.base.size());
+    }
+  for (WriteLog& log : logs_) log.stride = tensor_rank[static_cast<size_t>(log.buffer.first)];
 }
 
-void RaceChecker::box_of(const AccessPlan& ap, const int64_t* ivs, Box& out) const {
-  out = ap.base;
+inline void RaceChecker::box_of(const AccessPlan& ap, const int64_t* ivs, Interval* out) {
+  const Interval* base = ap.base.data();
+  for (uint32_t d = 0; d < ap.rank; ++d) out[d] = base[d];
   for (const AccessPlan::Term& t : ap.terms) {
     auto& bound = t.hi ? out[t.dim].second : out[t.dim].first;
     bound += t.coeff * ivs[t.loop];
   }
 }
 
-int64_t RaceChecker::buffer_of(const AccessPlan& ap, const int64_t* ivs) const {
+inline int64_t RaceChecker::buffer_of(const AccessPlan& ap, const int64_t* ivs) const {
   if (ap.rotate == kNoId) return 0;
-  return (ivs[ap.rotate] - p_.kernel->loops[static_cast<size_t>(ap.rotate)].lo) % ap.buffers;
+  return (ivs[ap.rotate] - ap.rotate_lo) % ap.buffers;
 }
 
 void RaceChecker::record(const InstanceRecord& r) {
@@ -118,11 +177,12 @@ void RaceChecker::record(const InstanceRecord& r) {
   // moment the unit starts producing it (a transfer: its first byte; a compute engine: its
   // start) until it completes: a read that overlaps that window can see new bytes.
   const Picos read_end = std::max(r.busy_end, r.start);
+  size_t first_read = kNoSlot, last_read = kNoSlot;
   for (const AccessPlan& ap : plans) {
-    if (ap.fresh_at != kNoId && r.loop_ivs[ap.fresh_at] == p_.kernel->loops[static_cast<size_t>(ap.fresh_at)].lo)
+    if (ap.fresh_at != kNoId && r.loop_ivs[ap.fresh_at] == ap.fresh_lo)
       continue;  // this instance starts its accumulation group: a plain write
     const size_t log = ap.log + static_cast<size_t>(buffer_of(ap, r.loop_ivs));
-    Event* ev;
+    const uint32_t rank = ap.rank;
     if (ap.read) {
       size_t slot;
       if (!free_reads_.empty()) {
@@ -131,13 +191,15 @@ void RaceChecker::record(const InstanceRecord& r) {
       } else {
         slot = reads_.size();
         reads_.emplace_back();
+        read_dims_.resize(read_dims_.size() + stride_);
       }
-      reads_[slot].log = log;
-      ev = &reads_[slot].read;
-      ev->start = r.start;
-      ev->end = read_end;
-      pending_.push_back({seq, arrivals_++, slot});
-      std::push_heap(pending_.begin(), pending_.end(), std::greater<PendingKey>());
+      reads_[slot] = {log, kNoSlot, {seq, r.start, read_end, r.inst, rank, ap.key}};
+      box_of(ap, r.loop_ivs, read_dims_.data() + slot * stride_);
+      if (last_read == kNoSlot)
+        first_read = slot;
+      else
+        reads_[last_read].next = slot;
+      last_read = slot;
     } else {
       WriteLog& w = logs_[log];
       if (!w.active) {  // its first write: settle it from now on
@@ -146,25 +208,44 @@ void RaceChecker::record(const InstanceRecord& r) {
       }
       if (w.size() > 0 && w.events.back().seq > seq) w.sorted = false;
       w.indexed = false;
-      w.events.emplace_back();
-      ev = &w.events.back();
-      ev->start = std::min(r.busy_start, r.complete);
-      ev->end = r.complete;
+      w.events.push_back({seq, std::min(r.busy_start, r.complete), r.complete, r.inst, rank, ap.key});
+      const size_t need = w.events.size() * w.stride;
+      if (w.dims.size() < need) w.dims.resize(std::max(need, 2 * w.dims.size()));
+      box_of(ap, r.loop_ivs, w.dims.data() + need - w.stride);
     }
-    ev->seq = seq;
-    ev->inst = r.inst;
-    box_of(ap, r.loop_ivs, ev->box);
+  }
+  if (first_read != kNoSlot) {
+    pending_.push_back({seq, arrivals_++, first_read});
+    std::push_heap(pending_.begin(), pending_.end(), std::greater<PendingKey>());
   }
 }
 
-void RaceChecker::WriteLog::index() {
-  if (indexed) return;
-  indexed = true;
-  auto by_seq = [](const Event& x, const Event& y) { return x.seq < y.seq; };
-  if (!sorted) std::sort(events.begin() + static_cast<std::ptrdiff_t>(head), events.end(), by_seq);
-  sorted = true;
-  const Event* ev = live();
-  const size_t n = size();
+void RaceChecker::index(WriteLog& log) {
+  if (log.indexed) return;
+  log.indexed = true;
+  const size_t n = log.size();
+  if (!log.sorted) {
+    // The order std::sort gives the events themselves (the same comparisons on the same
+    // sequence), applied to the events and their boxes.
+    const Event* live = log.live();
+    order_.resize(n);
+    for (size_t i = 0; i < n; ++i) order_[i] = static_cast<uint32_t>(i);
+    std::sort(order_.begin(), order_.end(), [&](uint32_t x, uint32_t y) { return live[x].seq < live[y].seq; });
+    const size_t stride = log.stride;
+    sorted_events_.clear();
+    sorted_dims_.resize(n * stride);
+    for (size_t i = 0; i < n; ++i) {
+      sorted_events_.push_back(live[order_[i]]);
+      const Interval* from = log.dims.data() + (log.head + order_[i]) * stride;
+      std::copy(from, from + stride, sorted_dims_.data() + i * stride);
+    }
+    std::copy(sorted_events_.begin(), sorted_events_.end(), log.events.begin() + static_cast<std::ptrdiff_t>(log.head));
+    std::copy(sorted_dims_.begin(), sorted_dims_.end(), log.dims.begin() + static_cast<std::ptrdiff_t>(log.head * stride));
+  }
+  log.sorted = true;
+  const Event* ev = log.live();
+  std::vector<Picos>& max_end_before = log.max_end_before;
+  std::vector<Picos>& min_start_from = log.min_start_from;
   max_end_before.resize(n + 1);
   min_start_from.resize(n + 1);
   max_end_before[0] = std::numeric_limits<Picos>::min();
@@ -174,24 +255,35 @@ void RaceChecker::WriteLog::index() {
 }
 
 void RaceChecker::advance(Picos watermark, int64_t min_seq) {
-  for (size_t l : active_) logs_[l].index();
+  for (size_t l : active_) {
+    index(logs_[l]);
+    logs_[l].cursor = 0;
+  }
   // Reads whose every relevant write is known.
   while (!pending_.empty()) {
     const PendingKey next = pending_.front();
-    PendingRead& pr = reads_[next.slot];
-    if (next.seq >= min_seq || pr.read.end > watermark) break;
+    if (next.seq >= min_seq || reads_[next.slot].read.end > watermark) break;
     std::pop_heap(pending_.begin(), pending_.end(), std::greater<PendingKey>());
     pending_.pop_back();
-    check(logs_[pr.log], pr.read);
-    free_reads_.push_back(next.slot);
+    for (size_t slot = next.slot; slot != kNoSlot; slot = reads_[slot].next) {
+      const PendingRead& pr = reads_[slot];
+      check(logs_[pr.log], pr.read, {read_dims_.data() + slot * stride_, pr.read.rank});
+      free_reads_.push_back(slot);
+    }
   }
   // Writes hidden by a newer write that every future read comes after, both landed.
   const int64_t settled = pending_.empty() ? min_seq : std::min(min_seq, pending_.front().seq);
   for (size_t l : active_) settle(logs_[l], watermark, settled);
 }
 
+void RaceChecker::report_hidden(const WriteLog& log, size_t i, size_t j) {
+  const Event& old = log.live()[i];
+  const Event& newer = log.live()[j];
+  report("WAW", old, newer, log.buffer, log.box(i), log.box(j),
+         where(old) + " landed at " + ns(old.end) + " ns, after " + where(newer) + " at " + ns(newer.end) + " ns");
+}
+
 void RaceChecker::settle(WriteLog& log, Picos watermark, int64_t settled) {
-  const Buffer& buffer = log.buffer;
   Event* events = log.events.data() + log.head;  // in program order (index())
   const size_t n = log.size();
   // A write is hidden when a newer write that every future read follows (seq below
@@ -201,11 +293,7 @@ void RaceChecker::settle(WriteLog& log, Picos watermark, int64_t settled) {
   // whole strip later; without it the live writes, and each check, grow with the rounds).
   // An older write landing after its cover is a WAW.
   auto hidden = [&](size_t i, size_t j) {
-    const Event& old = events[i];
-    const Event& newer = events[j];
-    if (old.end > newer.end)
-      report("WAW", old, newer, buffer, intersect(old.box, newer.box),
-             where(old) + " landed at " + ns(old.end) + " ns, after " + where(newer) + " at " + ns(newer.end) + " ns");
+    if (events[i].end > events[j].end) report_hidden(log, i, j);
   };
   size_t settled_n = 0;  // events [0, settled_n) may be dropped
   while (settled_n < n && events[settled_n].end <= watermark && events[settled_n].seq < settled) ++settled_n;
@@ -216,7 +304,7 @@ void RaceChecker::settle(WriteLog& log, Picos watermark, int64_t settled) {
   auto next_same = [&](size_t i) {
     if (!indexed) {
       same_box_.clear();
-      for (size_t x = 0; x < n; ++x) same_box_.push_back({box_hash(events[x].box), x});
+      for (size_t x = 0; x < n; ++x) same_box_.push_back({box_hash(log.box(x)), x});
       std::sort(same_box_.begin(), same_box_.end());
       next_same_.assign(n, n);
       for (size_t x = 0; x + 1 < same_box_.size(); ++x)
@@ -230,112 +318,163 @@ void RaceChecker::settle(WriteLog& log, Picos watermark, int64_t settled) {
   // of every live write, 22 % of advance on a GEMM K loop) is not needed.
   size_t followed_n = settled_n;
   while (followed_n < n && events[followed_n].seq < settled) ++followed_n;
-  drop_.assign(settled_n, false);
+  // Survivors among [0, settled_n), in order.
+  kept_.clear();
   size_t dropped = 0, last_dropped = 0;
   for (size_t i = 0; i < settled_n; ++i) {
-    const Event& old = events[i];
+    const BoxRef old = log.box(i);
+    const uint32_t old_key = events[i].key;
     bool found = false;
-    for (size_t j = i + 1; j < n && j <= i + 8; ++j) {
-      const Event& newer = events[j];
-      if (newer.seq >= settled || newer.end > watermark) break;
-      if (!contains(newer.box, old.box)) continue;
+    // The next few newer writes, up to the first that is not settled (settled_n).
+    const size_t near_end = std::min(i + 9, settled_n);
+    for (size_t j = i + 1; j < near_end; ++j) {
+      if (!((old_key != 0 && events[j].key == old_key) || contains(log.box(j), old))) continue;
       hidden(i, j);
       found = true;
       break;
     }
     if (!found && i + 9 < followed_n) {
       const size_t j = next_same(i);
-      if (j < n && j > i + 8 && events[j].seq < settled && events[j].end <= watermark && events[j].box == old.box) {
+      if (j < n && j > i + 8 && events[j].seq < settled && events[j].end <= watermark && log.box(j) == old) {
         hidden(i, j);
         found = true;
       }
     }
     if (found) {
-      drop_[i] = true;
       ++dropped;
       last_dropped = i;
+    } else {
+      kept_.push_back(i);
     }
   }
   if (dropped == 0) return;
   // Survivors before the last dropped write move up over the dropped ones, in order; the
   // writes after it stay where they are and the head moves past the gap.
+  const size_t stride = log.stride;
+  Interval* dims = log.dims.data() + log.head * stride;
   size_t to = last_dropped + 1;
-  for (size_t i = last_dropped + 1; i-- > 0;)
-    if (!drop_[i] && --to != i) events[to] = std::move(events[i]);
+  for (size_t k = kept_.size(); k-- > 0;) {
+    const size_t i = kept_[k];
+    if (i > last_dropped || --to == i) continue;
+    events[to] = events[i];
+    std::copy(dims + i * stride, dims + (i + 1) * stride, dims + to * stride);
+  }
   log.head += dropped;
   log.indexed = false;
   // Reclaim the dead front once it outweighs the live writes (each write moves at most once
   // more for it).
   if (log.head > log.size() && log.head >= 64) {
+    // The boxes first (log.size() counts from the old head), then the events.
+    std::copy(log.dims.begin() + static_cast<std::ptrdiff_t>(log.head * stride),
+              log.dims.begin() + static_cast<std::ptrdiff_t>(log.events.size() * stride), log.dims.begin());
     log.events.erase(log.events.begin(), log.events.begin() + static_cast<std::ptrdiff_t>(log.head));
     log.head = 0;
   }
 }
 
-void RaceChecker::check(const WriteLog& log, const Event& read) {
-  const Buffer& b = log.buffer;
+inline void RaceChecker::check(WriteLog& log, const Event& read, BoxRef read_box) {
   const Event* ev = log.live();
   const size_t n = log.size();
   if (n == 0) return;  // nothing written there yet
-  auto seq_below = [](const Event& w, int64_t seq) { return w.seq < seq; };
   // [0, earlier): writes before the read in program order; [later, n): writes after it (the
-  // instance's own writes, an accumulation, lie between).
-  const size_t earlier = static_cast<size_t>(std::lower_bound(ev, ev + n, read.seq, seq_below) - ev);
+  // instance's own writes, an accumulation, lie between). Reads come in program order, so
+  // the search gallops on from where the last one stopped.
+  size_t earlier = log.cursor;
+  // Usually the next read is a write or two further on.
+  for (int probe = 0; probe < 3 && earlier < n && ev[earlier].seq < read.seq; ++probe) ++earlier;
+  if (earlier < n && ev[earlier].seq < read.seq) {
+    size_t step = 1;
+    while (earlier + step < n && ev[earlier + step].seq < read.seq) {
+      earlier += step;
+      step *= 2;
+    }
+    // ev[earlier].seq < read.seq; the first at or after it lies in (earlier, earlier + step].
+    auto seq_below = [](const Event& w, int64_t seq) { return w.seq < seq; };
+    const size_t end = std::min(n, earlier + step + 1);
+    earlier = static_cast<size_t>(std::lower_bound(ev + earlier + 1, ev + end, read.seq, seq_below) - ev);
+  }
+  log.cursor = earlier;
   size_t later = earlier;
   while (later < n && ev[later].seq == read.seq) ++later;
   // WAR: a later write began before the read was done: the reader can see new bytes. None
   // can when the earliest start among them is after the read.
-  if (log.min_start_from[later] < read.end)
-    for (size_t j = later; j < n; ++j) {
-      const Event& w = ev[j];
-      if (w.start < read.end && overlaps(w.box, read.box))
-        report("WAR", read, w, b, intersect(read.box, w.box),
-               where(w) + " overwrote it at " + ns(w.start) + " ns while " + where(read) + " was reading it until " +
-                   ns(read.end) + " ns");
-    }
-  // Walk back from the newest earlier write: each part of the read has one expected producer.
-  // `w` at ev[i] produces part of the read.
-  auto produced = [&](size_t i) {
-    const Event& w = ev[i];
-    if (w.end > read.start)
-      report("RAW", w, read, b, intersect(read.box, w.box),
-             where(read) + " read it at " + ns(read.start) + " ns, before " + where(w) + " had written it at " +
-                 ns(w.end) + " ns");
-    // An older write landing after this one (and before the read) replaces its value; none
-    // can when every older write landed first.
-    if (log.max_end_before[i] <= w.end) return;
-    for (size_t j = i; j-- > 0;) {
-      const Event& older = ev[j];
-      if (older.end > w.end && older.end <= read.start && overlaps(older.box, read.box) && overlaps(older.box, w.box))
-        report("WAW", older, w, b, intersect(older.box, w.box),
-               where(older) + " landed at " + ns(older.end) + " ns, after " + where(w) + " at " + ns(w.end) +
-                   " ns, so " + where(read) + " saw the older value");
-    }
-  };
-  size_t newest = earlier;
-  while (newest > 0 && !overlaps(ev[newest - 1].box, read.box)) --newest;
-  if (newest == 0) return;
-  // The usual case, without allocation: the newest earlier write covers the whole read.
-  if (contains(ev[newest - 1].box, read.box)) {
-    produced(newest - 1);
+  if (log.min_start_from[later] < read.end) check_later(log, later, read, read_box);
+  // The usual case: the newest earlier write covers the whole read, its one producer.
+  if (earlier == 0) return;
+  if ((read.key != 0 && ev[earlier - 1].key == read.key) || overlaps_and_contains(log.box(earlier - 1), read_box)) {
+    produced(log, earlier - 1, read, read_box);
     return;
   }
-  std::vector<Box> unseen{read.box};
+  check_producers(log, earlier, read, read_box);
+}
+
+// `w` at live write i produces part of the read.
+inline void RaceChecker::produced(const WriteLog& log, size_t i, const Event& read, BoxRef read_box) {
+  const Event& w = log.live()[i];
+  if (w.end > read.start) report_early_read(log, i, read, read_box);
+  // An older write landing after this one (and before the read) replaces its value; none
+  // can when every older write landed first.
+  if (log.max_end_before[i] > w.end) check_older(log, i, read, read_box);
+}
+
+// Walk back from the newest write before the read (`earlier`): each part of the read has one
+// expected producer.
+void RaceChecker::check_producers(const WriteLog& log, size_t earlier, const Event& read, BoxRef read_box) {
+  size_t newest = earlier;
+  while (newest > 0 && !overlaps(log.box(newest - 1), read_box)) --newest;
+  if (newest == 0) return;
+  // Without allocation: the newest earlier write that overlaps covers the whole read.
+  if (contains(log.box(newest - 1), read_box)) {
+    produced(log, newest - 1, read, read_box);
+    return;
+  }
+  std::vector<Box> unseen{to_box(read_box)};
   for (size_t i = newest; i-- > 0 && !unseen.empty();) {
-    const Event& w = ev[i];
-    if (!overlaps(w.box, read.box)) continue;
+    if (!overlaps(log.box(i), read_box)) continue;
+    const Box w_box = to_box(log.box(i));
     bool produces = false;
     std::vector<Box> next;
     for (Box& u : unseen) {
-      if (!overlaps(u, w.box)) {
+      if (!overlaps(u, w_box)) {
         next.push_back(std::move(u));
         continue;
       }
       produces = true;
-      for (Box& piece : subtract(u, w.box)) next.push_back(std::move(piece));
+      for (Box& piece : subtract(u, w_box)) next.push_back(std::move(piece));
     }
-    if (produces) produced(i);
+    if (produces) produced(log, i, read, read_box);
     unseen = std::move(next);
+  }
+}
+
+void RaceChecker::check_later(const WriteLog& log, size_t later, const Event& read, BoxRef read_box) {
+  const Event* ev = log.live();
+  for (size_t j = later; j < log.size(); ++j) {
+    const Event& w = ev[j];
+    if (w.start < read.end && overlaps(log.box(j), read_box))
+      report("WAR", read, w, log.buffer, read_box, log.box(j),
+             where(w) + " overwrote it at " + ns(w.start) + " ns while " + where(read) + " was reading it until " +
+                 ns(read.end) + " ns");
+  }
+}
+
+void RaceChecker::report_early_read(const WriteLog& log, size_t i, const Event& read, BoxRef read_box) {
+  const Event& w = log.live()[i];
+  report("RAW", w, read, log.buffer, read_box, log.box(i),
+         where(read) + " read it at " + ns(read.start) + " ns, before " + where(w) + " had written it at " +
+             ns(w.end) + " ns");
+}
+
+void RaceChecker::check_older(const WriteLog& log, size_t i, const Event& read, BoxRef read_box) {
+  const Event* ev = log.live();
+  const Event& w = ev[i];
+  for (size_t j = i; j-- > 0;) {
+    const Event& older = ev[j];
+    if (older.end > w.end && older.end <= read.start && overlaps(log.box(j), read_box) &&
+        overlaps(log.box(j), log.box(i)))
+      report("WAW", older, w, log.buffer, log.box(j), log.box(i),
+             where(older) + " landed at " + ns(older.end) + " ns, after " + where(w) + " at " + ns(w.end) +
+                 " ns, so " + where(read) + " saw the older value");
   }
 }
 
@@ -377,9 +516,10 @@ std::string RaceChecker::describe(const Buffer& b, const Box& box) const {
   return s;
 }
 
-void RaceChecker::report(const char* kind, const Event& earlier, const Event& later, const Buffer& b, const Box& box,
-                         const std::string& what) {
+void RaceChecker::report(const char* kind, const Event& earlier, const Event& later, const Buffer& b, BoxRef x,
+                         BoxRef y, const std::string& what) {
   if (!reported_.insert({kind, earlier.inst, later.inst}).second) return;
+  const Box box = intersect(to_box(x), to_box(y));
   // The edge that would have ordered them, as a dep line for the simulated kernel: from the
   // earlier to the later in program order, carried by the outermost common loop whose
   // iteration differs between the two (an edge's destination at iteration i of its loop waits

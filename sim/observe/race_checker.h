@@ -41,13 +41,24 @@ class RaceChecker {
   void advance(Picos watermark, int64_t min_seq);
   const std::vector<Hazard>& hazards() const { return hazards_; }
 
+  using Interval = std::pair<int64_t, int64_t>;
+  // A box stored elsewhere (a write log's or the pending reads' dims): events stay small and
+  // trivially copied, and a box is written in place, not built and copied per access.
+  struct BoxRef {
+    const Interval* d;
+    uint32_t rank;
+  };
+
  private:
   struct Event {
     int64_t seq;
     Picos start;  // reads: first moment of reading; writes: first moment of writing (a transfer's first byte)
     Picos end;    // writes: when they complete; reads: when reading ends
     InstId inst;
-    Box box;
+    uint32_t rank;  // its box's dimensions (kept beside the event: WriteLog::dims, read_dims_)
+    // Events with the same nonzero key have the same non-empty box (a constant box, from
+    // AccessPlan::key): it covers and overlaps the other without a look at the bounds.
+    uint32_t key;
   };
   using Buffer = std::pair<int, int64_t>;  // tensor, rotation buffer
 
@@ -58,9 +69,13 @@ class RaceChecker {
     bool read;        // reads, and the reads of accumulating writes
     int64_t buffers;  // rotation buffers (when `rotate` is set)
     LoopId rotate;    // the loop the tensor rotates over, kNoId when it does not
+    int64_t rotate_lo;  // its first iteration
     LoopId fresh_at;  // an accumulating read: not at this loop's first iteration (`start`)
+    int64_t fresh_lo;   // that loop's first iteration
     size_t log;       // the write log of the tensor's rotation buffer 0 (buffer b: log + b)
-    Box base;         // every bound's constant (a whole access: the tensor's extent)
+    std::vector<Interval> base;  // every bound's constant (a whole access: the tensor's extent)
+    uint32_t rank;               // base.size()
+    uint32_t key;                // a box without loop terms and not empty: one key per distinct box; else 0
     struct Term {
       size_t dim;
       bool hi;
@@ -70,7 +85,7 @@ class RaceChecker {
     std::vector<Term> terms;  // bound of `dim` += coeff * iv of `loop`
   };
   int64_t buffer_of(const AccessPlan& ap, const int64_t* ivs) const;
-  void box_of(const AccessPlan& ap, const int64_t* ivs, Box& out) const;
+  static void box_of(const AccessPlan& ap, const int64_t* ivs, Interval* out);
   // The live writes of a buffer, in program order once advance() has sorted them, with what
   // lets a check skip the scan in the usual race-free case: the latest landing of the writes
   // before each position and the earliest start of the writes from each position on. Dropped
@@ -78,21 +93,37 @@ class RaceChecker {
   // hidden), so the survivors do not move down at every advance.
   struct WriteLog {
     Buffer buffer;
+    size_t stride = 1;          // dims per event in `dims` (the tensor's largest access rank)
     std::vector<Event> events;  // live: [head, size)
+    std::vector<Interval> dims;  // events[i]'s box: dims[i * stride, i * stride + rank); grown by doubling
     size_t head = 0;
     bool active = false;   // written at least once (listed in active_)
     bool sorted = true;    // live writes in program order (writes arrive from several units)
     bool indexed = false;  // the two arrays below describe the live writes
+    // Reads are checked in program order within an advance: the first live write at or after
+    // the last one checked, where the next check starts looking.
+    size_t cursor = 0;
     std::vector<Picos> max_end_before;  // [i]: max end of live writes [0, i)
     std::vector<Picos> min_start_from;  // [i]: min start of live writes [i, n)
     const Event* live() const { return events.data() + head; }
     size_t size() const { return events.size() - head; }
-    void index();
+    // The box of live write i.
+    BoxRef box(size_t i) const { return {dims.data() + (head + i) * stride, events[head + i].rank}; }
   };
-  void check(const WriteLog& log, const Event& read);
+  void index(WriteLog& log);
+  void check(WriteLog& log, const Event& read, BoxRef read_box);
+  // check()'s rarer parts: the writes after the read that began before it ended (WAR), the
+  // producer landing after the read began (RAW), older writes landing after the producer (WAW).
+  void check_later(const WriteLog& log, size_t later, const Event& read, BoxRef read_box);
+  void produced(const WriteLog& log, size_t i, const Event& read, BoxRef read_box);
+  void check_producers(const WriteLog& log, size_t earlier, const Event& read, BoxRef read_box);
+  void report_early_read(const WriteLog& log, size_t i, const Event& read, BoxRef read_box);
+  void check_older(const WriteLog& log, size_t i, const Event& read, BoxRef read_box);
   void settle(WriteLog& log, Picos watermark, int64_t settled);
+  // Live writes i (older) and j (newer, covering it) of `log`: a WAW when i landed last.
+  void report_hidden(const WriteLog& log, size_t i, size_t j);
   // `earlier` and `later` in program order; `what` says what happened, naming both.
-  void report(const char* kind, const Event& earlier, const Event& later, const Buffer& b, const Box& box,
+  void report(const char* kind, const Event& earlier, const Event& later, const Buffer& b, BoxRef x, BoxRef y,
               const std::string& what);
   std::string where(const Event& e) const;
   // The instance's induction variables (per entry of its nest), decoded from its seq: reports
@@ -107,11 +138,14 @@ class RaceChecker {
   // written so far in (tensor, buffer) order, the order races are found in.
   std::vector<WriteLog> logs_;
   std::vector<size_t> active_;
-  // Reads waiting to be checked, in a slab, and a min-heap of their keys by (seq, arrival): the
-  // order a map by seq would give, without a node per read or moving events in the heap. One
-  // seq is one dynamic instance, whose reads all end together.
+  // Reads waiting to be checked, in a slab, and a min-heap of their instances' keys by (seq,
+  // arrival): the order a map by seq would give, without a node per read or moving events in
+  // the heap. One seq is one dynamic instance, whose reads all end together: its reads are
+  // chained from the slot its key names, in the order they arrived, and leave together.
+  static constexpr size_t kNoSlot = SIZE_MAX;
   struct PendingRead {
     size_t log;
+    size_t next;  // the instance's next read, or kNoSlot
     Event read;
   };
   struct PendingKey {
@@ -121,6 +155,8 @@ class RaceChecker {
     bool operator>(const PendingKey& o) const { return seq != o.seq ? seq > o.seq : arrival > o.arrival; }
   };
   std::vector<PendingRead> reads_;
+  std::vector<Interval> read_dims_;  // reads_[s]'s box: [s * stride_, s * stride_ + rank)
+  size_t stride_ = 1;                // the largest rank of any followed access
   std::vector<size_t> free_reads_;
   std::vector<PendingKey> pending_;
   uint64_t arrivals_ = 0;
@@ -129,7 +165,10 @@ class RaceChecker {
   // Scratch reused across calls (no allocation per check once grown).
   std::vector<std::pair<uint64_t, size_t>> same_box_;
   std::vector<size_t> next_same_;
-  std::vector<char> drop_;
+  std::vector<size_t> kept_;
+  std::vector<uint32_t> order_;
+  std::vector<Event> sorted_events_;
+  std::vector<Interval> sorted_dims_;
 };
 
 }  // namespace tandem
