@@ -42,15 +42,22 @@ void ComputeEngine::execute(const SimInst& inst, InstanceRecord& r) {
     const Picos data_start = start + cycles - link;
     pending_start_ = start;
     wait_until(data_start);
-    Picos dma_end = data_start;
-    ctx_.dma->start(inst.dma, &port_granted_, &dma_end);
-    wait_for_event(port_granted_);
-    r.busy_end = r.complete = std::max(dma_end, data_start + link);
+    dma_end_ = data_start;
+    if (inst.dma.bytes > 0) {
+      ctx_.dma->start(inst.dma, this);
+      wait_for_event(port_granted_);
+    }
+    r.busy_end = r.complete = std::max(dma_end_, data_start + link);
   }
   free_ = r.busy_end;
   pending_start_ = std::numeric_limits<Picos>::max();
   ctx_.observer->record(r);
   publish_outputs(inst, r.start, r.busy_end, r.complete);
+}
+
+void ComputeEngine::landed(Picos end) {
+  dma_end_ = end;
+  port_granted_.notify();  // immediate: the engine waits for it
 }
 
 }  // namespace tandem

@@ -45,88 +45,119 @@ void DmaQueue::execute(const SimInst& inst, InstanceRecord& r) {
   publish_outputs(inst, issue, issue, issue, Publish::Ordered);
   free_ = t.first_byte;  // the setup stage takes one transfer at a time
   ++issued_;
-  if (data_waiting_) issued_event_.notify(sc_core::SC_ZERO_TIME);
+  if (data_waiting_) {
+    // The data phase is idle: wake it at this transfer's first byte, not now only to wait
+    // again (one activation per transfer fewer).
+    data_waiting_ = false;
+    kick_.notify(begin_front());
+  }
+}
+
+sc_core::sc_time DmaQueue::begin_front() {
+  // (Its first byte may wait for the previous transfer's last: the queue is busy then.)
+  data_start_ = std::max(front().first_byte, data_free_);
+  const Picos now = static_cast<Picos>(sc_core::sc_time_stamp().value());
+  if (data_start_ < now) throw std::logic_error("causality: a transfer's data would start in the past");
+  phase_ = Phase::Starting;
+  return sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(data_start_ - now));
+}
+
+DmaQueue::DataWait DmaQueue::run_data() {
+  for (;;) {
+    switch (phase_) {
+      case Phase::Idle: {
+        if (issued_ == 0) {
+          data_waiting_ = true;  // the next issue wakes it
+          return {};
+        }
+        const sc_core::sc_time delay = begin_front();
+        if (delay != sc_core::SC_ZERO_TIME) return {delay, nullptr};
+        break;
+      }
+      case Phase::Starting:
+        phase_ = Phase::Moving;
+        if (front().transfer.bytes <= 0) {
+          land(data_start_);
+          break;
+        }
+        ctx_.dma->start(front().transfer, this);
+        return {};
+      case Phase::Moving:
+        return {};  // landed() goes on
+      case Phase::Publishing: {
+        Issued& t = front();
+        if (Semaphore* full = try_publish(*t.inst, t.r.start, data_end_, data_end_, t.counts.data(), t.ivs.data(),
+                                          Publish::Data, publish_next_))
+          return {sc_core::SC_ZERO_TIME, &full->space_event};
+        for (BarrierWait& w : t.barrier_waits) report(w);
+        front_ = (front_ + 1) % kDepth;
+        --issued_;
+        // Later waits start no earlier than the next transfer's (the queue's time only grows).
+        const Picos oldest = issued_ == 0 ? free_ : std::min(free_, front().r.free);
+        while (!busy_.empty() && busy_.front().second <= oldest) busy_.pop_front();
+        if (issue_waiting_) landed_event_.notify(sc_core::SC_ZERO_TIME);
+        phase_ = Phase::Idle;
+        break;
+      }
+    }
+  }
 }
 
 void DmaQueue::data_step() {
   try {
-    for (;;) {
-      switch (phase_) {
-        case Phase::Idle: {
-          if (issued_ == 0) {
-            if (walked_) return;  // no next trigger: the method never runs again
-            data_waiting_ = true;
-            next_trigger(issued_event_);
-            return;
-          }
-          data_waiting_ = false;
-          const Issued& t = front();
-          // (Its first byte may wait for the previous transfer's last: the queue is busy then.)
-          data_start_ = std::max(t.first_byte, data_free_);
-          const Picos now = static_cast<Picos>(sc_core::sc_time_stamp().value());
-          if (data_start_ < now) throw std::logic_error("causality: a transfer's data would start in the past");
-          phase_ = Phase::Starting;
-          if (data_start_ > now) {
-            next_trigger(sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(data_start_ - now)));
-            return;
-          }
-          break;
-        }
-        case Phase::Starting:
-          data_end_ = data_start_;
-          ctx_.dma->start(front().transfer, &done_, &data_end_);
-          phase_ = Phase::Moving;
-          next_trigger(done_);
-          return;
-        case Phase::Moving: {
-          Issued& t = front();
-          const Picos end = data_end_;
-          t.r.busy_start = data_start_;
-          t.r.busy_end = t.r.complete = end;
-          t.r.loop_counts = t.counts.data();
-          t.r.loop_ivs = t.ivs.data();
-          data_free_ = end;
-          // Its issue waited from `free` to `start`: for inputs first, then for room. Every
-          // transfer before it has landed, so the queue's data phases in that time are known.
-          Picos& input = t.r.stall[static_cast<size_t>(t.input_reason)];
-          Picos& room = t.r.stall[static_cast<size_t>(StallReason::Queue)];
-          const Picos inputs_end = t.r.free + input;
-          input -= busy_within(t.r.free, inputs_end);
-          room -= busy_within(inputs_end, t.r.start);
-          busy_.emplace_back(data_start_, end);
-          ctx_.observer->record(t.r);
-          publish_next_ = 0;
-          phase_ = Phase::Publishing;
-          break;
-        }
-        case Phase::Publishing: {
-          Issued& t = front();
-          if (Semaphore* full = try_publish(*t.inst, t.r.start, data_end_, data_end_, t.counts.data(), t.ivs.data(),
-                                            Publish::Data, publish_next_)) {
-            next_trigger(full->space_event);
-            return;
-          }
-          for (BarrierWait& w : t.barrier_waits) report(w);
-          front_ = (front_ + 1) % kDepth;
-          --issued_;
-          // Later waits start no earlier than the next transfer's (the queue's time only grows).
-          const Picos oldest = issued_ == 0 ? free_ : std::min(free_, front().r.free);
-          while (!busy_.empty() && busy_.front().second <= oldest) busy_.pop_front();
-          if (issue_waiting_) landed_event_.notify(sc_core::SC_ZERO_TIME);
-          phase_ = Phase::Idle;
-          break;
-        }
-      }
-    }
+    const DataWait w = run_data();
+    if (w.space)
+      next_trigger(*w.space);
+    else if (w.delay != sc_core::SC_ZERO_TIME)
+      next_trigger(w.delay);
+    else
+      next_trigger(kick_);
   } catch (...) {
-    if (!ctx_.failure) ctx_.failure = std::current_exception();
-    sc_core::sc_stop();
+    fail();
   }
 }
 
+void DmaQueue::landed(Picos end) {
+  try {
+    land(end);
+    // The method waits for kick_: wake it for what the data phase waits for now.
+    const DataWait w = run_data();
+    if (w.space)
+      kick_.notify();  // immediate: it runs in this evaluation phase and waits for the space itself
+    else if (w.delay != sc_core::SC_ZERO_TIME)
+      kick_.notify(w.delay);
+  } catch (...) {
+    fail();
+  }
+}
+
+void DmaQueue::land(Picos end) {
+  Issued& t = front();
+  data_end_ = end;
+  t.r.busy_start = data_start_;
+  t.r.busy_end = t.r.complete = end;
+  t.r.loop_counts = t.counts.data();
+  t.r.loop_ivs = t.ivs.data();
+  data_free_ = end;
+  // Its issue waited from `free` to `start`: for inputs first, then for room. Every
+  // transfer before it has landed, so the queue's data phases in that time are known.
+  Picos& input = t.r.stall[static_cast<size_t>(t.input_reason)];
+  Picos& room = t.r.stall[static_cast<size_t>(StallReason::Queue)];
+  const Picos inputs_end = t.r.free + input;
+  input -= busy_within(t.r.free, inputs_end);
+  room -= busy_within(inputs_end, t.r.start);
+  busy_.emplace_back(data_start_, end);
+  ctx_.observer->record(t.r);
+  publish_next_ = 0;
+  phase_ = Phase::Publishing;
+}
+
+void DmaQueue::fail() {
+  if (!ctx_.failure) ctx_.failure = std::current_exception();
+  sc_core::sc_stop();
+}
+
 void DmaQueue::drain() {
-  walked_ = true;
-  if (data_waiting_) issued_event_.notify(sc_core::SC_ZERO_TIME);
   while (issued_ > 0) wait_landed();
 }
 

@@ -16,11 +16,12 @@
 
 #include <deque>
 
+#include "sim/units/dma_system.h"
 #include "sim/units/stream_unit.h"
 
 namespace tandem {
 
-class DmaQueue : public StreamUnit {
+class DmaQueue : public StreamUnit, public DmaClient {
  public:
   SC_HAS_PROCESS(DmaQueue);
   DmaQueue(sc_core::sc_module_name name, SimContext& ctx, int index);
@@ -36,6 +37,9 @@ class DmaQueue : public StreamUnit {
   bool producing() const override { return issued_ > 0; }
   void drain() override;
   void report_barrier_wait(const InstanceRecord& r, Picos from, Picos to, bool released_by_dma) override;
+  // The front transfer's last byte has landed (called by the DMA system): records it and goes
+  // on with the data phase, without a process activation of the queue's own.
+  void landed(Picos end) override;
 
  private:
   // A wait at a barrier, reported once the transfers issued before it have landed.
@@ -56,10 +60,24 @@ class DmaQueue : public StreamUnit {
     std::vector<BarrierWait> barrier_waits;  // the queue's waits at barriers right after it
   };
   // The data phase, a method process (no thread of its own to switch to: a thread cost two
-  // more coroutine switches per transfer) stepping through each transfer's phases.
+  // more coroutine switches per transfer) stepping through each transfer's phases: Starting
+  // until its first byte, Moving on the DMA system until landed(), Publishing while an output
+  // semaphore is full. It waits for kick_ (notified by the issue when it is Idle, and by
+  // landed()), for a time, or for a semaphore's space.
   void data_step();
   enum class Phase { Idle, Starting, Moving, Publishing };
   Phase phase_ = Phase::Idle;
+  // What the data phase waits for: a semaphore's space, a time (nonzero), or else kick_.
+  struct DataWait {
+    sc_core::sc_time delay;
+    sc_core::sc_event* space = nullptr;
+  };
+  // Steps through the phases until one waits.
+  DataWait run_data();
+  // Makes the front transfer the moving one (phase Starting); returns the time to its first byte.
+  sc_core::sc_time begin_front();
+  void land(Picos end);  // records the front transfer, landed at `end` (phase Publishing)
+  void fail();           // keeps the first failure and stops the simulation
   Picos data_start_ = 0, data_end_ = 0;  // the front transfer's first and last byte
   size_t publish_next_ = 0;              // the out-channel its publishing resumes at
   // Time within [a, b) the queue moved data (its landed transfers).
@@ -78,12 +96,11 @@ class DmaQueue : public StreamUnit {
   // Data phases of landed transfers (disjoint, in order) that a wait still to be recorded may
   // overlap: those ending after the oldest such wait's start.
   std::deque<std::pair<Picos, Picos>> busy_;
-  bool walked_ = false;        // the stream has issued everything
   // Which process waits for the other's event: a notification nobody waits for would only
   // cost the SystemC kernel a delta cycle.
   bool data_waiting_ = false, issue_waiting_ = false;
   void wait_landed();  // the issue waits for a transfer to land
-  sc_core::sc_event issued_event_, landed_event_, done_;
+  sc_core::sc_event kick_, landed_event_;
 };
 
 }  // namespace tandem

@@ -14,16 +14,11 @@ DmaSystem::DmaSystem(sc_core::sc_module_name name, const DmaModel& model) : sc_m
   dont_initialize();
 }
 
-void DmaSystem::start(const DmaTransfer& t, sc_core::sc_event* done, Picos* end) {
+void DmaSystem::start(const DmaTransfer& t, DmaClient* client) {
   const double now = now_ps();
-  if (t.bytes <= 0) {
-    *end = static_cast<Picos>(now);
-    done->notify(sc_core::SC_ZERO_TIME);
-    return;
-  }
   const int id = bandwidth_.start(t, now);
-  if (static_cast<size_t>(id) >= waiters_.size()) waiters_.resize(static_cast<size_t>(id) + 1);
-  waiters_[static_cast<size_t>(id)] = {done, end};
+  if (static_cast<size_t>(id) >= clients_.size()) clients_.resize(static_cast<size_t>(id) + 1);
+  clients_[static_cast<size_t>(id)] = client;
   reschedule(now);
 }
 
@@ -43,11 +38,11 @@ void DmaSystem::wake() {
   wake_at_ = -1;
   done_.clear();
   bandwidth_.complete_until(now, done_);
-  for (int id : done_) {
-    const Waiter& w = waiters_[static_cast<size_t>(id)];
-    *w.end = static_cast<Picos>(now);
-    w.done->notify();  // immediate: the queue runs in this evaluation phase, one delta cycle fewer
-  }
+  // A client may start its next transfer from landed(), which may reuse a landed id: look the
+  // clients up first. (Its start reschedules; the reschedule below sees it.)
+  landing_.clear();
+  for (int id : done_) landing_.push_back(clients_[static_cast<size_t>(id)]);
+  for (DmaClient* c : landing_) c->landed(static_cast<Picos>(now));
   reschedule(now);
 }
 
