@@ -42,11 +42,8 @@ void ComputeEngine::execute(const SimInst& inst, InstanceRecord& r) {
     const Picos data_start = start + cycles - link;
     pending_start_ = start;
     wait_until(data_start);
-    dma_end_ = data_start;
-    if (inst.dma.bytes > 0) {
-      ctx_.dma->start(inst.dma, this);
-      wait_for_event(port_granted_);
-    }
+    ctx_.dma->start(inst.dma, data_start, this);
+    wait_for_event(port_granted_);
     r.busy_end = r.complete = std::max(dma_end_, data_start + link);
   }
   free_ = r.busy_end;

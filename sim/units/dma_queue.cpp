@@ -8,9 +8,11 @@
 namespace tandem {
 
 DmaQueue::DmaQueue(sc_core::sc_module_name name, SimContext& ctx, int index) : StreamUnit(name, ctx, index) {
-  // First run at initialisation: waits for the first issue. Its waits are method triggers,
-  // not thread suspensions, so SimContext::kernel_waits does not count them.
-  SC_METHOD(data_step);
+  // Runs only when a landed transfer's output semaphore is full. Its waits are method
+  // triggers, not thread suspensions, so SimContext::kernel_waits does not count them.
+  SC_METHOD(publish_step);
+  sensitive << blocked_;
+  dont_initialize();
 }
 
 void DmaQueue::execute(const SimInst& inst, InstanceRecord& r) {
@@ -45,87 +47,45 @@ void DmaQueue::execute(const SimInst& inst, InstanceRecord& r) {
   publish_outputs(inst, issue, issue, issue, Publish::Ordered);
   free_ = t.first_byte;  // the setup stage takes one transfer at a time
   ++issued_;
-  if (data_waiting_) {
-    // The data phase is idle: wake it at this transfer's first byte, not now only to wait
-    // again (one activation per transfer fewer).
-    data_waiting_ = false;
-    kick_.notify(begin_front());
-  }
+  if (phase_ == Phase::Idle) begin_front();
 }
 
-sc_core::sc_time DmaQueue::begin_front() {
+void DmaQueue::begin_front() {
   // (Its first byte may wait for the previous transfer's last: the queue is busy then.)
   data_start_ = std::max(front().first_byte, data_free_);
-  const Picos now = static_cast<Picos>(sc_core::sc_time_stamp().value());
-  if (data_start_ < now) throw std::logic_error("causality: a transfer's data would start in the past");
-  phase_ = Phase::Starting;
-  return sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(data_start_ - now));
-}
-
-DmaQueue::DataWait DmaQueue::run_data() {
-  for (;;) {
-    switch (phase_) {
-      case Phase::Idle: {
-        if (issued_ == 0) {
-          data_waiting_ = true;  // the next issue wakes it
-          return {};
-        }
-        const sc_core::sc_time delay = begin_front();
-        if (delay != sc_core::SC_ZERO_TIME) return {delay, nullptr};
-        break;
-      }
-      case Phase::Starting:
-        phase_ = Phase::Moving;
-        if (front().transfer.bytes <= 0) {
-          land(data_start_);
-          break;
-        }
-        ctx_.dma->start(front().transfer, this);
-        return {};
-      case Phase::Moving:
-        return {};  // landed() goes on
-      case Phase::Publishing: {
-        Issued& t = front();
-        if (Semaphore* full = try_publish(*t.inst, t.r.start, data_end_, data_end_, t.counts.data(), t.ivs.data(),
-                                          Publish::Data, publish_next_))
-          return {sc_core::SC_ZERO_TIME, &full->space_event};
-        for (BarrierWait& w : t.barrier_waits) report(w);
-        front_ = (front_ + 1) % kDepth;
-        --issued_;
-        // Later waits start no earlier than the next transfer's (the queue's time only grows).
-        const Picos oldest = issued_ == 0 ? free_ : std::min(free_, front().r.free);
-        while (!busy_.empty() && busy_.front().second <= oldest) busy_.pop_front();
-        if (issue_waiting_) landed_event_.notify(sc_core::SC_ZERO_TIME);
-        phase_ = Phase::Idle;
-        break;
-      }
-    }
-  }
-}
-
-void DmaQueue::data_step() {
-  try {
-    const DataWait w = run_data();
-    if (w.space)
-      next_trigger(*w.space);
-    else if (w.delay != sc_core::SC_ZERO_TIME)
-      next_trigger(w.delay);
-    else
-      next_trigger(kick_);
-  } catch (...) {
-    fail();
-  }
+  phase_ = Phase::Moving;
+  ctx_.dma->start(front().transfer, data_start_, this);
 }
 
 void DmaQueue::landed(Picos end) {
   try {
     land(end);
-    // The method waits for kick_: wake it for what the data phase waits for now.
-    const DataWait w = run_data();
-    if (w.space)
-      kick_.notify();  // immediate: it runs in this evaluation phase and waits for the space itself
-    else if (w.delay != sc_core::SC_ZERO_TIME)
-      kick_.notify(w.delay);
+    if (retire_front()) blocked_.notify();  // immediate: the method waits for the space
+  } catch (...) {
+    fail();
+  }
+}
+
+Semaphore* DmaQueue::retire_front() {
+  Issued& t = front();
+  if (Semaphore* full = try_publish(*t.inst, t.r.start, data_end_, data_end_, t.counts.data(), t.ivs.data(),
+                                    Publish::Data, publish_next_))
+    return full;
+  for (BarrierWait& w : t.barrier_waits) report(w);
+  front_ = (front_ + 1) % kDepth;
+  --issued_;
+  // Later waits start no earlier than the next transfer's (the queue's time only grows).
+  const Picos oldest = issued_ == 0 ? free_ : std::min(free_, front().r.free);
+  while (!busy_.empty() && busy_.front().second <= oldest) busy_.pop_front();
+  if (issue_waiting_) landed_event_.notify(sc_core::SC_ZERO_TIME);
+  phase_ = Phase::Idle;
+  if (issued_ > 0) begin_front();
+  return nullptr;
+}
+
+void DmaQueue::publish_step() {
+  try {
+    if (Semaphore* full = retire_front()) next_trigger(full->space_event);
   } catch (...) {
     fail();
   }

@@ -3,10 +3,10 @@
 // is done; a transfer's setup overlaps the previous transfer's data, and its data moves after
 // the previous transfer's data (FIFO).
 //
-// Issue and data are two processes of the queue, as on the hardware the queue's descriptor
-// processing and the DMA engines are: the unit's stream (a thread) issues (and reaches
-// barriers once it has issued), and the data phase (a method) moves each issued transfer on
-// the shared DmaSystem in SystemC time, then records it and publishes its outputs.
+// Issue and data are apart, as on the hardware the queue's descriptor processing and the DMA
+// engines are: the unit's stream (a thread) issues (and reaches barriers once it has issued),
+// and the shared DmaSystem moves each issued transfer in SystemC time; when it lands the
+// queue records it and publishes its outputs.
 //
 // The queue is busy while it moves data. It stalls while its issue waits (for inputs, for room,
 // at a barrier) and it moves none: a wait's overlap with the queue's own data phases is not a
@@ -59,25 +59,17 @@ class DmaQueue : public StreamUnit, public DmaClient {
     StallReason input_reason;          // the stall slot of its wait for inputs
     std::vector<BarrierWait> barrier_waits;  // the queue's waits at barriers right after it
   };
-  // The data phase, a method process (no thread of its own to switch to: a thread cost two
-  // more coroutine switches per transfer) stepping through each transfer's phases: Starting
-  // until its first byte, Moving on the DMA system until landed(), Publishing while an output
-  // semaphore is full. It waits for kick_ (notified by the issue when it is Idle, and by
-  // landed()), for a time, or for a semaphore's space.
-  void data_step();
-  enum class Phase { Idle, Starting, Moving, Publishing };
+  // The data phase: the DMA system starts the front transfer at its first byte and calls
+  // landed() when it lands; the transfer is then recorded and its outputs published, and the
+  // next one begins. Only publishing into a full semaphore needs a process of the queue's own:
+  // a method (no thread to switch to), woken by blocked_, that waits for the space.
+  enum class Phase { Idle, Moving, Publishing };  // Idle: nothing issued is moving
   Phase phase_ = Phase::Idle;
-  // What the data phase waits for: a semaphore's space, a time (nonzero), or else kick_.
-  struct DataWait {
-    sc_core::sc_time delay;
-    sc_core::sc_event* space = nullptr;
-  };
-  // Steps through the phases until one waits.
-  DataWait run_data();
-  // Makes the front transfer the moving one (phase Starting); returns the time to its first byte.
-  sc_core::sc_time begin_front();
-  void land(Picos end);  // records the front transfer, landed at `end` (phase Publishing)
-  void fail();           // keeps the first failure and stops the simulation
+  void begin_front();            // hands the front transfer to the DMA system (Moving)
+  void land(Picos end);          // records the front transfer, landed at `end` (Publishing)
+  Semaphore* retire_front();     // publishes and drops it, begins the next; or the full semaphore
+  void publish_step();           // the method: retries retire_front until it has room
+  void fail();                   // keeps the first failure and stops the simulation
   Picos data_start_ = 0, data_end_ = 0;  // the front transfer's first and last byte
   size_t publish_next_ = 0;              // the out-channel its publishing resumes at
   // Time within [a, b) the queue moved data (its landed transfers).
@@ -86,7 +78,7 @@ class DmaQueue : public StreamUnit, public DmaClient {
 
   // The transfers issued and not landed, in issue order, in a ring of kDepth reused slots
   // (their iteration vectors keep their storage: no allocation per transfer). The ring never
-  // moves once made, so the data phase keeps its reference to the front across waits.
+  // moves once made, so the DMA system keeps its pointer to the front's transfer.
   std::vector<Issued> ring_;
   size_t front_ = 0, issued_ = 0;  // the oldest slot (moving or next to move), how many
   Issued& front() { return ring_[front_]; }
@@ -96,11 +88,11 @@ class DmaQueue : public StreamUnit, public DmaClient {
   // Data phases of landed transfers (disjoint, in order) that a wait still to be recorded may
   // overlap: those ending after the oldest such wait's start.
   std::deque<std::pair<Picos, Picos>> busy_;
-  // Which process waits for the other's event: a notification nobody waits for would only
-  // cost the SystemC kernel a delta cycle.
-  bool data_waiting_ = false, issue_waiting_ = false;
+  // The issue waits for a landing: a notification nobody waits for would only cost the
+  // SystemC kernel a delta cycle.
+  bool issue_waiting_ = false;
   void wait_landed();  // the issue waits for a transfer to land
-  sc_core::sc_event kick_, landed_event_;
+  sc_core::sc_event blocked_, landed_event_;
 };
 
 }  // namespace tandem

@@ -27,10 +27,22 @@ class DmaSystem : public sc_core::sc_module {
   SC_HAS_PROCESS(DmaSystem);
   DmaSystem(sc_core::sc_module_name name, const DmaModel& model);
 
-  // Starts moving `t` (some bytes) now; `client->landed` is called when its last byte lands.
-  void start(const DmaTransfer& t, DmaClient* client);
+  // Starts moving `t` at `at` (not before now); `client->landed` is called when its last byte
+  // lands (a transfer of no bytes: at `at`). `t` must live until then. A start in the future
+  // is the DMA system's to make, so the client needs no wake-up of its own for it, and starts
+  // due at the same time share one.
+  void start(const DmaTransfer& t, Picos at, DmaClient* client);
 
  private:
+  struct Pending {
+    Picos at;
+    int64_t order;  // starts due at the same time go in the order they were asked for
+    const DmaTransfer* transfer;
+    DmaClient* client;
+  };
+  // The heap order of pending starts: the earliest (then the first asked for) on top.
+  static bool later(const Pending& a, const Pending& b);
+  void begin(const DmaTransfer& t, DmaClient* client, double now);
   void reschedule(double now);
   void wake();
 
@@ -38,6 +50,8 @@ class DmaSystem : public sc_core::sc_module {
   std::vector<DmaClient*> clients_;  // per transfer id
   std::vector<int> done_;
   std::vector<DmaClient*> landing_;  // the clients of done_
+  std::vector<Pending> pending_;     // starts not yet due: a heap, the earliest on top
+  int64_t next_order_ = 0;
   sc_core::sc_event wake_;
   Picos wake_at_ = -1;  // when wake_ is due, -1 when it is not
 };
