@@ -57,33 +57,35 @@ class DmaQueue : public StreamUnit, public DmaClient {
     DmaTransfer transfer;
     int64_t seq;
     StallReason input_reason;          // the stall slot of its wait for inputs
-    std::vector<BarrierWait> barrier_waits;  // the queue's waits at barriers right after it
+    std::vector<BarrierWait> barrier_waits;  // the queue's waits at barriers right after it (reported when it lands)
   };
-  // The data phase: the DMA system starts the front transfer at its first byte and calls
-  // landed() when it lands; the transfer is then recorded and its outputs published, and the
-  // next one begins. Only publishing into a full semaphore needs a process of the queue's own:
-  // a method (no thread to switch to), woken by blocked_, that waits for the space.
-  enum class Phase { Idle, Moving, Publishing };  // Idle: nothing issued is moving
-  Phase phase_ = Phase::Idle;
-  void begin_front();            // hands the front transfer to the DMA system (Moving)
-  void land(Picos end);          // records the front transfer, landed at `end` (Publishing)
-  Semaphore* retire_front();     // publishes and drops it, begins the next; or the full semaphore
-  void publish_step();           // the method: retries retire_front until it has room
+  // The data phase: the DMA system starts each transfer at its first byte and calls landed()
+  // when it lands; the transfer is recorded, the next one starts, and the landed ones publish
+  // their outputs in order. Only publishing into a full semaphore (the simulator's window, not
+  // the hardware: it holds up no transfer) needs a process of the queue's own: a method (no
+  // thread to switch to), woken by blocked_, that waits for the space.
+  void begin_next();             // hands the first transfer not landed to the DMA system
+  Semaphore* retire_landed();    // publishes and drops the landed ones; or the full semaphore
+  void publish_step();           // the method: retries retire_landed until it has room
   void fail();                   // keeps the first failure and stops the simulation
-  Picos data_start_ = 0, data_end_ = 0;  // the front transfer's first and last byte
-  size_t publish_next_ = 0;              // the out-channel its publishing resumes at
+  Picos data_start_ = 0;     // the moving transfer's first byte
+  size_t publish_next_ = 0;  // the out-channel the front's publishing resumes at
   // Time within [a, b) the queue moved data (its landed transfers).
   Picos busy_within(Picos a, Picos b) const;
   void report(BarrierWait& w);
 
   // The transfers issued and not landed, in issue order, in a ring of kDepth reused slots
   // (their iteration vectors keep their storage: no allocation per transfer). The ring never
-  // moves once made, so the DMA system keeps its pointer to the front's transfer.
+  // moves once made, so the DMA system keeps its pointer to the moving transfer.
   std::vector<Issued> ring_;
-  size_t front_ = 0, issued_ = 0;  // the oldest slot (moving or next to move), how many
-  Issued& front() { return ring_[front_]; }
-  const Issued& front() const { return ring_[front_]; }
-  Issued& back() { return ring_[(front_ + issued_ - 1) % kDepth]; }
+  // The oldest slot, how many are held (issued_, kDepth at most), how many of those have landed
+  // (the oldest ones, publishing), and whether the next one is moving.
+  size_t front_ = 0, issued_ = 0, landed_ = 0;
+  bool moving_ = false;
+  Issued& slot(size_t i) { return ring_[(front_ + i) % kDepth]; }
+  const Issued& slot(size_t i) const { return ring_[(front_ + i) % kDepth]; }
+  Issued& front() { return slot(0); }
+  Issued& back() { return slot(issued_ - 1); }
   Picos data_free_ = 0;        // the previous transfer's last byte
   // Data phases of landed transfers (disjoint, in order) that a wait still to be recorded may
   // overlap: those ending after the oldest such wait's start.
