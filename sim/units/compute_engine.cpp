@@ -18,7 +18,7 @@ void ComputeEngine::execute(const SimInst& inst, InstanceRecord& r) {
   if (!inst.ports.empty()) {
     // Shared ports are arbitrated in simulated time: reach the start first.
     pending_start_ = start;
-    wait_until(start);
+    start = wait_until(start);
     Picos granted = start;
     ctx_.ports->request(index_, inst.ports, cycles, &port_granted_, &granted);
     wait_for_event(port_granted_);
@@ -39,18 +39,21 @@ void ComputeEngine::execute(const SimInst& inst, InstanceRecord& r) {
     // After its start-up the collective moves its ring volume through the shared DMA
     // engines and over the link; it completes when both are done.
     const Picos link = static_cast<Picos>(static_cast<double>(inst.link_ps) * f);
-    const Picos data_start = start + cycles - link;
     pending_start_ = start;
-    wait_until(data_start);
-    Picos dma_end = data_start;
-    ctx_.dma->start(inst.dma, &port_granted_, &dma_end);
+    const Picos data_start = wait_until(start + cycles - link);
+    ctx_.dma->start(inst.dma, data_start, this);
     wait_for_event(port_granted_);
-    r.busy_end = r.complete = std::max(dma_end, data_start + link);
+    r.busy_end = r.complete = std::max(dma_end_, data_start + link);
   }
   free_ = r.busy_end;
   pending_start_ = std::numeric_limits<Picos>::max();
   ctx_.observer->record(r);
   publish_outputs(inst, r.start, r.busy_end, r.complete);
+}
+
+void ComputeEngine::landed(Picos end) {
+  dma_end_ = end;
+  port_granted_.notify();  // immediate: the engine waits for it
 }
 
 }  // namespace tandem

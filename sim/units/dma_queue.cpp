@@ -8,9 +8,11 @@
 namespace tandem {
 
 DmaQueue::DmaQueue(sc_core::sc_module_name name, SimContext& ctx, int index) : StreamUnit(name, ctx, index) {
-  // First run at initialisation: waits for the first issue. Its waits are method triggers,
-  // not thread suspensions, so SimContext::kernel_waits does not count them.
-  SC_METHOD(data_step);
+  // Runs only while a landed transfer's output semaphore is full. Its waits are method
+  // triggers, not thread suspensions, so SimContext::kernel_waits does not count them.
+  SC_METHOD(publish_step);
+  sensitive << blocked_;
+  dont_initialize();
 }
 
 void DmaQueue::execute(const SimInst& inst, InstanceRecord& r) {
@@ -29,7 +31,7 @@ void DmaQueue::execute(const SimInst& inst, InstanceRecord& r) {
   }
   const double f = jitter(inst);
   if (ring_.empty()) ring_.resize(kDepth);
-  Issued& t = ring_[(front_ + issued_) % kDepth];
+  Issued& t = slot(issued_);
   t.inst = &inst;
   t.r = r;
   t.counts.assign(loop_counts_.begin(), loop_counts_.end());
@@ -45,88 +47,79 @@ void DmaQueue::execute(const SimInst& inst, InstanceRecord& r) {
   publish_outputs(inst, issue, issue, issue, Publish::Ordered);
   free_ = t.first_byte;  // the setup stage takes one transfer at a time
   ++issued_;
-  if (data_waiting_) issued_event_.notify(sc_core::SC_ZERO_TIME);
+  if (!moving_) begin_next();
 }
 
-void DmaQueue::data_step() {
+void DmaQueue::begin_next() {
+  Issued& t = slot(landed_);
+  // Its first byte may wait for the previous transfer's last (the queue is busy then), and
+  // never lies in SystemC's past: an issue held up by a full output semaphore (the
+  // simulator's window, not the hardware) starts its data when it could be issued.
+  data_start_ = std::max({t.first_byte, data_free_, static_cast<Picos>(sc_core::sc_time_stamp().value())});
+  moving_ = true;
+  ctx_.dma->start(t.transfer, data_start_, this);
+}
+
+void DmaQueue::landed(Picos end) {
   try {
-    for (;;) {
-      switch (phase_) {
-        case Phase::Idle: {
-          if (issued_ == 0) {
-            if (walked_) return;  // no next trigger: the method never runs again
-            data_waiting_ = true;
-            next_trigger(issued_event_);
-            return;
-          }
-          data_waiting_ = false;
-          const Issued& t = front();
-          // (Its first byte may wait for the previous transfer's last: the queue is busy then.)
-          data_start_ = std::max(t.first_byte, data_free_);
-          const Picos now = static_cast<Picos>(sc_core::sc_time_stamp().value());
-          if (data_start_ < now) throw std::logic_error("causality: a transfer's data would start in the past");
-          phase_ = Phase::Starting;
-          if (data_start_ > now) {
-            next_trigger(sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(data_start_ - now)));
-            return;
-          }
-          break;
-        }
-        case Phase::Starting:
-          data_end_ = data_start_;
-          ctx_.dma->start(front().transfer, &done_, &data_end_);
-          phase_ = Phase::Moving;
-          next_trigger(done_);
-          return;
-        case Phase::Moving: {
-          Issued& t = front();
-          const Picos end = data_end_;
-          t.r.busy_start = data_start_;
-          t.r.busy_end = t.r.complete = end;
-          t.r.loop_counts = t.counts.data();
-          t.r.loop_ivs = t.ivs.data();
-          data_free_ = end;
-          // Its issue waited from `free` to `start`: for inputs first, then for room. Every
-          // transfer before it has landed, so the queue's data phases in that time are known.
-          Picos& input = t.r.stall[static_cast<size_t>(t.input_reason)];
-          Picos& room = t.r.stall[static_cast<size_t>(StallReason::Queue)];
-          const Picos inputs_end = t.r.free + input;
-          input -= busy_within(t.r.free, inputs_end);
-          room -= busy_within(inputs_end, t.r.start);
-          busy_.emplace_back(data_start_, end);
-          ctx_.observer->record(t.r);
-          publish_next_ = 0;
-          phase_ = Phase::Publishing;
-          break;
-        }
-        case Phase::Publishing: {
-          Issued& t = front();
-          if (Semaphore* full = try_publish(*t.inst, t.r.start, data_end_, data_end_, t.counts.data(), t.ivs.data(),
-                                            Publish::Data, publish_next_)) {
-            next_trigger(full->space_event);
-            return;
-          }
-          for (BarrierWait& w : t.barrier_waits) report(w);
-          front_ = (front_ + 1) % kDepth;
-          --issued_;
-          // Later waits start no earlier than the next transfer's (the queue's time only grows).
-          const Picos oldest = issued_ == 0 ? free_ : std::min(free_, front().r.free);
-          while (!busy_.empty() && busy_.front().second <= oldest) busy_.pop_front();
-          if (issue_waiting_) landed_event_.notify(sc_core::SC_ZERO_TIME);
-          phase_ = Phase::Idle;
-          break;
-        }
-      }
-    }
+    Issued& t = slot(landed_);
+    t.r.busy_start = data_start_;
+    t.r.busy_end = t.r.complete = end;
+    t.r.loop_counts = t.counts.data();
+    t.r.loop_ivs = t.ivs.data();
+    data_free_ = end;
+    // Its issue waited from `free` to `start`: for inputs first, then for room. Every
+    // transfer before it has landed, so the queue's data phases in that time are known, and
+    // so are those of the waits at barriers right after it.
+    Picos& input = t.r.stall[static_cast<size_t>(t.input_reason)];
+    Picos& room = t.r.stall[static_cast<size_t>(StallReason::Queue)];
+    const Picos inputs_end = t.r.free + input;
+    input -= busy_within(t.r.free, inputs_end);
+    room -= busy_within(inputs_end, t.r.start);
+    busy_.emplace_back(data_start_, end);
+    ctx_.observer->record(t.r);
+    for (BarrierWait& w : t.barrier_waits) report(w);
+    ++landed_;
+    moving_ = false;
+    // The next transfer moves whether or not this one's outputs have room yet.
+    if (landed_ < issued_) begin_next();
+    if (retire_landed()) blocked_.notify();  // immediate: the method waits for the space
   } catch (...) {
-    if (!ctx_.failure) ctx_.failure = std::current_exception();
-    sc_core::sc_stop();
+    fail();
   }
 }
 
+Semaphore* DmaQueue::retire_landed() {
+  for (; landed_ > 0; --landed_) {
+    Issued& t = front();
+    if (Semaphore* full = try_publish(*t.inst, t.r.start, t.r.complete, t.r.complete, t.counts.data(), t.ivs.data(),
+                                      Publish::Data, publish_next_))
+      return full;
+    publish_next_ = 0;
+    front_ = (front_ + 1) % kDepth;
+    --issued_;
+    // Later waits start no earlier than the next transfer's (the queue's time only grows).
+    const Picos oldest = issued_ == 0 ? free_ : std::min(free_, front().r.free);
+    while (!busy_.empty() && busy_.front().second <= oldest) busy_.pop_front();
+    if (issue_waiting_) landed_event_.notify(sc_core::SC_ZERO_TIME);
+  }
+  return nullptr;
+}
+
+void DmaQueue::publish_step() {
+  try {
+    if (Semaphore* full = retire_landed()) next_trigger(full->space_event);
+  } catch (...) {
+    fail();
+  }
+}
+
+void DmaQueue::fail() {
+  if (!ctx_.failure) ctx_.failure = std::current_exception();
+  sc_core::sc_stop();
+}
+
 void DmaQueue::drain() {
-  walked_ = true;
-  if (data_waiting_) issued_event_.notify(sc_core::SC_ZERO_TIME);
   while (issued_ > 0) wait_landed();
 }
 
@@ -138,7 +131,7 @@ void DmaQueue::wait_landed() {
 
 void DmaQueue::report_barrier_wait(const InstanceRecord& r, Picos from, Picos to, bool released_by_dma) {
   BarrierWait w{r, loop_counts_, loop_ivs_, from, to, released_by_dma};
-  if (issued_ == 0)
+  if (issued_ == landed_)  // everything issued before it has landed
     report(w);
   else
     back().barrier_waits.push_back(std::move(w));
@@ -157,13 +150,13 @@ Picos DmaQueue::busy_within(Picos a, Picos b) const {
 }
 
 Picos DmaQueue::pending_floor() const {
-  return issued_ == 0 ? std::numeric_limits<Picos>::max() : front().r.start;
+  return issued_ == landed_ ? std::numeric_limits<Picos>::max() : slot(landed_).r.start;
 }
 
 int64_t DmaQueue::pending_seq() const {
   // Each transfer's seq is the least position of its run's rest in the queue's order, which
-  // never decreases along the walk: the oldest transfer's bounds the others.
-  return issued_ == 0 ? std::numeric_limits<int64_t>::max() : front().seq;
+  // never decreases along the walk: the oldest unrecorded transfer's bounds the others.
+  return issued_ == landed_ ? std::numeric_limits<int64_t>::max() : slot(landed_).seq;
 }
 
 }  // namespace tandem

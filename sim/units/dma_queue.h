@@ -3,10 +3,10 @@
 // is done; a transfer's setup overlaps the previous transfer's data, and its data moves after
 // the previous transfer's data (FIFO).
 //
-// Issue and data are two processes of the queue, as on the hardware the queue's descriptor
-// processing and the DMA engines are: the unit's stream (a thread) issues (and reaches
-// barriers once it has issued), and the data phase (a method) moves each issued transfer on
-// the shared DmaSystem in SystemC time, then records it and publishes its outputs.
+// Issue and data are apart, as on the hardware the queue's descriptor processing and the DMA
+// engines are: the unit's stream (a thread) issues (and reaches barriers once it has issued),
+// and the shared DmaSystem moves each issued transfer in SystemC time; when it lands the
+// queue records it and publishes its outputs.
 //
 // The queue is busy while it moves data. It stalls while its issue waits (for inputs, for room,
 // at a barrier) and it moves none: a wait's overlap with the queue's own data phases is not a
@@ -16,11 +16,12 @@
 
 #include <deque>
 
+#include "sim/units/dma_system.h"
 #include "sim/units/stream_unit.h"
 
 namespace tandem {
 
-class DmaQueue : public StreamUnit {
+class DmaQueue : public StreamUnit, public DmaClient {
  public:
   SC_HAS_PROCESS(DmaQueue);
   DmaQueue(sc_core::sc_module_name name, SimContext& ctx, int index);
@@ -36,6 +37,9 @@ class DmaQueue : public StreamUnit {
   bool producing() const override { return issued_ > 0; }
   void drain() override;
   void report_barrier_wait(const InstanceRecord& r, Picos from, Picos to, bool released_by_dma) override;
+  // The front transfer's last byte has landed (called by the DMA system): records it and goes
+  // on with the data phase, without a process activation of the queue's own.
+  void landed(Picos end) override;
 
  private:
   // A wait at a barrier, reported once the transfers issued before it have landed.
@@ -53,37 +57,44 @@ class DmaQueue : public StreamUnit {
     DmaTransfer transfer;
     int64_t seq;
     StallReason input_reason;          // the stall slot of its wait for inputs
-    std::vector<BarrierWait> barrier_waits;  // the queue's waits at barriers right after it
+    std::vector<BarrierWait> barrier_waits;  // the queue's waits at barriers right after it (reported when it lands)
   };
-  // The data phase, a method process (no thread of its own to switch to: a thread cost two
-  // more coroutine switches per transfer) stepping through each transfer's phases.
-  void data_step();
-  enum class Phase { Idle, Starting, Moving, Publishing };
-  Phase phase_ = Phase::Idle;
-  Picos data_start_ = 0, data_end_ = 0;  // the front transfer's first and last byte
-  size_t publish_next_ = 0;              // the out-channel its publishing resumes at
+  // The data phase: the DMA system starts each transfer at its first byte and calls landed()
+  // when it lands; the transfer is recorded, the next one starts, and the landed ones publish
+  // their outputs in order. Only publishing into a full semaphore (the simulator's window, not
+  // the hardware: it holds up no transfer) needs a process of the queue's own: a method (no
+  // thread to switch to), woken by blocked_, that waits for the space.
+  void begin_next();             // hands the first transfer not landed to the DMA system
+  Semaphore* retire_landed();    // publishes and drops the landed ones; or the full semaphore
+  void publish_step();           // the method: retries retire_landed until it has room
+  void fail();                   // keeps the first failure and stops the simulation
+  Picos data_start_ = 0;     // the moving transfer's first byte
+  size_t publish_next_ = 0;  // the out-channel the front's publishing resumes at
   // Time within [a, b) the queue moved data (its landed transfers).
   Picos busy_within(Picos a, Picos b) const;
   void report(BarrierWait& w);
 
   // The transfers issued and not landed, in issue order, in a ring of kDepth reused slots
   // (their iteration vectors keep their storage: no allocation per transfer). The ring never
-  // moves once made, so the data phase keeps its reference to the front across waits.
+  // moves once made, so the DMA system keeps its pointer to the moving transfer.
   std::vector<Issued> ring_;
-  size_t front_ = 0, issued_ = 0;  // the oldest slot (moving or next to move), how many
-  Issued& front() { return ring_[front_]; }
-  const Issued& front() const { return ring_[front_]; }
-  Issued& back() { return ring_[(front_ + issued_ - 1) % kDepth]; }
+  // The oldest slot, how many are held (issued_, kDepth at most), how many of those have landed
+  // (the oldest ones, publishing), and whether the next one is moving.
+  size_t front_ = 0, issued_ = 0, landed_ = 0;
+  bool moving_ = false;
+  Issued& slot(size_t i) { return ring_[(front_ + i) % kDepth]; }
+  const Issued& slot(size_t i) const { return ring_[(front_ + i) % kDepth]; }
+  Issued& front() { return slot(0); }
+  Issued& back() { return slot(issued_ - 1); }
   Picos data_free_ = 0;        // the previous transfer's last byte
   // Data phases of landed transfers (disjoint, in order) that a wait still to be recorded may
   // overlap: those ending after the oldest such wait's start.
   std::deque<std::pair<Picos, Picos>> busy_;
-  bool walked_ = false;        // the stream has issued everything
-  // Which process waits for the other's event: a notification nobody waits for would only
-  // cost the SystemC kernel a delta cycle.
-  bool data_waiting_ = false, issue_waiting_ = false;
+  // The issue waits for a landing: a notification nobody waits for would only cost the
+  // SystemC kernel a delta cycle.
+  bool issue_waiting_ = false;
   void wait_landed();  // the issue waits for a transfer to land
-  sc_core::sc_event issued_event_, landed_event_, done_;
+  sc_core::sc_event blocked_, landed_event_;
 };
 
 }  // namespace tandem

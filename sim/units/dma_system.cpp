@@ -1,6 +1,9 @@
 #include "sim/units/dma_system.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <stdexcept>
 
 namespace tandem {
 
@@ -14,27 +17,34 @@ DmaSystem::DmaSystem(sc_core::sc_module_name name, const DmaModel& model) : sc_m
   dont_initialize();
 }
 
-void DmaSystem::start(const DmaTransfer& t, sc_core::sc_event* done, Picos* end) {
+bool DmaSystem::later(const Pending& a, const Pending& b) { return a.at != b.at ? a.at > b.at : a.order > b.order; }
+
+void DmaSystem::start(const DmaTransfer& t, Picos at, DmaClient* client) {
   const double now = now_ps();
-  if (t.bytes <= 0) {
-    *end = static_cast<Picos>(now);
-    done->notify(sc_core::SC_ZERO_TIME);
-    return;
+  if (static_cast<double>(at) < now) throw std::logic_error("causality: a transfer's data would start in the past");
+  if (static_cast<double>(at) == now && t.bytes > 0) {
+    begin(t, client, now);
+  } else {
+    pending_.push_back({at, next_order_++, &t, client});
+    std::push_heap(pending_.begin(), pending_.end(), later);
   }
-  const int id = bandwidth_.start(t, now);
-  if (static_cast<size_t>(id) >= waiters_.size()) waiters_.resize(static_cast<size_t>(id) + 1);
-  waiters_[static_cast<size_t>(id)] = {done, end};
   reschedule(now);
+}
+
+void DmaSystem::begin(const DmaTransfer& t, DmaClient* client, double now) {
+  const int id = bandwidth_.start(t, now);
+  if (static_cast<size_t>(id) >= clients_.size()) clients_.resize(static_cast<size_t>(id) + 1);
+  clients_[static_cast<size_t>(id)] = client;
 }
 
 void DmaSystem::reschedule(double now) {
   const double next = bandwidth_.next_completion();
-  if (std::isinf(next)) return;
-  const double delay = std::max(0.0, std::ceil(next - 1e-9) - now);
-  const Picos at = static_cast<Picos>(now) + static_cast<Picos>(delay);
-  if (at == wake_at_) return;  // already due then: keep that notification
+  Picos at = std::numeric_limits<Picos>::max();
+  if (!std::isinf(next)) at = static_cast<Picos>(now) + static_cast<Picos>(std::max(0.0, std::ceil(next - 1e-9) - now));
+  if (!pending_.empty()) at = std::min(at, pending_.front().at);
+  if (at == std::numeric_limits<Picos>::max() || at == wake_at_) return;  // nothing due, or due then already
   wake_.cancel();
-  wake_.notify(sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(delay)));
+  wake_.notify(sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(at - static_cast<Picos>(now))));
   wake_at_ = at;
 }
 
@@ -43,10 +53,20 @@ void DmaSystem::wake() {
   wake_at_ = -1;
   done_.clear();
   bandwidth_.complete_until(now, done_);
-  for (int id : done_) {
-    const Waiter& w = waiters_[static_cast<size_t>(id)];
-    *w.end = static_cast<Picos>(now);
-    w.done->notify();  // immediate: the queue runs in this evaluation phase, one delta cycle fewer
+  // A client may start its next transfer from landed(), which may reuse a landed id: look the
+  // clients up first. (Its start reschedules; the reschedule below sees it.)
+  landing_.clear();
+  for (int id : done_) landing_.push_back(clients_[static_cast<size_t>(id)]);
+  for (DmaClient* c : landing_) c->landed(static_cast<Picos>(now));
+  // Then the starts due now, after the bytes that landed now have freed their engines.
+  while (!pending_.empty() && static_cast<double>(pending_.front().at) <= now) {
+    std::pop_heap(pending_.begin(), pending_.end(), later);
+    const Pending p = pending_.back();
+    pending_.pop_back();
+    if (p.transfer->bytes > 0)
+      begin(*p.transfer, p.client, now);
+    else
+      p.client->landed(static_cast<Picos>(now));
   }
   reschedule(now);
 }

@@ -1,6 +1,6 @@
 // The DMA engines a core shares among its queues, as a SystemC module: the bandwidth model
 // (DmaBandwidth) decides when each transfer lands; the module wakes only when a chunk lands
-// and notifies the queue waiting for that transfer.
+// and tells the client that started that transfer.
 #pragma once
 
 #include <vector>
@@ -11,27 +11,47 @@
 
 namespace tandem {
 
+// Who started a transfer: told when its last byte lands.
+class DmaClient {
+ public:
+  // Called from the DMA system's process at `end` (now): a function call, not an event, so a
+  // landing costs the SystemC kernel no process activation of its own.
+  virtual void landed(Picos end) = 0;
+
+ protected:
+  ~DmaClient() = default;
+};
+
 class DmaSystem : public sc_core::sc_module {
  public:
   SC_HAS_PROCESS(DmaSystem);
   DmaSystem(sc_core::sc_module_name name, const DmaModel& model);
 
-  // Starts moving `t` now; `done` is notified when its last byte lands, and `*end` holds
-  // that time. The notification is immediate (in the DMA system's own wake-up), so the caller
-  // must wait on `done` straight after this call.
-  void start(const DmaTransfer& t, sc_core::sc_event* done, Picos* end);
+  // Starts moving `t` at `at` (not before now); `client->landed` is called when its last byte
+  // lands (a transfer of no bytes: at `at`). `t` must live until then. A start in the future
+  // is the DMA system's to make, so the client needs no wake-up of its own for it, and starts
+  // due at the same time share one.
+  void start(const DmaTransfer& t, Picos at, DmaClient* client);
 
  private:
-  struct Waiter {
-    sc_core::sc_event* done = nullptr;
-    Picos* end = nullptr;
+  struct Pending {
+    Picos at;
+    int64_t order;  // starts due at the same time go in the order they were asked for
+    const DmaTransfer* transfer;
+    DmaClient* client;
   };
+  // The heap order of pending starts: the earliest (then the first asked for) on top.
+  static bool later(const Pending& a, const Pending& b);
+  void begin(const DmaTransfer& t, DmaClient* client, double now);
   void reschedule(double now);
   void wake();
 
   DmaBandwidth bandwidth_;
-  std::vector<Waiter> waiters_;  // per transfer id
+  std::vector<DmaClient*> clients_;  // per transfer id
   std::vector<int> done_;
+  std::vector<DmaClient*> landing_;  // the clients of done_
+  std::vector<Pending> pending_;     // starts not yet due: a heap, the earliest on top
+  int64_t next_order_ = 0;
   sc_core::sc_event wake_;
   Picos wake_at_ = -1;  // when wake_ is due, -1 when it is not
 };

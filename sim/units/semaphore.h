@@ -51,19 +51,19 @@ class Semaphore {
     }
     ring_[slot] = t;
     ++produced_;
-    if (consumer_waiting_) data_event.notify(sc_core::SC_ZERO_TIME);
+    if (consumer_waiting_) data_event.notify();
   }
 
   void release_below(int64_t key) {
     if (key <= released_) return;
     released_ = std::min(key, produced_);
-    if (producer_waiting_) space_event.notify(sc_core::SC_ZERO_TIME);
+    if (producer_waiting_) space_event.notify();
   }
   // The destination has finished: nothing published from now on will be read.
   void close() {
     closed_ = true;
     released_ = produced_;
-    if (producer_waiting_) space_event.notify(sc_core::SC_ZERO_TIME);
+    if (producer_waiting_) space_event.notify();
   }
 
   sc_core::sc_event data_event;

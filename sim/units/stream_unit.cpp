@@ -158,15 +158,15 @@ Semaphore* StreamUnit::try_publish(const SimInst& inst, Picos start, Picos read_
   return nullptr;
 }
 
-void StreamUnit::wait_until(Picos t) {
+Picos StreamUnit::wait_until(Picos t) {
   const Picos now = static_cast<Picos>(sc_core::sc_time_stamp().value());
-  if (t < now) throw std::logic_error("causality: a unit needs a shared resource in the past");
-  if (t == now) return;
+  if (t <= now) return now;
   state_ = State::WaitingTime;
   pending_start_ = std::min(pending_start_, t);
   ++ctx_.kernel_waits;
   wait(sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(t - now)));
   state_ = State::Running;
+  return t;
 }
 
 void StreamUnit::wait_for_event(sc_core::sc_event& e) {

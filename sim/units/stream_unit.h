@@ -64,8 +64,11 @@ class StreamUnit : public sc_core::sc_module {
   double jitter(const SimInst& inst) const;
   // Semaphore when the binding input came from another unit, Dependency otherwise.
   StallReason input_stall_reason(const InstanceRecord& r) const;
-  // Advances SystemC time to `t` (>= now by construction).
-  void wait_until(Picos t);
+  // Advances SystemC time to `t` and returns it; or returns SystemC's time if that is later.
+  // It is only when a full semaphore held the unit (WaitingSpace): the window is the
+  // simulator's bound on how far a unit runs ahead, not the hardware's, but a shared resource
+  // is used in SystemC time, so the unit uses it late.
+  Picos wait_until(Picos t);
   // Waits in simulated time for a shared resource to signal `e`.
   void wait_for_event(sc_core::sc_event& e);
   void run_barrier(const SimInst& inst, InstanceRecord& r);
