@@ -103,8 +103,14 @@ Ledger::Ledger(SimContext& ctx, size_t iterations_kept, bool capture_timeline, T
   for (size_t i = 0; i < p.insts.size(); ++i)
     in_timeline_[i] = timeline_loop_ != kNoId && std::find(p.insts[i].nest.begin(), p.insts[i].nest.end(), timeline_loop_) !=
                                                      p.insts[i].nest.end();
-  for (LoopState& s : loops_)
-    if (static_cast<size_t>(s.result.dynamic_iterations) > kept_) s.tail.reserve(kept_ - kept_ / 2);
+  for (LoopState& s : loops_) {
+    // A long loop lists its first kept_ / 2 and its last iterations (finalize()).
+    const int64_t n = s.result.dynamic_iterations;
+    if (static_cast<size_t>(n) <= kept_) continue;
+    s.listed_below = static_cast<int64_t>(kept_ / 2);
+    s.listed_from = n - static_cast<int64_t>(kept_ - kept_ / 2);
+    s.tail.reserve(kept_ - kept_ / 2);
+  }
 }
 
 void Ledger::Iter::reset() {
@@ -147,9 +153,7 @@ Ledger::Iter& Ledger::iteration(LoopState& s, int64_t index, int64_t iv) {
     const int64_t next = s.base + static_cast<int64_t>(s.pending.size());
     Iter& fresh = s.pending.push_back();
     fresh.index = next;
-    // Only the first and last iterations of a long loop are listed (finalize()).
-    fresh.kept = static_cast<size_t>(s.result.dynamic_iterations) <= kept_ || static_cast<size_t>(next) < kept_ / 2 ||
-                 next >= s.result.dynamic_iterations - static_cast<int64_t>(kept_ - kept_ / 2);
+    fresh.kept = next < s.listed_below || next >= s.listed_from;
   }
   Iter& it = s.pending[static_cast<size_t>(index - s.base)];
   it.iv = iv;
@@ -269,8 +273,6 @@ const Ledger::Intervals& Ledger::SpanSet::merged() {
   return spans_;
 }
 
-void Ledger::add_compute_busy(Picos a, Picos b) { merge_interval(compute_busy_, a, b); }
-
 void Ledger::count_exposed(LoopState& s, Picos until) {
   const Intervals& engines = s.engines_busy;
   size_t e = 0;
@@ -316,7 +318,7 @@ void Ledger::record(const InstanceRecord& r) {
     if (dma) {
       units_[static_cast<size_t>(r.unit)].bytes += inst.dma.bytes;
     } else {
-      add_compute_busy(r.busy_start, r.busy_end);
+      merge_interval(compute_busy_, r.busy_start, r.busy_end);
       for (LoopId l : engine_loops_[static_cast<size_t>(r.unit)])
         merge_interval(loops_[static_cast<size_t>(l)].engines_busy, r.busy_start, r.busy_end);
     }

@@ -98,6 +98,10 @@ class Ledger final : public InstanceObserver {
   struct LoopState {
     int64_t expected = 0;      // instance records per iteration
     int64_t base = 0;          // index of pending.front()
+    // Iterations listed in the result: those below the first or from the second (all of a
+    // loop no longer than iterations_kept).
+    int64_t listed_below = std::numeric_limits<int64_t>::max();
+    int64_t listed_from = std::numeric_limits<int64_t>::max();
     IterRing pending;
     Picos first_end = 0;         // end of the current entry's first iteration
     Picos steady_ps = 0;         // summed over entries: first to last end
@@ -115,7 +119,6 @@ class Ledger final : public InstanceObserver {
   };
 
   Iter& iteration(LoopState& s, int64_t index, int64_t iv);
-  void add_compute_busy(Picos a, Picos b);
   // Adds to the loop's exposed DMA the time before `until` when some of its transfers moved
   // and none of its compute engines was busy, then forgets the intervals before `until`.
   void count_exposed(LoopState& s, Picos until);
