@@ -44,7 +44,8 @@ class Ledger final : public InstanceObserver {
   // merged by extending or appending at the end (or inserting, while few); a span arriving
   // out of order into a large set is appended and the set sorted and merged later (when
   // read, or when its size reaches a power of two from 4096 on, so the memory of an outer
-  // iteration follows the gaps in its busy time, not its inner instances).
+  // iteration follows the gaps in its busy time, not its inner instances: fuzz reproducer 13
+  // grew ~17 MB/s without).
   class SpanSet {
    public:
     void add(Picos a, Picos b);
@@ -139,6 +140,8 @@ class Ledger final : public InstanceObserver {
   size_t kept_;
   // Written by the simulation's thread only: a relaxed load and store, no read-modify-write.
   std::atomic<int64_t> recorded_{0};
+  // Bytes and barrier waits as they come; busy time, instances and the other stalls are the
+  // sums of the unit's instructions' profile, added once, in finish().
   std::vector<UnitResult> units_;
   std::vector<InstProfile> profile_;  // per instruction
   std::vector<LoopState> loops_;
