@@ -1,9 +1,9 @@
 #include "sim/observe/ledger.h"
 
 #include <algorithm>
-#include <tuple>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "sched/analysis/capacity.h"
 #include "sched/analysis/loop_bounds.h"
@@ -17,39 +17,6 @@ namespace tandem {
 namespace {
 
 constexpr Picos kNever = std::numeric_limits<Picos>::max();
-
-// Merges overlapping and touching intervals in place: the union (all finalize reads of an
-// iteration's intervals) stays the same. An outer iteration records one interval per inner
-// instance; merged whenever the count reaches a power of two from 4096 on, its memory follows
-// the gaps in the busy time, not the instances (fuzz reproducer 13 grew ~17 MB/s).
-void compact(std::vector<std::pair<Picos, Picos>>& v) {
-  const size_t n = v.size();
-  if (n < 4096 || (n & (n - 1)) != 0) return;
-  std::sort(v.begin(), v.end());
-  size_t out = 0;
-  for (size_t i = 1; i < n; ++i) {
-    if (v[i].first <= v[out].second) v[out].second = std::max(v[out].second, v[i].second);
-    else v[++out] = v[i];
-  }
-  v.resize(out + 1);
-}
-
-// Length of the union of intervals (sorted in place).
-Picos union_length(std::vector<std::pair<Picos, Picos>>& v) {
-  std::sort(v.begin(), v.end());
-  Picos total = 0, cur_a = 0, cur_b = -1;
-  for (const auto& [a, b] : v) {
-    if (a > cur_b) {
-      if (cur_b > cur_a) total += cur_b - cur_a;
-      cur_a = a;
-      cur_b = b;
-    } else {
-      cur_b = std::max(cur_b, b);
-    }
-  }
-  if (cur_b > cur_a) total += cur_b - cur_a;
-  return total;
-}
 
 // Instances of `inst` per iteration of `outer`, a loop that encloses it.
 int64_t inner_trips(const Kernel& k, const SimInst& inst, LoopId outer) {
@@ -124,18 +91,69 @@ Ledger::Ledger(SimContext& ctx, size_t iterations_kept, bool capture_timeline, T
       if (!inst.is_barrier) works_in_[static_cast<size_t>(l)][static_cast<size_t>(inst.units[0])] = true;
     }
   }
+  is_queue_.resize(p.units.size());
+  engine_loops_.resize(p.units.size());
+  for (size_t u = 0; u < p.units.size(); ++u) {
+    is_queue_[u] = p.units[u].kind == UnitKind::DmaQueue;
+    if (!is_queue_[u])
+      for (size_t l = 0; l < loops_.size(); ++l)
+        if (works_in_[l][u]) engine_loops_[u].push_back(static_cast<LoopId>(l));
+  }
+  in_timeline_.resize(p.insts.size());
+  for (size_t i = 0; i < p.insts.size(); ++i)
+    in_timeline_[i] = timeline_loop_ != kNoId && std::find(p.insts[i].nest.begin(), p.insts[i].nest.end(), timeline_loop_) !=
+                                                     p.insts[i].nest.end();
+  for (LoopState& s : loops_) {
+    // A long loop lists its first kept_ / 2 and its last iterations (finalize()).
+    const int64_t n = s.result.dynamic_iterations;
+    if (static_cast<size_t>(n) <= kept_) continue;
+    s.listed_below = static_cast<int64_t>(kept_ / 2);
+    s.listed_from = n - static_cast<int64_t>(kept_ - kept_ / 2);
+    s.tail.reserve(kept_ - kept_ / 2);
+  }
+}
+
+void Ledger::Iter::reset() {
+  index = 0;
+  iv = 0;
+  start = std::numeric_limits<Picos>::max();
+  end = 0;
+  dma_min_start = std::numeric_limits<Picos>::max();
+  dma_max_end = 0;
+  dma.clear();
+  compute.clear();
+  exposed = 0;
+  stall = {};
+  wmma_bubble = 0;
+  wmmas = 0;
+  received = 0;
+  kept = true;
+}
+
+Ledger::Iter& Ledger::IterRing::push_back() {
+  if (size_ == slots_.size()) {
+    // Full: a ring twice the size, in order from its start.
+    std::vector<Iter> grown(std::max<size_t>(8, 2 * slots_.size()));
+    for (size_t i = 0; i < size_; ++i) grown[i] = std::move((*this)[i]);
+    slots_.swap(grown);
+    mask_ = slots_.size() - 1;
+    head_ = 0;
+  }
+  return (*this)[size_++];
+}
+
+void Ledger::IterRing::pop_front() {
+  slots_[head_].reset();
+  head_ = (head_ + 1) & mask_;
+  --size_;
 }
 
 Ledger::Iter& Ledger::iteration(LoopState& s, int64_t index, int64_t iv) {
   while (s.base + static_cast<int64_t>(s.pending.size()) <= index) {
-    Iter it;
-    if (!s.spare.empty()) {
-      it.dma.swap(s.spare.back().first);
-      it.compute.swap(s.spare.back().second);
-      s.spare.pop_back();
-    }
-    it.index = s.base + static_cast<int64_t>(s.pending.size());
-    s.pending.push_back(std::move(it));
+    const int64_t next = s.base + static_cast<int64_t>(s.pending.size());
+    Iter& fresh = s.pending.push_back();
+    fresh.index = next;
+    fresh.kept = next < s.listed_below || next >= s.listed_from;
   }
   Iter& it = s.pending[static_cast<size_t>(index - s.base)];
   it.iv = iv;
@@ -156,9 +174,8 @@ Intervals::const_iterator starting_after(const Intervals& set, Picos t) {
   return std::upper_bound(set.begin(), set.end(), t, [](Picos v, const std::pair<Picos, Picos>& x) { return v < x.first; });
 }
 
-// Adds [a, b) to a set of merged intervals (touching ones merge).
-void merge_interval(Intervals& set, Picos a, Picos b) {
-  if (b <= a) return;
+// Adds [a, b) to a set of merged intervals (touching ones merge), b > a, anywhere.
+void merge_interval_within(Intervals& set, Picos a, Picos b) {
   auto first = ending_from(set, a);
   auto last = first;
   for (; last != set.end() && last->first <= b; ++last) {
@@ -173,6 +190,20 @@ void merge_interval(Intervals& set, Picos a, Picos b) {
   set.erase(first + 1, last);
 }
 
+// Adds [a, b) to a set of merged intervals (touching ones merge): usually at or after the
+// last one (the set never holds touching intervals), a short path kept inline.
+[[gnu::always_inline]] inline void merge_interval(Intervals& set, Picos a, Picos b) {
+  if (b <= a) return;
+  if (set.empty() || a > set.back().second) {
+    if (set.size() == set.capacity()) set.reserve(std::max<size_t>(16, 2 * set.size()));
+    set.push_back({a, b});
+  } else if (a >= set.back().first) {
+    set.back().second = std::max(set.back().second, b);
+  } else {
+    merge_interval_within(set, a, b);
+  }
+}
+
 // Drops what lies before `t` (an interval across `t` keeps its part from `t` on).
 void forget_before(Intervals& set, Picos t) {
   auto end = std::lower_bound(set.begin(), set.end(), t, [](const std::pair<Picos, Picos>& x, Picos v) { return x.first < v; });
@@ -185,19 +216,76 @@ void forget_before(Intervals& set, Picos t) {
   set.erase(set.begin(), end);
 }
 
+// Sorts and merges overlapping and touching intervals in place.
+void sort_and_merge(Intervals& v) {
+  if (v.empty()) return;
+  std::sort(v.begin(), v.end());
+  size_t out = 0;
+  for (size_t i = 1; i < v.size(); ++i) {
+    if (v[i].first <= v[out].second) v[out].second = std::max(v[out].second, v[i].second);
+    else v[++out] = v[i];
+  }
+  v.resize(out + 1);
+}
+
+Picos total_length(const Intervals& v) {
+  Picos total = 0;
+  for (const auto& [a, b] : v) total += b - a;
+  return total;
+}
+
+void add_stalls(StallArray& to, const StallArray& from) {
+  for (size_t i = 0; i < to.size(); ++i) to[i] += from[i];
+}
+
 }  // namespace
 
-void Ledger::add_compute_busy(Picos a, Picos b) { merge_interval(compute_busy_, a, b); }
+[[gnu::always_inline]] inline void Ledger::SpanSet::add(Picos a, Picos b) {
+  if (b <= a) return;  // adds nothing to the union
+  if (merged_ && (spans_.empty() || a >= spans_.back().first)) {
+    merge_interval(spans_, a, b);
+    return;
+  }
+  add_out_of_order(a, b);
+}
+
+void Ledger::SpanSet::add_out_of_order(Picos a, Picos b) {
+  if (merged_) {
+    // Inserting keeps a small set merged; a large one waits to be sorted once.
+    if (spans_.size() < 16) {
+      merge_interval_within(spans_, a, b);
+      return;
+    }
+    merged_ = false;
+  }
+  spans_.emplace_back(a, b);
+  const size_t n = spans_.size();
+  if (n >= 4096 && (n & (n - 1)) == 0) merge_all();
+}
+
+void Ledger::SpanSet::merge_all() {
+  sort_and_merge(spans_);
+  merged_ = true;
+}
+
+const Ledger::Intervals& Ledger::SpanSet::merged() {
+  if (!merged_) merge_all();
+  return spans_;
+}
 
 void Ledger::count_exposed(LoopState& s, Picos until) {
+  const Intervals& engines = s.engines_busy;
+  size_t e = 0;
   for (const auto& [a0, b0] : s.dma_wall) {
+    if (a0 >= until) break;  // sorted: nothing more before `until`
     const Picos a = std::max(a0, s.counted), b = std::min(b0, until);
     if (b <= a) continue;
+    // The engines' intervals from the last that starts at or before `a` (or the first): the
+    // transfers are sorted, so that one only moves forward.
+    while (e + 1 < engines.size() && engines[e + 1].first <= a) ++e;
     Picos hidden = 0;
-    auto it = starting_after(s.engines_busy, a);
-    if (it != s.engines_busy.begin()) --it;
-    for (; it != s.engines_busy.end() && it->first < b; ++it) {
-      const Picos lo = std::max(a, it->first), hi = std::min(b, it->second);
+    for (size_t i = e; i < engines.size() && engines[i].first < b; ++i) {
+      const Picos lo = std::max(a, engines[i].first), hi = std::min(b, engines[i].second);
       if (hi > lo) hidden += hi - lo;
     }
     s.result.exposed_dma_ps += (b - a) - hidden;
@@ -218,30 +306,28 @@ void Ledger::record(const InstanceRecord& r) {
   if (checker_) checker_->record(r);
   const SimProgram& p = ctx_.program;
   const SimInst& inst = p.insts[r.inst];
-  const bool dma = r.unit >= 0 && p.units[static_cast<size_t>(r.unit)].kind == UnitKind::DmaQueue;
+  const bool dma = r.unit >= 0 && is_queue_[static_cast<size_t>(r.unit)];
   total_ = std::max(total_, r.complete);
   if (r.unit >= 0) {
-    UnitResult& u = units_[static_cast<size_t>(r.unit)];
-    u.busy_ps += r.busy_end - r.busy_start;
-    ++u.instances;
-    for (size_t i = 0; i < u.stall_ps.size(); ++i) u.stall_ps[i] += r.stall[i];
-    if (dma) u.bytes += inst.dma.bytes;
-    if (!dma) {
-      add_compute_busy(r.busy_start, r.busy_end);
-      for (size_t l = 0; l < loops_.size(); ++l)
-        if (works_in_[l][static_cast<size_t>(r.unit)]) merge_interval(loops_[l].engines_busy, r.busy_start, r.busy_end);
-    }
-    InstProfile& prof = profile_[static_cast<size_t>(r.inst)];  // named in finish(), off the hot path
+    // The unit's totals are the sums of its instructions' (finish()); bytes are added here,
+    // in the order they always were.
+    InstProfile& prof = profile_[static_cast<size_t>(r.inst)];
     ++prof.instances;
     prof.busy_ps += r.busy_end - r.busy_start;
-    for (size_t i = 0; i < prof.stall_ps.size(); ++i) prof.stall_ps[i] += r.stall[i];
-  }
-  if (timeline_loop_ != kNoId && r.unit >= 0 &&
-      std::find(inst.nest.begin(), inst.nest.end(), timeline_loop_) != inst.nest.end()) {
-    const int64_t index = r.loop_counts[timeline_loop_] - 1;
-    if (std::find(timeline_iterations_.begin(), timeline_iterations_.end(), index) != timeline_iterations_.end())
-      timeline_.push_back({p.units[static_cast<size_t>(r.unit)].name, inst.name, index, dma ? r.start : r.busy_start,
-                           dma ? r.complete : r.busy_end});
+    add_stalls(prof.stall_ps, r.stall);
+    if (dma) {
+      units_[static_cast<size_t>(r.unit)].bytes += inst.dma.bytes;
+    } else {
+      merge_interval(compute_busy_, r.busy_start, r.busy_end);
+      for (LoopId l : engine_loops_[static_cast<size_t>(r.unit)])
+        merge_interval(loops_[static_cast<size_t>(l)].engines_busy, r.busy_start, r.busy_end);
+    }
+    if (in_timeline_[static_cast<size_t>(r.inst)]) {
+      const int64_t index = r.loop_counts[timeline_loop_] - 1;
+      if (std::find(timeline_iterations_.begin(), timeline_iterations_.end(), index) != timeline_iterations_.end())
+        timeline_.push_back({p.units[static_cast<size_t>(r.unit)].name, inst.name, index, dma ? r.start : r.busy_start,
+                             dma ? r.complete : r.busy_end});
+    }
   }
   for (LoopId l : inst.nest) {
     LoopState& s = loops_[static_cast<size_t>(l)];
@@ -251,16 +337,14 @@ void Ledger::record(const InstanceRecord& r) {
     if (r.unit >= 0) {
       if (dma) {
         merge_interval(s.dma_wall, r.start, r.complete);
-        it.dma.emplace_back(r.start, r.complete);
-        compact(it.dma);
+        it.dma.add(r.start, r.complete);
         it.dma_min_start = std::min(it.dma_min_start, r.start);
         it.dma_max_end = std::max(it.dma_max_end, r.complete);
-      } else {
-        it.compute.emplace_back(r.busy_start, r.busy_end);
-        compact(it.compute);
+      } else if (it.kept) {
+        it.compute.add(r.busy_start, r.busy_end);
         if (r.waited_on_dma) it.exposed += r.stall[static_cast<size_t>(StallReason::Semaphore)];
       }
-      for (size_t i = 0; i < it.stall.size(); ++i) it.stall[i] += r.stall[i];
+      if (it.kept) add_stalls(it.stall, r.stall);
       if (inst.wmma) {  // waits for operands: the scoreboard (dependency) or another unit's result
         it.wmma_bubble += r.stall[static_cast<size_t>(StallReason::Dependency)] +
                           r.stall[static_cast<size_t>(StallReason::Semaphore)];
@@ -288,75 +372,81 @@ void Ledger::barrier_wait(const InstanceRecord& r, Picos ps, bool released_by_dm
   }
 }
 
-Picos Ledger::overlap_with_compute(std::vector<std::pair<Picos, Picos>>& dma, Picos* union_len) {
-  *union_len = union_length(dma);  // also sorts
-  // Merge the sorted DMA intervals and intersect them with the compute busy set.
-  Picos overlap = 0, a = 0, b = -1;
-  auto flush = [&] {
-    if (b <= a) return;
-    auto it = starting_after(compute_busy_, a);
-    if (it != compute_busy_.begin()) --it;
-    for (; it != compute_busy_.end() && it->first < b; ++it) {
-      Picos lo = std::max(a, it->first), hi = std::min(b, it->second);
+size_t Ledger::compute_from(Picos t) {
+  const Intervals& set = compute_busy_;
+  size_t i = compute_hint_;
+  if (i < set.size() && set[i].first <= t) {
+    // Finalisation moves forward in time: usually the previous answer or one of the next few.
+    for (int step = 0; step < 8 && i + 1 < set.size() && set[i + 1].first <= t; ++step) ++i;
+    if (i + 1 == set.size() || set[i + 1].first > t) return compute_hint_ = i;
+  }
+  auto it = starting_after(set, t);
+  if (it != set.begin()) --it;
+  return compute_hint_ = static_cast<size_t>(it - set.begin());
+}
+
+Picos Ledger::overlap_with_compute(const Intervals& dma) {
+  Picos overlap = 0;
+  for (const auto& [a, b] : dma) {
+    for (auto it = compute_busy_.begin() + static_cast<std::ptrdiff_t>(compute_from(a));
+         it != compute_busy_.end() && it->first < b; ++it) {
+      const Picos lo = std::max(a, it->first), hi = std::min(b, it->second);
       if (hi > lo) overlap += hi - lo;
     }
-  };
-  for (const auto& [x, y] : dma) {
-    if (x > b) {
-      flush();
-      a = x;
-      b = y;
-    } else {
-      b = std::max(b, y);
-    }
   }
-  flush();
   return overlap;
 }
 
 void Ledger::finalize(LoopState& s, Iter& it) {
-  IterationResult r;
-  r.index = it.index;
-  r.iv = it.iv;
-  r.start_ps = it.start == kNever ? 0 : it.start;
-  r.end_ps = it.end;
-  Picos dma_union = 0;
-  Picos overlapped = overlap_with_compute(it.dma, &dma_union);
-  r.dma_busy_ps = dma_union;
-  r.compute_busy_ps = union_length(it.compute);
-  r.overlap = dma_union > 0 ? static_cast<double>(overlapped) / static_cast<double>(dma_union) : 0.0;
-  r.exposed_dma_ps = it.exposed;
-  r.stall_ps = it.stall;
-  r.wmma_bubble_ps = it.wmma_bubble;
-
-  // Steady-state II: per entry of the loop, the time from the end of its first iteration to
-  // the end of its last over the iterations in between. Ends leave at the bottleneck's rate,
-  // also when a pattern repeats every few iterations; starts bunch up while loads run ahead.
-  const Loop& l = ctx_.program.kernel->loops[static_cast<size_t>(s.result.id)];
-  if (r.iv == l.lo) s.first_end = r.end_ps;
-  if (r.iv == l.hi - 1 && l.trip_count() > 1) {
-    s.steady_ps += r.end_ps - s.first_end;
-    s.steady_intervals += l.trip_count() - 1;
-  }
+  const Intervals& dma = it.dma.merged();
+  const Picos dma_union = total_length(dma);
+  const Picos overlapped = overlap_with_compute(dma);
   s.result.dma_busy_ps += dma_union;
   s.result.overlapped_dma_ps += overlapped;
   s.result.wmma_bubble_ps += it.wmma_bubble;
   s.result.wmma_instances += it.wmmas;
 
-  if (static_cast<size_t>(s.result.dynamic_iterations) <= kept_ || s.head.size() < kept_ / 2) {
-    s.head.push_back(r);
-  } else {
-    s.tail.push_back(r);
-    if (s.tail.size() > kept_ - kept_ / 2) s.tail.pop_front();
+  // Steady-state II: per entry of the loop, the time from the end of its first iteration to
+  // the end of its last over the iterations in between. Ends leave at the bottleneck's rate,
+  // also when a pattern repeats every few iterations; starts bunch up while loads run ahead.
+  const Loop& l = ctx_.program.kernel->loops[static_cast<size_t>(s.result.id)];
+  if (it.iv == l.lo) s.first_end = it.end;
+  if (it.iv == l.hi - 1 && l.trip_count() > 1) {
+    s.steady_ps += it.end - s.first_end;
+    s.steady_intervals += l.trip_count() - 1;
   }
+  if (!it.kept) return;
+
+  // Written in place: at the end of the head, or over the oldest of the tail's ring.
+  const size_t tail_size = kept_ - kept_ / 2;
+  IterationResult* slot;
+  if (static_cast<size_t>(s.result.dynamic_iterations) <= kept_ || s.head.size() < kept_ / 2) {
+    slot = &s.head.emplace_back();
+  } else {
+    slot = s.tail.size() < tail_size ? &s.tail.emplace_back() : &s.tail[s.tail_next];
+    s.tail_next = s.tail_next + 1 == tail_size ? 0 : s.tail_next + 1;
+  }
+  IterationResult& r = *slot;
+  r.index = it.index;
+  r.iv = it.iv;
+  r.start_ps = it.start == kNever ? 0 : it.start;
+  r.end_ps = it.end;
+  r.dma_busy_ps = dma_union;
+  r.compute_busy_ps = total_length(it.compute.merged());
+  r.overlap = dma_union > 0 ? static_cast<double>(overlapped) / static_cast<double>(dma_union) : 0.0;
+  r.exposed_dma_ps = it.exposed;
+  r.stall_ps = it.stall;
+  r.wmma_bubble_ps = it.wmma_bubble;
 }
 
-Picos Ledger::watermark() const {
+Picos Ledger::watermark() {
   // Each unit's bound is its floor, raised to what it waits for: iterate to the fixed point
   // (at most one round per unit, as every value is one of the floors).
   const size_t n = ctx_.units.size();
-  std::vector<StreamUnit::Horizon> info(n);
-  std::vector<Picos> h(n);
+  std::vector<StreamUnit::Horizon>& info = horizons_;
+  std::vector<Picos>& h = bounds_;
+  info.resize(n);
+  h.resize(n);
   for (size_t u = 0; u < n; ++u) {
     info[u] = ctx_.units[u]->horizon();
     h[u] = info[u].floor;
@@ -397,17 +487,17 @@ void Ledger::try_finalize(bool all_done) {
       Iter& it = s.pending.front();
       if (it.received < s.expected || it.dma_max_end > watermark) break;
       finalize(s, it);
-      it.dma.clear();
-      it.compute.clear();
-      s.spare.emplace_back(std::move(it.dma), std::move(it.compute));
       s.pending.pop_front();
       ++s.base;
     }
-    for (const Iter& it : s.pending) keep_from = std::min(keep_from, it.dma_min_start);
+    for (size_t i = 0; i < s.pending.size(); ++i) keep_from = std::min(keep_from, s.pending[i].dma_min_start);
     count_exposed(s, watermark);
   }
   // Compute busy time that ends before anything still pending can start is no longer needed.
-  compute_busy_.erase(compute_busy_.begin(), ending_from(compute_busy_, keep_from));
+  const auto kept_from = ending_from(compute_busy_, keep_from);
+  const size_t erased = static_cast<size_t>(kept_from - compute_busy_.begin());
+  compute_busy_.erase(compute_busy_.begin(), kept_from);
+  compute_hint_ = compute_hint_ > erased ? compute_hint_ - erased : 0;
 }
 
 void Ledger::compute_bounds(SimResult& out) {
@@ -473,6 +563,14 @@ SimResult Ledger::finish() {
   out.dynamic_instructions = p.dynamic_instructions;
   for (const SimChannel& c : p.channels) out.semaphores += c.cross_unit ? 1 : 0;
   out.semaphores_available = p.model->semaphores;
+  for (size_t i = 0; i < profile_.size(); ++i) {
+    const InstProfile& prof = profile_[i];
+    if (prof.instances == 0) continue;
+    UnitResult& u = units_[static_cast<size_t>(p.insts[i].units.front())];  // its one unit
+    u.busy_ps += prof.busy_ps;
+    u.instances += prof.instances;
+    add_stalls(u.stall_ps, prof.stall_ps);
+  }
   out.units = units_;
   for (const UnitResult& u : units_) out.dma_bytes += u.bytes;
   out.dma_engines = p.model->dma.engines;
@@ -502,7 +600,10 @@ SimResult Ledger::finish() {
     LoopResult r = s.result;
     r.folded = !s.tail.empty();
     r.iterations = s.head;
-    r.iterations.insert(r.iterations.end(), s.tail.begin(), s.tail.end());
+    // The tail ring from its oldest entry.
+    const size_t wrap = s.tail.size() < kept_ - kept_ / 2 ? 0 : s.tail_next;
+    r.iterations.insert(r.iterations.end(), s.tail.begin() + static_cast<std::ptrdiff_t>(wrap), s.tail.end());
+    r.iterations.insert(r.iterations.end(), s.tail.begin(), s.tail.begin() + static_cast<std::ptrdiff_t>(wrap));
     if (s.steady_intervals > 0)
       r.ii_ps = s.steady_ps / s.steady_intervals;
     else if (!r.iterations.empty())

@@ -6,13 +6,14 @@
 #pragma once
 
 #include <atomic>
-#include <deque>
+#include <limits>
 #include <map>
 #include <vector>
 
 #include "sim/observe/sim_result.h"
 #include "sim/units/observer.h"
 #include "sim/units/sim_context.h"
+#include "sim/units/stream_unit.h"
 
 namespace tandem {
 
@@ -39,7 +40,28 @@ class Ledger final : public InstanceObserver {
   // Disjoint intervals [start, end), sorted: mostly appended at the end as the simulation
   // advances, so a vector (no allocation per record once grown).
   using Intervals = std::vector<std::pair<Picos, Picos>>;
-  using Spans = std::vector<std::pair<Picos, Picos>>;  // an iteration's busy spans, unmerged
+  // An iteration's busy spans. They arrive nearly in time order, so they are kept sorted and
+  // merged by extending or appending at the end (or inserting, while few); a span arriving
+  // out of order into a large set is appended and the set sorted and merged later (when
+  // read, or when its size reaches a power of two from 4096 on, so the memory of an outer
+  // iteration follows the gaps in its busy time, not its inner instances: fuzz reproducer 13
+  // grew ~17 MB/s without).
+  class SpanSet {
+   public:
+    void add(Picos a, Picos b);
+    void clear() {
+      spans_.clear();
+      merged_ = true;
+    }
+    // Sorted, disjoint and not touching.
+    const Intervals& merged();
+
+   private:
+    void add_out_of_order(Picos a, Picos b);
+    void merge_all();
+    Intervals spans_;
+    bool merged_ = true;
+  };
   struct Iter {
     int64_t index = 0;
     int64_t iv = 0;
@@ -47,26 +69,48 @@ class Ledger final : public InstanceObserver {
     Picos end = 0;
     Picos dma_min_start = std::numeric_limits<Picos>::max();
     Picos dma_max_end = 0;
-    Spans dma;
-    Spans compute;
+    SpanSet dma;
+    SpanSet compute;
     Picos exposed = 0;
     StallArray stall{};
     Picos wmma_bubble = 0;
     int64_t wmmas = 0;
     int64_t received = 0;
+    bool kept = true;  // listed in the result (a long loop lists its first and last ones)
+    // Back to a fresh iteration, keeping the span storage (no allocation per iteration).
+    void reset();
+  };
+  // The pending iterations, oldest first, in a ring of reused slots (a power of two).
+  class IterRing {
+   public:
+    size_t size() const { return size_; }
+    bool empty() const { return size_ == 0; }
+    Iter& operator[](size_t i) { return slots_[(head_ + i) & mask_]; }
+    Iter& front() { return slots_[head_]; }
+    Iter& push_back();
+    void pop_front();
+
+   private:
+    std::vector<Iter> slots_;
+    size_t mask_ = 0;  // slots_.size() - 1
+    size_t head_ = 0;
+    size_t size_ = 0;
   };
   struct LoopState {
     int64_t expected = 0;      // instance records per iteration
     int64_t base = 0;          // index of pending.front()
-    std::deque<Iter> pending;
-    // The span storage of finalized iterations, emptied, for the next ones: no allocation per
-    // iteration once it has grown.
-    std::vector<std::pair<Spans, Spans>> spare;
+    // Iterations listed in the result: those below the first or from the second (all of a
+    // loop no longer than iterations_kept).
+    int64_t listed_below = std::numeric_limits<int64_t>::max();
+    int64_t listed_from = std::numeric_limits<int64_t>::max();
+    IterRing pending;
     Picos first_end = 0;         // end of the current entry's first iteration
     Picos steady_ps = 0;         // summed over entries: first to last end
     int64_t steady_intervals = 0;
     std::vector<IterationResult> head;
-    std::deque<IterationResult> tail;
+    // The last iterations finalized, a ring: tail[tail_next] is the oldest once it is full.
+    std::vector<IterationResult> tail;
+    size_t tail_next = 0;
     // Wall-time exposed DMA: the loop's transfers and the busy time of the compute engines
     // with work in the loop, merged, not yet counted; counted up to `counted`.
     Intervals dma_wall;
@@ -76,13 +120,15 @@ class Ledger final : public InstanceObserver {
   };
 
   Iter& iteration(LoopState& s, int64_t index, int64_t iv);
-  void add_compute_busy(Picos a, Picos b);
   // Adds to the loop's exposed DMA the time before `until` when some of its transfers moved
   // and none of its compute engines was busy, then forgets the intervals before `until`.
   void count_exposed(LoopState& s, Picos until);
-  Picos overlap_with_compute(std::vector<std::pair<Picos, Picos>>& dma, Picos* union_len);
+  // The time during which some compute engine was busy within the merged spans `dma`.
+  Picos overlap_with_compute(const Intervals& dma);
+  // The last interval of compute_busy_ that starts at or before `t`, or the first.
+  size_t compute_from(Picos t);
   // No unit will still produce a record that starts before this time.
-  Picos watermark() const;
+  Picos watermark();
   void try_finalize(bool all_done = false);
   void finalize(LoopState& s, Iter& it);
   // The bounds, from sched/analysis/loop_bounds over the lowered program.
@@ -94,11 +140,20 @@ class Ledger final : public InstanceObserver {
   size_t kept_;
   // Written by the simulation's thread only: a relaxed load and store, no read-modify-write.
   std::atomic<int64_t> recorded_{0};
+  // Bytes and barrier waits as they come; busy time, instances and the other stalls are the
+  // sums of the unit's instructions' profile, added once, in finish().
   std::vector<UnitResult> units_;
   std::vector<InstProfile> profile_;  // per instruction
   std::vector<LoopState> loops_;
   std::vector<std::vector<bool>> works_in_;  // [loop][unit]: the unit runs an instruction in the loop
+  std::vector<std::vector<LoopId>> engine_loops_;  // [unit]: the loops a compute engine works in
+  std::vector<char> is_queue_;                     // [unit]
+  std::vector<char> in_timeline_;                  // [inst]: inside the timeline's loop
+  // The watermark's scratch: each unit's horizon and bound.
+  std::vector<StreamUnit::Horizon> horizons_;
+  std::vector<Picos> bounds_;
   Intervals compute_busy_;  // merged busy intervals of all compute engines
+  size_t compute_hint_ = 0;  // compute_from's last answer
   Picos total_ = 0;
   LoopId timeline_loop_ = kNoId;
   std::vector<int64_t> timeline_iterations_;
