@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 #include <tuple>
 
 #include "sched/analysis/capacity.h"
@@ -87,7 +88,9 @@ Ledger::Ledger(SimContext& ctx, size_t iterations_kept, bool capture_timeline, T
   for (const SimInst& inst : p.insts) {
     if (inst.units.empty()) continue;
     for (LoopId l : inst.nest) {
-      loops_[static_cast<size_t>(l)].expected += inner_trips(k, inst, l);
+      // A barrier's record, and the wait each unit it fences reports (Ledger::barrier_wait).
+      const int64_t per_instance = inst.is_barrier ? 1 + static_cast<int64_t>(inst.units.size()) : 1;
+      loops_[static_cast<size_t>(l)].expected += inner_trips(k, inst, l) * per_instance;
       if (!inst.is_barrier) works_in_[static_cast<size_t>(l)][static_cast<size_t>(inst.units[0])] = true;
     }
   }
@@ -307,6 +310,10 @@ void Ledger::record(const InstanceRecord& r) {
   const SimProgram& p = ctx_.program;
   const SimInst& inst = p.insts[r.inst];
   const bool dma = r.unit >= 0 && is_queue_[static_cast<size_t>(r.unit)];
+  // Finalised iterations, exposed DMA counted and the checker's settled writes all rest on it.
+  if (r.start < passed_)
+    throw std::logic_error("a record of " + inst.name + " starts at " + std::to_string(r.start) +
+                           " ps, before the watermark " + std::to_string(passed_) + " ps");
   total_ = std::max(total_, r.complete);
   if (r.unit >= 0) {
     // The unit's totals are the sums of its instructions' (finish()); bytes are added here,
@@ -356,16 +363,20 @@ void Ledger::record(const InstanceRecord& r) {
   if (++since_finalize_ >= 64) try_finalize();
 }
 
-void Ledger::barrier_wait(const InstanceRecord& r, Picos ps, bool released_by_dma) {
-  if (ps <= 0) return;
+void Ledger::barrier_wait(const InstanceRecord& r, Picos waited, bool released_by_dma) {
+  const Picos ps = std::max<Picos>(waited, 0);
   constexpr size_t kBarrier = static_cast<size_t>(StallReason::Barrier);
   units_[static_cast<size_t>(r.unit)].stall_ps[kBarrier] += ps;
   const bool compute = ctx_.program.units[static_cast<size_t>(r.unit)].kind == UnitKind::Compute;
   for (LoopId l : ctx_.program.insts[static_cast<size_t>(r.inst)].nest) {
     LoopState& s = loops_[static_cast<size_t>(l)];
     const int64_t index = r.loop_counts[l] - 1;
-    if (index < s.base) continue;  // that iteration is already reported
+    // Every fenced unit's wait is expected: its iteration stays open until it comes.
+    if (index < s.base)
+      throw std::logic_error("a wait at " + ctx_.program.insts[static_cast<size_t>(r.inst)].name +
+                             " comes after its iteration was finalised");
     Iter& it = iteration(s, index, r.loop_ivs[l]);
+    ++it.received;
     it.stall[kBarrier] += ps;
     // Exposed: a compute engine with work in this loop held back by a transfer.
     if (compute && released_by_dma && works_in_[static_cast<size_t>(l)][static_cast<size_t>(r.unit)]) it.exposed += ps;
@@ -440,8 +451,9 @@ void Ledger::finalize(LoopState& s, Iter& it) {
 }
 
 Picos Ledger::watermark() {
-  // Each unit's bound is its floor, raised to what it waits for: iterate to the fixed point
-  // (at most one round per unit, as every value is one of the floors).
+  // Each unit's bound is its floor, raised to what it waits for, and lowered to the work it
+  // has accepted (which that wait does not hold up): iterate to the fixed point (at most one
+  // round per unit, as every value is one of the floors).
   const size_t n = ctx_.units.size();
   std::vector<StreamUnit::Horizon>& info = horizons_;
   std::vector<Picos>& h = bounds_;
@@ -449,7 +461,7 @@ Picos Ledger::watermark() {
   h.resize(n);
   for (size_t u = 0; u < n; ++u) {
     info[u] = ctx_.units[u]->horizon();
-    h[u] = info[u].floor;
+    h[u] = std::min(info[u].floor, info[u].accepted);
   }
   for (size_t round = 0; round <= n; ++round) {
     bool changed = false;
@@ -462,6 +474,7 @@ Picos Ledger::watermark() {
           if (static_cast<size_t>(o) != u) m = std::min(m, h[static_cast<size_t>(o)]);
         if (m != kNever) v = std::max(v, m);
       }
+      v = std::min(v, info[u].accepted);
       if (v != h[u]) {
         h[u] = v;
         changed = true;
@@ -475,6 +488,7 @@ Picos Ledger::watermark() {
 void Ledger::try_finalize(bool all_done) {
   since_finalize_ = 0;
   const Picos watermark = all_done ? kNever : this->watermark();
+  passed_ = std::max(passed_, watermark);
   if (checker_) {
     int64_t min_seq = std::numeric_limits<int64_t>::max();
     if (!all_done)

@@ -152,6 +152,7 @@ class Ledger final : public InstanceObserver {
   // The watermark's scratch: each unit's horizon and bound.
   std::vector<StreamUnit::Horizon> horizons_;
   std::vector<Picos> bounds_;
+  Picos passed_ = 0;  // the last watermark: every record still to come starts at or after it
   Intervals compute_busy_;  // merged busy intervals of all compute engines
   size_t compute_hint_ = 0;  // compute_from's last answer
   Picos total_ = 0;

@@ -42,8 +42,10 @@ class CoreBarrier : public sc_core::sc_module {
 
   // Blocks the calling SystemC thread until the instance it arrived at is released.
   void wait_release(const Arrival& a) {
-    while (generation_ == a.generation) sc_core::wait(released_);
+    while (!released(a)) sc_core::wait(released_);
   }
+  // The instance `a` arrived at is released (its waiters may not have resumed yet).
+  bool released(const Arrival& a) const { return generation_ != a.generation; }
 
   Picos latest_arrival() const { return latest_arrival_; }
   Picos release_time() const { return release_time_; }

@@ -186,6 +186,7 @@ void StreamUnit::run_barrier(const SimInst& inst, InstanceRecord& r) {
   if (!arrival.last) {
     state_ = State::WaitingBarrier;
     blocked_barrier_ = inst.id;
+    barrier_arrival_ = arrival;
     ++ctx_.kernel_waits;
     b.wait_release(arrival);
     state_ = State::Running;
@@ -219,10 +220,17 @@ StreamUnit::Horizon StreamUnit::horizon() const {
       if (!blocked_on_->available(blocked_key_)) h = {free_, p == index_ ? -1 : p};
       break;
     }
-    case State::WaitingBarrier: h = {free_, -1, blocked_barrier_}; break;
+    case State::WaitingBarrier: {
+      // Released already, the unit resumes from the release (SystemC has yet to run it);
+      // before that, no earlier than the other units there.
+      const CoreBarrier& b = *ctx_.barriers[static_cast<size_t>(blocked_barrier_)];
+      h = b.released(barrier_arrival_) ? Horizon{std::max(free_, b.release_time())}
+                                       : Horizon{free_, -1, blocked_barrier_};
+      break;
+    }
     default: break;
   }
-  h.floor = std::min(h.floor, pending_floor());
+  h.accepted = pending_floor();
   return h;
 }
 

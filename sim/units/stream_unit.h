@@ -10,6 +10,7 @@
 
 #include <systemc>
 
+#include "sim/units/core_barrier.h"
 #include "sim/units/instance_record.h"
 #include "sim/units/sim_context.h"
 
@@ -22,11 +23,14 @@ class StreamUnit : public sc_core::sc_module {
 
   // What bounds the start of every record this unit will still produce: its own `floor`,
   // raised to the bound of the unit it waits for (`waits_on`), or to the smallest bound of
-  // the other units at the barrier it waits at (`barrier`). Ledger::watermark() solves them.
+  // the other units at the barrier it waits at (`barrier`); and, apart, the work it has
+  // accepted and not yet recorded (`accepted`: a DMA queue's transfers still moving), which
+  // no wait of its stream holds up. Ledger::watermark() solves them.
   struct Horizon {
     Picos floor;
     int waits_on = -1;
     InstId barrier = kNoId;
+    Picos accepted = std::numeric_limits<Picos>::max();
   };
   Horizon horizon() const;
   bool done() const { return state_ == State::Done; }
@@ -99,6 +103,7 @@ class StreamUnit : public sc_core::sc_module {
   const Semaphore* blocked_on_ = nullptr;
   int64_t blocked_key_ = 0;  // the key of blocked_on_ a WaitingData unit needs
   int blocked_barrier_ = -1;
+  CoreBarrier::Arrival barrier_arrival_;  // at blocked_barrier_
   InstId current_ = kNoId;
 };
 
