@@ -483,6 +483,11 @@ class Parser {
       if (!at_access_start()) fail(peek().loc, "expected an access after '<-', found " + describe(peek()));
       parse_access_list(inst.reads, loop);
     }
+    // A transfer moves what it reads into what it writes; without either it would move nothing
+    // and still be charged to a DMA queue.
+    if (is_dma_class(info->op_class) && (inst.writes.empty() || inst.reads.empty()))
+      fail(op.loc, "'" + inst.opcode + "' is a transfer: it needs what it writes and, after '<-', what it reads (" +
+                       (inst.writes.empty() ? "it writes nothing" : "it reads nothing") + ")");
     if (at_keyword("on")) {
       next();
       const Token e = expect(Tok::Ident, "engine or DMA queue name");
