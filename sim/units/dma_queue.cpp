@@ -46,8 +46,8 @@ void DmaQueue::execute(const SimInst& inst, InstanceRecord& r) {
   // An order without data holds from the issue: publish it now, not when the data lands.
   publish_outputs(inst, issue, issue, issue, Publish::Ordered);
   free_ = t.first_byte;  // the setup stage takes one transfer at a time
-  ++issued_;
-  if (!moving_) begin_next();
+  // Nothing moving (every earlier transfer has landed): this one moves next.
+  if (++issued_ == landed_ + 1) begin_next();
 }
 
 void DmaQueue::begin_next() {
@@ -56,7 +56,6 @@ void DmaQueue::begin_next() {
   // never lies in SystemC's past: an issue held up by a full output semaphore (the
   // simulator's window, not the hardware) starts its data when it could be issued.
   data_start_ = std::max({t.first_byte, data_free_, static_cast<Picos>(sc_core::sc_time_stamp().value())});
-  moving_ = true;
   ctx_.dma->start(t.transfer, data_start_, this);
 }
 
@@ -80,7 +79,6 @@ void DmaQueue::landed(Picos end) {
     ctx_.observer->record(t.r);
     for (BarrierWait& w : t.barrier_waits) report(w);
     ++landed_;
-    moving_ = false;
     // The next transfer moves whether or not this one's outputs have room yet.
     if (landed_ < issued_) begin_next();
     if (retire_landed()) blocked_.notify();  // immediate: the method waits for the space
@@ -112,11 +110,6 @@ void DmaQueue::publish_step() {
   } catch (...) {
     fail();
   }
-}
-
-void DmaQueue::fail() {
-  if (!ctx_.failure) ctx_.failure = std::current_exception();
-  sc_core::sc_stop();
 }
 
 void DmaQueue::drain() {

@@ -37,8 +37,8 @@ class DmaQueue : public StreamUnit, public DmaClient {
   bool producing() const override { return issued_ > 0; }
   void drain() override;
   void report_barrier_wait(const InstanceRecord& r, Picos from, Picos to, bool released_by_dma) override;
-  // The front transfer's last byte has landed (called by the DMA system): records it and goes
-  // on with the data phase, without a process activation of the queue's own.
+  // The moving transfer's last byte has landed (called by the DMA system): records it and
+  // goes on with the data phase, without a process activation of the queue's own.
   void landed(Picos end) override;
 
  private:
@@ -67,7 +67,6 @@ class DmaQueue : public StreamUnit, public DmaClient {
   void begin_next();             // hands the first transfer not landed to the DMA system
   Semaphore* retire_landed();    // publishes and drops the landed ones; or the full semaphore
   void publish_step();           // the method: retries retire_landed until it has room
-  void fail();                   // keeps the first failure and stops the simulation
   Picos data_start_ = 0;     // the moving transfer's first byte
   size_t publish_next_ = 0;  // the out-channel the front's publishing resumes at
   // Time within [a, b) the queue moved data (its landed transfers).
@@ -78,10 +77,9 @@ class DmaQueue : public StreamUnit, public DmaClient {
   // (their iteration vectors keep their storage: no allocation per transfer). The ring never
   // moves once made, so the DMA system keeps its pointer to the moving transfer.
   std::vector<Issued> ring_;
-  // The oldest slot, how many are held (issued_, kDepth at most), how many of those have landed
-  // (the oldest ones, publishing), and whether the next one is moving.
+  // The oldest slot, how many are held (issued_, kDepth at most) and how many of those have
+  // landed (the oldest ones, publishing); the next one, if any, is moving.
   size_t front_ = 0, issued_ = 0, landed_ = 0;
-  bool moving_ = false;
   Issued& slot(size_t i) { return ring_[(front_ + i) % kDepth]; }
   const Issued& slot(size_t i) const { return ring_[(front_ + i) % kDepth]; }
   Issued& front() { return slot(0); }

@@ -29,8 +29,7 @@ void StreamUnit::thread() {
   } catch (const sc_core::sc_unwind_exception&) {
     throw;  // SystemC's own unwinding of a killed process
   } catch (...) {
-    if (!ctx_.failure) ctx_.failure = std::current_exception();
-    sc_core::sc_stop();
+    fail();
     return;
   }
   state_ = State::Done;
@@ -105,6 +104,11 @@ Picos StreamUnit::wait_inputs(const SimInst& inst, InstanceRecord& r) {
     r.waited_on_dma = !src.is_barrier && ctx_.program.units[static_cast<size_t>(src.units[0])].kind == UnitKind::DmaQueue;
   }
   return ready;
+}
+
+void StreamUnit::fail() {
+  if (!ctx_.failure) ctx_.failure = std::current_exception();
+  sc_core::sc_stop();
 }
 
 double StreamUnit::jitter(const SimInst& inst) const {

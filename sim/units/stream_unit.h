@@ -68,6 +68,8 @@ class StreamUnit : public sc_core::sc_module {
   double jitter(const SimInst& inst) const;
   // Semaphore when the binding input came from another unit, Dependency otherwise.
   StallReason input_stall_reason(const InstanceRecord& r) const;
+  // In a catch block: keeps the first failure for simulate() to rethrow and stops the run.
+  void fail();
   // Advances SystemC time to `t` and returns it; or returns SystemC's time if that is later.
   // It is only when a full semaphore held the unit (WaitingSpace): the window is the
   // simulator's bound on how far a unit runs ahead, not the hardware's, but a shared resource
