@@ -211,8 +211,10 @@ class Lowering {
       c.kind = e.props.kind;
       c.distance = e.props.distance;
       c.key_loop = e.props.distance > 0 ? e.props.loop : k_.common_loop(e.src, e.dst);
+      if (c.key_loop != kNoId) c.key_lo = k_.loops[static_cast<size_t>(c.key_loop)].lo;
       const SimInst& s = p_.insts[e.src];
       const SimInst& d = p_.insts[e.dst];
+      c.src_dma = !s.is_barrier && p_.units[static_cast<size_t>(s.units[0])].kind == UnitKind::DmaQueue;
       bool past_key = c.key_loop == kNoId;
       for (LoopId l : s.nest) {
         if (past_key) c.src_inner.push_back(l);
@@ -232,6 +234,7 @@ class Lowering {
       int id = static_cast<int>(p_.channels.size());
       p_.channels.push_back(c);
       p_.insts[e.src].out_channels.push_back(id);
+      (c.kind == DepKind::Ordered ? p_.insts[e.src].ordered_out_channels : p_.insts[e.src].data_out_channels).push_back(id);
       p_.insts[e.dst].in_channels.push_back(id);
     }
   }

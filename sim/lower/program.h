@@ -49,8 +49,10 @@ struct SimChannel {
   DepKind kind = DepKind::Invalid;
   int distance = 0;
   LoopId key_loop = kNoId;
+  int64_t key_lo = 0;             // key_loop's lower bound (read for every instance: kept here)
   std::vector<LoopId> src_inner;  // loops of src deeper than key_loop: publish at their last iteration
   bool cross_unit = false;        // a semaphore between two units
+  bool src_dma = false;           // the source is a transfer on a DMA queue
   // Per tile (a sibling-loop or loop-carried edge, sched/analysis/tile_dependence.h): keys
   // count the source's instances, `src_per_key` per iteration of key_loop, numbered by
   // `src_tile` (loop, stride); the destination's instance j of an iteration (numbered by
@@ -79,6 +81,9 @@ struct SimInst {
   Picos pipe_ps = 0;           // ... and how long the bytes occupy it
   std::vector<int> in_channels;
   std::vector<int> out_channels;
+  // out_channels split by kind, each in its order: a DMA queue publishes Ordered edges at issue
+  // and the others when the data lands.
+  std::vector<int> ordered_out_channels, data_out_channels;
   std::vector<LoopId> nest;    // enclosing loops, outermost first
   int64_t dynamic_count = 1;   // product of the enclosing trip counts
   // Position in sequential program order: seq = seq_base + sum over enclosing loops of
@@ -123,7 +128,7 @@ inline int64_t channel_needed_key(const SimChannel& c, const Kernel& k, const in
     *needed = true;
     return 0;
   }
-  *needed = ivs[c.key_loop] - k.loops[static_cast<size_t>(c.key_loop)].lo >= c.distance;
+  *needed = ivs[c.key_loop] - c.key_lo >= c.distance;
   return counts[c.key_loop] - 1 - c.distance;
 }
 // The key the channel's source publishes now; `*produce` is false unless this is the last

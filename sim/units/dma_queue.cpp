@@ -30,12 +30,15 @@ void DmaQueue::execute(const SimInst& inst, InstanceRecord& r) {
     pending_start_ = std::numeric_limits<Picos>::max();
   }
   const double f = jitter(inst);
-  if (ring_.empty()) ring_.resize(kDepth);
+  if (ring_.empty()) {
+    ring_.resize(kDepth);
+    for (Issued& s : ring_) s.counts.resize(loop_counts_.size()), s.ivs.resize(loop_ivs_.size());
+  }
   Issued& t = slot(issued_);
   t.inst = &inst;
   t.r = r;
-  t.counts.assign(loop_counts_.begin(), loop_counts_.end());
-  t.ivs.assign(loop_ivs_.begin(), loop_ivs_.end());
+  std::copy(loop_counts_.begin(), loop_counts_.end(), t.counts.begin());
+  std::copy(loop_ivs_.begin(), loop_ivs_.end(), t.ivs.begin());
   t.first_byte = issue + static_cast<Picos>(static_cast<double>(inst.cycles_ps) * f);
   t.transfer = inst.dma;
   t.seq = inst.seq_at(current_future_base_, loop_ivs_.data(), *ctx_.program.kernel);

@@ -99,10 +99,7 @@ Picos StreamUnit::wait_inputs(const SimInst& inst, InstanceRecord& r) {
       r.binding_signal = v;
     }
   }
-  if (r.binding_channel >= 0) {
-    const SimInst& src = ctx_.program.insts[ctx_.program.channels[static_cast<size_t>(r.binding_channel)].src];
-    r.waited_on_dma = !src.is_barrier && ctx_.program.units[static_cast<size_t>(src.units[0])].kind == UnitKind::DmaQueue;
-  }
+  if (r.binding_channel >= 0) r.waited_on_dma = ctx_.program.channels[static_cast<size_t>(r.binding_channel)].src_dma;
   return ready;
 }
 
@@ -144,9 +141,11 @@ void StreamUnit::publish_outputs(const SimInst& inst, Picos start, Picos read_do
 
 Semaphore* StreamUnit::try_publish(const SimInst& inst, Picos start, Picos read_done, Picos complete,
                                    const int64_t* counts, const int64_t* ivs, Publish which, size_t& next) {
-  for (; next < inst.out_channels.size(); ++next) {
-    Semaphore& s = *ctx_.semaphores[static_cast<size_t>(inst.out_channels[next])];
-    if (which != Publish::All && (s.spec().kind == DepKind::Ordered) != (which == Publish::Ordered)) continue;
+  const std::vector<int>& channels = which == Publish::All       ? inst.out_channels
+                                     : which == Publish::Ordered ? inst.ordered_out_channels
+                                                                 : inst.data_out_channels;
+  for (; next < channels.size(); ++next) {
+    Semaphore& s = *ctx_.semaphores[static_cast<size_t>(channels[next])];
     bool produce = false;
     const int64_t key = channel_produced_key(s.spec(), *ctx_.program.kernel, counts, ivs, &produce);
     if (!produce) continue;

@@ -58,9 +58,9 @@ class StreamUnit : public sc_core::sc_module {
                        Publish which = Publish::All);
   // The same without waiting, for a caller that cannot (a DMA queue's data phase, a method
   // process) and for an instance at the iteration vector `counts`/`ivs` (the data phase
-  // publishes after its issue has moved on): publishes from out-channel `next` on and returns
-  // the first semaphore without space (its producer marked waiting, `next` at it), or null
-  // once all are published.
+  // publishes after its issue has moved on): publishes from the `next`th channel of the `which`
+  // set on and returns the first semaphore without space (its producer marked waiting, `next`
+  // at it), or null once all are published.
   Semaphore* try_publish(const SimInst& inst, Picos start, Picos read_done, Picos complete, const int64_t* counts,
                          const int64_t* ivs, Publish which, size_t& next);
   // The factor this instance's durations are scaled by: 1, or a jitter drawn from the
