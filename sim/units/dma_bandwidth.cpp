@@ -32,15 +32,25 @@ uint64_t DmaBandwidth::engine_span(int first, int count) const {
   return (all & ~((1ULL << s) - 1)) | ((1ULL << (s + count - engines_)) - 1);
 }
 
-double DmaBandwidth::rate(const Group& g, const Chunk& c) const {
-  return bytes_per_ps_ * c.efficiency / static_cast<double>(g.active.size());
-}
-
-void DmaBandwidth::advance(Group& g, double now) const {
+// The rates, the remaining bytes and the landing times below are the same expressions, in the
+// same order, as when each was recomputed from the efficiency at every use: the simulator's
+// times must not move by one rounding.
+void DmaBandwidth::advance(Group& g, double now) {
   const double dt = now - g.updated;
   if (dt > 0)
-    for (Chunk& c : g.active) c.remaining -= rate(g, c) * dt;
+    for (Chunk& c : g.active) c.remaining -= c.rate * dt;
   g.updated = now;
+}
+
+void DmaBandwidth::share(Group& g) {
+  const double n = static_cast<double>(g.active.size());
+  for (Chunk& c : g.active) c.rate = c.speed / n;
+}
+
+void DmaBandwidth::find_next(Group& g) {
+  double next = kNever;
+  for (const Chunk& c : g.active) next = std::min(next, g.updated + c.remaining / c.rate);
+  g.next = next;
 }
 
 int DmaBandwidth::start(const DmaTransfer& t, double now) {
@@ -54,10 +64,12 @@ int DmaBandwidth::start(const DmaTransfer& t, double now) {
   }
   const uint64_t span = engine_span(t.first_engine, t.engine_count);
   const double per_engine = t.engine_bytes();
-  groups_left_[static_cast<size_t>(id)] = 0;
+  const double speed = bytes_per_ps_ * t.efficiency;
+  int& left = groups_left_[static_cast<size_t>(id)];
+  left = 0;
   const size_t n = groups_.size();
   for (size_t i = 0; i < n; ++i) {
-    uint64_t inside = groups_[i].engines & span;
+    const uint64_t inside = groups_[i].engines & span;
     if (!inside) continue;
     advance(groups_[i], now);
     if (inside != groups_[i].engines) {
@@ -66,59 +78,76 @@ int DmaBandwidth::start(const DmaTransfer& t, double now) {
       outside.engines &= ~span;
       groups_[i].engines = inside;
       for (const Chunk& c : outside.active) ++groups_left_[static_cast<size_t>(c.transfer)];
+      find_next(outside);  // advanced: the same chunks, landing at the same times by another sum
       groups_.push_back(std::move(outside));
     }
-    groups_[i].active.push_back({id, per_engine, t.efficiency});
-    ++groups_left_[static_cast<size_t>(id)];
+    Group& g = groups_[i];
+    g.active.push_back({id, per_engine, speed, 0});
+    share(g);
+    find_next(g);
+    ++left;
   }
   return id;
 }
 
-double DmaBandwidth::next_completion() const {
-  double next = std::numeric_limits<double>::infinity();
-  for (const Group& g : groups_)
-    for (const Chunk& c : g.active) next = std::min(next, g.updated + c.remaining / rate(g, c));
-  return next;
-}
-
 void DmaBandwidth::complete_until(double now, std::vector<int>& done) {
+  size_t idle = 0;  // idle groups
   for (Group& g : groups_) {
+    if (g.active.empty()) {  // nothing to advance: its `updated` is set when a chunk joins
+      ++idle;
+      continue;
+    }
+    const bool moved = now != g.updated;
     advance(g, now);
-    for (size_t i = 0; i < g.active.size();) {
-      if (g.active[i].remaining > kEpsilonBytes) {
-        ++i;
+    // Drop the landed chunks in place, keeping the others' order (it orders `done`).
+    size_t kept = 0;
+    for (size_t i = 0; i < g.active.size(); ++i) {
+      const Chunk& c = g.active[i];
+      if (c.remaining > kEpsilonBytes) {
+        if (kept != i) g.active[kept] = c;
+        ++kept;
         continue;
       }
-      const int id = g.active[i].transfer;
+      const int id = c.transfer;
       if (--groups_left_[static_cast<size_t>(id)] == 0) {
         done.push_back(id);
         free_ids_.push_back(id);
       }
-      g.active.erase(g.active.begin() + static_cast<long>(i));
     }
-  }
-  // Idle groups carry no history: merge them back so that the next transfers share one group.
-  uint64_t idle = 0;
-  for (const Group& g : groups_)
-    if (g.active.empty()) idle |= g.engines;
-  if (idle) {
-    Group merged;
-    merged.engines = idle;
-    merged.updated = now;
-    size_t kept = 0;
-    for (size_t i = 0; i < groups_.size(); ++i) {
-      if (groups_[i].active.empty()) {
-        // An idle group's storage (empty, its capacity kept) serves the merged one: no
-        // allocation per transfer once the vectors have grown.
-        if (merged.active.capacity() == 0) merged.active.swap(groups_[i].active);
+    const bool landed = kept != g.active.size();
+    if (landed) {
+      g.active.resize(kept);
+      if (kept == 0) {
+        g.next = kNever;
+        ++idle;
         continue;
       }
-      if (kept != i) std::swap(groups_[kept], groups_[i]);
-      ++kept;
+      share(g);
     }
-    groups_.resize(kept);
-    groups_.push_back(std::move(merged));
+    if (moved || landed) find_next(g);
   }
+  // Idle groups carry no history: merge them into one, last, so that the next transfers share
+  // one group. A lone idle group already last stays as it is (no rebuild per landing).
+  if (idle > 1 || (idle == 1 && !groups_.back().active.empty())) merge_idle(now);
+}
+
+void DmaBandwidth::merge_idle(double now) {
+  Group merged;
+  merged.updated = now;
+  size_t kept = 0;
+  for (size_t i = 0; i < groups_.size(); ++i) {
+    if (groups_[i].active.empty()) {
+      merged.engines |= groups_[i].engines;
+      // An idle group's storage (empty, its capacity kept) serves the merged one: no
+      // allocation per transfer once the vectors have grown.
+      if (merged.active.capacity() == 0) merged.active.swap(groups_[i].active);
+      continue;
+    }
+    if (kept != i) std::swap(groups_[kept], groups_[i]);
+    ++kept;
+  }
+  groups_.resize(kept);
+  groups_.push_back(std::move(merged));
 }
 
 }  // namespace tandem

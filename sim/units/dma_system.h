@@ -40,8 +40,13 @@ class DmaSystem : public sc_core::sc_module {
     const DmaTransfer* transfer;
     DmaClient* client;
   };
-  // The heap order of pending starts: the earliest (then the first asked for) on top.
-  static bool later(const Pending& a, const Pending& b);
+  // The heap order of pending starts: the earliest (then the first asked for) on top. A type,
+  // not a function pointer, so that the heap's comparisons inline.
+  struct Later {
+    bool operator()(const Pending& a, const Pending& b) const {
+      return a.at != b.at ? a.at > b.at : a.order > b.order;
+    }
+  };
   void begin(const DmaTransfer& t, DmaClient* client, double now);
   void reschedule(double now);
   void wake();
@@ -53,7 +58,10 @@ class DmaSystem : public sc_core::sc_module {
   std::vector<Pending> pending_;     // starts not yet due: a heap, the earliest on top
   int64_t next_order_ = 0;
   sc_core::sc_event wake_;
-  Picos wake_at_ = -1;  // when wake_ is due, -1 when it is not
+  Picos wake_at_ = -1;  // the wake reschedule() last asked for; -1 from a wake's start until it asks
+  // When SystemC holds a notification of wake_ (it has not fired), -1 when it holds none.
+  Picos notified_at_ = -1;
+  bool waking_ = false;  // within wake(): the bandwidth may have moved since wake_at_ was set
 };
 
 }  // namespace tandem
