@@ -69,6 +69,8 @@ Ledger::Ledger(SimContext& ctx, size_t iterations_kept, bool capture_timeline, T
     s.result.id = static_cast<LoopId>(l);
     s.result.iv = k.loops[l].iv;
     s.result.trip_count = k.loops[l].trip_count();
+    s.lo = k.loops[l].lo;
+    s.hi = k.loops[l].hi;
     s.result.dynamic_iterations = instances_within(k, static_cast<LoopId>(l));
   }
   if (capture_timeline)
@@ -182,11 +184,6 @@ Intervals::iterator ending_from(Intervals& set, Picos t) {
   return std::lower_bound(set.begin(), set.end(), t, [](const std::pair<Picos, Picos>& x, Picos v) { return x.second < v; });
 }
 
-// The first interval that starts after `t`.
-Intervals::const_iterator starting_after(const Intervals& set, Picos t) {
-  return std::upper_bound(set.begin(), set.end(), t, [](Picos v, const std::pair<Picos, Picos>& x) { return v < x.first; });
-}
-
 // Adds [a, b) to a set of merged intervals (touching ones merge), b > a, anywhere.
 void merge_interval_within(Intervals& set, Picos a, Picos b) {
   auto first = ending_from(set, a);
@@ -287,22 +284,27 @@ const Ledger::Intervals& Ledger::SpanSet::merged() {
 }
 
 void Ledger::count_exposed(LoopState& s, Picos until) {
-  const Intervals& engines = s.engines_busy;
+  // Locals: the sets' reads cannot alias them, so they stay in registers.
+  const Intervals::value_type* engines = s.engines_busy.begin();
+  const size_t engine_count = s.engines_busy.size();
+  const Picos counted = s.counted;
+  Picos exposed = 0;
   size_t e = 0;
   for (const auto& [a0, b0] : s.dma_wall) {
     if (a0 >= until) break;  // sorted: nothing more before `until`
-    const Picos a = std::max(a0, s.counted), b = std::min(b0, until);
+    const Picos a = std::max(a0, counted), b = std::min(b0, until);
     if (b <= a) continue;
-    // The engines' intervals from the last that starts at or before `a` (or the first): the
-    // transfers are sorted, so that one only moves forward.
-    while (e + 1 < engines.size() && engines[e + 1].first <= a) ++e;
+    // The engines' intervals from the first that ends after `a`: the transfers are sorted, so
+    // that one only moves forward.
+    while (e < engine_count && engines[e].second <= a) ++e;
     Picos hidden = 0;
-    for (size_t i = e; i < engines.size() && engines[i].first < b; ++i) {
+    for (size_t i = e; i < engine_count && engines[i].first < b; ++i) {
       const Picos lo = std::max(a, engines[i].first), hi = std::min(b, engines[i].second);
       if (hi > lo) hidden += hi - lo;
     }
-    s.result.exposed_dma_ps += (b - a) - hidden;
+    exposed += (b - a) - hidden;
   }
+  s.result.exposed_dma_ps += exposed;
   if (until == kNever) {
     s.dma_wall.clear();
     s.engines_busy.clear();
@@ -341,7 +343,7 @@ void Ledger::record(const InstanceRecord& r) {
     plan.busy_ps += r.busy_end - r.busy_start;
     add_stalls(plan.stall_ps, r.stall);
     if (dma) {
-      units_[static_cast<size_t>(r.unit)].bytes += plan.bytes;
+      unit_plans_[static_cast<size_t>(r.unit)].bytes += plan.bytes;
     } else {
       merge_interval(compute_busy_, r.busy_start, r.busy_end);
       const UnitPlan& unit = unit_plans_[static_cast<size_t>(r.unit)];
@@ -398,26 +400,18 @@ void Ledger::barrier_wait(const InstanceRecord& r, Picos waited, bool released_b
 }
 
 [[gnu::noinline]] size_t Ledger::compute_search(Picos t) {
-  const Intervals& set = compute_busy_;
-  size_t i = compute_hint_;
-  if (i < set.size() && set[i].first <= t) {
-    // Finalisation moves forward in time: usually the previous answer or one of the next few.
-    for (int step = 0; step < 8 && i + 1 < set.size() && set[i + 1].first <= t; ++step) ++i;
-    if (i + 1 == set.size() || set[i + 1].first > t) return compute_hint_ = i;
-  }
-  auto it = starting_after(set, t);
-  if (it != set.begin()) --it;
-  return compute_hint_ = static_cast<size_t>(it - set.begin());
+  return compute_hint_ = static_cast<size_t>(ending_from(compute_busy_, t + 1) - compute_busy_.begin());
 }
 
 [[gnu::always_inline]] inline size_t Ledger::compute_from(Picos t) {
   const Intervals& set = compute_busy_;
   size_t i = compute_hint_;
-  // The previous answer or the next (an iteration's transfers usually start after the
-  // previous one's, with one compute span between them).
-  if (i < set.size() && set[i].first <= t) {
-    if (i + 1 < set.size() && set[i + 1].first <= t) ++i;
-    if (i + 1 == set.size() || set[i + 1].first > t) return compute_hint_ = i;
+  // Finalisation moves forward in time: from the previous answer, a few steps on.
+  if (i <= set.size() && (i == 0 || set[i - 1].second <= t)) {
+    for (int step = 0; step < 4; ++step) {
+      if (i == set.size() || set[i].second > t) return compute_hint_ = i;
+      ++i;
+    }
   }
   return compute_search(t);
 }
@@ -434,7 +428,7 @@ void Ledger::barrier_wait(const InstanceRecord& r, Picos waited, bool released_b
   return overlap;
 }
 
-void Ledger::finalize(LoopState& s, Iter& it) {
+[[gnu::always_inline]] inline void Ledger::finalize(LoopState& s, Iter& it) {
   const Intervals& dma = it.dma.merged();
   const Picos dma_union = total_length(dma);
   const Picos overlapped = overlap_with_compute(dma);
@@ -446,11 +440,10 @@ void Ledger::finalize(LoopState& s, Iter& it) {
   // Steady-state II: per entry of the loop, the time from the end of its first iteration to
   // the end of its last over the iterations in between. Ends leave at the bottleneck's rate,
   // also when a pattern repeats every few iterations; starts bunch up while loads run ahead.
-  const Loop& l = ctx_.program.kernel->loops[static_cast<size_t>(s.result.id)];
-  if (it.iv == l.lo) s.first_end = it.end;
-  if (it.iv == l.hi - 1 && l.trip_count() > 1) {
+  if (it.iv == s.lo) s.first_end = it.end;
+  if (it.iv == s.hi - 1 && s.result.trip_count > 1) {
     s.steady_ps += it.end - s.first_end;
-    s.steady_intervals += l.trip_count() - 1;
+    s.steady_intervals += s.result.trip_count - 1;
   }
   if (!it.kept) return;
 
@@ -611,6 +604,7 @@ SimResult Ledger::finish() {
     u.instances += prof.instances;
     add_stalls(u.stall_ps, prof.stall_ps);
   }
+  for (size_t u = 0; u < units_.size(); ++u) units_[u].bytes = unit_plans_[u].bytes;
   out.units = units_;
   for (const UnitResult& u : units_) out.dma_bytes += u.bytes;
   out.dma_engines = p.model->dma.engines;

@@ -102,7 +102,7 @@ class Ledger final : public InstanceObserver {
     Intervals spans_;
     bool merged_ = true;
   };
-  struct Iter {
+  struct alignas(256) Iter {  // 256 bytes: the index is a shift
     int64_t index = 0;
     int64_t iv = 0;
     Picos start = std::numeric_limits<Picos>::max();
@@ -148,6 +148,7 @@ class Ledger final : public InstanceObserver {
     int64_t listed_below = std::numeric_limits<int64_t>::max();
     int64_t listed_from = std::numeric_limits<int64_t>::max();
     IterRing pending;
+    int64_t lo = 0, hi = 0;      // the loop's bounds (Loop::lo, Loop::hi)
     Picos first_end = 0;         // end of the current entry's first iteration
     Picos steady_ps = 0;         // summed over entries: first to last end
     int64_t steady_intervals = 0;
@@ -187,7 +188,7 @@ class Ledger final : public InstanceObserver {
   void count_exposed(LoopState& s, Picos until);
   // The time during which some compute engine was busy within the merged spans `dma`.
   Picos overlap_with_compute(const Intervals& dma);
-  // The last interval of compute_busy_ that starts at or before `t`, or the first.
+  // The first interval of compute_busy_ that ends after `t` (or its size).
   size_t compute_from(Picos t);
   size_t compute_search(Picos t);  // compute_from when its previous answer no longer holds
   // No unit will still produce a record that starts before this time.
@@ -203,8 +204,8 @@ class Ledger final : public InstanceObserver {
   size_t kept_;
   // Written by the simulation's thread only: a relaxed load and store, no read-modify-write.
   std::atomic<int64_t> recorded_{0};
-  // Bytes and barrier waits as they come; busy time, instances and the other stalls are the
-  // sums of the unit's instructions' profile, added once, in finish().
+  // Barrier waits as they come; bytes (UnitPlan), busy time, instances and the other stalls
+  // are added once, in finish() (the last three the sums of the unit's instructions' profile).
   std::vector<UnitResult> units_;
   // What record() reads and adds up of an instruction, in one place (128 bytes: the index is
   // a shift); finish() makes its profile of the sums.
@@ -219,8 +220,9 @@ class Ledger final : public InstanceObserver {
     bool in_timeline = false;  // inside the timeline's loop
   };
   std::vector<InstPlan> plans_;  // per instruction
-  // A unit as record() reads it.
-  struct UnitPlan {
+  // A unit as record() reads it, and its bytes so far (finish() hands them to its result).
+  struct alignas(32) UnitPlan {
+    double bytes = 0;
     bool is_queue = false;
     const LoopId* engine_loops = nullptr;  // the loops a compute engine works in
     const LoopId* engine_loops_end = nullptr;
