@@ -119,7 +119,7 @@ Ledger::Ledger(SimContext& ctx, size_t iterations_kept, bool capture_timeline, T
   for (LoopState& s : loops_) {
     // A long loop lists its first kept_ / 2 and its last iterations (finalize()).
     const int64_t n = s.result.dynamic_iterations;
-    // All of them are listed in the end: room for them from the start.
+    // Room from the start for the iterations listed first (all of a loop no longer than kept_).
     s.head.reserve(static_cast<size_t>(n) <= kept_ ? static_cast<size_t>(n) : kept_ / 2);
     if (static_cast<size_t>(n) <= kept_) continue;
     s.listed_below = static_cast<int64_t>(kept_ / 2);
@@ -161,7 +161,7 @@ void Ledger::IterRing::pop_front() {
 }
 
 [[gnu::noinline]] void Ledger::open_to(LoopState& s, int64_t index) {
-  // (iteration() opens the next one itself.)
+  // Iterations skipped by the record that asks for `index` (iteration() opens the next one inline).
   while (s.base + static_cast<int64_t>(s.pending.size()) <= index) {
     const int64_t next = s.base + static_cast<int64_t>(s.pending.size());
     Iter& fresh = s.pending.push_back();

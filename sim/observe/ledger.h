@@ -38,9 +38,10 @@ class Ledger final : public InstanceObserver {
   // Finalises everything (all units are done) and fills in the bounds.
   SimResult finish();
 
- // Disjoint intervals [start, end), sorted: mostly appended at the end as the simulation
+  // Disjoint intervals [start, end), sorted: mostly appended at the end as the simulation
   // advances, so a vector (no allocation per record once grown) whose append is inline
-  // (std::vector's is a call): storage of its capacity, the first size() in use.
+  // (std::vector's is a call): storage of its capacity, the first size() in use. Public for
+  // its unit test.
   class Intervals {
    public:
     using value_type = std::pair<Picos, Picos>;
