@@ -63,13 +63,14 @@ Ledger::Ledger(SimContext& ctx, size_t iterations_kept, bool capture_timeline, T
     r.is_queue = u.kind == UnitKind::DmaQueue;
     units_.push_back(r);
   }
-  profile_.resize(p.insts.size());
   loops_.resize(k.loops.size());
   for (size_t l = 0; l < k.loops.size(); ++l) {
     LoopState& s = loops_[l];
     s.result.id = static_cast<LoopId>(l);
     s.result.iv = k.loops[l].iv;
     s.result.trip_count = k.loops[l].trip_count();
+    s.lo = k.loops[l].lo;
+    s.hi = k.loops[l].hi;
     s.result.dynamic_iterations = instances_within(k, static_cast<LoopId>(l));
   }
   if (capture_timeline)
@@ -94,21 +95,32 @@ Ledger::Ledger(SimContext& ctx, size_t iterations_kept, bool capture_timeline, T
       if (!inst.is_barrier) works_in_[static_cast<size_t>(l)][static_cast<size_t>(inst.units[0])] = true;
     }
   }
-  is_queue_.resize(p.units.size());
   engine_loops_.resize(p.units.size());
+  unit_plans_.resize(p.units.size());
   for (size_t u = 0; u < p.units.size(); ++u) {
-    is_queue_[u] = p.units[u].kind == UnitKind::DmaQueue;
-    if (!is_queue_[u])
+    UnitPlan& plan = unit_plans_[u];
+    plan.is_queue = p.units[u].kind == UnitKind::DmaQueue;
+    if (!plan.is_queue)
       for (size_t l = 0; l < loops_.size(); ++l)
         if (works_in_[l][u]) engine_loops_[u].push_back(static_cast<LoopId>(l));
+    plan.engine_loops = engine_loops_[u].data();
+    plan.engine_loops_end = engine_loops_[u].data() + engine_loops_[u].size();
   }
-  in_timeline_.resize(p.insts.size());
-  for (size_t i = 0; i < p.insts.size(); ++i)
-    in_timeline_[i] = timeline_loop_ != kNoId && std::find(p.insts[i].nest.begin(), p.insts[i].nest.end(), timeline_loop_) !=
-                                                     p.insts[i].nest.end();
+  plans_.resize(p.insts.size());
+  for (size_t i = 0; i < p.insts.size(); ++i) {
+    const SimInst& inst = p.insts[i];
+    InstPlan& plan = plans_[i];
+    plan.nest = inst.nest.data();
+    plan.nest_end = inst.nest.data() + inst.nest.size();
+    plan.bytes = inst.dma.bytes;
+    plan.wmma = inst.wmma;
+    plan.in_timeline = timeline_loop_ != kNoId && std::find(inst.nest.begin(), inst.nest.end(), timeline_loop_) != inst.nest.end();
+  }
   for (LoopState& s : loops_) {
     // A long loop lists its first kept_ / 2 and its last iterations (finalize()).
     const int64_t n = s.result.dynamic_iterations;
+    // Room from the start for the iterations listed first (all of a loop no longer than kept_).
+    s.head.reserve(static_cast<size_t>(n) <= kept_ ? static_cast<size_t>(n) : kept_ / 2);
     if (static_cast<size_t>(n) <= kept_) continue;
     s.listed_below = static_cast<int64_t>(kept_ / 2);
     s.listed_from = n - static_cast<int64_t>(kept_ - kept_ / 2);
@@ -133,16 +145,13 @@ void Ledger::Iter::reset() {
   kept = true;
 }
 
-Ledger::Iter& Ledger::IterRing::push_back() {
-  if (size_ == slots_.size()) {
-    // Full: a ring twice the size, in order from its start.
-    std::vector<Iter> grown(std::max<size_t>(8, 2 * slots_.size()));
-    for (size_t i = 0; i < size_; ++i) grown[i] = std::move((*this)[i]);
-    slots_.swap(grown);
-    mask_ = slots_.size() - 1;
-    head_ = 0;
-  }
-  return (*this)[size_++];
+void Ledger::IterRing::grow() {
+  // Full: a ring twice the size, in order from its start.
+  std::vector<Iter> grown(std::max<size_t>(8, 2 * slots_.size()));
+  for (size_t i = 0; i < size_; ++i) grown[i] = std::move((*this)[i]);
+  slots_.swap(grown);
+  mask_ = slots_.size() - 1;
+  head_ = 0;
 }
 
 void Ledger::IterRing::pop_front() {
@@ -151,30 +160,28 @@ void Ledger::IterRing::pop_front() {
   --size_;
 }
 
-Ledger::Iter& Ledger::iteration(LoopState& s, int64_t index, int64_t iv) {
+[[gnu::noinline]] void Ledger::open_to(LoopState& s, int64_t index) {
+  // Iterations skipped by the record that asks for `index` (iteration() opens the next one inline).
   while (s.base + static_cast<int64_t>(s.pending.size()) <= index) {
     const int64_t next = s.base + static_cast<int64_t>(s.pending.size());
     Iter& fresh = s.pending.push_back();
     fresh.index = next;
     fresh.kept = next < s.listed_below || next >= s.listed_from;
   }
-  Iter& it = s.pending[static_cast<size_t>(index - s.base)];
-  it.iv = iv;
-  return it;
+}
+
+[[gnu::noinline]] void Ledger::Intervals::grow() {
+  store_.resize(std::max<size_t>(16, 2 * store_.size()));
+  capacity_ = store_.size();
 }
 
 namespace {
 
-using Intervals = std::vector<std::pair<Picos, Picos>>;
+using Intervals = Ledger::Intervals;
 
 // The first interval that ends at or after `t`.
 Intervals::iterator ending_from(Intervals& set, Picos t) {
   return std::lower_bound(set.begin(), set.end(), t, [](const std::pair<Picos, Picos>& x, Picos v) { return x.second < v; });
-}
-
-// The first interval that starts after `t`.
-Intervals::const_iterator starting_after(const Intervals& set, Picos t) {
-  return std::upper_bound(set.begin(), set.end(), t, [](Picos v, const std::pair<Picos, Picos>& x) { return v < x.first; });
 }
 
 // Adds [a, b) to a set of merged intervals (touching ones merge), b > a, anywhere.
@@ -198,7 +205,6 @@ void merge_interval_within(Intervals& set, Picos a, Picos b) {
 [[gnu::always_inline]] inline void merge_interval(Intervals& set, Picos a, Picos b) {
   if (b <= a) return;
   if (set.empty() || a > set.back().second) {
-    if (set.size() == set.capacity()) set.reserve(std::max<size_t>(16, 2 * set.size()));
     set.push_back({a, b});
   } else if (a >= set.back().first) {
     set.back().second = std::max(set.back().second, b);
@@ -228,10 +234,11 @@ void sort_and_merge(Intervals& v) {
     if (v[i].first <= v[out].second) v[out].second = std::max(v[out].second, v[i].second);
     else v[++out] = v[i];
   }
-  v.resize(out + 1);
+  v.shrink_to(out + 1);
 }
 
 Picos total_length(const Intervals& v) {
+  if (v.size() == 1) return v[0].second - v[0].first;  // the usual iteration
   Picos total = 0;
   for (const auto& [a, b] : v) total += b - a;
   return total;
@@ -261,7 +268,7 @@ void Ledger::SpanSet::add_out_of_order(Picos a, Picos b) {
     }
     merged_ = false;
   }
-  spans_.emplace_back(a, b);
+  spans_.push_back({a, b});
   const size_t n = spans_.size();
   if (n >= 4096 && (n & (n - 1)) == 0) merge_all();
 }
@@ -277,22 +284,27 @@ const Ledger::Intervals& Ledger::SpanSet::merged() {
 }
 
 void Ledger::count_exposed(LoopState& s, Picos until) {
-  const Intervals& engines = s.engines_busy;
+  // Locals: the sets' reads cannot alias them, so they stay in registers.
+  const Intervals::value_type* engines = s.engines_busy.begin();
+  const size_t engine_count = s.engines_busy.size();
+  const Picos counted = s.counted;
+  Picos exposed = 0;
   size_t e = 0;
   for (const auto& [a0, b0] : s.dma_wall) {
     if (a0 >= until) break;  // sorted: nothing more before `until`
-    const Picos a = std::max(a0, s.counted), b = std::min(b0, until);
+    const Picos a = std::max(a0, counted), b = std::min(b0, until);
     if (b <= a) continue;
-    // The engines' intervals from the last that starts at or before `a` (or the first): the
-    // transfers are sorted, so that one only moves forward.
-    while (e + 1 < engines.size() && engines[e + 1].first <= a) ++e;
+    // The engines' intervals from the first that ends after `a`: the transfers are sorted, so
+    // that one only moves forward.
+    while (e < engine_count && engines[e].second <= a) ++e;
     Picos hidden = 0;
-    for (size_t i = e; i < engines.size() && engines[i].first < b; ++i) {
+    for (size_t i = e; i < engine_count && engines[i].first < b; ++i) {
       const Picos lo = std::max(a, engines[i].first), hi = std::min(b, engines[i].second);
       if (hi > lo) hidden += hi - lo;
     }
-    s.result.exposed_dma_ps += (b - a) - hidden;
+    exposed += (b - a) - hidden;
   }
+  s.result.exposed_dma_ps += exposed;
   if (until == kNever) {
     s.dma_wall.clear();
     s.engines_busy.clear();
@@ -303,42 +315,46 @@ void Ledger::count_exposed(LoopState& s, Picos until) {
   s.counted = std::max(s.counted, until);
 }
 
+[[gnu::cold, gnu::noinline]] void Ledger::behind_watermark(const InstanceRecord& r) {
+  throw std::logic_error("a record of " + ctx_.program.insts[static_cast<size_t>(r.inst)].name + " starts at " +
+                         std::to_string(r.start) + " ps, before the watermark " + std::to_string(passed_) + " ps");
+}
+
+[[gnu::noinline]] void Ledger::capture_span(const InstanceRecord& r, bool dma) {
+  const int64_t index = r.loop_counts[timeline_loop_] - 1;
+  if (std::find(timeline_iterations_.begin(), timeline_iterations_.end(), index) != timeline_iterations_.end())
+    timeline_.push_back({ctx_.program.units[static_cast<size_t>(r.unit)].name, ctx_.program.insts[static_cast<size_t>(r.inst)].name,
+                         index, dma ? r.start : r.busy_start, dma ? r.complete : r.busy_end});
+}
+
 void Ledger::record(const InstanceRecord& r) {
   recorded_.store(recorded_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   if (trace_) trace_->record(r);
   if (checker_) checker_->record(r);
-  const SimProgram& p = ctx_.program;
-  const SimInst& inst = p.insts[r.inst];
-  const bool dma = r.unit >= 0 && is_queue_[static_cast<size_t>(r.unit)];
+  InstPlan& plan = plans_[static_cast<size_t>(r.inst)];
+  const bool dma = r.unit >= 0 && unit_plans_[static_cast<size_t>(r.unit)].is_queue;
   // Finalised iterations, exposed DMA counted and the checker's settled writes all rest on it.
-  if (r.start < passed_)
-    throw std::logic_error("a record of " + inst.name + " starts at " + std::to_string(r.start) +
-                           " ps, before the watermark " + std::to_string(passed_) + " ps");
+  if (r.start < passed_) behind_watermark(r);
   total_ = std::max(total_, r.complete);
   if (r.unit >= 0) {
     // The unit's totals are the sums of its instructions' (finish()); bytes are added here,
     // in the order they always were.
-    InstProfile& prof = profile_[static_cast<size_t>(r.inst)];
-    ++prof.instances;
-    prof.busy_ps += r.busy_end - r.busy_start;
-    add_stalls(prof.stall_ps, r.stall);
+    ++plan.instances;
+    plan.busy_ps += r.busy_end - r.busy_start;
+    add_stalls(plan.stall_ps, r.stall);
     if (dma) {
-      units_[static_cast<size_t>(r.unit)].bytes += inst.dma.bytes;
+      unit_plans_[static_cast<size_t>(r.unit)].bytes += plan.bytes;
     } else {
       merge_interval(compute_busy_, r.busy_start, r.busy_end);
-      for (LoopId l : engine_loops_[static_cast<size_t>(r.unit)])
-        merge_interval(loops_[static_cast<size_t>(l)].engines_busy, r.busy_start, r.busy_end);
+      const UnitPlan& unit = unit_plans_[static_cast<size_t>(r.unit)];
+      for (const LoopId* l = unit.engine_loops; l != unit.engine_loops_end; ++l)
+        merge_interval(loops_[static_cast<size_t>(*l)].engines_busy, r.busy_start, r.busy_end);
     }
-    if (in_timeline_[static_cast<size_t>(r.inst)]) {
-      const int64_t index = r.loop_counts[timeline_loop_] - 1;
-      if (std::find(timeline_iterations_.begin(), timeline_iterations_.end(), index) != timeline_iterations_.end())
-        timeline_.push_back({p.units[static_cast<size_t>(r.unit)].name, inst.name, index, dma ? r.start : r.busy_start,
-                             dma ? r.complete : r.busy_end});
-    }
+    if (plan.in_timeline) capture_span(r, dma);
   }
-  for (LoopId l : inst.nest) {
-    LoopState& s = loops_[static_cast<size_t>(l)];
-    Iter& it = iteration(s, r.loop_counts[l] - 1, r.loop_ivs[l]);
+  for (const LoopId* l = plan.nest; l != plan.nest_end; ++l) {
+    LoopState& s = loops_[static_cast<size_t>(*l)];
+    Iter& it = iteration(s, r.loop_counts[*l] - 1, r.loop_ivs[*l]);
     it.start = std::min(it.start, r.start);
     it.end = std::max(it.end, r.complete);
     if (r.unit >= 0) {
@@ -352,7 +368,7 @@ void Ledger::record(const InstanceRecord& r) {
         if (r.waited_on_dma) it.exposed += r.stall[static_cast<size_t>(StallReason::Semaphore)];
       }
       if (it.kept) add_stalls(it.stall, r.stall);
-      if (inst.wmma) {  // waits for operands: the scoreboard (dependency) or another unit's result
+      if (plan.wmma) {  // waits for operands: the scoreboard (dependency) or another unit's result
         it.wmma_bubble += r.stall[static_cast<size_t>(StallReason::Dependency)] +
                           r.stall[static_cast<size_t>(StallReason::Semaphore)];
         ++it.wmmas;
@@ -383,20 +399,24 @@ void Ledger::barrier_wait(const InstanceRecord& r, Picos waited, bool released_b
   }
 }
 
-size_t Ledger::compute_from(Picos t) {
-  const Intervals& set = compute_busy_;
-  size_t i = compute_hint_;
-  if (i < set.size() && set[i].first <= t) {
-    // Finalisation moves forward in time: usually the previous answer or one of the next few.
-    for (int step = 0; step < 8 && i + 1 < set.size() && set[i + 1].first <= t; ++step) ++i;
-    if (i + 1 == set.size() || set[i + 1].first > t) return compute_hint_ = i;
-  }
-  auto it = starting_after(set, t);
-  if (it != set.begin()) --it;
-  return compute_hint_ = static_cast<size_t>(it - set.begin());
+[[gnu::noinline]] size_t Ledger::compute_search(Picos t) {
+  return compute_hint_ = static_cast<size_t>(ending_from(compute_busy_, t + 1) - compute_busy_.begin());
 }
 
-Picos Ledger::overlap_with_compute(const Intervals& dma) {
+[[gnu::always_inline]] inline size_t Ledger::compute_from(Picos t) {
+  const Intervals& set = compute_busy_;
+  size_t i = compute_hint_;
+  // Finalisation moves forward in time: from the previous answer, a few steps on.
+  if (i <= set.size() && (i == 0 || set[i - 1].second <= t)) {
+    for (int step = 0; step < 4; ++step) {
+      if (i == set.size() || set[i].second > t) return compute_hint_ = i;
+      ++i;
+    }
+  }
+  return compute_search(t);
+}
+
+[[gnu::always_inline]] inline Picos Ledger::overlap_with_compute(const Intervals& dma) {
   Picos overlap = 0;
   for (const auto& [a, b] : dma) {
     for (auto it = compute_busy_.begin() + static_cast<std::ptrdiff_t>(compute_from(a));
@@ -408,7 +428,7 @@ Picos Ledger::overlap_with_compute(const Intervals& dma) {
   return overlap;
 }
 
-void Ledger::finalize(LoopState& s, Iter& it) {
+[[gnu::always_inline]] inline void Ledger::finalize(LoopState& s, Iter& it) {
   const Intervals& dma = it.dma.merged();
   const Picos dma_union = total_length(dma);
   const Picos overlapped = overlap_with_compute(dma);
@@ -420,11 +440,10 @@ void Ledger::finalize(LoopState& s, Iter& it) {
   // Steady-state II: per entry of the loop, the time from the end of its first iteration to
   // the end of its last over the iterations in between. Ends leave at the bottleneck's rate,
   // also when a pattern repeats every few iterations; starts bunch up while loads run ahead.
-  const Loop& l = ctx_.program.kernel->loops[static_cast<size_t>(s.result.id)];
-  if (it.iv == l.lo) s.first_end = it.end;
-  if (it.iv == l.hi - 1 && l.trip_count() > 1) {
+  if (it.iv == s.lo) s.first_end = it.end;
+  if (it.iv == s.hi - 1 && s.result.trip_count > 1) {
     s.steady_ps += it.end - s.first_end;
-    s.steady_intervals += l.trip_count() - 1;
+    s.steady_intervals += s.result.trip_count - 1;
   }
   if (!it.kept) return;
 
@@ -577,14 +596,15 @@ SimResult Ledger::finish() {
   out.dynamic_instructions = p.dynamic_instructions;
   for (const SimChannel& c : p.channels) out.semaphores += c.cross_unit ? 1 : 0;
   out.semaphores_available = p.model->semaphores;
-  for (size_t i = 0; i < profile_.size(); ++i) {
-    const InstProfile& prof = profile_[i];
+  for (size_t i = 0; i < plans_.size(); ++i) {
+    const InstPlan& prof = plans_[i];
     if (prof.instances == 0) continue;
     UnitResult& u = units_[static_cast<size_t>(p.insts[i].units.front())];  // its one unit
     u.busy_ps += prof.busy_ps;
     u.instances += prof.instances;
     add_stalls(u.stall_ps, prof.stall_ps);
   }
+  for (size_t u = 0; u < units_.size(); ++u) units_[u].bytes = unit_plans_[u].bytes;
   out.units = units_;
   for (const UnitResult& u : units_) out.dma_bytes += u.bytes;
   out.dma_engines = p.model->dma.engines;
@@ -592,9 +612,12 @@ SimResult Ledger::finish() {
   for (const auto& [name, space] : p.model->spaces)
     if (space.capacity() > 0 && !space.is_register_file())
       out.spaces.push_back({name, space.capacity_unit(), space_allocation(*p.kernel, name), space.capacity()});
-  for (size_t i = 0; i < profile_.size(); ++i) {
-    if (profile_[i].instances == 0) continue;
-    InstProfile prof = profile_[i];
+  for (size_t i = 0; i < plans_.size(); ++i) {
+    if (plans_[i].instances == 0) continue;
+    InstProfile prof;
+    prof.instances = plans_[i].instances;
+    prof.busy_ps = plans_[i].busy_ps;
+    prof.stall_ps = plans_[i].stall_ps;
     prof.name = p.insts[i].name;
     prof.opcode = p.kernel->insts[i].opcode;
     prof.unit = units_[static_cast<size_t>(p.insts[i].units.front())].name;  // an instance ran: it has its unit
@@ -611,9 +634,9 @@ SimResult Ledger::finish() {
     });
   }
   for (LoopState& s : loops_) {
-    LoopResult r = s.result;
+    LoopResult r = std::move(s.result);
     r.folded = !s.tail.empty();
-    r.iterations = s.head;
+    r.iterations = std::move(s.head);
     // The tail ring from its oldest entry.
     const size_t wrap = s.tail.size() < kept_ - kept_ / 2 ? 0 : s.tail_next;
     r.iterations.insert(r.iterations.end(), s.tail.begin() + static_cast<std::ptrdiff_t>(wrap), s.tail.end());

@@ -5,9 +5,11 @@
 // still produce compute time that overlaps its transfers.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <limits>
 #include <map>
+#include <utility>
 #include <vector>
 
 #include "sim/observe/sim_result.h"
@@ -36,10 +38,49 @@ class Ledger final : public InstanceObserver {
   // Finalises everything (all units are done) and fills in the bounds.
   SimResult finish();
 
- private:
   // Disjoint intervals [start, end), sorted: mostly appended at the end as the simulation
-  // advances, so a vector (no allocation per record once grown).
-  using Intervals = std::vector<std::pair<Picos, Picos>>;
+  // advances, so a vector (no allocation per record once grown) whose append is inline
+  // (std::vector's is a call): storage of its capacity, the first size() in use. Public for
+  // its unit test.
+  class Intervals {
+   public:
+    using value_type = std::pair<Picos, Picos>;
+    using iterator = value_type*;
+    using const_iterator = const value_type*;
+    iterator begin() { return store_.data(); }
+    iterator end() { return store_.data() + size_; }
+    const_iterator begin() const { return store_.data(); }
+    const_iterator end() const { return store_.data() + size_; }
+    size_t size() const { return size_; }
+    bool empty() const { return size_ == 0; }
+    value_type& operator[](size_t i) { return store_[i]; }
+    const value_type& operator[](size_t i) const { return store_[i]; }
+    value_type& back() { return store_[size_ - 1]; }
+    [[gnu::always_inline]] void push_back(value_type v) {
+      if (size_ == capacity_) grow();
+      store_[size_++] = v;
+    }
+    iterator insert(iterator at, value_type v) {
+      const size_t i = static_cast<size_t>(at - begin());
+      push_back(v);
+      std::rotate(begin() + i, end() - 1, end());
+      return begin() + i;
+    }
+    void erase(iterator from, iterator to) {
+      std::move(to, end(), from);
+      size_ -= static_cast<size_t>(to - from);
+    }
+    void shrink_to(size_t n) { size_ = n; }
+    void clear() { size_ = 0; }
+
+   private:
+    void grow();
+    std::vector<value_type> store_;
+    size_t size_ = 0;
+    size_t capacity_ = 0;  // store_.size()
+  };
+
+ private:
   // An iteration's busy spans. They arrive nearly in time order, so they are kept sorted and
   // merged by extending or appending at the end (or inserting, while few); a span arriving
   // out of order into a large set is appended and the set sorted and merged later (when
@@ -62,7 +103,7 @@ class Ledger final : public InstanceObserver {
     Intervals spans_;
     bool merged_ = true;
   };
-  struct Iter {
+  struct alignas(256) Iter {  // 256 bytes: the index is a shift
     int64_t index = 0;
     int64_t iv = 0;
     Picos start = std::numeric_limits<Picos>::max();
@@ -87,10 +128,14 @@ class Ledger final : public InstanceObserver {
     bool empty() const { return size_ == 0; }
     Iter& operator[](size_t i) { return slots_[(head_ + i) & mask_]; }
     Iter& front() { return slots_[head_]; }
-    Iter& push_back();
+    Iter& push_back() {
+      if (size_ == slots_.size()) grow();
+      return (*this)[size_++];
+    }
     void pop_front();
 
    private:
+    void grow();
     std::vector<Iter> slots_;
     size_t mask_ = 0;  // slots_.size() - 1
     size_t head_ = 0;
@@ -104,6 +149,7 @@ class Ledger final : public InstanceObserver {
     int64_t listed_below = std::numeric_limits<int64_t>::max();
     int64_t listed_from = std::numeric_limits<int64_t>::max();
     IterRing pending;
+    int64_t lo = 0, hi = 0;      // the loop's bounds (Loop::lo, Loop::hi)
     Picos first_end = 0;         // end of the current entry's first iteration
     Picos steady_ps = 0;         // summed over entries: first to last end
     int64_t steady_intervals = 0;
@@ -119,14 +165,33 @@ class Ledger final : public InstanceObserver {
     LoopResult result;
   };
 
-  Iter& iteration(LoopState& s, int64_t index, int64_t iv);
+  // The pending iteration `index` (at or after s.base), opened if new.
+  Iter& iteration(LoopState& s, int64_t index, int64_t iv) {
+    const size_t offset = static_cast<size_t>(index - s.base);
+    if (offset == s.pending.size()) {
+      Iter& fresh = s.pending.push_back();
+      fresh.index = index;
+      fresh.kept = index < s.listed_below || index >= s.listed_from;
+    } else if (offset > s.pending.size()) {
+      open_to(s, index);
+    }
+    Iter& it = s.pending[offset];
+    it.iv = iv;
+    return it;
+  }
+  // Opens the iterations up to `index`.
+  void open_to(LoopState& s, int64_t index);
+  // The cold parts of record(), out of line so that its common path stays small.
+  [[noreturn]] void behind_watermark(const InstanceRecord& r);
+  void capture_span(const InstanceRecord& r, bool dma);
   // Adds to the loop's exposed DMA the time before `until` when some of its transfers moved
   // and none of its compute engines was busy, then forgets the intervals before `until`.
   void count_exposed(LoopState& s, Picos until);
   // The time during which some compute engine was busy within the merged spans `dma`.
   Picos overlap_with_compute(const Intervals& dma);
-  // The last interval of compute_busy_ that starts at or before `t`, or the first.
+  // The first interval of compute_busy_ that ends after `t` (or its size).
   size_t compute_from(Picos t);
+  size_t compute_search(Picos t);  // compute_from when its previous answer no longer holds
   // No unit will still produce a record that starts before this time.
   Picos watermark();
   void try_finalize(bool all_done = false);
@@ -140,15 +205,33 @@ class Ledger final : public InstanceObserver {
   size_t kept_;
   // Written by the simulation's thread only: a relaxed load and store, no read-modify-write.
   std::atomic<int64_t> recorded_{0};
-  // Bytes and barrier waits as they come; busy time, instances and the other stalls are the
-  // sums of the unit's instructions' profile, added once, in finish().
+  // Barrier waits as they come; bytes (UnitPlan), busy time, instances and the other stalls
+  // are added once, in finish() (the last three the sums of the unit's instructions' profile).
   std::vector<UnitResult> units_;
-  std::vector<InstProfile> profile_;  // per instruction
+  // What record() reads and adds up of an instruction, in one place (128 bytes: the index is
+  // a shift); finish() makes its profile of the sums.
+  struct alignas(128) InstPlan {
+    int64_t instances = 0;
+    Picos busy_ps = 0;
+    StallArray stall_ps{};
+    const LoopId* nest = nullptr;  // its enclosing loops (SimInst::nest)
+    const LoopId* nest_end = nullptr;
+    double bytes = 0;  // a transfer's (SimInst::dma.bytes)
+    bool wmma = false;
+    bool in_timeline = false;  // inside the timeline's loop
+  };
+  std::vector<InstPlan> plans_;  // per instruction
+  // A unit as record() reads it, and its bytes so far (finish() hands them to its result).
+  struct alignas(32) UnitPlan {
+    double bytes = 0;
+    bool is_queue = false;
+    const LoopId* engine_loops = nullptr;  // the loops a compute engine works in
+    const LoopId* engine_loops_end = nullptr;
+  };
+  std::vector<UnitPlan> unit_plans_;  // per unit
   std::vector<LoopState> loops_;
   std::vector<std::vector<bool>> works_in_;  // [loop][unit]: the unit runs an instruction in the loop
   std::vector<std::vector<LoopId>> engine_loops_;  // [unit]: the loops a compute engine works in
-  std::vector<char> is_queue_;                     // [unit]
-  std::vector<char> in_timeline_;                  // [inst]: inside the timeline's loop
   // The watermark's scratch: each unit's horizon and bound.
   std::vector<StreamUnit::Horizon> horizons_;
   std::vector<Picos> bounds_;
