@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "sched/ir/kernel_queries.h"
@@ -134,23 +135,49 @@ RaceChecker::RaceChecker(const SimProgram& p) : p_(p), plans_(p.insts.size()) {
       if (ap.terms.empty() &&
           std::all_of(ap.base.begin(), ap.base.end(), [](const Interval& d) { return d.first < d.second; }))
         ap.key = constant_boxes.emplace(ap.base, static_cast<uint32_t>(constant_boxes.size() + 1)).first->second;
-      plans_[id].push_back(std::move(ap));
+      plans_[id].accesses.push_back(std::move(ap));
     };
     for (const Access& a : in.reads) plan(a, true);
     if (in.attrs.has(attr::kAccumulate))  // an accumulating write reads what it adds to
       for (const Access& a : in.writes) plan(a, true, accumulation_start(k, static_cast<InstId>(id)));
     for (const Access& a : in.writes) plan(a, false);
   }
-  // Boxes are stored at a fixed stride: the largest rank of the accesses, for the pending reads;
-  // per tensor, for its write logs.
-  std::vector<size_t> tensor_rank(k.tensors.size(), 1);
-  for (const std::vector<AccessPlan>& plans : plans_)
-    for (const AccessPlan& ap : plans) {
-      stride_ = std::max(stride_, ap.base.size());
-      size_t& r = tensor_rank[static_cast<size_t>(logs_[ap.log].buffer.first)];
-      r = std::max(r, ap.base.size());
+  // The keys' boxes, once each.
+  keyed_.assign(constant_boxes.size() + 1, nullptr);
+  std::vector<size_t> keyed_at(constant_boxes.size() + 1, 0);
+  for (const auto& [box, key] : constant_boxes) {
+    keyed_at[key] = keyed_boxes_.size();
+    keyed_boxes_.insert(keyed_boxes_.end(), box.begin(), box.end());
+  }
+  for (size_t key = 1; key < keyed_.size(); ++key) keyed_[key] = keyed_boxes_.data() + keyed_at[key];
+  // Program order as a constant plus a product per enclosing loop.
+  for (size_t id = 0; id < p.insts.size(); ++id) {
+    const SimInst& inst = p.insts[id];
+    InstPlan& ip = plans_[id];
+    ip.seq_base = inst.seq_base;
+    for (size_t i = 0; i < inst.nest.size(); ++i) {
+      ip.seq_base -= k.loops[static_cast<size_t>(inst.nest[i])].lo * inst.seq_strides[i];
+      ip.seq_terms.push_back({inst.nest[i], inst.seq_strides[i]});
     }
-  for (WriteLog& log : logs_) log.stride = tensor_rank[static_cast<size_t>(log.buffer.first)];
+  }
+  // Boxes are stored at a fixed stride: the largest rank, for the pending reads; per tensor,
+  // its rank, for its write logs. Every access has its tensor's rank (the parser and the
+  // structural verifier hold kernels to it), so events need not carry one.
+  constexpr uint32_t kNoRank = UINT32_MAX;
+  std::vector<uint32_t> tensor_rank(k.tensors.size(), kNoRank);
+  for (const InstPlan& plans : plans_)
+    for (const AccessPlan& ap : plans.accesses) {
+      const size_t t = static_cast<size_t>(logs_[ap.log].buffer.first);
+      if (tensor_rank[t] != kNoRank && tensor_rank[t] != ap.rank)
+        throw std::logic_error("race checker: accesses of different ranks to %" + k.tensors[t].name);
+      tensor_rank[t] = ap.rank;
+      stride_ = std::max<size_t>(stride_, ap.rank);
+    }
+  for (WriteLog& log : logs_) {
+    const uint32_t rank = tensor_rank[static_cast<size_t>(log.buffer.first)];
+    log.rank = rank == kNoRank ? 0 : rank;
+    log.stride = std::max<size_t>(1, log.rank);
+  }
 }
 
 inline void RaceChecker::box_of(const AccessPlan& ap, const int64_t* ivs, Interval* out) {
@@ -169,20 +196,16 @@ inline int64_t RaceChecker::buffer_of(const AccessPlan& ap, const int64_t* ivs) 
 
 void RaceChecker::record(const InstanceRecord& r) {
   if (r.unit < 0) return;  // a barrier touches no memory
-  const std::vector<AccessPlan>& plans = plans_[static_cast<size_t>(r.inst)];
-  if (plans.empty()) return;
-  const SimInst& inst = p_.insts[static_cast<size_t>(r.inst)];
-  const int64_t seq = inst.seq(r.loop_ivs, *p_.kernel);
-  // Reads last while the unit consumes its inputs. A write changes its range from the
-  // moment the unit starts producing it (a transfer: its first byte; a compute engine: its
-  // start) until it completes: a read that overlaps that window can see new bytes.
-  const Picos read_end = std::max(r.busy_end, r.start);
+  const InstPlan& plan = plans_[static_cast<size_t>(r.inst)];
+  if (plan.accesses.empty()) return;
+  const int64_t* ivs = r.loop_ivs;
+  int64_t seq = plan.seq_base;
+  for (const auto& [loop, stride] : plan.seq_terms) seq += ivs[loop] * stride;
   size_t first_read = kNoSlot, last_read = kNoSlot;
-  for (const AccessPlan& ap : plans) {
-    if (ap.fresh_at != kNoId && r.loop_ivs[ap.fresh_at] == ap.fresh_lo)
+  for (const AccessPlan& ap : plan.accesses) {
+    if (ap.fresh_at != kNoId && ivs[ap.fresh_at] == ap.fresh_lo)
       continue;  // this instance starts its accumulation group: a plain write
-    const size_t log = ap.log + static_cast<size_t>(buffer_of(ap, r.loop_ivs));
-    const uint32_t rank = ap.rank;
+    const size_t log = ap.log + static_cast<size_t>(buffer_of(ap, ivs));
     if (ap.read) {
       size_t slot;
       if (!free_reads_.empty()) {
@@ -193,8 +216,8 @@ void RaceChecker::record(const InstanceRecord& r) {
         reads_.emplace_back();
         read_dims_.resize(read_dims_.size() + stride_);
       }
-      reads_[slot] = {log, kNoSlot, {seq, r.start, read_end, r.inst, rank, ap.key}};
-      box_of(ap, r.loop_ivs, read_dims_.data() + slot * stride_);
+      reads_[slot] = {static_cast<uint32_t>(log), ap.key, kNoSlot};
+      if (ap.key == 0) box_of(ap, ivs, read_dims_.data() + slot * stride_);
       if (last_read == kNoSlot)
         first_read = slot;
       else
@@ -208,16 +231,48 @@ void RaceChecker::record(const InstanceRecord& r) {
       }
       if (w.size() > 0 && w.events.back().seq > seq) w.sorted = false;
       w.indexed = false;
-      w.events.push_back({seq, std::min(r.busy_start, r.complete), r.complete, r.inst, rank, ap.key});
-      const size_t need = w.events.size() * w.stride;
-      if (w.dims.size() < need) w.dims.resize(std::max(need, 2 * w.dims.size()));
-      box_of(ap, r.loop_ivs, w.dims.data() + need - w.stride);
+      // A write changes its range from the moment the unit starts producing it (a transfer:
+      // its first byte; a compute engine: its start) until it completes: a read that overlaps
+      // that window can see new bytes.
+      w.events.push_back({seq, std::min(r.busy_start, r.complete), r.complete, r.inst, ap.key});
+      if (ap.key == 0) {
+        const size_t need = w.events.size() * w.stride;
+        if (w.dims.size() < need) w.dims.resize(std::max(need, 2 * w.dims.size()));
+        box_of(ap, ivs, w.dims.data() + need - w.stride);
+      }
     }
   }
-  if (first_read != kNoSlot) {
-    pending_.push_back({seq, arrivals_++, first_read});
-    std::push_heap(pending_.begin(), pending_.end(), std::greater<PendingKey>());
+  if (first_read == kNoSlot) return;
+  // Reads last while the unit consumes its inputs.
+  const PendingInstance pending{seq, arrivals_++, r.start, std::max(r.busy_end, r.start), r.inst, first_read};
+  if (queue_head_ == queue_.size() || queue_.back().seq <= seq) {
+    queue_.push_back(pending);
+  } else {
+    heap_.push_back(pending);
+    std::push_heap(heap_.begin(), heap_.end(), std::greater<PendingInstance>());
   }
+}
+
+inline const RaceChecker::PendingInstance* RaceChecker::next_pending() const {
+  const PendingInstance* q = queue_head_ < queue_.size() ? &queue_[queue_head_] : nullptr;
+  if (heap_.empty()) return q;
+  if (!q || *q > heap_.front()) return &heap_.front();
+  return q;
+}
+
+inline void RaceChecker::pop_pending(const PendingInstance* which) {
+  if (heap_.empty() || which != heap_.data()) {
+    if (++queue_head_ == queue_.size()) {
+      queue_.clear();
+      queue_head_ = 0;
+    } else if (queue_head_ >= 64 && queue_head_ * 2 >= queue_.size()) {  // each entry moves at most once more
+      queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(queue_head_));
+      queue_head_ = 0;
+    }
+    return;
+  }
+  std::pop_heap(heap_.begin(), heap_.end(), std::greater<PendingInstance>());
+  heap_.pop_back();
 }
 
 void RaceChecker::index(WriteLog& log) {
@@ -232,6 +287,7 @@ void RaceChecker::index(WriteLog& log) {
     for (size_t i = 0; i < n; ++i) order_[i] = static_cast<uint32_t>(i);
     std::sort(order_.begin(), order_.end(), [&](uint32_t x, uint32_t y) { return live[x].seq < live[y].seq; });
     const size_t stride = log.stride;
+    if (log.dims.size() < log.events.size() * stride) log.dims.resize(log.events.size() * stride);
     sorted_events_.clear();
     sorted_dims_.resize(n * stride);
     for (size_t i = 0; i < n; ++i) {
@@ -260,26 +316,28 @@ void RaceChecker::advance(Picos watermark, int64_t min_seq) {
     logs_[l].cursor = 0;
   }
   // Reads whose every relevant write is known.
-  while (!pending_.empty()) {
-    const PendingKey next = pending_.front();
-    if (next.seq >= min_seq || reads_[next.slot].read.end > watermark) break;
-    std::pop_heap(pending_.begin(), pending_.end(), std::greater<PendingKey>());
-    pending_.pop_back();
-    for (size_t slot = next.slot; slot != kNoSlot; slot = reads_[slot].next) {
+  while (const PendingInstance* next = next_pending()) {
+    if (next->seq >= min_seq || next->end > watermark) break;
+    const PendingInstance in = *next;
+    pop_pending(next);
+    for (size_t slot = in.slot; slot != kNoSlot; slot = reads_[slot].next) {
       const PendingRead& pr = reads_[slot];
-      check(logs_[pr.log], pr.read, {read_dims_.data() + slot * stride_, pr.read.rank});
+      const Event read{in.seq, in.start, in.end, in.inst, pr.key};
+      WriteLog& log = logs_[pr.log];
+      check(log, read, {pr.key ? keyed_[pr.key] : read_dims_.data() + slot * stride_, log.rank});
       free_reads_.push_back(slot);
     }
   }
   // Writes hidden by a newer write that every future read comes after, both landed.
-  const int64_t settled = pending_.empty() ? min_seq : std::min(min_seq, pending_.front().seq);
+  const PendingInstance* next = next_pending();
+  const int64_t settled = next ? std::min(min_seq, next->seq) : min_seq;
   for (size_t l : active_) settle(logs_[l], watermark, settled);
 }
 
 void RaceChecker::report_hidden(const WriteLog& log, size_t i, size_t j) {
   const Event& old = log.live()[i];
   const Event& newer = log.live()[j];
-  report("WAW", old, newer, log.buffer, log.box(i), log.box(j),
+  report("WAW", old, newer, log.buffer, box(log, i), box(log, j),
          where(old) + " landed at " + ns(old.end) + " ns, after " + where(newer) + " at " + ns(newer.end) + " ns");
 }
 
@@ -304,7 +362,7 @@ void RaceChecker::settle(WriteLog& log, Picos watermark, int64_t settled) {
   auto next_same = [&](size_t i) {
     if (!indexed) {
       same_box_.clear();
-      for (size_t x = 0; x < n; ++x) same_box_.push_back({box_hash(log.box(x)), x});
+      for (size_t x = 0; x < n; ++x) same_box_.push_back({box_hash(box(log, x)), x});
       std::sort(same_box_.begin(), same_box_.end());
       next_same_.assign(n, n);
       for (size_t x = 0; x + 1 < same_box_.size(); ++x)
@@ -320,22 +378,29 @@ void RaceChecker::settle(WriteLog& log, Picos watermark, int64_t settled) {
   while (followed_n < n && events[followed_n].seq < settled) ++followed_n;
   // Survivors among [0, settled_n), in order.
   kept_.clear();
-  size_t dropped = 0, last_dropped = 0;
-  for (size_t i = 0; i < settled_n; ++i) {
-    const BoxRef old = log.box(i);
+  // The usual run first: each write hidden by the next, of the same constant box (the first
+  // candidate the loop below would try).
+  size_t i = 0;
+  while (i + 1 < settled_n && events[i].key != 0 && events[i + 1].key == events[i].key) {
+    hidden(i, i + 1);
+    ++i;
+  }
+  size_t dropped = i, last_dropped = i == 0 ? 0 : i - 1;
+  for (; i < settled_n; ++i) {
+    const BoxRef old = box(log, i);
     const uint32_t old_key = events[i].key;
     bool found = false;
     // The next few newer writes, up to the first that is not settled (settled_n).
     const size_t near_end = std::min(i + 9, settled_n);
     for (size_t j = i + 1; j < near_end; ++j) {
-      if (!((old_key != 0 && events[j].key == old_key) || contains(log.box(j), old))) continue;
+      if (!((old_key != 0 && events[j].key == old_key) || contains(box(log, j), old))) continue;
       hidden(i, j);
       found = true;
       break;
     }
     if (!found && i + 9 < followed_n) {
       const size_t j = next_same(i);
-      if (j < n && j > i + 8 && events[j].seq < settled && events[j].end <= watermark && log.box(j) == old) {
+      if (j < n && j > i + 8 && events[j].seq < settled && events[j].end <= watermark && box(log, j) == old) {
         hidden(i, j);
         found = true;
       }
@@ -351,22 +416,27 @@ void RaceChecker::settle(WriteLog& log, Picos watermark, int64_t settled) {
   // Survivors before the last dropped write move up over the dropped ones, in order; the
   // writes after it stay where they are and the head moves past the gap.
   const size_t stride = log.stride;
-  Interval* dims = log.dims.data() + log.head * stride;
   size_t to = last_dropped + 1;
   for (size_t k = kept_.size(); k-- > 0;) {
-    const size_t i = kept_[k];
-    if (i > last_dropped || --to == i) continue;
-    events[to] = events[i];
-    std::copy(dims + i * stride, dims + (i + 1) * stride, dims + to * stride);
+    const size_t from = kept_[k];
+    if (from > last_dropped || --to == from) continue;
+    events[to] = events[from];
+    if (events[to].key == 0) {  // a box of its own, which lies inside `dims` (record)
+      Interval* dims = log.dims.data() + log.head * stride;
+      std::copy(dims + from * stride, dims + (from + 1) * stride, dims + to * stride);
+    }
   }
   log.head += dropped;
   log.indexed = false;
   // Reclaim the dead front once it outweighs the live writes (each write moves at most once
   // more for it).
   if (log.head > log.size() && log.head >= 64) {
-    // The boxes first (log.size() counts from the old head), then the events.
-    std::copy(log.dims.begin() + static_cast<std::ptrdiff_t>(log.head * stride),
-              log.dims.begin() + static_cast<std::ptrdiff_t>(log.events.size() * stride), log.dims.begin());
+    // The boxes first (log.size() counts from the old head; only as far as `dims` reaches,
+    // the last write without a key), then the events.
+    const size_t end = std::min(log.dims.size(), log.events.size() * stride);
+    if (end > log.head * stride)
+      std::copy(log.dims.begin() + static_cast<std::ptrdiff_t>(log.head * stride),
+                log.dims.begin() + static_cast<std::ptrdiff_t>(end), log.dims.begin());
     log.events.erase(log.events.begin(), log.events.begin() + static_cast<std::ptrdiff_t>(log.head));
     log.head = 0;
   }
@@ -401,7 +471,7 @@ inline void RaceChecker::check(WriteLog& log, const Event& read, BoxRef read_box
   if (log.min_start_from[later] < read.end) check_later(log, later, read, read_box);
   // The usual case: the newest earlier write covers the whole read, its one producer.
   if (earlier == 0) return;
-  if ((read.key != 0 && ev[earlier - 1].key == read.key) || overlaps_and_contains(log.box(earlier - 1), read_box)) {
+  if ((read.key != 0 && ev[earlier - 1].key == read.key) || overlaps_and_contains(box(log, earlier - 1), read_box)) {
     produced(log, earlier - 1, read, read_box);
     return;
   }
@@ -421,17 +491,17 @@ inline void RaceChecker::produced(const WriteLog& log, size_t i, const Event& re
 // expected producer.
 void RaceChecker::check_producers(const WriteLog& log, size_t earlier, const Event& read, BoxRef read_box) {
   size_t newest = earlier;
-  while (newest > 0 && !overlaps(log.box(newest - 1), read_box)) --newest;
+  while (newest > 0 && !overlaps(box(log, newest - 1), read_box)) --newest;
   if (newest == 0) return;
   // Without allocation: the newest earlier write that overlaps covers the whole read.
-  if (contains(log.box(newest - 1), read_box)) {
+  if (contains(box(log, newest - 1), read_box)) {
     produced(log, newest - 1, read, read_box);
     return;
   }
   std::vector<Box> unseen{to_box(read_box)};
   for (size_t i = newest; i-- > 0 && !unseen.empty();) {
-    if (!overlaps(log.box(i), read_box)) continue;
-    const Box w_box = to_box(log.box(i));
+    if (!overlaps(box(log, i), read_box)) continue;
+    const Box w_box = to_box(box(log, i));
     bool produces = false;
     std::vector<Box> next;
     for (Box& u : unseen) {
@@ -451,8 +521,8 @@ void RaceChecker::check_later(const WriteLog& log, size_t later, const Event& re
   const Event* ev = log.live();
   for (size_t j = later; j < log.size(); ++j) {
     const Event& w = ev[j];
-    if (w.start < read.end && overlaps(log.box(j), read_box))
-      report("WAR", read, w, log.buffer, read_box, log.box(j),
+    if (w.start < read.end && overlaps(box(log, j), read_box))
+      report("WAR", read, w, log.buffer, read_box, box(log, j),
              where(w) + " overwrote it at " + ns(w.start) + " ns while " + where(read) + " was reading it until " +
                  ns(read.end) + " ns");
   }
@@ -460,7 +530,7 @@ void RaceChecker::check_later(const WriteLog& log, size_t later, const Event& re
 
 void RaceChecker::report_early_read(const WriteLog& log, size_t i, const Event& read, BoxRef read_box) {
   const Event& w = log.live()[i];
-  report("RAW", w, read, log.buffer, read_box, log.box(i),
+  report("RAW", w, read, log.buffer, read_box, box(log, i),
          where(read) + " read it at " + ns(read.start) + " ns, before " + where(w) + " had written it at " +
              ns(w.end) + " ns");
 }
@@ -470,9 +540,9 @@ void RaceChecker::check_older(const WriteLog& log, size_t i, const Event& read, 
   const Event& w = ev[i];
   for (size_t j = i; j-- > 0;) {
     const Event& older = ev[j];
-    if (older.end > w.end && older.end <= read.start && overlaps(log.box(j), read_box) &&
-        overlaps(log.box(j), log.box(i)))
-      report("WAW", older, w, log.buffer, log.box(j), log.box(i),
+    if (older.end > w.end && older.end <= read.start && overlaps(box(log, j), read_box) &&
+        overlaps(box(log, j), box(log, i)))
+      report("WAW", older, w, log.buffer, box(log, j), box(log, i),
              where(older) + " landed at " + ns(older.end) + " ns, after " + where(w) + " at " + ns(w.end) +
                  " ns, so " + where(read) + " saw the older value");
   }

@@ -55,7 +55,6 @@ class RaceChecker {
     Picos start;  // reads: first moment of reading; writes: first moment of writing (a transfer's first byte)
     Picos end;    // writes: when they complete; reads: when reading ends
     InstId inst;
-    uint32_t rank;  // its box's dimensions (kept beside the event: WriteLog::dims, read_dims_)
     // Events with the same nonzero key have the same non-empty box (a constant box, from
     // AccessPlan::key): it covers and overlaps the other without a look at the bounds.
     uint32_t key;
@@ -75,7 +74,9 @@ class RaceChecker {
     size_t log;       // the write log of the tensor's rotation buffer 0 (buffer b: log + b)
     std::vector<Interval> base;  // every bound's constant (a whole access: the tensor's extent)
     uint32_t rank;               // base.size()
-    uint32_t key;                // a box without loop terms and not empty: one key per distinct box; else 0
+    // A box without loop terms and not empty: one key per distinct box, its box kept once in
+    // `keyed_` (events with a key store no box of their own); else 0.
+    uint32_t key;
     struct Term {
       size_t dim;
       bool hi;
@@ -83,6 +84,13 @@ class RaceChecker {
       int64_t coeff;
     };
     std::vector<Term> terms;  // bound of `dim` += coeff * iv of `loop`
+  };
+  // Per instruction: its accesses and its place in program order as a constant plus one
+  // product per enclosing loop (SimInst::seq with the loops' first iterations folded in).
+  struct InstPlan {
+    std::vector<AccessPlan> accesses;
+    int64_t seq_base = 0;
+    std::vector<std::pair<LoopId, int64_t>> seq_terms;  // (loop, stride)
   };
   int64_t buffer_of(const AccessPlan& ap, const int64_t* ivs) const;
   static void box_of(const AccessPlan& ap, const int64_t* ivs, Interval* out);
@@ -93,9 +101,12 @@ class RaceChecker {
   // hidden), so the survivors do not move down at every advance.
   struct WriteLog {
     Buffer buffer;
-    size_t stride = 1;          // dims per event in `dims` (the tensor's largest access rank)
+    uint32_t rank = 0;          // the tensor's rank: every access's box has as many dimensions
+    size_t stride = 1;          // dims per event in `dims`: the rank, at least 1
     std::vector<Event> events;  // live: [head, size)
-    std::vector<Interval> dims;  // events[i]'s box: dims[i * stride, i * stride + rank); grown by doubling
+    // events[i]'s box, unless it has a key: dims[i * stride, i * stride + rank); grown by doubling,
+    // only as far as the last write without a key until a sort or a move needs all of it
+    std::vector<Interval> dims;
     size_t head = 0;
     bool active = false;   // written at least once (listed in active_)
     bool sorted = true;    // live writes in program order (writes arrive from several units)
@@ -107,9 +118,12 @@ class RaceChecker {
     std::vector<Picos> min_start_from;  // [i]: min start of live writes [i, n)
     const Event* live() const { return events.data() + head; }
     size_t size() const { return events.size() - head; }
-    // The box of live write i.
-    BoxRef box(size_t i) const { return {dims.data() + (head + i) * stride, events[head + i].rank}; }
   };
+  // The box of live write i of `log`.
+  BoxRef box(const WriteLog& log, size_t i) const {
+    const Event& e = log.events[log.head + i];
+    return {e.key ? keyed_[e.key] : log.dims.data() + (log.head + i) * log.stride, log.rank};
+  }
   void index(WriteLog& log);
   void check(WriteLog& log, const Event& read, BoxRef read_box);
   // check()'s rarer parts: the writes after the read that began before it ended (WAR), the
@@ -132,33 +146,45 @@ class RaceChecker {
   std::string describe(const Buffer& b, const Box& box) const;
 
   const SimProgram& p_;
-  std::vector<std::vector<AccessPlan>> plans_;  // per instruction
+  std::vector<InstPlan> plans_;  // per instruction
+  // The box of each key (keyed_[0] unused), in `keyed_boxes_`, which does not move.
+  std::vector<const Interval*> keyed_;
+  std::vector<Interval> keyed_boxes_;
   // One write log per rotation buffer of every tensor something writes (a tensor nothing
   // writes has none, and its reads are not followed: they cannot race); `active_` lists those
   // written so far in (tensor, buffer) order, the order races are found in.
   std::vector<WriteLog> logs_;
   std::vector<size_t> active_;
-  // Reads waiting to be checked, in a slab, and a min-heap of their instances' keys by (seq,
-  // arrival): the order a map by seq would give, without a node per read or moving events in
-  // the heap. One seq is one dynamic instance, whose reads all end together: its reads are
-  // chained from the slot its key names, in the order they arrived, and leave together.
+  // Reads waiting to be checked, in a slab, by instance: one seq is one dynamic instance,
+  // whose reads share their seq, start and end and leave together, chained from the slot its
+  // entry names in the order they arrived. Instances leave in (seq, arrival) order, the order
+  // a map by seq would give: those that arrive in that order wait in a queue (one unit's
+  // reads, the usual case), the others in a min-heap; the next is the smaller of the two fronts.
   static constexpr size_t kNoSlot = SIZE_MAX;
   struct PendingRead {
-    size_t log;
+    uint32_t log;
+    uint32_t key;
     size_t next;  // the instance's next read, or kNoSlot
-    Event read;
   };
-  struct PendingKey {
+  struct PendingInstance {
     int64_t seq;
     uint64_t arrival;
-    size_t slot;
-    bool operator>(const PendingKey& o) const { return seq != o.seq ? seq > o.seq : arrival > o.arrival; }
+    Picos start;
+    Picos end;
+    InstId inst;
+    size_t slot;  // its first read
+    bool operator>(const PendingInstance& o) const { return seq != o.seq ? seq > o.seq : arrival > o.arrival; }
   };
   std::vector<PendingRead> reads_;
-  std::vector<Interval> read_dims_;  // reads_[s]'s box: [s * stride_, s * stride_ + rank)
-  size_t stride_ = 1;                // the largest rank of any followed access
+  std::vector<Interval> read_dims_;  // reads_[s]'s box (without a key): [s * stride_, s * stride_ + rank)
+  size_t stride_ = 1;                // the largest rank of any followed tensor
   std::vector<size_t> free_reads_;
-  std::vector<PendingKey> pending_;
+  std::vector<PendingInstance> queue_;  // in (seq, arrival) order from queue_head_
+  size_t queue_head_ = 0;
+  std::vector<PendingInstance> heap_;   // the rest
+  // The next instance to check (the smaller front), or nullptr.
+  const PendingInstance* next_pending() const;
+  void pop_pending(const PendingInstance* which);
   uint64_t arrivals_ = 0;
   std::set<std::tuple<std::string, InstId, InstId>> reported_;
   std::vector<Hazard> hazards_;
