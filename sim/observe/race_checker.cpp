@@ -135,7 +135,7 @@ RaceChecker::RaceChecker(const SimProgram& p) : p_(p), plans_(p.insts.size()) {
       if (ap.terms.empty() &&
           std::all_of(ap.base.begin(), ap.base.end(), [](const Interval& d) { return d.first < d.second; }))
         ap.key = constant_boxes.emplace(ap.base, static_cast<uint32_t>(constant_boxes.size() + 1)).first->second;
-      plans_[id].accesses.push_back(std::move(ap));
+      (read ? plans_[id].reads : plans_[id].writes).push_back(std::move(ap));
     };
     for (const Access& a : in.reads) plan(a, true);
     if (in.attrs.has(attr::kAccumulate))  // an accumulating write reads what it adds to
@@ -166,7 +166,8 @@ RaceChecker::RaceChecker(const SimProgram& p) : p_(p), plans_(p.insts.size()) {
   constexpr uint32_t kNoRank = UINT32_MAX;
   std::vector<uint32_t> tensor_rank(k.tensors.size(), kNoRank);
   for (const InstPlan& plans : plans_)
-    for (const AccessPlan& ap : plans.accesses) {
+    for (const std::vector<AccessPlan>* list : {&plans.reads, &plans.writes})
+    for (const AccessPlan& ap : *list) {
       const size_t t = static_cast<size_t>(logs_[ap.log].buffer.first);
       if (tensor_rank[t] != kNoRank && tensor_rank[t] != ap.rank)
         throw std::logic_error("race checker: accesses of different ranks to %" + k.tensors[t].name);
@@ -197,60 +198,90 @@ inline int64_t RaceChecker::buffer_of(const AccessPlan& ap, const int64_t* ivs) 
 void RaceChecker::record(const InstanceRecord& r) {
   if (r.unit < 0) return;  // a barrier touches no memory
   const InstPlan& plan = plans_[static_cast<size_t>(r.inst)];
-  if (plan.accesses.empty()) return;
   const int64_t* ivs = r.loop_ivs;
   int64_t seq = plan.seq_base;
   for (const auto& [loop, stride] : plan.seq_terms) seq += ivs[loop] * stride;
-  size_t first_read = kNoSlot, last_read = kNoSlot;
-  for (const AccessPlan& ap : plan.accesses) {
-    if (ap.fresh_at != kNoId && ivs[ap.fresh_at] == ap.fresh_lo)
-      continue;  // this instance starts its accumulation group: a plain write
-    const size_t log = ap.log + static_cast<size_t>(buffer_of(ap, ivs));
-    if (ap.read) {
-      size_t slot;
-      if (!free_reads_.empty()) {
-        slot = free_reads_.back();
-        free_reads_.pop_back();
-      } else {
-        slot = reads_.size();
-        reads_.emplace_back();
-        read_dims_.resize(read_dims_.size() + stride_);
+  if (!plan.reads.empty()) {
+    if (queue_head_ != queue_.size() && queue_.back().seq > seq) {
+      record_unqueued_reads(plan, r, seq);
+    } else {  // in program order after the queue's last instance: queued
+      const size_t first = queued_reads_.size();
+      for (const AccessPlan& ap : plan.reads) {
+        if (ap.fresh_at != kNoId && ivs[ap.fresh_at] == ap.fresh_lo)
+          continue;  // this instance starts its accumulation group: a plain write
+        queued_reads_.push_back({static_cast<uint32_t>(ap.log + static_cast<size_t>(buffer_of(ap, ivs))), ap.key});
+        if (ap.key == 0) queue_box(ap, ivs);
       }
-      reads_[slot] = {static_cast<uint32_t>(log), ap.key, kNoSlot};
-      if (ap.key == 0) box_of(ap, ivs, read_dims_.data() + slot * stride_);
-      if (last_read == kNoSlot)
-        first_read = slot;
-      else
-        reads_[last_read].next = slot;
-      last_read = slot;
-    } else {
-      WriteLog& w = logs_[log];
-      if (!w.active) {  // its first write: settle it from now on
-        w.active = true;
-        active_.insert(std::upper_bound(active_.begin(), active_.end(), log), log);
-      }
-      if (w.size() > 0 && w.events.back().seq > seq) w.sorted = false;
-      w.indexed = false;
-      // A write changes its range from the moment the unit starts producing it (a transfer:
-      // its first byte; a compute engine: its start) until it completes: a read that overlaps
-      // that window can see new bytes.
-      w.events.push_back({seq, std::min(r.busy_start, r.complete), r.complete, r.inst, ap.key});
-      if (ap.key == 0) {
-        const size_t need = w.events.size() * w.stride;
-        if (w.dims.size() < need) w.dims.resize(std::max(need, 2 * w.dims.size()));
-        box_of(ap, ivs, w.dims.data() + need - w.stride);
-      }
+      // Reads last while the unit consumes its inputs.
+      if (const auto count = static_cast<uint32_t>(queued_reads_.size() - first); count > 0)
+        queue_.push_back({seq, arrivals_++, r.start, std::max(r.busy_end, r.start), r.inst, count, first});
     }
   }
-  if (first_read == kNoSlot) return;
-  // Reads last while the unit consumes its inputs.
-  const PendingInstance pending{seq, arrivals_++, r.start, std::max(r.busy_end, r.start), r.inst, first_read};
-  if (queue_head_ == queue_.size() || queue_.back().seq <= seq) {
-    queue_.push_back(pending);
-  } else {
-    heap_.push_back(pending);
-    std::push_heap(heap_.begin(), heap_.end(), std::greater<PendingInstance>());
+  for (const AccessPlan& ap : plan.writes) {
+    const size_t log = ap.log + static_cast<size_t>(buffer_of(ap, ivs));
+    WriteLog& w = logs_[log];
+    if (!w.active) activate(log);
+    // A write changes its range from the moment the unit starts producing it (a transfer:
+    // its first byte; a compute engine: its start) until it completes: a read that overlaps
+    // that window can see new bytes.
+    const Picos start = std::min(r.busy_start, r.complete);
+    if (w.head != w.events.size()) {
+      const Event& last = w.events.back();
+      if (last.seq > seq) w.sorted = false;
+      if (last.start > start) w.starts_ordered = false;
+      if (last.end > r.complete) w.ends_ordered = false;
+    }
+    w.indexed = false;
+    w.events.emplace_back(seq, start, r.complete, r.inst, ap.key);
+    if (ap.key == 0) write_box(w, ap, ivs);
   }
+}
+
+[[gnu::noinline]] void RaceChecker::record_unqueued_reads(const InstPlan& plan, const InstanceRecord& r,
+                                                                  int64_t seq) {
+  const int64_t* ivs = r.loop_ivs;
+  size_t first = kNoSlot, last = kNoSlot;
+  uint32_t count = 0;
+  for (const AccessPlan& ap : plan.reads) {
+    if (ap.fresh_at != kNoId && ivs[ap.fresh_at] == ap.fresh_lo) continue;
+    size_t slot;
+    if (!free_reads_.empty()) {
+      slot = free_reads_.back();
+      free_reads_.pop_back();
+    } else {
+      slot = reads_.size();
+      reads_.emplace_back();
+      read_dims_.resize(read_dims_.size() + stride_);
+    }
+    reads_[slot] = {static_cast<uint32_t>(ap.log + static_cast<size_t>(buffer_of(ap, ivs))), ap.key, kNoSlot};
+    if (ap.key == 0) box_of(ap, ivs, read_dims_.data() + slot * stride_);
+    if (last == kNoSlot)
+      first = slot;
+    else
+      reads_[last].next = slot;
+    last = slot;
+    ++count;
+  }
+  if (count == 0) return;
+  heap_.push_back({seq, arrivals_++, r.start, std::max(r.busy_end, r.start), r.inst, count, first});
+  std::push_heap(heap_.begin(), heap_.end(), std::greater<PendingInstance>());
+}
+
+[[gnu::noinline]] void RaceChecker::queue_box(const AccessPlan& ap, const int64_t* ivs) {
+  const size_t need = queued_reads_.size() * stride_;
+  if (queued_dims_.size() < need) queued_dims_.resize(std::max(need, 2 * queued_dims_.size()));
+  box_of(ap, ivs, queued_dims_.data() + need - stride_);
+}
+
+[[gnu::noinline]] void RaceChecker::write_box(WriteLog& w, const AccessPlan& ap, const int64_t* ivs) {
+  const size_t need = w.events.size() * w.stride;
+  if (w.dims.size() < need) w.dims.resize(std::max(need, 2 * w.dims.size()));
+  box_of(ap, ivs, w.dims.data() + need - w.stride);
+}
+
+[[gnu::noinline]] void RaceChecker::activate(size_t log) {
+  logs_[log].active = true;  // its first write: settle it from now on
+  active_.insert(std::upper_bound(active_.begin(), active_.end(), log), log);
 }
 
 inline const RaceChecker::PendingInstance* RaceChecker::next_pending() const {
@@ -265,9 +296,17 @@ inline void RaceChecker::pop_pending(const PendingInstance* which) {
     if (++queue_head_ == queue_.size()) {
       queue_.clear();
       queue_head_ = 0;
-    } else if (queue_head_ >= 64 && queue_head_ * 2 >= queue_.size()) {  // each entry moves at most once more
+      queued_reads_.clear();
+    } else if (queue_head_ >= 64 && queue_head_ * 2 >= queue_.size()) {
+      // Move the live entries down once the dead front outweighs them (each moves at most
+      // once more for it), and their reads with them.
       queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(queue_head_));
       queue_head_ = 0;
+      const size_t dead = queue_.front().first;
+      queued_reads_.erase(queued_reads_.begin(), queued_reads_.begin() + static_cast<std::ptrdiff_t>(dead));
+      const size_t dead_dims = std::min(queued_dims_.size(), dead * stride_);
+      queued_dims_.erase(queued_dims_.begin(), queued_dims_.begin() + static_cast<std::ptrdiff_t>(dead_dims));
+      for (PendingInstance& in : queue_) in.first -= dead;
     }
     return;
   }
@@ -298,6 +337,7 @@ void RaceChecker::index(WriteLog& log) {
     std::copy(sorted_events_.begin(), sorted_events_.end(), log.events.begin() + static_cast<std::ptrdiff_t>(log.head));
     std::copy(sorted_dims_.begin(), sorted_dims_.end(), log.dims.begin() + static_cast<std::ptrdiff_t>(log.head * stride));
   }
+  if (log.sorted && log.starts_ordered && log.ends_ordered) return;  // the usual case: no arrays
   log.sorted = true;
   const Event* ev = log.live();
   std::vector<Picos>& max_end_before = log.max_end_before;
@@ -305,9 +345,16 @@ void RaceChecker::index(WriteLog& log) {
   max_end_before.resize(n + 1);
   min_start_from.resize(n + 1);
   max_end_before[0] = std::numeric_limits<Picos>::min();
-  for (size_t i = 0; i < n; ++i) max_end_before[i + 1] = std::max(max_end_before[i], ev[i].end);
+  bool ends_ordered = true, starts_ordered = true;
+  for (size_t i = 0; i < n; ++i) {
+    max_end_before[i + 1] = std::max(max_end_before[i], ev[i].end);
+    if (i > 0 && ev[i - 1].end > ev[i].end) ends_ordered = false;
+    if (i > 0 && ev[i - 1].start > ev[i].start) starts_ordered = false;
+  }
   min_start_from[n] = std::numeric_limits<Picos>::max();
   for (size_t i = n; i-- > 0;) min_start_from[i] = std::min(min_start_from[i + 1], ev[i].start);
+  log.ends_ordered = ends_ordered;
+  log.starts_ordered = starts_ordered;
 }
 
 void RaceChecker::advance(Picos watermark, int64_t min_seq) {
@@ -319,14 +366,23 @@ void RaceChecker::advance(Picos watermark, int64_t min_seq) {
   while (const PendingInstance* next = next_pending()) {
     if (next->seq >= min_seq || next->end > watermark) break;
     const PendingInstance in = *next;
-    pop_pending(next);
-    for (size_t slot = in.slot; slot != kNoSlot; slot = reads_[slot].next) {
-      const PendingRead& pr = reads_[slot];
-      const Event read{in.seq, in.start, in.end, in.inst, pr.key};
-      WriteLog& log = logs_[pr.log];
-      check(log, read, {pr.key ? keyed_[pr.key] : read_dims_.data() + slot * stride_, log.rank});
-      free_reads_.push_back(slot);
+    if (heap_.empty() || next != heap_.data()) {
+      for (size_t i = in.first; i < in.first + in.count; ++i) {
+        const QueuedRead qr = queued_reads_[i];
+        WriteLog& log = logs_[qr.log];
+        check(log, {in.seq, in.start, in.end, in.inst, qr.key},
+              {qr.key ? keyed_[qr.key] : queued_dims_.data() + i * stride_, log.rank});
+      }
+    } else {
+      for (size_t slot = in.first; slot != kNoSlot; slot = reads_[slot].next) {
+        const PendingRead& pr = reads_[slot];
+        WriteLog& log = logs_[pr.log];
+        check(log, {in.seq, in.start, in.end, in.inst, pr.key},
+              {pr.key ? keyed_[pr.key] : read_dims_.data() + slot * stride_, log.rank});
+        free_reads_.push_back(slot);
+      }
     }
+    pop_pending(next);
   }
   // Writes hidden by a newer write that every future read comes after, both landed.
   const PendingInstance* next = next_pending();
@@ -353,13 +409,22 @@ void RaceChecker::settle(WriteLog& log, Picos watermark, int64_t settled) {
   auto hidden = [&](size_t i, size_t j) {
     if (events[i].end > events[j].end) report_hidden(log, i, j);
   };
-  size_t settled_n = 0;  // events [0, settled_n) may be dropped
-  while (settled_n < n && events[settled_n].end <= watermark && events[settled_n].seq < settled) ++settled_n;
-  if (settled_n == 0) return;
+  auto is_settled = [&](size_t i) { return events[i].end <= watermark && events[i].seq < settled; };
+  if (n == 0 || !is_settled(0)) return;
+  // The usual run first: each write hidden by the next, of the same constant box and settled
+  // (the first candidate the loop below would try), found while finding the settled prefix.
+  size_t i = 0;
+  if (const uint32_t key = events[0].key; key != 0) {
+    while (i + 1 < n && events[i + 1].key == key && is_settled(i + 1)) ++i;
+    if (!log.ends_ordered)  // else none landed after the next
+      for (size_t j = 0; j < i; ++j) hidden(j, j + 1);
+  }
+  size_t settled_n = i + 1;  // events [0, settled_n) may be dropped
+  while (settled_n < n && is_settled(settled_n)) ++settled_n;
   // The nearest newer write with the same box, by a sort of (box hash, index): reused
   // scratch, no allocation once it has grown.
   bool indexed = false;
-  auto next_same = [&](size_t i) {
+  auto next_same = [&](size_t at) {
     if (!indexed) {
       same_box_.clear();
       for (size_t x = 0; x < n; ++x) same_box_.push_back({box_hash(box(log, x)), x});
@@ -369,7 +434,7 @@ void RaceChecker::settle(WriteLog& log, Picos watermark, int64_t settled) {
         if (same_box_[x].first == same_box_[x + 1].first) next_same_[same_box_[x].second] = same_box_[x + 1].second;
       indexed = true;
     }
-    return next_same_[i];
+    return next_same_[at];
   };
   // Writes from `followed_n` on come after a future read (events are in program order): no
   // cover among them. Usually none lies beyond the next few, and the same-box index (a sort
@@ -378,13 +443,6 @@ void RaceChecker::settle(WriteLog& log, Picos watermark, int64_t settled) {
   while (followed_n < n && events[followed_n].seq < settled) ++followed_n;
   // Survivors among [0, settled_n), in order.
   kept_.clear();
-  // The usual run first: each write hidden by the next, of the same constant box (the first
-  // candidate the loop below would try).
-  size_t i = 0;
-  while (i + 1 < settled_n && events[i].key != 0 && events[i + 1].key == events[i].key) {
-    hidden(i, i + 1);
-    ++i;
-  }
   size_t dropped = i, last_dropped = i == 0 ? 0 : i - 1;
   for (; i < settled_n; ++i) {
     const BoxRef old = box(log, i);
@@ -468,7 +526,10 @@ inline void RaceChecker::check(WriteLog& log, const Event& read, BoxRef read_box
   while (later < n && ev[later].seq == read.seq) ++later;
   // WAR: a later write began before the read was done: the reader can see new bytes. None
   // can when the earliest start among them is after the read.
-  if (log.min_start_from[later] < read.end) check_later(log, later, read, read_box);
+  const Picos later_start = !log.starts_ordered ? log.min_start_from[later]
+                            : later < n         ? ev[later].start
+                                                : std::numeric_limits<Picos>::max();
+  if (later_start < read.end) check_later(log, later, read, read_box);
   // The usual case: the newest earlier write covers the whole read, its one producer.
   if (earlier == 0) return;
   if ((read.key != 0 && ev[earlier - 1].key == read.key) || overlaps_and_contains(box(log, earlier - 1), read_box)) {
@@ -484,7 +545,7 @@ inline void RaceChecker::produced(const WriteLog& log, size_t i, const Event& re
   if (w.end > read.start) report_early_read(log, i, read, read_box);
   // An older write landing after this one (and before the read) replaces its value; none
   // can when every older write landed first.
-  if (log.max_end_before[i] > w.end) check_older(log, i, read, read_box);
+  if (!log.ends_ordered && log.max_end_before[i] > w.end) check_older(log, i, read, read_box);
 }
 
 // Walk back from the newest write before the read (`earlier`): each part of the read has one

@@ -51,6 +51,9 @@ class RaceChecker {
 
  private:
   struct Event {
+    Event() = default;
+    Event(int64_t seq_, Picos start_, Picos end_, InstId inst_, uint32_t key_)
+        : seq(seq_), start(start_), end(end_), inst(inst_), key(key_) {}
     int64_t seq;
     Picos start;  // reads: first moment of reading; writes: first moment of writing (a transfer's first byte)
     Picos end;    // writes: when they complete; reads: when reading ends
@@ -88,12 +91,20 @@ class RaceChecker {
   // Per instruction: its accesses and its place in program order as a constant plus one
   // product per enclosing loop (SimInst::seq with the loops' first iterations folded in).
   struct InstPlan {
-    std::vector<AccessPlan> accesses;
+    std::vector<AccessPlan> reads;   // in program text order: reads, then accumulating writes' reads
+    std::vector<AccessPlan> writes;
     int64_t seq_base = 0;
     std::vector<std::pair<LoopId, int64_t>> seq_terms;  // (loop, stride)
   };
   int64_t buffer_of(const AccessPlan& ap, const int64_t* ivs) const;
   static void box_of(const AccessPlan& ap, const int64_t* ivs, Interval* out);
+  // record()'s rarer parts, out of line: an instance's reads that come out of program order,
+  // a box without a key, a buffer's first write.
+  void record_unqueued_reads(const InstPlan& plan, const InstanceRecord& r, int64_t seq);
+  void queue_box(const AccessPlan& ap, const int64_t* ivs);
+  struct WriteLog;
+  static void write_box(WriteLog& w, const AccessPlan& ap, const int64_t* ivs);
+  void activate(size_t log);
   // The live writes of a buffer, in program order once advance() has sorted them, with what
   // lets a check skip the scan in the usual race-free case: the latest landing of the writes
   // before each position and the earliest start of the writes from each position on. Dropped
@@ -110,7 +121,13 @@ class RaceChecker {
     size_t head = 0;
     bool active = false;   // written at least once (listed in active_)
     bool sorted = true;    // live writes in program order (writes arrive from several units)
-    bool indexed = false;  // the two arrays below describe the live writes
+    // The live writes start, and land, in program order (each no earlier than the one
+    // before): then the earliest start from a position on is that position's, and no write
+    // lands after a newer one, without the arrays below. Kept as writes arrive (while sorted);
+    // dropping writes keeps them true; worked out again whenever the arrays are built.
+    bool starts_ordered = true;
+    bool ends_ordered = true;
+    bool indexed = false;  // the two arrays below describe the live writes (unless ordered)
     // Reads are checked in program order within an advance: the first live write at or after
     // the last one checked, where the next check starts looking.
     size_t cursor = 0;
@@ -155,12 +172,17 @@ class RaceChecker {
   // written so far in (tensor, buffer) order, the order races are found in.
   std::vector<WriteLog> logs_;
   std::vector<size_t> active_;
-  // Reads waiting to be checked, in a slab, by instance: one seq is one dynamic instance,
-  // whose reads share their seq, start and end and leave together, chained from the slot its
-  // entry names in the order they arrived. Instances leave in (seq, arrival) order, the order
-  // a map by seq would give: those that arrive in that order wait in a queue (one unit's
-  // reads, the usual case), the others in a min-heap; the next is the smaller of the two fronts.
+  // Reads waiting to be checked, by instance: one seq is one dynamic instance, whose reads
+  // share their seq, start and end and leave together, in the order they arrived. Instances
+  // leave in (seq, arrival) order, the order a map by seq would give: those that arrive in
+  // that order wait in a queue (one unit's reads, the usual case), their reads side by side
+  // in `queued_reads_`; the others in a min-heap, their reads chained in a slab. The next is
+  // the smaller of the two fronts.
   static constexpr size_t kNoSlot = SIZE_MAX;
+  struct QueuedRead {
+    uint32_t log;
+    uint32_t key;
+  };
   struct PendingRead {
     uint32_t log;
     uint32_t key;
@@ -172,16 +194,19 @@ class RaceChecker {
     Picos start;
     Picos end;
     InstId inst;
-    size_t slot;  // its first read
+    uint32_t count;  // queued: its reads are queued_reads_[first, first + count)
+    size_t first;    // in the heap: its first read's slot in reads_
     bool operator>(const PendingInstance& o) const { return seq != o.seq ? seq > o.seq : arrival > o.arrival; }
   };
-  std::vector<PendingRead> reads_;
-  std::vector<Interval> read_dims_;  // reads_[s]'s box (without a key): [s * stride_, s * stride_ + rank)
-  size_t stride_ = 1;                // the largest rank of any followed tensor
-  std::vector<size_t> free_reads_;
   std::vector<PendingInstance> queue_;  // in (seq, arrival) order from queue_head_
   size_t queue_head_ = 0;
-  std::vector<PendingInstance> heap_;   // the rest
+  std::vector<QueuedRead> queued_reads_;
+  std::vector<Interval> queued_dims_;  // queued_reads_[i]'s box (without a key): [i * stride_, i * stride_ + rank)
+  std::vector<PendingInstance> heap_;
+  std::vector<PendingRead> reads_;
+  std::vector<Interval> read_dims_;  // reads_[s]'s box (without a key): [s * stride_, s * stride_ + rank)
+  std::vector<size_t> free_reads_;
+  size_t stride_ = 1;                // the largest rank of any followed tensor
   // The next instance to check (the smaller front), or nullptr.
   const PendingInstance* next_pending() const;
   void pop_pending(const PendingInstance* which);
