@@ -202,7 +202,7 @@ void RaceChecker::record(const InstanceRecord& r) {
   int64_t seq = plan.seq_base;
   for (const auto& [loop, stride] : plan.seq_terms) seq += ivs[loop] * stride;
   if (!plan.reads.empty()) {
-    if (queue_head_ != queue_.size() && queue_.back().seq > seq) {
+    if (!queue_.empty() && queue_.back().seq > seq) {
       record_unqueued_reads(plan, r, seq);
     } else {  // in program order after the queue's last instance: queued
       const size_t first = queued_reads_.size();
@@ -285,7 +285,8 @@ void RaceChecker::record(const InstanceRecord& r) {
 }
 
 inline const RaceChecker::PendingInstance* RaceChecker::next_pending() const {
-  const PendingInstance* q = queue_head_ < queue_.size() ? &queue_[queue_head_] : nullptr;
+  // (The queue is empty, not merely passed, once its last entry leaves: no size to work out.)
+  const PendingInstance* q = queue_.empty() ? nullptr : &queue_[queue_head_];
   if (heap_.empty()) return q;
   if (!q || *q > heap_.front()) return &heap_.front();
   return q;
@@ -293,7 +294,7 @@ inline const RaceChecker::PendingInstance* RaceChecker::next_pending() const {
 
 inline void RaceChecker::pop_pending(const PendingInstance* which) {
   if (heap_.empty() || which != heap_.data()) {
-    if (++queue_head_ == queue_.size()) {
+    if (queue_.begin() + static_cast<std::ptrdiff_t>(++queue_head_) == queue_.end()) {
       queue_.clear();
       queue_head_ = 0;
       queued_reads_.clear();
@@ -370,15 +371,13 @@ void RaceChecker::advance(Picos watermark, int64_t min_seq) {
       for (size_t i = in.first; i < in.first + in.count; ++i) {
         const QueuedRead qr = queued_reads_[i];
         WriteLog& log = logs_[qr.log];
-        check(log, {in.seq, in.start, in.end, in.inst, qr.key},
-              {qr.key ? keyed_[qr.key] : queued_dims_.data() + i * stride_, log.rank});
+        check(log, in, qr.key, {qr.key ? keyed_[qr.key] : queued_dims_.data() + i * stride_, log.rank});
       }
     } else {
       for (size_t slot = in.first; slot != kNoSlot; slot = reads_[slot].next) {
         const PendingRead& pr = reads_[slot];
         WriteLog& log = logs_[pr.log];
-        check(log, {in.seq, in.start, in.end, in.inst, pr.key},
-              {pr.key ? keyed_[pr.key] : read_dims_.data() + slot * stride_, log.rank});
+        check(log, in, pr.key, {pr.key ? keyed_[pr.key] : read_dims_.data() + slot * stride_, log.rank});
         free_reads_.push_back(slot);
       }
     }
@@ -500,7 +499,9 @@ void RaceChecker::settle(WriteLog& log, Picos watermark, int64_t settled) {
   }
 }
 
-inline void RaceChecker::check(WriteLog& log, const Event& read, BoxRef read_box) {
+inline void RaceChecker::check(WriteLog& log, const PendingInstance& in, uint32_t key, BoxRef read_box) {
+  // The read as an event only on the rarer paths (no copy per check).
+  auto read = [&] { return Event(in.seq, in.start, in.end, in.inst, key); };
   const Event* ev = log.live();
   const size_t n = log.size();
   if (n == 0) return;  // nothing written there yet
@@ -509,34 +510,37 @@ inline void RaceChecker::check(WriteLog& log, const Event& read, BoxRef read_box
   // the search gallops on from where the last one stopped.
   size_t earlier = log.cursor;
   // Usually the next read is a write or two further on.
-  for (int probe = 0; probe < 3 && earlier < n && ev[earlier].seq < read.seq; ++probe) ++earlier;
-  if (earlier < n && ev[earlier].seq < read.seq) {
+  for (int probe = 0; probe < 3 && earlier < n && ev[earlier].seq < in.seq; ++probe) ++earlier;
+  if (earlier < n && ev[earlier].seq < in.seq) {
     size_t step = 1;
-    while (earlier + step < n && ev[earlier + step].seq < read.seq) {
+    while (earlier + step < n && ev[earlier + step].seq < in.seq) {
       earlier += step;
       step *= 2;
     }
-    // ev[earlier].seq < read.seq; the first at or after it lies in (earlier, earlier + step].
+    // ev[earlier].seq < in.seq; the first at or after it lies in (earlier, earlier + step].
     auto seq_below = [](const Event& w, int64_t seq) { return w.seq < seq; };
     const size_t end = std::min(n, earlier + step + 1);
-    earlier = static_cast<size_t>(std::lower_bound(ev + earlier + 1, ev + end, read.seq, seq_below) - ev);
+    earlier = static_cast<size_t>(std::lower_bound(ev + earlier + 1, ev + end, in.seq, seq_below) - ev);
   }
   log.cursor = earlier;
   size_t later = earlier;
-  while (later < n && ev[later].seq == read.seq) ++later;
+  while (later < n && ev[later].seq == in.seq) ++later;
   // WAR: a later write began before the read was done: the reader can see new bytes. None
   // can when the earliest start among them is after the read.
   const Picos later_start = !log.starts_ordered ? log.min_start_from[later]
                             : later < n         ? ev[later].start
                                                 : std::numeric_limits<Picos>::max();
-  if (later_start < read.end) check_later(log, later, read, read_box);
+  if (later_start < in.end) check_later(log, later, read(), read_box);
   // The usual case: the newest earlier write covers the whole read, its one producer.
   if (earlier == 0) return;
-  if ((read.key != 0 && ev[earlier - 1].key == read.key) || overlaps_and_contains(box(log, earlier - 1), read_box)) {
-    produced(log, earlier - 1, read, read_box);
+  if ((key != 0 && ev[earlier - 1].key == key) || overlaps_and_contains(box(log, earlier - 1), read_box)) {
+    // produced()'s two tests first, so that the race-free check builds nothing.
+    const Picos w_end = ev[earlier - 1].end;
+    if (w_end > in.start || (!log.ends_ordered && log.max_end_before[earlier - 1] > w_end))
+      produced(log, earlier - 1, read(), read_box);
     return;
   }
-  check_producers(log, earlier, read, read_box);
+  check_producers(log, earlier, read(), read_box);
 }
 
 // `w` at live write i produces part of the read.

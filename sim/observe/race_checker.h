@@ -142,7 +142,8 @@ class RaceChecker {
     return {e.key ? keyed_[e.key] : log.dims.data() + (log.head + i) * log.stride, log.rank};
   }
   void index(WriteLog& log);
-  void check(WriteLog& log, const Event& read, BoxRef read_box);
+  struct PendingInstance;
+  void check(WriteLog& log, const PendingInstance& in, uint32_t key, BoxRef read_box);
   // check()'s rarer parts: the writes after the read that began before it ended (WAR), the
   // producer landing after the read began (RAW), older writes landing after the producer (WAW).
   void check_later(const WriteLog& log, size_t later, const Event& read, BoxRef read_box);
