@@ -195,14 +195,16 @@ class RaceChecker {
     Picos start;
     Picos end;
     InstId inst;
-    uint32_t count;  // queued: its reads are queued_reads_[first, first + count)
-    size_t first;    // in the heap: its first read's slot in reads_
+    uint32_t count;  // its reads
+    size_t first;    // queued: its reads are queued_reads_[first, first + count); in the heap: the first's slot in reads_
     bool operator>(const PendingInstance& o) const { return seq != o.seq ? seq > o.seq : arrival > o.arrival; }
   };
-  std::vector<PendingInstance> queue_;  // in (seq, arrival) order from queue_head_
+  std::vector<PendingInstance> queue_;  // in (seq, arrival) order from queue_head_; emptied when its last leaves
   size_t queue_head_ = 0;
   std::vector<QueuedRead> queued_reads_;
-  std::vector<Interval> queued_dims_;  // queued_reads_[i]'s box (without a key): [i * stride_, i * stride_ + rank)
+  // queued_reads_[i]'s box (without a key): [i * stride_, i * stride_ + rank), grown as far as the
+  // last read without a key
+  std::vector<Interval> queued_dims_;
   std::vector<PendingInstance> heap_;
   std::vector<PendingRead> reads_;
   std::vector<Interval> read_dims_;  // reads_[s]'s box (without a key): [s * stride_, s * stride_ + rank)
