@@ -214,7 +214,7 @@ void RaceChecker::record(const InstanceRecord& r) {
       }
       // Reads last while the unit consumes its inputs.
       if (const auto count = static_cast<uint32_t>(queued_reads_.size() - first); count > 0)
-        queue_.push_back({seq, arrivals_++, r.start, std::max(r.busy_end, r.start), r.inst, count, first});
+        queue_.emplace_back(seq, arrivals_++, r.start, std::max(r.busy_end, r.start), r.inst, count, first);
     }
   }
   for (const AccessPlan& ap : plan.writes) {
@@ -499,6 +499,20 @@ void RaceChecker::settle(WriteLog& log, Picos watermark, int64_t settled) {
   }
 }
 
+// The first of events [from, n) at or after `seq` in program order, given ev[from].seq < seq:
+// galloping, then a binary search (logarithmic in the distance moved).
+size_t RaceChecker::gallop(const Event* ev, size_t n, size_t from, int64_t seq) {
+  size_t step = 1;
+  while (from + step < n && ev[from + step].seq < seq) {
+    from += step;
+    step *= 2;
+  }
+  // ev[from].seq < seq; the first at or after it lies in (from, from + step].
+  auto seq_below = [](const Event& w, int64_t s) { return w.seq < s; };
+  const size_t end = std::min(n, from + step + 1);
+  return static_cast<size_t>(std::lower_bound(ev + from + 1, ev + end, seq, seq_below) - ev);
+}
+
 inline void RaceChecker::check(WriteLog& log, const PendingInstance& in, uint32_t key, BoxRef read_box) {
   // The read as an event only on the rarer paths (no copy per check).
   auto read = [&] { return Event(in.seq, in.start, in.end, in.inst, key); };
@@ -509,19 +523,12 @@ inline void RaceChecker::check(WriteLog& log, const PendingInstance& in, uint32_
   // instance's own writes, an accumulation, lie between). Reads come in program order, so
   // the search gallops on from where the last one stopped.
   size_t earlier = log.cursor;
-  // Usually the next read is a write or two further on.
-  for (int probe = 0; probe < 3 && earlier < n && ev[earlier].seq < in.seq; ++probe) ++earlier;
-  if (earlier < n && ev[earlier].seq < in.seq) {
-    size_t step = 1;
-    while (earlier + step < n && ev[earlier + step].seq < in.seq) {
-      earlier += step;
-      step *= 2;
+  // Usually the next read is a write or two further on: a few steps, then galloping.
+  for (int probe = 0; earlier < n && ev[earlier].seq < in.seq; ++earlier)
+    if (++probe > 3) {
+      earlier = gallop(ev, n, earlier, in.seq);
+      break;
     }
-    // ev[earlier].seq < in.seq; the first at or after it lies in (earlier, earlier + step].
-    auto seq_below = [](const Event& w, int64_t seq) { return w.seq < seq; };
-    const size_t end = std::min(n, earlier + step + 1);
-    earlier = static_cast<size_t>(std::lower_bound(ev + earlier + 1, ev + end, in.seq, seq_below) - ev);
-  }
   log.cursor = earlier;
   size_t later = earlier;
   while (later < n && ev[later].seq == in.seq) ++later;

@@ -142,6 +142,7 @@ class RaceChecker {
     return {e.key ? keyed_[e.key] : log.dims.data() + (log.head + i) * log.stride, log.rank};
   }
   void index(WriteLog& log);
+  static size_t gallop(const Event* ev, size_t n, size_t from, int64_t seq);
   struct PendingInstance;
   void check(WriteLog& log, const PendingInstance& in, uint32_t key, BoxRef read_box);
   // check()'s rarer parts: the writes after the read that began before it ended (WAR), the
@@ -190,6 +191,9 @@ class RaceChecker {
     size_t next;  // the instance's next read, or kNoSlot
   };
   struct PendingInstance {
+    PendingInstance(int64_t seq_, uint64_t arrival_, Picos start_, Picos end_, InstId inst_, uint32_t count_,
+                    size_t first_)
+        : seq(seq_), arrival(arrival_), start(start_), end(end_), inst(inst_), count(count_), first(first_) {}
     int64_t seq;
     uint64_t arrival;
     Picos start;
