@@ -105,7 +105,7 @@ RaceChecker::RaceChecker(const SimProgram& p) : p_(p), plans_(p.insts.size()) {
     auto plan = [&](const Access& a, bool read, LoopId fresh_at = kNoId) {
       const size_t log = first_log[static_cast<size_t>(a.tensor_id)];
       if (log == kNoLog) return;
-      AccessPlan ap{read, 0, kNoId, 0, fresh_at, 0, log, {}, 0, 0, {}};
+      AccessPlan ap{read, 0, kNoId, 0, fresh_at, 0, log, nullptr, {}, 0, 0, {}};
       if (fresh_at != kNoId) ap.fresh_lo = k.loops[static_cast<size_t>(fresh_at)].lo;
       const Tensor& t = k.tensors[static_cast<size_t>(a.tensor_id)];
       // The box: an address register's value is known only at run time, so an access that
@@ -174,6 +174,9 @@ RaceChecker::RaceChecker(const SimProgram& p) : p_(p), plans_(p.insts.size()) {
       tensor_rank[t] = ap.rank;
       stride_ = std::max<size_t>(stride_, ap.rank);
     }
+  for (InstPlan& plans : plans_)
+    for (std::vector<AccessPlan>* list : {&plans.reads, &plans.writes})
+      for (AccessPlan& ap : *list) ap.log0 = logs_.data() + ap.log;
   for (WriteLog& log : logs_) {
     const uint32_t rank = tensor_rank[static_cast<size_t>(log.buffer.first)];
     log.rank = rank == kNoRank ? 0 : rank;
@@ -218,9 +221,8 @@ void RaceChecker::record(const InstanceRecord& r) {
     }
   }
   for (const AccessPlan& ap : plan.writes) {
-    const size_t log = ap.log + static_cast<size_t>(buffer_of(ap, ivs));
-    WriteLog& w = logs_[log];
-    if (!w.active) activate(log);
+    WriteLog& w = ap.log0[buffer_of(ap, ivs)];
+    if (!w.active) activate(static_cast<size_t>(&w - logs_.data()));
     // A write changes its range from the moment the unit starts producing it (a transfer:
     // its first byte; a compute engine: its start) until it completes: a read that overlaps
     // that window can see new bytes.

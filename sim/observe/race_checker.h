@@ -64,6 +64,7 @@ class RaceChecker {
   };
   using Buffer = std::pair<int, int64_t>;  // tensor, rotation buffer
 
+  struct WriteLog;
   // One access of an instruction, worked out once: its rotation (tensor attributes `buffers`,
   // `rotate`) and its box as constants plus loop terms, so record() adds products and looks
   // nothing up.
@@ -75,6 +76,7 @@ class RaceChecker {
     LoopId fresh_at;  // an accumulating read: not at this loop's first iteration (`start`)
     int64_t fresh_lo;   // that loop's first iteration
     size_t log;       // the write log of the tensor's rotation buffer 0 (buffer b: log + b)
+    WriteLog* log0;   // logs_[log] (logs_ does not move once built)
     std::vector<Interval> base;  // every bound's constant (a whole access: the tensor's extent)
     uint32_t rank;               // base.size()
     // A box without loop terms and not empty: one key per distinct box, its box kept once in
@@ -102,7 +104,6 @@ class RaceChecker {
   // a box without a key, a buffer's first write.
   void record_unqueued_reads(const InstPlan& plan, const InstanceRecord& r, int64_t seq);
   void queue_box(const AccessPlan& ap, const int64_t* ivs);
-  struct WriteLog;
   static void write_box(WriteLog& w, const AccessPlan& ap, const int64_t* ivs);
   void activate(size_t log);
   // The live writes of a buffer, in program order once advance() has sorted them, with what
