@@ -212,7 +212,7 @@ void RaceChecker::record(const InstanceRecord& r) {
       for (const AccessPlan& ap : plan.reads) {
         if (ap.fresh_at != kNoId && ivs[ap.fresh_at] == ap.fresh_lo)
           continue;  // this instance starts its accumulation group: a plain write
-        queued_reads_.push_back({static_cast<uint32_t>(ap.log + static_cast<size_t>(buffer_of(ap, ivs))), ap.key});
+        queued_reads_.push_back({ap.log0 + buffer_of(ap, ivs), ap.key});
         if (ap.key == 0) queue_box(ap, ivs);
       }
       // Reads last while the unit consumes its inputs.
@@ -372,14 +372,13 @@ void RaceChecker::advance(Picos watermark, int64_t min_seq) {
     if (heap_.empty() || next != heap_.data()) {
       for (size_t i = in.first; i < in.first + in.count; ++i) {
         const QueuedRead qr = queued_reads_[i];
-        WriteLog& log = logs_[qr.log];
-        check(log, in, qr.key, {qr.key ? keyed_[qr.key] : queued_dims_.data() + i * stride_, log.rank});
+        check(*qr.log, in, qr.key, qr.key ? nullptr : queued_dims_.data() + i * stride_);
       }
     } else {
       for (size_t slot = in.first; slot != kNoSlot; slot = reads_[slot].next) {
         const PendingRead& pr = reads_[slot];
         WriteLog& log = logs_[pr.log];
-        check(log, in, pr.key, {pr.key ? keyed_[pr.key] : read_dims_.data() + slot * stride_, log.rank});
+        check(log, in, pr.key, read_dims_.data() + slot * stride_);
         free_reads_.push_back(slot);
       }
     }
@@ -515,9 +514,11 @@ size_t RaceChecker::gallop(const Event* ev, size_t n, size_t from, int64_t seq) 
   return static_cast<size_t>(std::lower_bound(ev + from + 1, ev + end, seq, seq_below) - ev);
 }
 
-inline void RaceChecker::check(WriteLog& log, const PendingInstance& in, uint32_t key, BoxRef read_box) {
-  // The read as an event only on the rarer paths (no copy per check).
+inline void RaceChecker::check(WriteLog& log, const PendingInstance& in, uint32_t key, const Interval* dims) {
+  // The read as an event, and its box, only on the paths that need them (a box with a key
+  // is `keyed_`'s; else `dims`).
   auto read = [&] { return Event(in.seq, in.start, in.end, in.inst, key); };
+  auto read_box = [&] { return BoxRef{key ? keyed_[key] : dims, log.rank}; };
   const Event* ev = log.live();
   const size_t n = log.size();
   if (n == 0) return;  // nothing written there yet
@@ -539,17 +540,17 @@ inline void RaceChecker::check(WriteLog& log, const PendingInstance& in, uint32_
   const Picos later_start = !log.starts_ordered ? log.min_start_from[later]
                             : later < n         ? ev[later].start
                                                 : std::numeric_limits<Picos>::max();
-  if (later_start < in.end) check_later(log, later, read(), read_box);
+  if (later_start < in.end) check_later(log, later, read(), read_box());
   // The usual case: the newest earlier write covers the whole read, its one producer.
   if (earlier == 0) return;
-  if ((key != 0 && ev[earlier - 1].key == key) || overlaps_and_contains(box(log, earlier - 1), read_box)) {
+  if ((key != 0 && ev[earlier - 1].key == key) || overlaps_and_contains(box(log, earlier - 1), read_box())) {
     // produced()'s two tests first, so that the race-free check builds nothing.
     const Picos w_end = ev[earlier - 1].end;
     if (w_end > in.start || (!log.ends_ordered && log.max_end_before[earlier - 1] > w_end))
-      produced(log, earlier - 1, read(), read_box);
+      produced(log, earlier - 1, read(), read_box());
     return;
   }
-  check_producers(log, earlier, read(), read_box);
+  check_producers(log, earlier, read(), read_box());
 }
 
 // `w` at live write i produces part of the read.

@@ -145,7 +145,7 @@ class RaceChecker {
   void index(WriteLog& log);
   static size_t gallop(const Event* ev, size_t n, size_t from, int64_t seq);
   struct PendingInstance;
-  void check(WriteLog& log, const PendingInstance& in, uint32_t key, BoxRef read_box);
+  void check(WriteLog& log, const PendingInstance& in, uint32_t key, const Interval* dims);
   // check()'s rarer parts: the writes after the read that began before it ended (WAR), the
   // producer landing after the read began (RAW), older writes landing after the producer (WAW).
   void check_later(const WriteLog& log, size_t later, const Event& read, BoxRef read_box);
@@ -183,7 +183,7 @@ class RaceChecker {
   // the smaller of the two fronts.
   static constexpr size_t kNoSlot = SIZE_MAX;
   struct QueuedRead {
-    uint32_t log;
+    WriteLog* log;
     uint32_t key;
   };
   struct PendingRead {
