@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "sched/ir/kernel_queries.h"
@@ -104,7 +105,7 @@ RaceChecker::RaceChecker(const SimProgram& p) : p_(p), plans_(p.insts.size()) {
     auto plan = [&](const Access& a, bool read, LoopId fresh_at = kNoId) {
       const size_t log = first_log[static_cast<size_t>(a.tensor_id)];
       if (log == kNoLog) return;
-      AccessPlan ap{read, 0, kNoId, 0, fresh_at, 0, log, {}, 0, 0, {}};
+      AccessPlan ap{read, 0, kNoId, 0, fresh_at, 0, log, nullptr, {}, 0, 0, {}};
       if (fresh_at != kNoId) ap.fresh_lo = k.loops[static_cast<size_t>(fresh_at)].lo;
       const Tensor& t = k.tensors[static_cast<size_t>(a.tensor_id)];
       // The box: an address register's value is known only at run time, so an access that
@@ -134,23 +135,53 @@ RaceChecker::RaceChecker(const SimProgram& p) : p_(p), plans_(p.insts.size()) {
       if (ap.terms.empty() &&
           std::all_of(ap.base.begin(), ap.base.end(), [](const Interval& d) { return d.first < d.second; }))
         ap.key = constant_boxes.emplace(ap.base, static_cast<uint32_t>(constant_boxes.size() + 1)).first->second;
-      plans_[id].push_back(std::move(ap));
+      (read ? plans_[id].reads : plans_[id].writes).push_back(std::move(ap));
     };
     for (const Access& a : in.reads) plan(a, true);
     if (in.attrs.has(attr::kAccumulate))  // an accumulating write reads what it adds to
       for (const Access& a : in.writes) plan(a, true, accumulation_start(k, static_cast<InstId>(id)));
     for (const Access& a : in.writes) plan(a, false);
   }
-  // Boxes are stored at a fixed stride: the largest rank of the accesses, for the pending reads;
-  // per tensor, for its write logs.
-  std::vector<size_t> tensor_rank(k.tensors.size(), 1);
-  for (const std::vector<AccessPlan>& plans : plans_)
-    for (const AccessPlan& ap : plans) {
-      stride_ = std::max(stride_, ap.base.size());
-      size_t& r = tensor_rank[static_cast<size_t>(logs_[ap.log].buffer.first)];
-      r = std::max(r, ap.base.size());
+  // The keys' boxes, once each.
+  keyed_.assign(constant_boxes.size() + 1, nullptr);
+  std::vector<size_t> keyed_at(constant_boxes.size() + 1, 0);
+  for (const auto& [box, key] : constant_boxes) {
+    keyed_at[key] = keyed_boxes_.size();
+    keyed_boxes_.insert(keyed_boxes_.end(), box.begin(), box.end());
+  }
+  for (size_t key = 1; key < keyed_.size(); ++key) keyed_[key] = keyed_boxes_.data() + keyed_at[key];
+  // Program order as a constant plus a product per enclosing loop.
+  for (size_t id = 0; id < p.insts.size(); ++id) {
+    const SimInst& inst = p.insts[id];
+    InstPlan& ip = plans_[id];
+    ip.seq_base = inst.seq_base;
+    for (size_t i = 0; i < inst.nest.size(); ++i) {
+      ip.seq_base -= k.loops[static_cast<size_t>(inst.nest[i])].lo * inst.seq_strides[i];
+      ip.seq_terms.push_back({inst.nest[i], inst.seq_strides[i]});
     }
-  for (WriteLog& log : logs_) log.stride = tensor_rank[static_cast<size_t>(log.buffer.first)];
+  }
+  // Boxes are stored at a fixed stride: the largest rank, for the pending reads; per tensor,
+  // its rank, for its write logs. Every access has its tensor's rank (the parser and the
+  // structural verifier hold kernels to it), so events need not carry one.
+  constexpr uint32_t kNoRank = UINT32_MAX;
+  std::vector<uint32_t> tensor_rank(k.tensors.size(), kNoRank);
+  for (const InstPlan& plans : plans_)
+    for (const std::vector<AccessPlan>* list : {&plans.reads, &plans.writes})
+    for (const AccessPlan& ap : *list) {
+      const size_t t = static_cast<size_t>(logs_[ap.log].buffer.first);
+      if (tensor_rank[t] != kNoRank && tensor_rank[t] != ap.rank)
+        throw std::logic_error("race checker: accesses of different ranks to %" + k.tensors[t].name);
+      tensor_rank[t] = ap.rank;
+      stride_ = std::max<size_t>(stride_, ap.rank);
+    }
+  for (InstPlan& plans : plans_)
+    for (std::vector<AccessPlan>* list : {&plans.reads, &plans.writes})
+      for (AccessPlan& ap : *list) ap.log0 = logs_.data() + ap.log;
+  for (WriteLog& log : logs_) {
+    const uint32_t rank = tensor_rank[static_cast<size_t>(log.buffer.first)];
+    log.rank = rank == kNoRank ? 0 : rank;
+    log.stride = std::max<size_t>(1, log.rank);
+  }
 }
 
 inline void RaceChecker::box_of(const AccessPlan& ap, const int64_t* ivs, Interval* out) {
@@ -169,55 +200,121 @@ inline int64_t RaceChecker::buffer_of(const AccessPlan& ap, const int64_t* ivs) 
 
 void RaceChecker::record(const InstanceRecord& r) {
   if (r.unit < 0) return;  // a barrier touches no memory
-  const std::vector<AccessPlan>& plans = plans_[static_cast<size_t>(r.inst)];
-  if (plans.empty()) return;
-  const SimInst& inst = p_.insts[static_cast<size_t>(r.inst)];
-  const int64_t seq = inst.seq(r.loop_ivs, *p_.kernel);
-  // Reads last while the unit consumes its inputs. A write changes its range from the
-  // moment the unit starts producing it (a transfer: its first byte; a compute engine: its
-  // start) until it completes: a read that overlaps that window can see new bytes.
-  const Picos read_end = std::max(r.busy_end, r.start);
-  size_t first_read = kNoSlot, last_read = kNoSlot;
-  for (const AccessPlan& ap : plans) {
-    if (ap.fresh_at != kNoId && r.loop_ivs[ap.fresh_at] == ap.fresh_lo)
-      continue;  // this instance starts its accumulation group: a plain write
-    const size_t log = ap.log + static_cast<size_t>(buffer_of(ap, r.loop_ivs));
-    const uint32_t rank = ap.rank;
-    if (ap.read) {
-      size_t slot;
-      if (!free_reads_.empty()) {
-        slot = free_reads_.back();
-        free_reads_.pop_back();
-      } else {
-        slot = reads_.size();
-        reads_.emplace_back();
-        read_dims_.resize(read_dims_.size() + stride_);
+  const InstPlan& plan = plans_[static_cast<size_t>(r.inst)];
+  const int64_t* ivs = r.loop_ivs;
+  int64_t seq = plan.seq_base;
+  for (const auto& [loop, stride] : plan.seq_terms) seq += ivs[loop] * stride;
+  if (!plan.reads.empty()) {
+    if (!queue_.empty() && queue_.back().seq > seq) {
+      record_unqueued_reads(plan, r, seq);
+    } else {  // in program order after the queue's last instance: queued
+      const size_t first = queued_reads_.size();
+      for (const AccessPlan& ap : plan.reads) {
+        if (ap.fresh_at != kNoId && ivs[ap.fresh_at] == ap.fresh_lo)
+          continue;  // this instance starts its accumulation group: a plain write
+        queued_reads_.push_back({ap.log0 + buffer_of(ap, ivs), ap.key});
+        if (ap.key == 0) queue_box(ap, ivs);
       }
-      reads_[slot] = {log, kNoSlot, {seq, r.start, read_end, r.inst, rank, ap.key}};
-      box_of(ap, r.loop_ivs, read_dims_.data() + slot * stride_);
-      if (last_read == kNoSlot)
-        first_read = slot;
-      else
-        reads_[last_read].next = slot;
-      last_read = slot;
-    } else {
-      WriteLog& w = logs_[log];
-      if (!w.active) {  // its first write: settle it from now on
-        w.active = true;
-        active_.insert(std::upper_bound(active_.begin(), active_.end(), log), log);
-      }
-      if (w.size() > 0 && w.events.back().seq > seq) w.sorted = false;
-      w.indexed = false;
-      w.events.push_back({seq, std::min(r.busy_start, r.complete), r.complete, r.inst, rank, ap.key});
-      const size_t need = w.events.size() * w.stride;
-      if (w.dims.size() < need) w.dims.resize(std::max(need, 2 * w.dims.size()));
-      box_of(ap, r.loop_ivs, w.dims.data() + need - w.stride);
+      // Reads last while the unit consumes its inputs.
+      if (const auto count = static_cast<uint32_t>(queued_reads_.size() - first); count > 0)
+        queue_.emplace_back(seq, arrivals_++, r.start, std::max(r.busy_end, r.start), r.inst, count, first);
     }
   }
-  if (first_read != kNoSlot) {
-    pending_.push_back({seq, arrivals_++, first_read});
-    std::push_heap(pending_.begin(), pending_.end(), std::greater<PendingKey>());
+  for (const AccessPlan& ap : plan.writes) {
+    WriteLog& w = ap.log0[buffer_of(ap, ivs)];
+    if (!w.active) activate(static_cast<size_t>(&w - logs_.data()));
+    // A write changes its range from the moment the unit starts producing it (a transfer:
+    // its first byte; a compute engine: its start) until it completes: a read that overlaps
+    // that window can see new bytes.
+    const Picos start = std::min(r.busy_start, r.complete);
+    if (w.head != w.events.size()) {
+      const Event& last = w.events.back();
+      if (last.seq > seq) w.sorted = false;
+      if (last.start > start) w.starts_ordered = false;
+      if (last.end > r.complete) w.ends_ordered = false;
+    }
+    w.indexed = false;
+    w.events.emplace_back(seq, start, r.complete, r.inst, ap.key);
+    if (ap.key == 0) write_box(w, ap, ivs);
   }
+}
+
+[[gnu::noinline]] void RaceChecker::record_unqueued_reads(const InstPlan& plan, const InstanceRecord& r,
+                                                                  int64_t seq) {
+  const int64_t* ivs = r.loop_ivs;
+  size_t first = kNoSlot, last = kNoSlot;
+  uint32_t count = 0;
+  for (const AccessPlan& ap : plan.reads) {
+    if (ap.fresh_at != kNoId && ivs[ap.fresh_at] == ap.fresh_lo) continue;
+    size_t slot;
+    if (!free_reads_.empty()) {
+      slot = free_reads_.back();
+      free_reads_.pop_back();
+    } else {
+      slot = reads_.size();
+      reads_.emplace_back();
+      read_dims_.resize(read_dims_.size() + stride_);
+    }
+    reads_[slot] = {static_cast<uint32_t>(ap.log + static_cast<size_t>(buffer_of(ap, ivs))), ap.key, kNoSlot};
+    if (ap.key == 0) box_of(ap, ivs, read_dims_.data() + slot * stride_);
+    if (last == kNoSlot)
+      first = slot;
+    else
+      reads_[last].next = slot;
+    last = slot;
+    ++count;
+  }
+  if (count == 0) return;
+  heap_.push_back({seq, arrivals_++, r.start, std::max(r.busy_end, r.start), r.inst, count, first});
+  std::push_heap(heap_.begin(), heap_.end(), std::greater<PendingInstance>());
+}
+
+[[gnu::noinline]] void RaceChecker::queue_box(const AccessPlan& ap, const int64_t* ivs) {
+  const size_t need = queued_reads_.size() * stride_;
+  if (queued_dims_.size() < need) queued_dims_.resize(std::max(need, 2 * queued_dims_.size()));
+  box_of(ap, ivs, queued_dims_.data() + need - stride_);
+}
+
+[[gnu::noinline]] void RaceChecker::write_box(WriteLog& w, const AccessPlan& ap, const int64_t* ivs) {
+  const size_t need = w.events.size() * w.stride;
+  if (w.dims.size() < need) w.dims.resize(std::max(need, 2 * w.dims.size()));
+  box_of(ap, ivs, w.dims.data() + need - w.stride);
+}
+
+[[gnu::noinline]] void RaceChecker::activate(size_t log) {
+  logs_[log].active = true;  // its first write: settle it from now on
+  active_.insert(std::upper_bound(active_.begin(), active_.end(), log), log);
+}
+
+inline const RaceChecker::PendingInstance* RaceChecker::next_pending() const {
+  // (The queue is empty, not merely passed, once its last entry leaves: no size to work out.)
+  const PendingInstance* q = queue_.empty() ? nullptr : &queue_[queue_head_];
+  if (heap_.empty()) return q;
+  if (!q || *q > heap_.front()) return &heap_.front();
+  return q;
+}
+
+inline void RaceChecker::pop_pending(const PendingInstance* which) {
+  if (heap_.empty() || which != heap_.data()) {
+    if (queue_.begin() + static_cast<std::ptrdiff_t>(++queue_head_) == queue_.end()) {
+      queue_.clear();
+      queue_head_ = 0;
+      queued_reads_.clear();
+    } else if (queue_head_ >= 64 && queue_head_ * 2 >= queue_.size()) {
+      // Move the live entries down once the dead front outweighs them (each moves at most
+      // once more for it), and their reads with them.
+      queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(queue_head_));
+      queue_head_ = 0;
+      const size_t dead = queue_.front().first;
+      queued_reads_.erase(queued_reads_.begin(), queued_reads_.begin() + static_cast<std::ptrdiff_t>(dead));
+      const size_t dead_dims = std::min(queued_dims_.size(), dead * stride_);
+      queued_dims_.erase(queued_dims_.begin(), queued_dims_.begin() + static_cast<std::ptrdiff_t>(dead_dims));
+      for (PendingInstance& in : queue_) in.first -= dead;
+    }
+    return;
+  }
+  std::pop_heap(heap_.begin(), heap_.end(), std::greater<PendingInstance>());
+  heap_.pop_back();
 }
 
 void RaceChecker::index(WriteLog& log) {
@@ -232,6 +329,7 @@ void RaceChecker::index(WriteLog& log) {
     for (size_t i = 0; i < n; ++i) order_[i] = static_cast<uint32_t>(i);
     std::sort(order_.begin(), order_.end(), [&](uint32_t x, uint32_t y) { return live[x].seq < live[y].seq; });
     const size_t stride = log.stride;
+    if (log.dims.size() < log.events.size() * stride) log.dims.resize(log.events.size() * stride);
     sorted_events_.clear();
     sorted_dims_.resize(n * stride);
     for (size_t i = 0; i < n; ++i) {
@@ -242,6 +340,7 @@ void RaceChecker::index(WriteLog& log) {
     std::copy(sorted_events_.begin(), sorted_events_.end(), log.events.begin() + static_cast<std::ptrdiff_t>(log.head));
     std::copy(sorted_dims_.begin(), sorted_dims_.end(), log.dims.begin() + static_cast<std::ptrdiff_t>(log.head * stride));
   }
+  if (log.sorted && log.starts_ordered && log.ends_ordered) return;  // the usual case: no arrays
   log.sorted = true;
   const Event* ev = log.live();
   std::vector<Picos>& max_end_before = log.max_end_before;
@@ -249,9 +348,16 @@ void RaceChecker::index(WriteLog& log) {
   max_end_before.resize(n + 1);
   min_start_from.resize(n + 1);
   max_end_before[0] = std::numeric_limits<Picos>::min();
-  for (size_t i = 0; i < n; ++i) max_end_before[i + 1] = std::max(max_end_before[i], ev[i].end);
+  bool ends_ordered = true, starts_ordered = true;
+  for (size_t i = 0; i < n; ++i) {
+    max_end_before[i + 1] = std::max(max_end_before[i], ev[i].end);
+    if (i > 0 && ev[i - 1].end > ev[i].end) ends_ordered = false;
+    if (i > 0 && ev[i - 1].start > ev[i].start) starts_ordered = false;
+  }
   min_start_from[n] = std::numeric_limits<Picos>::max();
   for (size_t i = n; i-- > 0;) min_start_from[i] = std::min(min_start_from[i + 1], ev[i].start);
+  log.ends_ordered = ends_ordered;
+  log.starts_ordered = starts_ordered;
 }
 
 void RaceChecker::advance(Picos watermark, int64_t min_seq) {
@@ -260,26 +366,34 @@ void RaceChecker::advance(Picos watermark, int64_t min_seq) {
     logs_[l].cursor = 0;
   }
   // Reads whose every relevant write is known.
-  while (!pending_.empty()) {
-    const PendingKey next = pending_.front();
-    if (next.seq >= min_seq || reads_[next.slot].read.end > watermark) break;
-    std::pop_heap(pending_.begin(), pending_.end(), std::greater<PendingKey>());
-    pending_.pop_back();
-    for (size_t slot = next.slot; slot != kNoSlot; slot = reads_[slot].next) {
-      const PendingRead& pr = reads_[slot];
-      check(logs_[pr.log], pr.read, {read_dims_.data() + slot * stride_, pr.read.rank});
-      free_reads_.push_back(slot);
+  while (const PendingInstance* next = next_pending()) {
+    if (next->seq >= min_seq || next->end > watermark) break;
+    const PendingInstance in = *next;
+    if (heap_.empty() || next != heap_.data()) {
+      for (size_t i = in.first; i < in.first + in.count; ++i) {
+        const QueuedRead qr = queued_reads_[i];
+        check(*qr.log, in, qr.key, qr.key ? nullptr : queued_dims_.data() + i * stride_);
+      }
+    } else {
+      for (size_t slot = in.first; slot != kNoSlot; slot = reads_[slot].next) {
+        const PendingRead& pr = reads_[slot];
+        WriteLog& log = logs_[pr.log];
+        check(log, in, pr.key, read_dims_.data() + slot * stride_);
+        free_reads_.push_back(slot);
+      }
     }
+    pop_pending(next);
   }
   // Writes hidden by a newer write that every future read comes after, both landed.
-  const int64_t settled = pending_.empty() ? min_seq : std::min(min_seq, pending_.front().seq);
+  const PendingInstance* next = next_pending();
+  const int64_t settled = next ? std::min(min_seq, next->seq) : min_seq;
   for (size_t l : active_) settle(logs_[l], watermark, settled);
 }
 
 void RaceChecker::report_hidden(const WriteLog& log, size_t i, size_t j) {
   const Event& old = log.live()[i];
   const Event& newer = log.live()[j];
-  report("WAW", old, newer, log.buffer, log.box(i), log.box(j),
+  report("WAW", old, newer, log.buffer, box(log, i), box(log, j),
          where(old) + " landed at " + ns(old.end) + " ns, after " + where(newer) + " at " + ns(newer.end) + " ns");
 }
 
@@ -295,23 +409,32 @@ void RaceChecker::settle(WriteLog& log, Picos watermark, int64_t settled) {
   auto hidden = [&](size_t i, size_t j) {
     if (events[i].end > events[j].end) report_hidden(log, i, j);
   };
-  size_t settled_n = 0;  // events [0, settled_n) may be dropped
-  while (settled_n < n && events[settled_n].end <= watermark && events[settled_n].seq < settled) ++settled_n;
-  if (settled_n == 0) return;
+  auto is_settled = [&](size_t i) { return events[i].end <= watermark && events[i].seq < settled; };
+  if (n == 0 || !is_settled(0)) return;
+  // The usual run first: each write hidden by the next, of the same constant box and settled
+  // (the first candidate the loop below would try), found while finding the settled prefix.
+  size_t i = 0;
+  if (const uint32_t key = events[0].key; key != 0) {
+    while (i + 1 < n && events[i + 1].key == key && is_settled(i + 1)) ++i;
+    if (!log.ends_ordered)  // else none landed after the next
+      for (size_t j = 0; j < i; ++j) hidden(j, j + 1);
+  }
+  size_t settled_n = i + 1;  // events [0, settled_n) may be dropped
+  while (settled_n < n && is_settled(settled_n)) ++settled_n;
   // The nearest newer write with the same box, by a sort of (box hash, index): reused
   // scratch, no allocation once it has grown.
   bool indexed = false;
-  auto next_same = [&](size_t i) {
+  auto next_same = [&](size_t at) {
     if (!indexed) {
       same_box_.clear();
-      for (size_t x = 0; x < n; ++x) same_box_.push_back({box_hash(log.box(x)), x});
+      for (size_t x = 0; x < n; ++x) same_box_.push_back({box_hash(box(log, x)), x});
       std::sort(same_box_.begin(), same_box_.end());
       next_same_.assign(n, n);
       for (size_t x = 0; x + 1 < same_box_.size(); ++x)
         if (same_box_[x].first == same_box_[x + 1].first) next_same_[same_box_[x].second] = same_box_[x + 1].second;
       indexed = true;
     }
-    return next_same_[i];
+    return next_same_[at];
   };
   // Writes from `followed_n` on come after a future read (events are in program order): no
   // cover among them. Usually none lies beyond the next few, and the same-box index (a sort
@@ -320,22 +443,22 @@ void RaceChecker::settle(WriteLog& log, Picos watermark, int64_t settled) {
   while (followed_n < n && events[followed_n].seq < settled) ++followed_n;
   // Survivors among [0, settled_n), in order.
   kept_.clear();
-  size_t dropped = 0, last_dropped = 0;
-  for (size_t i = 0; i < settled_n; ++i) {
-    const BoxRef old = log.box(i);
+  size_t dropped = i, last_dropped = i == 0 ? 0 : i - 1;
+  for (; i < settled_n; ++i) {
+    const BoxRef old = box(log, i);
     const uint32_t old_key = events[i].key;
     bool found = false;
     // The next few newer writes, up to the first that is not settled (settled_n).
     const size_t near_end = std::min(i + 9, settled_n);
     for (size_t j = i + 1; j < near_end; ++j) {
-      if (!((old_key != 0 && events[j].key == old_key) || contains(log.box(j), old))) continue;
+      if (!((old_key != 0 && events[j].key == old_key) || contains(box(log, j), old))) continue;
       hidden(i, j);
       found = true;
       break;
     }
     if (!found && i + 9 < followed_n) {
       const size_t j = next_same(i);
-      if (j < n && j > i + 8 && events[j].seq < settled && events[j].end <= watermark && log.box(j) == old) {
+      if (j < n && j > i + 8 && events[j].seq < settled && events[j].end <= watermark && box(log, j) == old) {
         hidden(i, j);
         found = true;
       }
@@ -351,28 +474,51 @@ void RaceChecker::settle(WriteLog& log, Picos watermark, int64_t settled) {
   // Survivors before the last dropped write move up over the dropped ones, in order; the
   // writes after it stay where they are and the head moves past the gap.
   const size_t stride = log.stride;
-  Interval* dims = log.dims.data() + log.head * stride;
   size_t to = last_dropped + 1;
   for (size_t k = kept_.size(); k-- > 0;) {
-    const size_t i = kept_[k];
-    if (i > last_dropped || --to == i) continue;
-    events[to] = events[i];
-    std::copy(dims + i * stride, dims + (i + 1) * stride, dims + to * stride);
+    const size_t from = kept_[k];
+    if (from > last_dropped || --to == from) continue;
+    events[to] = events[from];
+    if (events[to].key == 0) {  // a box of its own, which lies inside `dims` (record)
+      Interval* dims = log.dims.data() + log.head * stride;
+      std::copy(dims + from * stride, dims + (from + 1) * stride, dims + to * stride);
+    }
   }
   log.head += dropped;
   log.indexed = false;
   // Reclaim the dead front once it outweighs the live writes (each write moves at most once
   // more for it).
   if (log.head > log.size() && log.head >= 64) {
-    // The boxes first (log.size() counts from the old head), then the events.
-    std::copy(log.dims.begin() + static_cast<std::ptrdiff_t>(log.head * stride),
-              log.dims.begin() + static_cast<std::ptrdiff_t>(log.events.size() * stride), log.dims.begin());
+    // The boxes first (log.size() counts from the old head; only as far as `dims` reaches,
+    // the last write without a key), then the events.
+    const size_t end = std::min(log.dims.size(), log.events.size() * stride);
+    if (end > log.head * stride)
+      std::copy(log.dims.begin() + static_cast<std::ptrdiff_t>(log.head * stride),
+                log.dims.begin() + static_cast<std::ptrdiff_t>(end), log.dims.begin());
     log.events.erase(log.events.begin(), log.events.begin() + static_cast<std::ptrdiff_t>(log.head));
     log.head = 0;
   }
 }
 
-inline void RaceChecker::check(WriteLog& log, const Event& read, BoxRef read_box) {
+// The first of events [from, n) at or after `seq` in program order, given ev[from].seq < seq:
+// galloping, then a binary search (logarithmic in the distance moved).
+size_t RaceChecker::gallop(const Event* ev, size_t n, size_t from, int64_t seq) {
+  size_t step = 1;
+  while (from + step < n && ev[from + step].seq < seq) {
+    from += step;
+    step *= 2;
+  }
+  // ev[from].seq < seq; the first at or after it lies in (from, from + step].
+  auto seq_below = [](const Event& w, int64_t s) { return w.seq < s; };
+  const size_t end = std::min(n, from + step + 1);
+  return static_cast<size_t>(std::lower_bound(ev + from + 1, ev + end, seq, seq_below) - ev);
+}
+
+inline void RaceChecker::check(WriteLog& log, const PendingInstance& in, uint32_t key, const Interval* dims) {
+  // The read as an event, and its box, only on the paths that need them (a box with a key
+  // is `keyed_`'s; else `dims`).
+  auto read = [&] { return Event(in.seq, in.start, in.end, in.inst, key); };
+  auto read_box = [&] { return BoxRef{key ? keyed_[key] : dims, log.rank}; };
   const Event* ev = log.live();
   const size_t n = log.size();
   if (n == 0) return;  // nothing written there yet
@@ -380,32 +526,31 @@ inline void RaceChecker::check(WriteLog& log, const Event& read, BoxRef read_box
   // instance's own writes, an accumulation, lie between). Reads come in program order, so
   // the search gallops on from where the last one stopped.
   size_t earlier = log.cursor;
-  // Usually the next read is a write or two further on.
-  for (int probe = 0; probe < 3 && earlier < n && ev[earlier].seq < read.seq; ++probe) ++earlier;
-  if (earlier < n && ev[earlier].seq < read.seq) {
-    size_t step = 1;
-    while (earlier + step < n && ev[earlier + step].seq < read.seq) {
-      earlier += step;
-      step *= 2;
+  // Usually the next read is a write or two further on: a few steps, then galloping.
+  for (int probe = 0; earlier < n && ev[earlier].seq < in.seq; ++earlier)
+    if (++probe > 3) {
+      earlier = gallop(ev, n, earlier, in.seq);
+      break;
     }
-    // ev[earlier].seq < read.seq; the first at or after it lies in (earlier, earlier + step].
-    auto seq_below = [](const Event& w, int64_t seq) { return w.seq < seq; };
-    const size_t end = std::min(n, earlier + step + 1);
-    earlier = static_cast<size_t>(std::lower_bound(ev + earlier + 1, ev + end, read.seq, seq_below) - ev);
-  }
   log.cursor = earlier;
   size_t later = earlier;
-  while (later < n && ev[later].seq == read.seq) ++later;
+  while (later < n && ev[later].seq == in.seq) ++later;
   // WAR: a later write began before the read was done: the reader can see new bytes. None
   // can when the earliest start among them is after the read.
-  if (log.min_start_from[later] < read.end) check_later(log, later, read, read_box);
+  const Picos later_start = !log.starts_ordered ? log.min_start_from[later]
+                            : later < n         ? ev[later].start
+                                                : std::numeric_limits<Picos>::max();
+  if (later_start < in.end) check_later(log, later, read(), read_box());
   // The usual case: the newest earlier write covers the whole read, its one producer.
   if (earlier == 0) return;
-  if ((read.key != 0 && ev[earlier - 1].key == read.key) || overlaps_and_contains(log.box(earlier - 1), read_box)) {
-    produced(log, earlier - 1, read, read_box);
+  if ((key != 0 && ev[earlier - 1].key == key) || overlaps_and_contains(box(log, earlier - 1), read_box())) {
+    // produced()'s two tests first, so that the race-free check builds nothing.
+    const Picos w_end = ev[earlier - 1].end;
+    if (w_end > in.start || (!log.ends_ordered && log.max_end_before[earlier - 1] > w_end))
+      produced(log, earlier - 1, read(), read_box());
     return;
   }
-  check_producers(log, earlier, read, read_box);
+  check_producers(log, earlier, read(), read_box());
 }
 
 // `w` at live write i produces part of the read.
@@ -414,24 +559,24 @@ inline void RaceChecker::produced(const WriteLog& log, size_t i, const Event& re
   if (w.end > read.start) report_early_read(log, i, read, read_box);
   // An older write landing after this one (and before the read) replaces its value; none
   // can when every older write landed first.
-  if (log.max_end_before[i] > w.end) check_older(log, i, read, read_box);
+  if (!log.ends_ordered && log.max_end_before[i] > w.end) check_older(log, i, read, read_box);
 }
 
 // Walk back from the newest write before the read (`earlier`): each part of the read has one
 // expected producer.
 void RaceChecker::check_producers(const WriteLog& log, size_t earlier, const Event& read, BoxRef read_box) {
   size_t newest = earlier;
-  while (newest > 0 && !overlaps(log.box(newest - 1), read_box)) --newest;
+  while (newest > 0 && !overlaps(box(log, newest - 1), read_box)) --newest;
   if (newest == 0) return;
   // Without allocation: the newest earlier write that overlaps covers the whole read.
-  if (contains(log.box(newest - 1), read_box)) {
+  if (contains(box(log, newest - 1), read_box)) {
     produced(log, newest - 1, read, read_box);
     return;
   }
   std::vector<Box> unseen{to_box(read_box)};
   for (size_t i = newest; i-- > 0 && !unseen.empty();) {
-    if (!overlaps(log.box(i), read_box)) continue;
-    const Box w_box = to_box(log.box(i));
+    if (!overlaps(box(log, i), read_box)) continue;
+    const Box w_box = to_box(box(log, i));
     bool produces = false;
     std::vector<Box> next;
     for (Box& u : unseen) {
@@ -451,8 +596,8 @@ void RaceChecker::check_later(const WriteLog& log, size_t later, const Event& re
   const Event* ev = log.live();
   for (size_t j = later; j < log.size(); ++j) {
     const Event& w = ev[j];
-    if (w.start < read.end && overlaps(log.box(j), read_box))
-      report("WAR", read, w, log.buffer, read_box, log.box(j),
+    if (w.start < read.end && overlaps(box(log, j), read_box))
+      report("WAR", read, w, log.buffer, read_box, box(log, j),
              where(w) + " overwrote it at " + ns(w.start) + " ns while " + where(read) + " was reading it until " +
                  ns(read.end) + " ns");
   }
@@ -460,7 +605,7 @@ void RaceChecker::check_later(const WriteLog& log, size_t later, const Event& re
 
 void RaceChecker::report_early_read(const WriteLog& log, size_t i, const Event& read, BoxRef read_box) {
   const Event& w = log.live()[i];
-  report("RAW", w, read, log.buffer, read_box, log.box(i),
+  report("RAW", w, read, log.buffer, read_box, box(log, i),
          where(read) + " read it at " + ns(read.start) + " ns, before " + where(w) + " had written it at " +
              ns(w.end) + " ns");
 }
@@ -470,9 +615,9 @@ void RaceChecker::check_older(const WriteLog& log, size_t i, const Event& read, 
   const Event& w = ev[i];
   for (size_t j = i; j-- > 0;) {
     const Event& older = ev[j];
-    if (older.end > w.end && older.end <= read.start && overlaps(log.box(j), read_box) &&
-        overlaps(log.box(j), log.box(i)))
-      report("WAW", older, w, log.buffer, log.box(j), log.box(i),
+    if (older.end > w.end && older.end <= read.start && overlaps(box(log, j), read_box) &&
+        overlaps(box(log, j), box(log, i)))
+      report("WAW", older, w, log.buffer, box(log, j), box(log, i),
              where(older) + " landed at " + ns(older.end) + " ns, after " + where(w) + " at " + ns(w.end) +
                  " ns, so " + where(read) + " saw the older value");
   }

@@ -51,17 +51,20 @@ class RaceChecker {
 
  private:
   struct Event {
+    Event() = default;
+    Event(int64_t seq_, Picos start_, Picos end_, InstId inst_, uint32_t key_)
+        : seq(seq_), start(start_), end(end_), inst(inst_), key(key_) {}
     int64_t seq;
     Picos start;  // reads: first moment of reading; writes: first moment of writing (a transfer's first byte)
     Picos end;    // writes: when they complete; reads: when reading ends
     InstId inst;
-    uint32_t rank;  // its box's dimensions (kept beside the event: WriteLog::dims, read_dims_)
     // Events with the same nonzero key have the same non-empty box (a constant box, from
     // AccessPlan::key): it covers and overlaps the other without a look at the bounds.
     uint32_t key;
   };
   using Buffer = std::pair<int, int64_t>;  // tensor, rotation buffer
 
+  struct WriteLog;
   // One access of an instruction, worked out once: its rotation (tensor attributes `buffers`,
   // `rotate`) and its box as constants plus loop terms, so record() adds products and looks
   // nothing up.
@@ -73,9 +76,12 @@ class RaceChecker {
     LoopId fresh_at;  // an accumulating read: not at this loop's first iteration (`start`)
     int64_t fresh_lo;   // that loop's first iteration
     size_t log;       // the write log of the tensor's rotation buffer 0 (buffer b: log + b)
+    WriteLog* log0;   // logs_[log] (logs_ does not move once built)
     std::vector<Interval> base;  // every bound's constant (a whole access: the tensor's extent)
     uint32_t rank;               // base.size()
-    uint32_t key;                // a box without loop terms and not empty: one key per distinct box; else 0
+    // A box without loop terms and not empty: one key per distinct box, its box kept once in
+    // `keyed_` (events with a key store no box of their own); else 0.
+    uint32_t key;
     struct Term {
       size_t dim;
       bool hi;
@@ -84,8 +90,22 @@ class RaceChecker {
     };
     std::vector<Term> terms;  // bound of `dim` += coeff * iv of `loop`
   };
+  // Per instruction: its accesses and its place in program order as a constant plus one
+  // product per enclosing loop (SimInst::seq with the loops' first iterations folded in).
+  struct InstPlan {
+    std::vector<AccessPlan> reads;   // in program text order: reads, then accumulating writes' reads
+    std::vector<AccessPlan> writes;
+    int64_t seq_base = 0;
+    std::vector<std::pair<LoopId, int64_t>> seq_terms;  // (loop, stride)
+  };
   int64_t buffer_of(const AccessPlan& ap, const int64_t* ivs) const;
   static void box_of(const AccessPlan& ap, const int64_t* ivs, Interval* out);
+  // record()'s rarer parts, out of line: an instance's reads that come out of program order,
+  // a box without a key, a buffer's first write.
+  void record_unqueued_reads(const InstPlan& plan, const InstanceRecord& r, int64_t seq);
+  void queue_box(const AccessPlan& ap, const int64_t* ivs);
+  static void write_box(WriteLog& w, const AccessPlan& ap, const int64_t* ivs);
+  void activate(size_t log);
   // The live writes of a buffer, in program order once advance() has sorted them, with what
   // lets a check skip the scan in the usual race-free case: the latest landing of the writes
   // before each position and the earliest start of the writes from each position on. Dropped
@@ -93,13 +113,22 @@ class RaceChecker {
   // hidden), so the survivors do not move down at every advance.
   struct WriteLog {
     Buffer buffer;
-    size_t stride = 1;          // dims per event in `dims` (the tensor's largest access rank)
+    uint32_t rank = 0;          // the tensor's rank: every access's box has as many dimensions
+    size_t stride = 1;          // dims per event in `dims`: the rank, at least 1
     std::vector<Event> events;  // live: [head, size)
-    std::vector<Interval> dims;  // events[i]'s box: dims[i * stride, i * stride + rank); grown by doubling
+    // events[i]'s box, unless it has a key: dims[i * stride, i * stride + rank); grown by doubling,
+    // only as far as the last write without a key until a sort or a move needs all of it
+    std::vector<Interval> dims;
     size_t head = 0;
     bool active = false;   // written at least once (listed in active_)
     bool sorted = true;    // live writes in program order (writes arrive from several units)
-    bool indexed = false;  // the two arrays below describe the live writes
+    // The live writes start, and land, in program order (each no earlier than the one
+    // before): then the earliest start from a position on is that position's, and no write
+    // lands after a newer one, without the arrays below. Kept as writes arrive (while sorted);
+    // dropping writes keeps them true; worked out again whenever the arrays are built.
+    bool starts_ordered = true;
+    bool ends_ordered = true;
+    bool indexed = false;  // the two arrays below describe the live writes (unless ordered)
     // Reads are checked in program order within an advance: the first live write at or after
     // the last one checked, where the next check starts looking.
     size_t cursor = 0;
@@ -107,11 +136,16 @@ class RaceChecker {
     std::vector<Picos> min_start_from;  // [i]: min start of live writes [i, n)
     const Event* live() const { return events.data() + head; }
     size_t size() const { return events.size() - head; }
-    // The box of live write i.
-    BoxRef box(size_t i) const { return {dims.data() + (head + i) * stride, events[head + i].rank}; }
   };
+  // The box of live write i of `log`.
+  BoxRef box(const WriteLog& log, size_t i) const {
+    const Event& e = log.events[log.head + i];
+    return {e.key ? keyed_[e.key] : log.dims.data() + (log.head + i) * log.stride, log.rank};
+  }
   void index(WriteLog& log);
-  void check(WriteLog& log, const Event& read, BoxRef read_box);
+  static size_t gallop(const Event* ev, size_t n, size_t from, int64_t seq);
+  struct PendingInstance;
+  void check(WriteLog& log, const PendingInstance& in, uint32_t key, const Interval* dims);
   // check()'s rarer parts: the writes after the read that began before it ended (WAR), the
   // producer landing after the read began (RAW), older writes landing after the producer (WAW).
   void check_later(const WriteLog& log, size_t later, const Event& read, BoxRef read_box);
@@ -132,33 +166,58 @@ class RaceChecker {
   std::string describe(const Buffer& b, const Box& box) const;
 
   const SimProgram& p_;
-  std::vector<std::vector<AccessPlan>> plans_;  // per instruction
+  std::vector<InstPlan> plans_;  // per instruction
+  // The box of each key (keyed_[0] unused), in `keyed_boxes_`, which does not move.
+  std::vector<const Interval*> keyed_;
+  std::vector<Interval> keyed_boxes_;
   // One write log per rotation buffer of every tensor something writes (a tensor nothing
   // writes has none, and its reads are not followed: they cannot race); `active_` lists those
   // written so far in (tensor, buffer) order, the order races are found in.
   std::vector<WriteLog> logs_;
   std::vector<size_t> active_;
-  // Reads waiting to be checked, in a slab, and a min-heap of their instances' keys by (seq,
-  // arrival): the order a map by seq would give, without a node per read or moving events in
-  // the heap. One seq is one dynamic instance, whose reads all end together: its reads are
-  // chained from the slot its key names, in the order they arrived, and leave together.
+  // Reads waiting to be checked, by instance: one seq is one dynamic instance, whose reads
+  // share their seq, start and end and leave together, in the order they arrived. Instances
+  // leave in (seq, arrival) order, the order a map by seq would give: those that arrive in
+  // that order wait in a queue (one unit's reads, the usual case), their reads side by side
+  // in `queued_reads_`; the others in a min-heap, their reads chained in a slab. The next is
+  // the smaller of the two fronts.
   static constexpr size_t kNoSlot = SIZE_MAX;
-  struct PendingRead {
-    size_t log;
-    size_t next;  // the instance's next read, or kNoSlot
-    Event read;
+  struct QueuedRead {
+    WriteLog* log;
+    uint32_t key;
   };
-  struct PendingKey {
+  struct PendingRead {
+    uint32_t log;
+    uint32_t key;
+    size_t next;  // the instance's next read, or kNoSlot
+  };
+  struct PendingInstance {
+    PendingInstance(int64_t seq_, uint64_t arrival_, Picos start_, Picos end_, InstId inst_, uint32_t count_,
+                    size_t first_)
+        : seq(seq_), arrival(arrival_), start(start_), end(end_), inst(inst_), count(count_), first(first_) {}
     int64_t seq;
     uint64_t arrival;
-    size_t slot;
-    bool operator>(const PendingKey& o) const { return seq != o.seq ? seq > o.seq : arrival > o.arrival; }
+    Picos start;
+    Picos end;
+    InstId inst;
+    uint32_t count;  // its reads
+    size_t first;    // queued: its reads are queued_reads_[first, first + count); in the heap: the first's slot in reads_
+    bool operator>(const PendingInstance& o) const { return seq != o.seq ? seq > o.seq : arrival > o.arrival; }
   };
+  std::vector<PendingInstance> queue_;  // in (seq, arrival) order from queue_head_; emptied when its last leaves
+  size_t queue_head_ = 0;
+  std::vector<QueuedRead> queued_reads_;
+  // queued_reads_[i]'s box (without a key): [i * stride_, i * stride_ + rank), grown as far as the
+  // last read without a key
+  std::vector<Interval> queued_dims_;
+  std::vector<PendingInstance> heap_;
   std::vector<PendingRead> reads_;
-  std::vector<Interval> read_dims_;  // reads_[s]'s box: [s * stride_, s * stride_ + rank)
-  size_t stride_ = 1;                // the largest rank of any followed access
+  std::vector<Interval> read_dims_;  // reads_[s]'s box (without a key): [s * stride_, s * stride_ + rank)
   std::vector<size_t> free_reads_;
-  std::vector<PendingKey> pending_;
+  size_t stride_ = 1;                // the largest rank of any followed tensor
+  // The next instance to check (the smaller front), or nullptr.
+  const PendingInstance* next_pending() const;
+  void pop_pending(const PendingInstance* which);
   uint64_t arrivals_ = 0;
   std::set<std::tuple<std::string, InstId, InstId>> reported_;
   std::vector<Hazard> hazards_;
