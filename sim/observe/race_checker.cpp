@@ -229,7 +229,10 @@ void RaceChecker::record(const InstanceRecord& r) {
     const Picos start = std::min(r.busy_start, r.complete);
     if (w.head != w.events.size()) {
       const Event& last = w.events.back();
-      if (last.seq > seq) w.sorted = false;
+      if (last.seq > seq) {  // the live writes will be sorted: settle anew
+        w.sorted = false;
+        w.settle_known = false;
+      }
       if (last.start > start) w.starts_ordered = false;
       if (last.end > r.complete) w.ends_ordered = false;
     }
@@ -398,6 +401,19 @@ void RaceChecker::report_hidden(const WriteLog& log, size_t i, size_t j) {
 }
 
 void RaceChecker::settle(WriteLog& log, Picos watermark, int64_t settled) {
+  if (log.settle_known && watermark >= log.settle_watermark && settled >= log.settle_seq) {
+    settle_again(log, watermark, settled);
+    return;
+  }
+  // Whenever it drops nothing, what it found is kept for the next settle.
+  auto remember = [&](size_t settled_n, size_t followed_n) {
+    log.settle_known = true;
+    log.same_known = false;
+    log.settle_watermark = watermark;
+    log.settle_seq = settled;
+    log.settled_prefix = settled_n;
+    log.followed_prefix = followed_n;
+  };
   Event* events = log.events.data() + log.head;  // in program order (index())
   const size_t n = log.size();
   // A write is hidden when a newer write that every future read follows (seq below
@@ -410,7 +426,10 @@ void RaceChecker::settle(WriteLog& log, Picos watermark, int64_t settled) {
     if (events[i].end > events[j].end) report_hidden(log, i, j);
   };
   auto is_settled = [&](size_t i) { return events[i].end <= watermark && events[i].seq < settled; };
-  if (n == 0 || !is_settled(0)) return;
+  if (n == 0 || !is_settled(0)) {
+    remember(0, 0);
+    return;
+  }
   // The usual run first: each write hidden by the next, of the same constant box and settled
   // (the first candidate the loop below would try), found while finding the settled prefix.
   size_t i = 0;
@@ -470,7 +489,108 @@ void RaceChecker::settle(WriteLog& log, Picos watermark, int64_t settled) {
       kept_.push_back(i);
     }
   }
-  if (dropped == 0) return;
+  if (dropped == 0) {
+    remember(settled_n, followed_n);
+    return;
+  }
+  drop(log, dropped, last_dropped);
+}
+
+void RaceChecker::index_same_boxes(WriteLog& log) {
+  // The nearest newer write of the same hash is the one the sort of (hash, index) in
+  // settle() puts next: the next write with that hash.
+  if (!log.same_known) {
+    log.same_known = true;
+    log.same_n = 0;
+    log.next_same.clear();
+    log.same_list.clear();
+    log.last_of_hash.clear();
+  }
+  const size_t n = log.size(), listed = log.same_list.size();
+  log.next_same.resize(n, SIZE_MAX);
+  for (size_t x = log.same_n; x < n; ++x) {
+    const auto [it, fresh] = log.last_of_hash.try_emplace(box_hash(box(log, x)), x);
+    if (fresh) continue;
+    const size_t prev = it->second;
+    log.next_same[prev] = x;
+    it->second = x;
+    if (x > prev + 8 && box(log, x) == box(log, prev)) log.same_list.push_back(prev);
+  }
+  log.same_n = n;
+  const auto mid = log.same_list.begin() + static_cast<std::ptrdiff_t>(listed);
+  std::sort(mid, log.same_list.end());
+  std::inplace_merge(log.same_list.begin(), mid, log.same_list.end());
+}
+
+void RaceChecker::settle_again(WriteLog& log, Picos watermark, int64_t settled) {
+  // The live writes are where the last settle left them, newer ones after them, and every
+  // write of its settled prefix [0, before) was kept: a near candidate that failed then
+  // fails again (boxes and keys do not change), and settling only grows with the watermark
+  // and settled seq. What settle() would find now, in the same order: writes newly settled,
+  // the near candidates newly settled of the last eight before them, and same-box
+  // candidates newly settled or newly arrived.
+  const Event* events = log.live();
+  const size_t n = log.size();
+  auto is_settled = [&](size_t i) { return events[i].end <= watermark && events[i].seq < settled; };
+  const size_t before = log.settled_prefix;
+  size_t settled_n = before;
+  while (settled_n < n && is_settled(settled_n)) ++settled_n;
+  log.settle_watermark = watermark;
+  log.settle_seq = settled;
+  if (settled_n == 0) return;
+  size_t followed_n = std::max(settled_n, log.followed_prefix);
+  while (followed_n < n && events[followed_n].seq < settled) ++followed_n;
+  if (followed_n > 9 && (!log.same_known || log.same_n != n)) index_same_boxes(log);
+  const size_t* next_same = log.next_same.data();
+  found_.clear();
+  auto hide = [&](size_t i, size_t j) {
+    if (events[i].end > events[j].end) report_hidden(log, i, j);
+    found_.push_back(i);
+  };
+  // Below `near_from` every near candidate was tested last time: only a same-box one can
+  // have settled since.
+  const size_t near_from = before >= 8 ? before - 8 : 0;
+  if (log.same_known)
+    for (const size_t i : log.same_list) {
+      if (i >= near_from || i + 9 >= followed_n) break;
+      if (is_settled(next_same[i])) hide(i, next_same[i]);
+    }
+  for (size_t i = near_from; i < settled_n; ++i) {
+    const BoxRef old = box(log, i);
+    const uint32_t old_key = events[i].key;
+    bool found = false;
+    const size_t near_end = std::min(i + 9, settled_n);
+    for (size_t j = std::max(i + 1, before); j < near_end; ++j) {
+      if (!((old_key != 0 && events[j].key == old_key) || contains(box(log, j), old))) continue;
+      hide(i, j);
+      found = true;
+      break;
+    }
+    if (!found && i + 9 < followed_n) {
+      const size_t j = next_same[i];
+      if (j < n && j > i + 8 && is_settled(j) && box(log, j) == old) hide(i, j);
+    }
+  }
+  if (found_.empty()) {
+    log.settled_prefix = settled_n;
+    log.followed_prefix = followed_n;
+    return;
+  }
+  kept_.clear();
+  const size_t last_dropped = found_.back();
+  for (size_t i = 0, f = 0; i < last_dropped; ++i) {
+    if (found_[f] == i) {
+      ++f;
+      continue;
+    }
+    kept_.push_back(i);
+  }
+  drop(log, found_.size(), last_dropped);
+}
+
+[[gnu::always_inline]] inline void RaceChecker::drop(WriteLog& log, size_t dropped, size_t last_dropped) {
+  Event* events = log.events.data() + log.head;
+  log.settle_known = false;
   // Survivors before the last dropped write move up over the dropped ones, in order; the
   // writes after it stay where they are and the head moves past the gap.
   const size_t stride = log.stride;

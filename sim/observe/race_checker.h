@@ -17,6 +17,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "sched/support/box.h"
@@ -134,6 +135,25 @@ class RaceChecker {
     size_t cursor = 0;
     std::vector<Picos> max_end_before;  // [i]: max end of live writes [0, i)
     std::vector<Picos> min_start_from;  // [i]: min start of live writes [i, n)
+    // What the last settle left, while the live writes stay where they were (none dropped by
+    // it, writes since recorded only after them in program order): every write of the settled prefix [0, settled_prefix) was
+    // kept, each tested against the candidates it had then. The next settle (with the
+    // watermark and settled seq no lower) looks only at what can have changed: writes newly
+    // settled, the near candidates they add, and same-box candidates newly settled.
+    bool settle_known = false;
+    size_t settled_prefix = 0;
+    size_t followed_prefix = 0;  // the first write at or after the prefix that a future read precedes
+    Picos settle_watermark = 0;
+    int64_t settle_seq = 0;
+    // For those settles, kept up as writes arrive: per live write, the nearest newer write of
+    // the same box hash (SIZE_MAX if none yet), and in order the writes whose such write lies
+    // beyond the near ones with the very same box. It covers live writes [0, same_n);
+    // last_of_hash gives the newest of them with each hash.
+    bool same_known = false;
+    size_t same_n = 0;
+    std::vector<size_t> next_same;
+    std::vector<size_t> same_list;
+    std::unordered_map<uint64_t, size_t> last_of_hash;
     const Event* live() const { return events.data() + head; }
     size_t size() const { return events.size() - head; }
   };
@@ -154,6 +174,11 @@ class RaceChecker {
   void report_early_read(const WriteLog& log, size_t i, const Event& read, BoxRef read_box);
   void check_older(const WriteLog& log, size_t i, const Event& read, BoxRef read_box);
   void settle(WriteLog& log, Picos watermark, int64_t settled);
+  // settle() on a log unchanged since the last settle, which dropped nothing.
+  void settle_again(WriteLog& log, Picos watermark, int64_t settled);
+  void index_same_boxes(WriteLog& log);
+  // Drop the writes of [0, last_dropped] not listed in kept_ (`dropped` of them).
+  void drop(WriteLog& log, size_t dropped, size_t last_dropped);
   // Live writes i (older) and j (newer, covering it) of `log`: a WAW when i landed last.
   void report_hidden(const WriteLog& log, size_t i, size_t j);
   // `earlier` and `later` in program order; `what` says what happened, naming both.
@@ -225,6 +250,7 @@ class RaceChecker {
   std::vector<std::pair<uint64_t, size_t>> same_box_;
   std::vector<size_t> next_same_;
   std::vector<size_t> kept_;
+  std::vector<size_t> found_;
   std::vector<uint32_t> order_;
   std::vector<Event> sorted_events_;
   std::vector<Interval> sorted_dims_;
