@@ -342,6 +342,7 @@ void RaceChecker::index(WriteLog& log) {
     }
     std::copy(sorted_events_.begin(), sorted_events_.end(), log.events.begin() + static_cast<std::ptrdiff_t>(log.head));
     std::copy(sorted_dims_.begin(), sorted_dims_.end(), log.dims.begin() + static_cast<std::ptrdiff_t>(log.head * stride));
+    if (!log.producers.empty()) log.producers.clear();
   }
   if (log.sorted && log.starts_ordered && log.ends_ordered) return;  // the usual case: no arrays
   log.sorted = true;
@@ -606,6 +607,7 @@ void RaceChecker::settle_again(WriteLog& log, Picos watermark, int64_t settled) 
   }
   log.head += dropped;
   log.indexed = false;
+  if (!log.producers.empty()) log.producers.clear();
   // Reclaim the dead front once it outweighs the live writes (each write moves at most once
   // more for it).
   if (log.head > log.size() && log.head >= 64) {
@@ -684,12 +686,29 @@ inline void RaceChecker::produced(const WriteLog& log, size_t i, const Event& re
 
 // Walk back from the newest write before the read (`earlier`): each part of the read has one
 // expected producer.
-void RaceChecker::check_producers(const WriteLog& log, size_t earlier, const Event& read, BoxRef read_box) {
+void RaceChecker::check_producers(WriteLog& log, size_t earlier, const Event& read, BoxRef read_box) {
+  // A write of the read's very box, remembered with how far no newer write overlaps it: only
+  // the writes since need a look. Any that overlaps sends it the long way.
+  const uint64_t hash = box_hash(read_box);
+  const size_t until = log.head + earlier;  // `earlier` as an index into events
+  if (auto it = log.producers.find(hash); it != log.producers.end()) {
+    WriteLog::Producer& p = it->second;
+    if (p.j < until && p.j >= log.head && box(log, p.j - log.head) == read_box) {
+      size_t k = std::max(p.checked, p.j + 1);
+      while (k < until && !overlaps(box(log, k - log.head), read_box)) ++k;
+      if (k == until) {
+        p.checked = std::max(p.checked, until);
+        produced(log, p.j - log.head, read, read_box);
+        return;
+      }
+    }
+  }
   size_t newest = earlier;
   while (newest > 0 && !overlaps(box(log, newest - 1), read_box)) --newest;
   if (newest == 0) return;
   // Without allocation: the newest earlier write that overlaps covers the whole read.
   if (contains(box(log, newest - 1), read_box)) {
+    if (box(log, newest - 1) == read_box) log.producers[hash] = {log.head + newest - 1, until};
     produced(log, newest - 1, read, read_box);
     return;
   }

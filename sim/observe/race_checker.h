@@ -154,6 +154,16 @@ class RaceChecker {
     std::vector<size_t> next_same;
     std::vector<size_t> same_list;
     std::unordered_map<uint64_t, size_t> last_of_hash;
+    // check_producers()'s memory, per box hash of a read: a live write j (an index into
+    // `events`, not from `head`) whose box is that read's and overlaps it, and `checked`: no
+    // write in (j, checked) overlaps it. A strip read slice by slice, each slice several
+    // times, then finds its producer without walking back over the newer slices again.
+    // Emptied when writes move (a drop, a sort); writes only join after `checked`.
+    struct Producer {
+      size_t j;
+      size_t checked;
+    };
+    std::unordered_map<uint64_t, Producer> producers;
     const Event* live() const { return events.data() + head; }
     size_t size() const { return events.size() - head; }
   };
@@ -170,7 +180,7 @@ class RaceChecker {
   // producer landing after the read began (RAW), older writes landing after the producer (WAW).
   void check_later(const WriteLog& log, size_t later, const Event& read, BoxRef read_box);
   void produced(const WriteLog& log, size_t i, const Event& read, BoxRef read_box);
-  void check_producers(const WriteLog& log, size_t earlier, const Event& read, BoxRef read_box);
+  void check_producers(WriteLog& log, size_t earlier, const Event& read, BoxRef read_box);
   void report_early_read(const WriteLog& log, size_t i, const Event& read, BoxRef read_box);
   void check_older(const WriteLog& log, size_t i, const Event& read, BoxRef read_box);
   void settle(WriteLog& log, Picos watermark, int64_t settled);

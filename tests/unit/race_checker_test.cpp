@@ -245,3 +245,48 @@ TEST_CASE("race checker: a strip rewritten a round later", "[race_checker]") {
         "WAW race on %t[0:128, 3:4, 0:4]: %w (m=0, s=3) at test.kir:5:7 landed at 250.000 ns, after %w (m=1, s=3) "
         "at test.kir:5:7 at 203.500 ns; the order that prevents it: dep %w -> %w output distance=1 loop=%m");
 }
+
+// A slice of a strip read twice (the second read finds its producer from what the first
+// remembered), then patched by a newer write of two slices that is still landing when the
+// slice is read again, with a later slice written after the patch: the third read's producer
+// is the patch, not the slice's own write the first two reads found.
+TEST_CASE("race checker: a strip slice patched between its reads", "[race_checker]") {
+  const std::string body =
+      "  tensor %t : sbuf[128, 8, 4] f32\n"
+      "  tensor %u : sbuf[128, 4] f32\n"
+      "  loop %s = 0 to 8 {\n"
+      "    %w = memset %t[0:128, %s, 0:4] {value = 0}\n"
+      "  }\n"
+      "  loop %q = 0 to 2 {\n"
+      "    %rd = activation %u <- %t[0:128, 2, 0:4] {func = \"exp\"}\n"
+      "  }\n"
+      "  %patch = memset %t[0:128, 2:4, 0:4] {value = 1}\n"
+      "  %w7 = memset %t[0:128, 7, 0:4] {value = 2}\n"
+      "  %again = activation %u <- %t[0:128, 2, 0:4] {func = \"exp\"}\n";
+  Rig rig(body);
+  RaceChecker c(rig.p);
+  const auto s = static_cast<size_t>(rig.p.insts[static_cast<size_t>(rig.k.find_inst("w"))].nest.at(0));
+  const auto q = static_cast<size_t>(rig.p.insts[static_cast<size_t>(rig.k.find_inst("rd"))].nest.at(0));
+  constexpr int64_t kAll = std::numeric_limits<int64_t>::max();
+  for (int64_t slice = 0; slice < 8; ++slice) {
+    rig.ivs[s] = slice;
+    rig.counts[s] = slice + 1;
+    c.record(rig.at("w", slice * 1000, slice * 1000 + 500));
+  }
+  for (int64_t round = 0; round < 2; ++round) {
+    rig.ivs[q] = round;
+    rig.counts[q] = round + 1;
+    const Picos t = 10000 + round * 2000;
+    c.record(rig.at("rd", t, t + 1000));
+    c.advance(t + 1000, kAll);
+  }
+  c.record(rig.at("patch", 14000, 30000));
+  c.record(rig.at("w7", 15000, 15500));
+  c.record(rig.at("again", 20000, 21000));
+  c.advance(25000, kAll);
+  const std::vector<Hazard>& hs = c.hazards();
+  REQUIRE(kinds(hs) == "RAW ");
+  CHECK(hs[0].message ==
+        "RAW race on %t[0:128, 2:3, 0:4]: %again at test.kir:12:3 read it at 20.000 ns, before %patch at "
+        "test.kir:10:3 had written it at 30.000 ns; the order that prevents it: dep %patch -> %again flow");
+}
