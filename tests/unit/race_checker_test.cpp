@@ -25,6 +25,15 @@ struct Rig {
     ivs.assign(k.loops.size() + 1, 0);
     counts.assign(k.loops.size() + 1, 0);
   }
+  // The loop `depth` deep around instruction `name`.
+  size_t loop_of(const std::string& name, size_t depth = 0) const {
+    return static_cast<size_t>(p.insts[static_cast<size_t>(k.find_inst(name))].nest.at(depth));
+  }
+  // Loop `loop`, entered once, at its iteration `iv`.
+  void iteration(size_t loop, int64_t iv) {
+    ivs[loop] = iv;
+    counts[loop] = iv - k.loops[loop].lo + 1;
+  }
   // An instance of `name` busy from `start` to `end`, its results visible at `end`.
   InstanceRecord at(const std::string& name, Picos start, Picos end) const {
     InstanceRecord r;
@@ -162,10 +171,9 @@ TEST_CASE("race checker: slices checked while later ones wait", "[race_checker]"
       "  }\n";
   Rig rig(body);
   RaceChecker c(rig.p);
-  const LoopId loop = rig.p.insts[static_cast<size_t>(rig.k.find_inst("w"))].nest.at(0);
+  const size_t loop = rig.loop_of("w");
   for (int64_t i = 0; i < 200; ++i) {
-    rig.ivs[static_cast<size_t>(loop)] = i;
-    rig.counts[static_cast<size_t>(loop)] = i + 1;
+    rig.iteration(loop, i);
     const Picos t = i * 100000;
     c.record(rig.at("w", t, t + 10000));
     const Picos read_start = i == 150 ? t + 5000 : t + 10000;
@@ -224,8 +232,7 @@ TEST_CASE("race checker: a strip rewritten a round later", "[race_checker]") {
       "  }\n";
   Rig rig(body);
   RaceChecker c(rig.p);
-  const std::vector<LoopId>& nest = rig.p.insts[static_cast<size_t>(rig.k.find_inst("w"))].nest;
-  const auto m = static_cast<size_t>(nest.at(0)), s = static_cast<size_t>(nest.at(1));
+  const size_t m = rig.loop_of("w", 0), s = rig.loop_of("w", 1);
   constexpr int64_t kAll = std::numeric_limits<int64_t>::max();
   for (int64_t round = 0; round < 2; ++round) {
     for (int64_t slice = 0; slice < 16; ++slice) {
@@ -265,17 +272,14 @@ TEST_CASE("race checker: a strip slice patched between its reads", "[race_checke
       "  %again = activation %u <- %t[0:128, 2, 0:4] {func = \"exp\"}\n";
   Rig rig(body);
   RaceChecker c(rig.p);
-  const auto s = static_cast<size_t>(rig.p.insts[static_cast<size_t>(rig.k.find_inst("w"))].nest.at(0));
-  const auto q = static_cast<size_t>(rig.p.insts[static_cast<size_t>(rig.k.find_inst("rd"))].nest.at(0));
+  const size_t s = rig.loop_of("w"), q = rig.loop_of("rd");
   constexpr int64_t kAll = std::numeric_limits<int64_t>::max();
   for (int64_t slice = 0; slice < 8; ++slice) {
-    rig.ivs[s] = slice;
-    rig.counts[s] = slice + 1;
+    rig.iteration(s, slice);
     c.record(rig.at("w", slice * 1000, slice * 1000 + 500));
   }
   for (int64_t round = 0; round < 2; ++round) {
-    rig.ivs[q] = round;
-    rig.counts[q] = round + 1;
+    rig.iteration(q, round);
     const Picos t = 10000 + round * 2000;
     c.record(rig.at("rd", t, t + 1000));
     c.advance(t + 1000, kAll);
