@@ -18,12 +18,18 @@ class ComputeEngine : public StreamUnit, public DmaClient {
       : StreamUnit(name, ctx, index), pipe_free_(ctx.program.pipes.size(), 0) {}
 
  protected:
-  void execute(const SimInst& inst, InstanceRecord& r) override;
-  void landed(Picos end) override;  // a collective's data has moved
+  bool execute(const SimInst& inst, InstanceRecord& r) override;
+  void landed(Picos end) override;  // a collective's data has moved: a hand-off
 
  private:
-  sc_core::sc_event port_granted_;  // also: a collective's data has moved
-  Picos dma_end_ = 0;               // when it did
+  // execute()'s steps, in order; a step that waits is entered again when the wait ends.
+  enum Step { kInputs, kPortTime, kPortGrant, kTiming, kCollectiveTime, kCollectiveData, kRecord, kPublish };
+  double jitter_ = 1;               // the instance's
+  Picos cycles_ = 0, latency_ = 0;  // its occupancy and latency, jittered
+  Picos start_ = 0;                 // its start so far
+  Picos granted_ = 0;               // its ports' grant (PortArbiter writes it)
+  Picos data_start_ = 0;            // a collective's data phase
+  Picos dma_end_ = 0;               // when a collective's data moved
   std::vector<Picos> pipe_free_;    // per pipe: when its last queued bytes are through
 };
 

@@ -1,12 +1,16 @@
 // A CoreBarrier: every unit it fences stops at it until all have arrived and its Flow
 // predecessors have finished; then all continue from the same release time. The last unit
 // to arrive reads the barrier's inputs and publishes its outputs on its behalf. The module
-// owns the protocol: units arrive, the last releases, the others wait for the release.
+// owns the protocol: units arrive, the last releases, the others wait for the release (their
+// wakers, sim/units/hand_off.h).
 #pragma once
+
+#include <vector>
 
 #include <systemc>
 
 #include "sim/lower/program.h"
+#include "sim/units/hand_off.h"
 
 namespace tandem {
 
@@ -36,14 +40,13 @@ class CoreBarrier : public sc_core::sc_module {
     arrived_ = 0;
     latest_arrival_ = 0;
     ++generation_;
-    released_.notify(sc_core::SC_ZERO_TIME);
+    for (Waker* w : waiters_) w->wake();
+    waiters_.clear();
     return release_time_;
   }
 
-  // Blocks the calling SystemC thread until the instance it arrived at is released.
-  void wait_release(const Arrival& a) {
-    while (!released(a)) sc_core::wait(released_);
-  }
+  // `w` waits for the release of the instance it arrived at.
+  void add_waiter(Waker* w) { waiters_.push_back(w); }
   // The instance `a` arrived at is released (its waiters may not have resumed yet).
   bool released(const Arrival& a) const { return generation_ != a.generation; }
 
@@ -62,7 +65,7 @@ class CoreBarrier : public sc_core::sc_module {
   Picos release_time_ = 0;
   bool released_by_dma_ = false;
   uint64_t generation_ = 0;       // dynamic instances released so far
-  sc_core::sc_event released_;
+  std::vector<Waker*> waiters_;
 };
 
 }  // namespace tandem

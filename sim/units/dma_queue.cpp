@@ -7,50 +7,59 @@
 
 namespace tandem {
 
-DmaQueue::DmaQueue(sc_core::sc_module_name name, SimContext& ctx, int index) : StreamUnit(name, ctx, index) {
-  // Runs only while a landed transfer's output semaphore is full. Its waits are method
-  // triggers, not thread suspensions, so SimContext::kernel_waits does not count them.
-  SC_METHOD(publish_step);
-  sensitive << blocked_;
-  dont_initialize();
-}
+DmaQueue::DmaQueue(sc_core::sc_module_name name, SimContext& ctx, int index)
+    : StreamUnit(name, ctx, index), data_phase_(ctx.ready, *this) {}
 
-void DmaQueue::execute(const SimInst& inst, InstanceRecord& r) {
-  const Picos ready = wait_inputs(inst, r);
-  Picos issue = std::max(free_, ready);
-  const StallReason input_reason = input_stall_reason(r);
-  if (ready > free_) r.stall[static_cast<size_t>(input_reason)] = ready - free_;
-  if (issued_ >= kDepth) {
+bool DmaQueue::execute(const SimInst& inst, InstanceRecord& r) {
+  if (step_ == kInputs) {
+    if (!wait_inputs(inst, r)) return false;
+    issue_ = std::max(free_, ready_);
+    input_reason_ = input_stall_reason(r);
+    if (ready_ > free_) r.stall[static_cast<size_t>(input_reason_)] = ready_ - free_;
     // The queue is full: the issue waits for the oldest transfer to land.
-    pending_start_ = issue;
-    while (issued_ >= kDepth) wait_landed();
+    if (issued_ >= kDepth) pending_start_ = issue_;
+    step_ = issued_ >= kDepth ? kRoom : kIssue;
+  }
+  if (step_ == kRoom) {
+    if (issued_ >= kDepth) {
+      issue_waiting_ = true;
+      wait_for_hand_off();
+      return false;
+    }
+    issue_waiting_ = false;
+    state_ = State::Running;
     const Picos now = static_cast<Picos>(sc_core::sc_time_stamp().value());
-    if (now > issue) r.stall[static_cast<size_t>(StallReason::Queue)] += now - issue;
-    issue = std::max(issue, now);
+    if (now > issue_) r.stall[static_cast<size_t>(StallReason::Queue)] += now - issue_;
+    issue_ = std::max(issue_, now);
     pending_start_ = std::numeric_limits<Picos>::max();
+    step_ = kIssue;
   }
-  const double f = jitter(inst);
-  if (ring_.empty()) {
-    ring_.resize(kDepth);
-    for (Issued& s : ring_) s.counts.resize(loop_counts_.size()), s.ivs.resize(loop_ivs_.size());
+  if (step_ == kIssue) {
+    const double f = jitter(inst);
+    if (ring_.empty()) {
+      ring_.resize(kDepth);
+      for (Issued& s : ring_) s.counts.resize(loop_counts_.size()), s.ivs.resize(loop_ivs_.size());
+    }
+    Issued& t = slot(issued_);
+    t.inst = &inst;
+    t.r = r;
+    std::copy(loop_counts_.begin(), loop_counts_.end(), t.counts.begin());
+    std::copy(loop_ivs_.begin(), loop_ivs_.end(), t.ivs.begin());
+    t.first_byte = issue_ + static_cast<Picos>(static_cast<double>(inst.cycles_ps) * f);
+    t.transfer = inst.dma;
+    t.seq = inst.seq_at(current_future_base_, loop_ivs_.data(), *ctx_.program.kernel);
+    t.input_reason = input_reason_;
+    t.barrier_waits.clear();
+    t.r.start = issue_;
+    t.transfer.efficiency /= f;  // a slower transfer: the same bytes at a lower rate
+    step_ = kPublishOrdered;
   }
-  Issued& t = slot(issued_);
-  t.inst = &inst;
-  t.r = r;
-  std::copy(loop_counts_.begin(), loop_counts_.end(), t.counts.begin());
-  std::copy(loop_ivs_.begin(), loop_ivs_.end(), t.ivs.begin());
-  t.first_byte = issue + static_cast<Picos>(static_cast<double>(inst.cycles_ps) * f);
-  t.transfer = inst.dma;
-  t.seq = inst.seq_at(current_future_base_, loop_ivs_.data(), *ctx_.program.kernel);
-  t.input_reason = input_reason;
-  t.barrier_waits.clear();
-  t.r.start = issue;
-  t.transfer.efficiency /= f;  // a slower transfer: the same bytes at a lower rate
   // An order without data holds from the issue: publish it now, not when the data lands.
-  publish_outputs(inst, issue, issue, issue, Publish::Ordered);
-  free_ = t.first_byte;  // the setup stage takes one transfer at a time
+  if (!publish_outputs(inst, issue_, issue_, issue_, Publish::Ordered)) return false;
+  free_ = slot(issued_).first_byte;  // the setup stage takes one transfer at a time
   // Nothing moving (every earlier transfer has landed): this one moves next.
   if (++issued_ == landed_ + 1) begin_next();
+  return true;
 }
 
 void DmaQueue::begin_next() {
@@ -84,7 +93,7 @@ void DmaQueue::landed(Picos end) {
     ++landed_;
     // The next transfer moves whether or not this one's outputs have room yet.
     if (landed_ < issued_) begin_next();
-    if (retire_landed()) blocked_.notify();  // immediate: the method waits for the space
+    retire_landed();
   } catch (...) {
     fail();
   }
@@ -94,35 +103,36 @@ Semaphore* DmaQueue::retire_landed() {
   for (; landed_ > 0; --landed_) {
     Issued& t = front();
     if (Semaphore* full = try_publish(*t.inst, t.r.start, t.r.complete, t.r.complete, t.counts.data(), t.ivs.data(),
-                                      Publish::Data, publish_next_))
+                                      Publish::Data, data_publish_next_, &data_phase_))
       return full;
-    publish_next_ = 0;
+    data_publish_next_ = 0;
     front_ = (front_ + 1) % kDepth;
     --issued_;
     // Later waits start no earlier than the next transfer's (the queue's time only grows).
     const Picos oldest = issued_ == 0 ? free_ : std::min(free_, front().r.free);
     while (!busy_.empty() && busy_.front().second <= oldest) busy_.pop_front();
-    if (issue_waiting_) landed_event_.notify(sc_core::SC_ZERO_TIME);
+    if (issue_waiting_) wake();
   }
   return nullptr;
 }
 
-void DmaQueue::publish_step() {
+void DmaQueue::DataPhase::resume() {
   try {
-    if (Semaphore* full = retire_landed()) next_trigger(full->space_event);
+    queue.retire_landed();
   } catch (...) {
-    fail();
+    queue.fail();
   }
 }
 
-void DmaQueue::drain() {
-  while (issued_ > 0) wait_landed();
-}
-
-void DmaQueue::wait_landed() {
-  issue_waiting_ = true;
-  wait_for_event(landed_event_);
+bool DmaQueue::drain() {
+  if (issued_ > 0) {
+    issue_waiting_ = true;
+    wait_for_hand_off();
+    return false;
+  }
   issue_waiting_ = false;
+  state_ = State::Running;
+  return true;
 }
 
 void DmaQueue::report_barrier_wait(const InstanceRecord& r, Picos from, Picos to, bool released_by_dma) {

@@ -4,7 +4,7 @@
 // the previous transfer's data (FIFO).
 //
 // Issue and data are apart, as on the hardware the queue's descriptor processing and the DMA
-// engines are: the unit's stream (a thread) issues (and reaches barriers once it has issued),
+// engines are: the unit's stream issues (and reaches barriers once it has issued),
 // and the shared DmaSystem moves each issued transfer in SystemC time; when it lands the
 // queue records it and publishes its outputs.
 //
@@ -31,11 +31,11 @@ class DmaQueue : public StreamUnit, public DmaClient {
   static constexpr size_t kDepth = 256;
 
  protected:
-  void execute(const SimInst& inst, InstanceRecord& r) override;
+  bool execute(const SimInst& inst, InstanceRecord& r) override;
   Picos pending_floor() const override;
   int64_t pending_seq() const override;
   bool producing() const override { return issued_ > 0; }
-  void drain() override;
+  bool drain() override;
   void report_barrier_wait(const InstanceRecord& r, Picos from, Picos to, bool released_by_dma) override;
   // The moving transfer's last byte has landed (called by the DMA system): records it and
   // goes on with the data phase, without a process activation of the queue's own.
@@ -61,14 +61,18 @@ class DmaQueue : public StreamUnit, public DmaClient {
   };
   // The data phase: the DMA system starts each transfer at its first byte and calls landed()
   // when it lands; the transfer is recorded, the next one starts, and the landed ones publish
-  // their outputs in order. Only publishing into a full semaphore (the simulator's window, not
-  // the hardware: it holds up no transfer) needs a process of the queue's own: a method (no
-  // thread to switch to), woken by blocked_, that waits for the space.
+  // their outputs in order. Publishing into a full semaphore (the simulator's window, not the
+  // hardware: it holds up no transfer) waits for its space with a waker of its own, apart from
+  // the stream's.
   void begin_next();             // hands the first transfer not landed to the DMA system
   Semaphore* retire_landed();    // publishes and drops the landed ones; or the full semaphore
-  void publish_step();           // the method: retries retire_landed until it has room
+  struct DataPhase final : Waker {
+    DataPhase(ReadyQueue& q, DmaQueue& queue) : Waker(q), queue(queue) {}
+    void resume() override;  // retries retire_landed once the full semaphore has room
+    DmaQueue& queue;
+  } data_phase_;
   Picos data_start_ = 0;     // the moving transfer's first byte
-  size_t publish_next_ = 0;  // the out-channel the front's publishing resumes at
+  size_t data_publish_next_ = 0;  // the out-channel the front's publishing resumes at
   // Time within [a, b) the queue moved data (its landed transfers).
   Picos busy_within(Picos a, Picos b) const;
   void report(BarrierWait& w);
@@ -88,11 +92,13 @@ class DmaQueue : public StreamUnit, public DmaClient {
   // Data phases of landed transfers (disjoint, in order) that a wait still to be recorded may
   // overlap: those ending after the oldest such wait's start.
   std::deque<std::pair<Picos, Picos>> busy_;
-  // The issue waits for a landing: a notification nobody waits for would only cost the
-  // SystemC kernel a delta cycle.
+  // The issue waits for a landing (a full queue, the drain at the end): retiring one hands off
+  // to it.
   bool issue_waiting_ = false;
-  void wait_landed();  // the issue waits for a transfer to land
-  sc_core::sc_event blocked_, landed_event_;
+  // execute()'s steps, in order; a step that waits is entered again when the wait ends.
+  enum Step { kInputs, kRoom, kIssue, kPublishOrdered };
+  Picos issue_ = 0;            // the instance's issue so far
+  StallReason input_reason_ = StallReason::Semaphore;
 };
 
 }  // namespace tandem

@@ -11,7 +11,8 @@ namespace {
 double now_ps() { return static_cast<double>(sc_core::sc_time_stamp().value()); }
 }  // namespace
 
-DmaSystem::DmaSystem(sc_core::sc_module_name name, const DmaModel& model) : sc_module(name), bandwidth_(model) {
+DmaSystem::DmaSystem(sc_core::sc_module_name name, const DmaModel& model, ReadyQueue& ready)
+    : sc_module(name), bandwidth_(model), ready_(ready) {
   SC_METHOD(wake);
   sensitive << wake_;
   dont_initialize();
@@ -79,6 +80,7 @@ void DmaSystem::wake() {
   }
   waking_ = false;
   reschedule(now);
+  ready_.run();  // the units the landings handed off to
 }
 
 }  // namespace tandem

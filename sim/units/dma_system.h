@@ -1,6 +1,6 @@
 // The DMA engines a core shares among its queues, as a SystemC module: the bandwidth model
 // (DmaBandwidth) decides when each transfer lands; the module wakes only when a chunk lands
-// and tells the client that started that transfer.
+// and tells the client that started that transfer, then runs the hand-offs that made.
 #pragma once
 
 #include <vector>
@@ -8,6 +8,7 @@
 #include <systemc>
 
 #include "sim/units/dma_bandwidth.h"
+#include "sim/units/hand_off.h"
 
 namespace tandem {
 
@@ -25,7 +26,7 @@ class DmaClient {
 class DmaSystem : public sc_core::sc_module {
  public:
   SC_HAS_PROCESS(DmaSystem);
-  DmaSystem(sc_core::sc_module_name name, const DmaModel& model);
+  DmaSystem(sc_core::sc_module_name name, const DmaModel& model, ReadyQueue& ready);
 
   // Starts moving `t` at `at` (not before now); `client->landed` is called when its last byte
   // lands (a transfer of no bytes: at `at`). `t` must live until then. A start in the future
@@ -52,6 +53,7 @@ class DmaSystem : public sc_core::sc_module {
   void wake();
 
   DmaBandwidth bandwidth_;
+  ReadyQueue& ready_;
   std::vector<DmaClient*> clients_;  // per transfer id
   std::vector<int> done_;
   std::vector<DmaClient*> landing_;  // the clients of done_

@@ -2,16 +2,16 @@
 // SimChannel): the source publishes the completion time of each key in order; the
 // destination reads the key it needs and releases the ones it will never read again. A
 // bounded ring: a source that runs too far ahead of its destination waits for space, which
-// bounds memory by the window, not by the number of dynamic instances.
+// bounds memory by the window, not by the number of dynamic instances. A side that waits
+// registers its Waker; the other side's publish or release hands off to it.
 #pragma once
 
 #include <algorithm>
 #include <cassert>
 #include <vector>
 
-#include <systemc>
-
 #include "sim/lower/program.h"
+#include "sim/units/hand_off.h"
 
 namespace tandem {
 
@@ -51,25 +51,23 @@ class Semaphore {
     }
     ring_[slot] = t;
     ++produced_;
-    if (consumer_waiting_) data_event.notify();
+    if (consumer_waiter_) consumer_waiter_->wake();
   }
 
   void release_below(int64_t key) {
     if (key <= released_) return;
     released_ = std::min(key, produced_);
-    if (producer_waiting_) space_event.notify();
+    if (producer_waiter_) producer_waiter_->wake();
   }
   // The destination has finished: nothing published from now on will be read.
   void close() {
     closed_ = true;
     released_ = produced_;
-    if (producer_waiting_) space_event.notify();
+    if (producer_waiter_) producer_waiter_->wake();
   }
 
-  sc_core::sc_event data_event;
-  sc_core::sc_event space_event;
-  bool consumer_waiting_ = false;
-  bool producer_waiting_ = false;
+  Waker* consumer_waiter_ = nullptr;  // waits for a key not produced yet
+  Waker* producer_waiter_ = nullptr;  // waits for space
 
  private:
   SimChannel spec_;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/lower/program.h"
+#include "sim/units/hand_off.h"
 #include "sim/units/semaphore.h"
 
 namespace tandem {
@@ -31,8 +32,10 @@ struct SimContext {
   // The first exception a unit's thread raised: the unit stops the simulation, and simulate()
   // rethrows it as it was (a user Error stays one), never as SystemC's E549 report.
   std::exception_ptr failure;
-  // Times a unit's threads suspended in the SystemC kernel (each a thread switch): what the
-  // simulator's speed is bounded by (docs/performance.md); bench/sim_bench reports it.
+  // The units' hand-offs: every process SystemC runs runs this before it returns.
+  ReadyQueue ready{};
+  // Times a unit waited in the SystemC kernel (for simulated time, a port's grant): each a
+  // process activation; hand-offs are not (docs/performance.md); bench/sim_bench reports it.
   int64_t kernel_waits = 0;
 };
 

@@ -6,6 +6,7 @@
 #include "sched/support/error.h"
 #include "sim/units/core_barrier.h"
 #include "sim/units/observer.h"
+#include "sim/units/semaphore.h"
 
 namespace tandem {
 
@@ -15,23 +16,119 @@ constexpr Picos kNever = std::numeric_limits<Picos>::max();
 
 StreamUnit::StreamUnit(sc_core::sc_module_name name, SimContext& ctx, int index)
     : sc_module(name),
+      Waker(ctx.ready),
       ctx_(ctx),
       index_(index),
       loop_counts_(ctx.program.kernel->loops.size(), 0),
       loop_ivs_(ctx.program.kernel->loops.size(), 0) {
-  SC_THREAD(thread);
+  flatten(ctx.program.walks[static_cast<size_t>(index)]);
+  SC_METHOD(activated);
+  sensitive << wake_event_;
 }
 
-void StreamUnit::thread() {
+void StreamUnit::flatten(const std::vector<WalkNode>& nodes) {
+  for (const WalkNode& n : nodes) {
+    if (!n.is_loop) {
+      walk_.push_back({WalkStep::Inst, n.id, 0, n.future_seq_base});
+      continue;
+    }
+    const size_t begin = walk_.size();
+    walk_.push_back({WalkStep::LoopBegin, n.id});
+    flatten(n.children);
+    walk_.push_back({WalkStep::LoopEnd, n.id, begin});
+    walk_[begin].jump = walk_.size();
+  }
+}
+
+void StreamUnit::activated() {
+  resume();
+  ctx_.ready.run();  // the units this one handed off to, and theirs
+}
+
+void StreamUnit::resume() {
   try {
-    walk(ctx_.program.walks[static_cast<size_t>(index_)]);
-    drain();
-  } catch (const sc_core::sc_unwind_exception&) {
-    throw;  // SystemC's own unwinding of a killed process
+    run();
   } catch (...) {
     fail();
-    return;
   }
+}
+
+void StreamUnit::run() {
+  for (;;) {
+    switch (phase_) {
+      case Phase::Next:
+        if (!next_instruction()) {
+          phase_ = Phase::Drain;
+          break;
+        }
+        record_ = InstanceRecord{};
+        record_.inst = current_;
+        record_.unit = index_;
+        record_.free = free_;
+        record_.loop_counts = loop_counts_.data();
+        record_.loop_ivs = loop_ivs_.data();
+        step_ = 0;
+        ready_ = 0;
+        input_next_ = 0;
+        publish_next_ = 0;
+        phase_ = Phase::Instance;
+        [[fallthrough]];
+      case Phase::Instance: {
+        const SimInst& inst = ctx_.program.insts[static_cast<size_t>(current_)];
+        if (!(inst.is_barrier ? run_barrier(inst, record_) : execute(inst, record_))) return;
+        phase_ = Phase::Next;
+        break;
+      }
+      case Phase::Drain:
+        if (!drain()) return;
+        phase_ = Phase::Finished;
+        finish();
+        return;
+      case Phase::Finished:
+        return;
+    }
+  }
+}
+
+bool StreamUnit::next_instruction() {
+  const Kernel& k = *ctx_.program.kernel;
+  while (pc_ < walk_.size()) {
+    const WalkStep& s = walk_[pc_];
+    switch (s.kind) {
+      case WalkStep::Inst:
+        current_ = s.id;
+        current_future_base_ = s.future_seq_base;
+        ++pc_;
+        return true;
+      case WalkStep::LoopBegin: {
+        const Loop& l = k.loops[static_cast<size_t>(s.id)];
+        if (l.lo >= l.hi) {
+          pc_ = s.jump;
+          break;
+        }
+        loop_ivs_[static_cast<size_t>(s.id)] = l.lo;
+        ++loop_counts_[static_cast<size_t>(s.id)];
+        ++pc_;
+        break;
+      }
+      case WalkStep::LoopEnd: {
+        // After its last iteration a loop's induction variable stays at its last value.
+        int64_t& iv = loop_ivs_[static_cast<size_t>(s.id)];
+        if (iv + 1 < k.loops[static_cast<size_t>(s.id)].hi) {
+          ++iv;
+          ++loop_counts_[static_cast<size_t>(s.id)];
+          pc_ = s.jump + 1;
+        } else {
+          ++pc_;
+        }
+        break;
+      }
+    }
+  }
+  return false;
+}
+
+void StreamUnit::finish() {
   state_ = State::Done;
   // Nothing this unit's instructions would read can matter any more.
   for (auto& s : ctx_.semaphores) {
@@ -41,44 +138,16 @@ void StreamUnit::thread() {
   ctx_.observer->unit_done();
 }
 
-void StreamUnit::walk(const std::vector<WalkNode>& nodes) {
-  const Kernel& k = *ctx_.program.kernel;
-  for (const WalkNode& n : nodes) {
-    if (n.is_loop) {
-      const Loop& l = k.loops[n.id];
-      for (int64_t iv = l.lo; iv < l.hi; ++iv) {
-        loop_ivs_[n.id] = iv;
-        ++loop_counts_[n.id];
-        walk(n.children);
-      }
-      continue;
-    }
-    const SimInst& inst = ctx_.program.insts[n.id];
-    current_ = n.id;
-    current_future_base_ = n.future_seq_base;
-    InstanceRecord r;
-    r.inst = n.id;
-    r.unit = index_;
-    r.free = free_;
-    r.loop_counts = loop_counts_.data();
-    r.loop_ivs = loop_ivs_.data();
-    if (inst.is_barrier)
-      run_barrier(inst, r);
-    else
-      execute(inst, r);
-  }
-}
-
-Picos StreamUnit::wait_inputs(const SimInst& inst, InstanceRecord& r) {
-  Picos ready = 0;
-  for (int ch : inst.in_channels) {
+bool StreamUnit::wait_inputs(const SimInst& inst, InstanceRecord& r) {
+  for (; input_next_ < inst.in_channels.size(); ++input_next_) {
+    const int ch = inst.in_channels[input_next_];
     Semaphore& s = *ctx_.semaphores[static_cast<size_t>(ch)];
     bool needed = false;
     const int64_t key =
         channel_needed_key(s.spec(), *ctx_.program.kernel, loop_counts_.data(), loop_ivs_.data(), &needed);
     if (s.spec().key_loop != kNoId || !s.spec().tile_key.empty()) s.release_below(key);
     if (!needed) continue;
-    while (!s.available(key)) {
+    if (!s.available(key)) {
       if (s.producer_unit() == index_ && !producing())  // it would wait for itself: the same deadlock the ledger reports
         throw Error("the schedule deadlocks: " + ctx_.program.units[static_cast<size_t>(index_)].name + " at " +
                     inst.name + " waits for " + ctx_.program.insts[static_cast<size_t>(s.spec().src)].name +
@@ -86,25 +155,25 @@ Picos StreamUnit::wait_inputs(const SimInst& inst, InstanceRecord& r) {
       state_ = State::WaitingData;
       blocked_on_ = &s;
       blocked_key_ = key;
-      s.consumer_waiting_ = true;
-      ++ctx_.kernel_waits;
-      wait(s.data_event);
+      s.consumer_waiter_ = this;
+      return false;
     }
-    s.consumer_waiting_ = false;
+    s.consumer_waiter_ = nullptr;
     state_ = State::Running;
     const Picos v = s.value(key);
-    if (v > ready) {
-      ready = v;
+    if (v > ready_) {
+      ready_ = v;
       r.binding_channel = ch;
       r.binding_signal = v;
     }
   }
   if (r.binding_channel >= 0) r.waited_on_dma = ctx_.program.channels[static_cast<size_t>(r.binding_channel)].src_dma;
-  return ready;
+  return true;
 }
 
 void StreamUnit::fail() {
   if (!ctx_.failure) ctx_.failure = std::current_exception();
+  ctx_.ready.stop();
   sc_core::sc_stop();
 }
 
@@ -127,20 +196,21 @@ StallReason StreamUnit::input_stall_reason(const InstanceRecord& r) const {
                                                                                   : StallReason::Dependency;
 }
 
-void StreamUnit::publish_outputs(const SimInst& inst, Picos start, Picos read_done, Picos complete, Publish which) {
-  size_t next = 0;
-  while (Semaphore* full =
-             try_publish(inst, start, read_done, complete, loop_counts_.data(), loop_ivs_.data(), which, next)) {
+bool StreamUnit::publish_outputs(const SimInst& inst, Picos start, Picos read_done, Picos complete, Publish which) {
+  if (Semaphore* full = try_publish(inst, start, read_done, complete, loop_counts_.data(), loop_ivs_.data(), which,
+                                    publish_next_, this)) {
     state_ = State::WaitingSpace;
     blocked_on_ = full;
-    ++ctx_.kernel_waits;
-    wait(full->space_event);
+    return false;
   }
+  publish_next_ = 0;
   state_ = State::Running;
+  return true;
 }
 
 Semaphore* StreamUnit::try_publish(const SimInst& inst, Picos start, Picos read_done, Picos complete,
-                                   const int64_t* counts, const int64_t* ivs, Publish which, size_t& next) {
+                                   const int64_t* counts, const int64_t* ivs, Publish which, size_t& next,
+                                   Waker* waiter) {
   const std::vector<int>& channels = which == Publish::All       ? inst.out_channels
                                      : which == Publish::Ordered ? inst.ordered_out_channels
                                                                  : inst.data_out_channels;
@@ -151,60 +221,80 @@ Semaphore* StreamUnit::try_publish(const SimInst& inst, Picos start, Picos read_
     if (!produce) continue;
     if (key != s.next_key()) throw std::logic_error("semaphore keys out of order at " + inst.name);
     if (!s.has_space()) {
-      s.producer_waiting_ = true;
+      s.producer_waiter_ = waiter;
       return &s;
     }
-    s.producer_waiting_ = false;
+    s.producer_waiter_ = nullptr;
     const DepKind kind = s.spec().kind;
     s.publish(kind == DepKind::Ordered ? start : kind == DepKind::Anti ? read_done : complete);
   }
   return nullptr;
 }
 
-Picos StreamUnit::wait_until(Picos t) {
+bool StreamUnit::reach(Picos t, Picos* at) {
   const Picos now = static_cast<Picos>(sc_core::sc_time_stamp().value());
-  if (t <= now) return now;
+  if (t <= now) {
+    *at = now;
+    state_ = State::Running;
+    return true;
+  }
   state_ = State::WaitingTime;
   pending_start_ = std::min(pending_start_, t);
   ++ctx_.kernel_waits;
-  wait(sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(t - now)));
-  state_ = State::Running;
-  return t;
+  wake_event_.notify(sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(t - now)));
+  return false;
 }
 
-void StreamUnit::wait_for_event(sc_core::sc_event& e) {
+void StreamUnit::wait_for_wake_event() {
   state_ = State::WaitingTime;
   ++ctx_.kernel_waits;
-  wait(e);
-  state_ = State::Running;
 }
 
-void StreamUnit::run_barrier(const SimInst& inst, InstanceRecord& r) {
+void StreamUnit::wait_for_hand_off() { state_ = State::WaitingTime; }
+
+// Steps of a barrier instance.
+enum BarrierStep { kArrive, kReleased, kLastInputs, kLastPublish, kReport };
+
+bool StreamUnit::run_barrier(const SimInst& inst, InstanceRecord& r) {
   CoreBarrier& b = *ctx_.barriers[static_cast<size_t>(inst.id)];
-  const bool queue = ctx_.program.units[static_cast<size_t>(index_)].kind == UnitKind::DmaQueue;
-  // A unit whose SystemC time ran past its own (a queue that waited for a full queue to
-  // drain) arrives no earlier than that: the release never lies in SystemC's past.
-  free_ = std::max(free_, static_cast<Picos>(sc_core::sc_time_stamp().value()));
-  const CoreBarrier::Arrival arrival = b.arrive(free_, queue);
-  if (!arrival.last) {
-    state_ = State::WaitingBarrier;
-    blocked_barrier_ = inst.id;
-    barrier_arrival_ = arrival;
-    ++ctx_.kernel_waits;
-    b.wait_release(arrival);
+  if (step_ == kArrive) {
+    const bool queue = ctx_.program.units[static_cast<size_t>(index_)].kind == UnitKind::DmaQueue;
+    // A unit whose SystemC time ran past its own (a queue that waited for a full queue to
+    // drain) arrives no earlier than that: the release never lies in SystemC's past.
+    free_ = std::max(free_, static_cast<Picos>(sc_core::sc_time_stamp().value()));
+    barrier_arrival_ = b.arrive(free_, queue);
+    if (barrier_arrival_.last) {
+      barrier_record_ = r;
+      barrier_record_.unit = -1;
+      step_ = kLastInputs;
+    } else {
+      state_ = State::WaitingBarrier;
+      blocked_barrier_ = inst.id;
+      b.add_waiter(this);
+      step_ = kReleased;
+    }
+  }
+  if (step_ == kReleased) {
+    if (!b.released(barrier_arrival_)) return false;
     state_ = State::Running;
-  } else {
-    InstanceRecord br = r;
-    br.unit = -1;
-    const Picos ready = wait_inputs(inst, br);
+    step_ = kReport;
+  }
+  if (step_ == kLastInputs) {
+    if (!wait_inputs(inst, barrier_record_)) return false;
+    InstanceRecord& br = barrier_record_;
     br.free = b.latest_arrival();
-    const Picos release = b.release(ready, br.waited_on_dma);
-    br.start = br.busy_start = br.busy_end = br.complete = release;
+    release_ = b.release(ready_, br.waited_on_dma);
+    br.start = br.busy_start = br.busy_end = br.complete = release_;
     ctx_.observer->record(br);
-    publish_outputs(inst, release, release, release);
+    step_ = kLastPublish;
+  }
+  if (step_ == kLastPublish) {
+    if (!publish_outputs(inst, release_, release_, release_)) return false;
+    step_ = kReport;
   }
   report_barrier_wait(r, free_, b.release_time(), b.released_by_dma());
   free_ = std::max(free_, b.release_time());
+  return true;
 }
 
 void StreamUnit::report_barrier_wait(const InstanceRecord& r, Picos from, Picos to, bool released_by_dma) {

@@ -1,8 +1,11 @@
 // Base of the modules that run an instruction stream in order: compute engines and DMA
 // queues. A unit walks its instructions through the loop nest on its own timeline (its
-// local time runs ahead of SystemC's) and meets the SystemC kernel only to wait for a
-// semaphore value another unit has not produced yet, for space in a full semaphore, at a
-// CoreBarrier, or to reach the simulated time at which it needs a shared resource.
+// local time runs ahead of SystemC's). It is a state machine, not a thread: where it must
+// wait it saves its place and returns. A wait for a value another unit has not produced yet,
+// for space in a full semaphore, at a CoreBarrier or for its own transfers ends by direct
+// hand-off (sim/units/hand_off.h); only a wait for the simulated time at which the unit needs a
+// shared resource (a conflict port, a collective's DMA) goes through the SystemC kernel, as a
+// notification of the unit's method.
 #pragma once
 
 #include <limits>
@@ -11,12 +14,13 @@
 #include <systemc>
 
 #include "sim/units/core_barrier.h"
+#include "sim/units/hand_off.h"
 #include "sim/units/instance_record.h"
 #include "sim/units/sim_context.h"
 
 namespace tandem {
 
-class StreamUnit : public sc_core::sc_module {
+class StreamUnit : public sc_core::sc_module, public Waker {
  public:
   SC_HAS_PROCESS(StreamUnit);
   StreamUnit(sc_core::sc_module_name name, SimContext& ctx, int index);
@@ -42,27 +46,31 @@ class StreamUnit : public sc_core::sc_module {
  protected:
   enum class State { Running, WaitingData, WaitingSpace, WaitingTime, WaitingBarrier, Done };
 
-  // Runs one instance; `r` comes with inst, unit, free and loop pointers filled in.
-  virtual void execute(const SimInst& inst, InstanceRecord& r) = 0;
+  // Goes on with the stream until it must wait or is done (the Waker's hand-off).
+  void resume() override;
 
-  // Latest completion among the instance's inputs (waiting for any not yet produced), and
-  // which input it was.
-  Picos wait_inputs(const SimInst& inst, InstanceRecord& r);
+  // Runs one instance, from where it last waited (step_, 0 at the instance's start); `r`
+  // comes with inst, unit, free and loop pointers filled in. False: it waits (a waker or a
+  // notification of wake_event_ is registered) and is called again with the same `r`.
+  virtual bool execute(const SimInst& inst, InstanceRecord& r) = 0;
+
+  // Reads the instance's inputs from where it last waited: true once all are there, with
+  // ready_ the latest completion among them and `r` naming which input it was.
+  bool wait_inputs(const SimInst& inst, InstanceRecord& r);
   // Publishes on every output channel whose key this instance closes: for Ordered edges
   // its `start` (an order without data: the destination starts after the source started),
   // for Anti edges `read_done` (the unit has consumed its inputs), else `complete`; waits while
-  // a channel is full. `which`: all channels, only the Ordered ones (a DMA queue publishes
-  // them at issue) or only the others.
+  // a channel is full (false: called again with the same times goes on from there). `which`:
+  // all channels, only the Ordered ones (a DMA queue publishes them at issue) or only the others.
   enum class Publish { All, Ordered, Data };
-  void publish_outputs(const SimInst& inst, Picos start, Picos read_done, Picos complete,
+  bool publish_outputs(const SimInst& inst, Picos start, Picos read_done, Picos complete,
                        Publish which = Publish::All);
-  // The same without waiting, for a caller that cannot (a DMA queue's data phase, a method
-  // process) and for an instance at the iteration vector `counts`/`ivs` (the data phase
+  // The same for an instance at the iteration vector `counts`/`ivs` (a DMA queue's data phase
   // publishes after its issue has moved on): publishes from the `next`th channel of the `which`
-  // set on and returns the first semaphore without space (its producer marked waiting, `next`
-  // at it), or null once all are published.
+  // set on and returns the first semaphore without space (`waiter` registered there, `next` at
+  // it), or null once all are published.
   Semaphore* try_publish(const SimInst& inst, Picos start, Picos read_done, Picos complete, const int64_t* counts,
-                         const int64_t* ivs, Publish which, size_t& next);
+                         const int64_t* ivs, Publish which, size_t& next, Waker* waiter);
   // The factor this instance's durations are scaled by: 1, or a jitter drawn from the
   // perturbation seed, the instruction and its place in program order.
   double jitter(const SimInst& inst) const;
@@ -70,14 +78,16 @@ class StreamUnit : public sc_core::sc_module {
   StallReason input_stall_reason(const InstanceRecord& r) const;
   // In a catch block: keeps the first failure for simulate() to rethrow and stops the run.
   void fail();
-  // Advances SystemC time to `t` and returns it; or returns SystemC's time if that is later.
-  // It is only when a full semaphore held the unit (WaitingSpace): the window is the
-  // simulator's bound on how far a unit runs ahead, not the hardware's, but a shared resource
-  // is used in SystemC time, so the unit uses it late.
-  Picos wait_until(Picos t);
-  // Waits in simulated time for a shared resource to signal `e`.
-  void wait_for_event(sc_core::sc_event& e);
-  void run_barrier(const SimInst& inst, InstanceRecord& r);
+  // True once SystemC's time has reached `t`, with `*at` = SystemC's time (later than `t` only
+  // when a full semaphore held the unit: the window is the simulator's bound on how far a unit
+  // runs ahead, not the hardware's, but a shared resource is used in SystemC time, so the unit
+  // uses it late). False: the unit's method is notified for `t`.
+  bool reach(Picos t, Picos* at);
+  // Waits for a shared resource to notify wake_event_ (a conflict port's grant).
+  void wait_for_wake_event();
+  // Waits for a hand-off (this unit's own wake()) that a shared resource makes.
+  void wait_for_hand_off();
+  bool run_barrier(const SimInst& inst, InstanceRecord& r);
   // Reports that the unit waited at a barrier from `from` to `to` (Ledger::barrier_wait).
   virtual void report_barrier_wait(const InstanceRecord& r, Picos from, Picos to, bool released_by_dma);
   // Work the unit has accepted but not yet recorded (a DMA queue's transfers still moving):
@@ -86,8 +96,8 @@ class StreamUnit : public sc_core::sc_module {
   virtual Picos pending_floor() const { return std::numeric_limits<Picos>::max(); }
   virtual int64_t pending_seq() const { return std::numeric_limits<int64_t>::max(); }
   virtual bool producing() const { return false; }
-  // Called once the stream has been walked: returns when the accepted work is recorded.
-  virtual void drain() {}
+  // Called once the stream has been walked: true when the accepted work is recorded.
+  virtual bool drain() { return true; }
 
   SimContext& ctx_;
   const int index_;
@@ -96,12 +106,37 @@ class StreamUnit : public sc_core::sc_module {
   std::vector<int64_t> loop_counts_;  // per LoopId: iterations started so far
   std::vector<int64_t> loop_ivs_;     // per LoopId: the current induction variable
   int64_t current_future_base_ = 0;   // the current walk node's future_seq_base
+  int step_ = 0;                      // where execute() goes on: each unit's own steps, 0 first
+  Picos ready_ = 0;                   // wait_inputs: the latest input so far
+  sc_core::sc_event wake_event_;      // a wait in simulated time ends (the unit's method runs)
+  State state_ = State::Running;
 
  private:
-  void thread();
-  void walk(const std::vector<WalkNode>& nodes);
+  // One step of the walk, the loop nest flattened: an instruction, or a loop's start or end
+  // (`jump`: a start's end + 1, an end's start).
+  struct WalkStep {
+    enum Kind : uint8_t { Inst, LoopBegin, LoopEnd } kind;
+    int32_t id;  // InstId or LoopId
+    size_t jump = 0;
+    int64_t future_seq_base = 0;
+  };
+  void flatten(const std::vector<WalkNode>& nodes);
+  // SystemC runs the method at the start and at each notification of wake_event_.
+  void activated();
+  void run();
+  // Moves to the walk's next instruction (current_), entering and leaving loops; false at the end.
+  bool next_instruction();
+  void finish();
 
-  State state_ = State::Running;
+  enum class Phase : uint8_t { Next, Instance, Drain, Finished };
+  Phase phase_ = Phase::Next;
+  std::vector<WalkStep> walk_;
+  size_t pc_ = 0;                 // the walk step after current_
+  InstanceRecord record_;         // the instance in flight
+  InstanceRecord barrier_record_; // a barrier's own record, made by its last arrival
+  size_t input_next_ = 0;         // wait_inputs goes on at this input
+  size_t publish_next_ = 0;       // publish_outputs goes on at this output
+  Picos release_ = 0;             // the barrier release the last arrival publishes
   const Semaphore* blocked_on_ = nullptr;
   int64_t blocked_key_ = 0;  // the key of blocked_on_ a WaitingData unit needs
   int blocked_barrier_ = -1;
