@@ -122,7 +122,7 @@ SimResult run_simulation(const SimProgram& p, const SimOptions& options) {
     if (inst.is_barrier && !inst.units.empty())
       ctx->barriers[static_cast<size_t>(inst.id)] =
           new CoreBarrier(("barrier_" + std::to_string(inst.id) + "_" + systemc_name(inst.name.substr(1))).c_str(), inst);
-  if (p.model->dma.engines > 0) ctx->dma = new DmaSystem("dma", p.model->dma, ctx->ready);
+  if (p.model->dma.engines > 0) ctx->dma = new DmaSystem("dma", p.model->dma, *ctx);
   if (!p.ports.empty()) ctx->ports = new PortArbiter("ports", p.ports.size());
   for (size_t u = 0; u < p.units.size(); ++u) {
     const SimUnit& unit = p.units[u];

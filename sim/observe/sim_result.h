@@ -136,8 +136,8 @@ struct SimResult {
   double perturb_spread = 0;          // their spread
   std::string timeline_loop;          // the captured loop (the one with the most iterations), if any
   std::vector<TimelineSpan> timeline;
-  // How the run met the SystemC kernel (bench/sim_bench; not part of tandem.sim/1): thread
-  // suspensions of the units, and delta cycles.
+  // How the run met the SystemC kernel (bench/sim_bench; not part of tandem.sim/1): the units'
+  // waits there (for simulated time, a port's grant; hand-offs are not), and delta cycles.
   int64_t systemc_waits = 0;
   int64_t systemc_deltas = 0;
 };

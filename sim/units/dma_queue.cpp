@@ -28,7 +28,7 @@ bool DmaQueue::execute(const SimInst& inst, InstanceRecord& r) {
     }
     issue_waiting_ = false;
     state_ = State::Running;
-    const Picos now = static_cast<Picos>(sc_core::sc_time_stamp().value());
+    const Picos now = ctx_.now();
     if (now > issue_) r.stall[static_cast<size_t>(StallReason::Queue)] += now - issue_;
     issue_ = std::max(issue_, now);
     pending_start_ = std::numeric_limits<Picos>::max();
@@ -67,7 +67,7 @@ void DmaQueue::begin_next() {
   // Its first byte may wait for the previous transfer's last (the queue is busy then), and
   // never lies in SystemC's past: an issue held up by a full output semaphore (the
   // simulator's window, not the hardware) starts its data when it could be issued.
-  data_start_ = std::max({t.first_byte, data_free_, static_cast<Picos>(sc_core::sc_time_stamp().value())});
+  data_start_ = std::max({t.first_byte, data_free_, ctx_.now()});
   ctx_.dma->start(t.transfer, data_start_, this);
 }
 

@@ -7,33 +7,36 @@
 
 namespace tandem {
 
-namespace {
-double now_ps() { return static_cast<double>(sc_core::sc_time_stamp().value()); }
-}  // namespace
-
-DmaSystem::DmaSystem(sc_core::sc_module_name name, const DmaModel& model, ReadyQueue& ready)
-    : sc_module(name), bandwidth_(model), ready_(ready) {
+DmaSystem::DmaSystem(sc_core::sc_module_name name, const DmaModel& model, SimContext& ctx)
+    : sc_module(name), bandwidth_(model), ctx_(ctx) {
   SC_METHOD(wake);
   sensitive << wake_;
   dont_initialize();
 }
 
-// Inline: one call per start and per wake, most of them short.
-inline void DmaSystem::reschedule(double now) {
+inline Picos DmaSystem::next_event(double now) const {
   const double next = bandwidth_.next_completion();
   Picos at = std::numeric_limits<Picos>::max();
+  // A landing rounds up to a whole picosecond.
   if (!std::isinf(next)) at = static_cast<Picos>(now) + static_cast<Picos>(std::max(0.0, std::ceil(next - 1e-9) - now));
   if (!pending_.empty()) at = std::min(at, pending_.front().at);
+  return at;
+}
+
+// Inline: one call per start and per wake, most of them short.
+inline void DmaSystem::reschedule(double now) {
+  const Picos at = next_event(now);
   if (at == std::numeric_limits<Picos>::max() || at == wake_at_) return;  // nothing due, or due then already
   // A pending notification later than `at` gives way to the new one by itself (SystemC keeps
   // the earlier): only an earlier one needs cancelling.
   if (notified_at_ >= 0 && at > notified_at_) wake_.cancel();
-  wake_.notify(sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(at - static_cast<Picos>(now))));
+  const Picos systemc = static_cast<Picos>(sc_core::sc_time_stamp().value());  // behind `now` after running ahead
+  wake_.notify(sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(at - systemc)));
   wake_at_ = notified_at_ = at;
 }
 
 void DmaSystem::start(const DmaTransfer& t, Picos at, DmaClient* client) {
-  const double now = now_ps();
+  const double now = static_cast<double>(ctx_.now());
   if (static_cast<double>(at) < now) throw std::logic_error("causality: a transfer's data would start in the past");
   if (static_cast<double>(at) == now && t.bytes > 0) {
     begin(t, client, now);
@@ -41,11 +44,11 @@ void DmaSystem::start(const DmaTransfer& t, Picos at, DmaClient* client) {
     pending_.push_back({at, next_order_++, &t, client});
     std::push_heap(pending_.begin(), pending_.end(), Later());
     // A wake still to come, no later than this start, is the earliest of the landings and the
-    // starts, and the bandwidth has not changed since it was asked for (within a wake it may
-    // have): it stays, and a second queue starting with the first costs no reschedule.
+    // starts, and the bandwidth has not changed since it was asked for: it stays, and a second
+    // queue starting with the first costs no reschedule.
     if (!waking_ && static_cast<double>(wake_at_) > now && at >= wake_at_) return;
   }
-  reschedule(now);
+  if (!waking_) reschedule(now);  // a wake reschedules once, at its end
 }
 
 void DmaSystem::begin(const DmaTransfer& t, DmaClient* client, double now) {
@@ -55,16 +58,35 @@ void DmaSystem::begin(const DmaTransfer& t, DmaClient* client, double now) {
 }
 
 void DmaSystem::wake() {
-  const double now = now_ps();
-  waking_ = true;
-  wake_at_ = -1;
+  Picos now = static_cast<Picos>(sc_core::sc_time_stamp().value());
   // The notification that ran this wake has fired; one made since (by a start between its
   // firing and now) is later and still pending.
-  if (static_cast<double>(notified_at_) <= now) notified_at_ = -1;
+  if (notified_at_ <= now) notified_at_ = -1;
+  for (;;) {
+    ctx_.dma_time = now;
+    step(static_cast<double>(now));
+    const Picos next = next_event(static_cast<double>(now));
+    // Run ahead to the next landing or start while no other process has anything to do before
+    // it: the units it hands off to run with it, at its time. One that must wait in SystemC (for
+    // a port, a collective's start) stops it; SystemC's time then catches up.
+    if (next == std::numeric_limits<Picos>::max() || ctx_.units_in_systemc > 0 || ctx_.failure) break;
+    if (notified_at_ >= 0) {  // a start asked for a wake SystemC holds: this one runs past it
+      wake_.cancel();
+      notified_at_ = -1;
+    }
+    now = next;
+  }
+  ctx_.dma_time = -1;
+  reschedule(static_cast<double>(now));
+}
+
+void DmaSystem::step(double now) {
+  waking_ = true;
+  wake_at_ = -1;
   done_.clear();
   bandwidth_.complete_until(now, done_);
   // A client may start its next transfer from landed(), which may reuse a landed id: look the
-  // clients up first. (Its start reschedules; the reschedule below sees it.)
+  // clients up first.
   landing_.clear();
   for (int id : done_) landing_.push_back(clients_[static_cast<size_t>(id)]);
   for (DmaClient* c : landing_) c->landed(static_cast<Picos>(now));
@@ -78,9 +100,8 @@ void DmaSystem::wake() {
     else
       p.client->landed(static_cast<Picos>(now));
   }
+  ctx_.ready.run();  // the units the landings handed off to: they may start transfers
   waking_ = false;
-  reschedule(now);
-  ready_.run();  // the units the landings handed off to
 }
 
 }  // namespace tandem

@@ -1,6 +1,11 @@
 // The DMA engines a core shares among its queues, as a SystemC module: the bandwidth model
-// (DmaBandwidth) decides when each transfer lands; the module wakes only when a chunk lands
-// and tells the client that started that transfer, then runs the hand-offs that made.
+// (DmaBandwidth) decides when each transfer lands; the module wakes when a chunk lands or a
+// start is due, tells the client that started a landed transfer, and runs the hand-offs that
+// made (sim/units/hand_off.h). While no unit waits in SystemC, nothing but the DMA system has
+// anything to do before its next landing or start, so it runs ahead to it within the same
+// wake instead of asking SystemC for another: the units it hands off to run with it, at its time
+// (SimContext::now). A unit that must meet SystemC's time (a conflict port, a collective's
+// data) waits for it there, and the DMA system stops running ahead until SystemC has caught up.
 #pragma once
 
 #include <vector>
@@ -8,7 +13,7 @@
 #include <systemc>
 
 #include "sim/units/dma_bandwidth.h"
-#include "sim/units/hand_off.h"
+#include "sim/units/sim_context.h"
 
 namespace tandem {
 
@@ -26,7 +31,7 @@ class DmaClient {
 class DmaSystem : public sc_core::sc_module {
  public:
   SC_HAS_PROCESS(DmaSystem);
-  DmaSystem(sc_core::sc_module_name name, const DmaModel& model, ReadyQueue& ready);
+  DmaSystem(sc_core::sc_module_name name, const DmaModel& model, SimContext& ctx);
 
   // Starts moving `t` at `at` (not before now); `client->landed` is called when its last byte
   // lands (a transfer of no bytes: at `at`). `t` must live until then. A start in the future
@@ -49,11 +54,15 @@ class DmaSystem : public sc_core::sc_module {
     }
   };
   void begin(const DmaTransfer& t, DmaClient* client, double now);
+  // The next landing or start after `now`, max when none.
+  Picos next_event(double now) const;
+  // Asks SystemC for a wake at the next event.
   void reschedule(double now);
   void wake();
+  void step(double now);  // what a wake at `now` does
 
   DmaBandwidth bandwidth_;
-  ReadyQueue& ready_;
+  SimContext& ctx_;
   std::vector<DmaClient*> clients_;  // per transfer id
   std::vector<int> done_;
   std::vector<DmaClient*> landing_;  // the clients of done_
@@ -63,7 +72,7 @@ class DmaSystem : public sc_core::sc_module {
   Picos wake_at_ = -1;  // the wake reschedule() last asked for; -1 from a wake's start until it asks
   // When SystemC holds a notification of wake_ (it has not fired), -1 when it holds none.
   Picos notified_at_ = -1;
-  bool waking_ = false;  // within wake(): the bandwidth may have moved since wake_at_ was set
+  bool waking_ = false;  // within a step: it reschedules once, at the end
 };
 
 }  // namespace tandem

@@ -7,6 +7,8 @@
 #include <memory>
 #include <vector>
 
+#include <systemc>
+
 #include "sim/lower/program.h"
 #include "sim/units/hand_off.h"
 #include "sim/units/semaphore.h"
@@ -34,6 +36,16 @@ struct SimContext {
   std::exception_ptr failure;
   // The units' hand-offs: every process SystemC runs runs this before it returns.
   ReadyQueue ready{};
+  // Units waiting for a SystemC notification (simulated time, a port's grant). None: until the
+  // DMA system's next wake nothing else runs, so it may run ahead of SystemC's time (DmaSystem).
+  int units_in_systemc = 0;
+  // The DMA system's time while it runs ahead of SystemC's; -1 otherwise.
+  Picos dma_time = -1;
+  // The simulated time now, for the units and the DMA system: SystemC's, or the DMA system's
+  // while it runs ahead (and the units it hands off to run with it).
+  Picos now() const {
+    return dma_time >= 0 ? dma_time : static_cast<Picos>(sc_core::sc_time_stamp().value());
+  }
   // Times a unit waited in the SystemC kernel (for simulated time, a port's grant): each a
   // process activation; hand-offs are not (docs/performance.md); bench/sim_bench reports it.
   int64_t kernel_waits = 0;

@@ -41,6 +41,10 @@ void StreamUnit::flatten(const std::vector<WalkNode>& nodes) {
 }
 
 void StreamUnit::activated() {
+  if (in_systemc_) {
+    in_systemc_ = false;
+    --ctx_.units_in_systemc;
+  }
   resume();
   ctx_.ready.run();  // the units this one handed off to, and theirs
 }
@@ -232,22 +236,27 @@ Semaphore* StreamUnit::try_publish(const SimInst& inst, Picos start, Picos read_
 }
 
 bool StreamUnit::reach(Picos t, Picos* at) {
-  const Picos now = static_cast<Picos>(sc_core::sc_time_stamp().value());
-  if (t <= now) {
+  const Picos now = ctx_.now();
+  const Picos systemc = static_cast<Picos>(sc_core::sc_time_stamp().value());
+  if (t <= now && now == systemc) {
     *at = now;
     state_ = State::Running;
     return true;
   }
-  state_ = State::WaitingTime;
+  // SystemC's time must reach `t`, and the DMA system's time if that runs ahead of it.
   pending_start_ = std::min(pending_start_, t);
-  ++ctx_.kernel_waits;
-  wake_event_.notify(sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(t - now)));
+  wake_event_.notify(sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(std::max(t, now) - systemc)));
+  wait_for_wake_event();
   return false;
 }
 
 void StreamUnit::wait_for_wake_event() {
   state_ = State::WaitingTime;
   ++ctx_.kernel_waits;
+  if (!in_systemc_) {
+    in_systemc_ = true;
+    ++ctx_.units_in_systemc;
+  }
 }
 
 void StreamUnit::wait_for_hand_off() { state_ = State::WaitingTime; }
@@ -261,7 +270,7 @@ bool StreamUnit::run_barrier(const SimInst& inst, InstanceRecord& r) {
     const bool queue = ctx_.program.units[static_cast<size_t>(index_)].kind == UnitKind::DmaQueue;
     // A unit whose SystemC time ran past its own (a queue that waited for a full queue to
     // drain) arrives no earlier than that: the release never lies in SystemC's past.
-    free_ = std::max(free_, static_cast<Picos>(sc_core::sc_time_stamp().value()));
+    free_ = std::max(free_, ctx_.now());
     barrier_arrival_ = b.arrive(free_, queue);
     if (barrier_arrival_.last) {
       barrier_record_ = r;

@@ -109,6 +109,7 @@ class StreamUnit : public sc_core::sc_module, public Waker {
   int step_ = 0;                      // where execute() goes on: each unit's own steps, 0 first
   Picos ready_ = 0;                   // wait_inputs: the latest input so far
   sc_core::sc_event wake_event_;      // a wait in simulated time ends (the unit's method runs)
+  bool in_systemc_ = false;           // wake_event_ is to come (counted in SimContext::units_in_systemc)
   State state_ = State::Running;
 
  private:
