@@ -15,6 +15,7 @@
 #include "sched/support/error.h"
 #include "sched/support/log.h"
 #include "sim/driver/progress_line.h"
+#include "sim/lower/implied_channels.h"
 #include "sim/units/compute_engine.h"
 #include "sim/units/core_barrier.h"
 #include "sim/units/dma_queue.h"
@@ -117,6 +118,9 @@ SimResult run_simulation(const SimProgram& p, const SimOptions& options) {
     const SimInst& src = p.insts[static_cast<size_t>(c.src)];
     ctx->semaphores.push_back(std::make_unique<Semaphore>(c, src.is_barrier ? -1 : src.units[0], options.window));
   }
+  // The units skip the channels others imply; jitter may shorten a duration by the spread.
+  ctx->channel_ports =
+      ChannelPorts(p, ctx->semaphores, implied_channels(p, options.perturb_seed ? options.perturb_spread : 0.0));
   ctx->barriers.assign(p.insts.size(), nullptr);
   for (const SimInst& inst : p.insts)
     if (inst.is_barrier && !inst.units.empty())

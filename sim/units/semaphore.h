@@ -17,15 +17,20 @@ namespace tandem {
 
 class Semaphore {
  public:
+  // `spec` must outlive the semaphore (it is the program's channel).
   Semaphore(const SimChannel& spec, int producer_unit, size_t window)
-      : spec_(spec),
-        producer_unit_(producer_unit),
-        // A per-tile channel publishes every source instance: room for the iterations of its
+      : // A per-tile channel publishes every source instance: room for the iterations of its
         // distance and two more.
-        ring_(static_cast<size_t>(spec.distance) + window +
-              (spec.tile_key.empty() ? 0 : (static_cast<size_t>(spec.distance) + 2) * static_cast<size_t>(spec.src_per_key))) {}
+        storage_(static_cast<size_t>(spec.distance) + window +
+                 (spec.tile_key.empty() ? 0 : (static_cast<size_t>(spec.distance) + 2) * static_cast<size_t>(spec.src_per_key))),
+        spec_(&spec),
+        producer_unit_(producer_unit) {
+    ring_ = storage_.data();
+    size_ = static_cast<int64_t>(storage_.size());
+    per_tile_ = !spec.tile_key.empty();
+  }
 
-  const SimChannel& spec() const { return spec_; }
+  const SimChannel& spec() const { return *spec_; }
   int producer_unit() const { return producer_unit_; }  // -1 for a barrier
 
   bool available(int64_t key) const { return key < produced_; }
@@ -33,18 +38,18 @@ class Semaphore {
     assert(key >= released_ && key < produced_);
     // key's slot, counted back from the next one (no division on the hot path)
     int64_t slot = head_ - (produced_ - key);
-    if (slot < 0) slot += static_cast<int64_t>(ring_.size());
-    return ring_[static_cast<size_t>(slot)];
+    if (slot < 0) slot += size_;
+    return ring_[slot];
   }
-  bool has_space() const { return closed_ || produced_ - released_ < static_cast<int64_t>(ring_.size()); }
+  bool has_space() const { return closed_ || produced_ - released_ < size_; }
   int64_t next_key() const { return produced_; }
 
   void publish(Picos t) {
     assert(has_space());
     // Per tile, a destination reads one source instance's key for all the earlier ones too.
-    if (!spec_.tile_key.empty()) t = latest_ = std::max(latest_, t);
-    const size_t slot = static_cast<size_t>(head_);
-    if (++head_ == static_cast<int64_t>(ring_.size())) head_ = 0;
+    if (per_tile_) t = latest_ = std::max(latest_, t);
+    const int64_t slot = head_;
+    if (++head_ == size_) head_ = 0;
     if (closed_) {
       released_ = ++produced_;
       return;
@@ -66,18 +71,25 @@ class Semaphore {
     if (producer_waiter_) producer_waiter_->wake();
   }
 
+  // The fields every visit reads come first, together (one cache line with the waiters).
+ private:
+  int64_t produced_ = 0;
+  int64_t released_ = 0;
+  int64_t head_ = 0;  // produced_ % size_: the slot of the next key
+  int64_t size_ = 0;
+  Picos* ring_ = nullptr;  // storage_'s slots
+  bool closed_ = false;
+  bool per_tile_ = false;
+
+ public:
   Waker* consumer_waiter_ = nullptr;  // waits for a key not produced yet
   Waker* producer_waiter_ = nullptr;  // waits for space
 
  private:
-  SimChannel spec_;
+  std::vector<Picos> storage_;
+  const SimChannel* spec_;
   int producer_unit_;
-  std::vector<Picos> ring_;
-  int64_t produced_ = 0;
-  int64_t head_ = 0;  // produced_ % ring_.size(): the slot of the next key
   Picos latest_ = 0;
-  int64_t released_ = 0;
-  bool closed_ = false;
 };
 
 }  // namespace tandem

@@ -10,6 +10,7 @@
 #include <systemc>
 
 #include "sim/lower/program.h"
+#include "sim/units/channel_ports.h"
 #include "sim/units/hand_off.h"
 #include "sim/units/semaphore.h"
 
@@ -49,6 +50,8 @@ struct SimContext {
   // Times a unit waited in the SystemC kernel (for simulated time, a port's grant): each a
   // process activation; hand-offs are not (docs/performance.md); bench/sim_bench reports it.
   int64_t kernel_waits = 0;
+  // What the units visit of each instruction's channels (made once the semaphores exist).
+  ChannelPorts channel_ports;
 };
 
 }  // namespace tandem

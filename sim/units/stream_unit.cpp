@@ -143,19 +143,31 @@ void StreamUnit::finish() {
 }
 
 bool StreamUnit::wait_inputs(const SimInst& inst, InstanceRecord& r) {
-  for (; input_next_ < inst.in_channels.size(); ++input_next_) {
-    const int ch = inst.in_channels[input_next_];
-    Semaphore& s = *ctx_.semaphores[static_cast<size_t>(ch)];
-    bool needed = false;
-    const int64_t key =
-        channel_needed_key(s.spec(), *ctx_.program.kernel, loop_counts_.data(), loop_ivs_.data(), &needed);
-    if (s.spec().key_loop != kNoId || !s.spec().tile_key.empty()) s.release_below(key);
+  uint32_t n = 0;
+  const ChannelPort* ports = ctx_.channel_ports.begin(inst.id, ChannelPorts::In, &n);
+  const int64_t* counts = loop_counts_.data();
+  const int64_t* ivs = loop_ivs_.data();
+  // input_next_ in a register: written back where the loop waits.
+  for (size_t i = input_next_; i < n; ++i) {
+    const ChannelPort& c = ports[i];
+    Semaphore& s = *c.sem;
+    bool needed = true;
+    int64_t key = 0;
+    if (c.general) {
+      key = channel_needed_key(s.spec(), *ctx_.program.kernel, counts, ivs, &needed);
+      s.release_below(key);  // per tile: keys count the source's instances in every case
+    } else if (c.key_loop != kNoId) {  // channel_needed_key's common case, inline
+      needed = ivs[c.key_loop] - c.key_lo >= c.distance;
+      key = counts[c.key_loop] - 1 - c.distance;
+      s.release_below(key);
+    }
     if (!needed) continue;
     if (!s.available(key)) {
       if (s.producer_unit() == index_ && !producing())  // it would wait for itself: the same deadlock the ledger reports
         throw Error("the schedule deadlocks: " + ctx_.program.units[static_cast<size_t>(index_)].name + " at " +
                     inst.name + " waits for " + ctx_.program.insts[static_cast<size_t>(s.spec().src)].name +
                     ", which the same unit runs only after it");
+      input_next_ = i;
       state_ = State::WaitingData;
       blocked_on_ = &s;
       blocked_key_ = key;
@@ -167,10 +179,11 @@ bool StreamUnit::wait_inputs(const SimInst& inst, InstanceRecord& r) {
     const Picos v = s.value(key);
     if (v > ready_) {
       ready_ = v;
-      r.binding_channel = ch;
+      r.binding_channel = c.channel;
       r.binding_signal = v;
     }
   }
+  input_next_ = n;
   if (r.binding_channel >= 0) r.waited_on_dma = ctx_.program.channels[static_cast<size_t>(r.binding_channel)].src_dma;
   return true;
 }
@@ -215,23 +228,33 @@ bool StreamUnit::publish_outputs(const SimInst& inst, Picos start, Picos read_do
 Semaphore* StreamUnit::try_publish(const SimInst& inst, Picos start, Picos read_done, Picos complete,
                                    const int64_t* counts, const int64_t* ivs, Publish which, size_t& next,
                                    Waker* waiter) {
-  const std::vector<int>& channels = which == Publish::All       ? inst.out_channels
-                                     : which == Publish::Ordered ? inst.ordered_out_channels
-                                                                 : inst.data_out_channels;
-  for (; next < channels.size(); ++next) {
-    Semaphore& s = *ctx_.semaphores[static_cast<size_t>(channels[next])];
-    bool produce = false;
-    const int64_t key = channel_produced_key(s.spec(), *ctx_.program.kernel, counts, ivs, &produce);
-    if (!produce) continue;
+  uint32_t n = 0;
+  const ChannelPort* ports = ctx_.channel_ports.begin(inst.id,
+                                                      which == Publish::All       ? ChannelPorts::Out
+                                                      : which == Publish::Ordered ? ChannelPorts::OutOrdered
+                                                                                  : ChannelPorts::OutData,
+                                                      &n);
+  for (size_t i = next; i < n; ++i) {
+    const ChannelPort& c = ports[i];
+    Semaphore& s = *c.sem;
+    int64_t key = 0;
+    if (c.general) {
+      bool produce = false;
+      key = channel_produced_key(s.spec(), *ctx_.program.kernel, counts, ivs, &produce);
+      if (!produce) continue;
+    } else if (c.key_loop != kNoId) {  // channel_produced_key's common case, inline
+      key = counts[c.key_loop] - 1;
+    }
     if (key != s.next_key()) throw std::logic_error("semaphore keys out of order at " + inst.name);
     if (!s.has_space()) {
+      next = i;
       s.producer_waiter_ = waiter;
       return &s;
     }
     s.producer_waiter_ = nullptr;
-    const DepKind kind = s.spec().kind;
-    s.publish(kind == DepKind::Ordered ? start : kind == DepKind::Anti ? read_done : complete);
+    s.publish(c.kind == DepKind::Ordered ? start : c.kind == DepKind::Anti ? read_done : complete);
   }
+  next = n;
   return nullptr;
 }
 

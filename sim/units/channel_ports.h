@@ -1,0 +1,83 @@
+// The units' compact view of every instruction's channels: for each input and output, the
+// semaphore and the few fields its key needs in the common case (one key per iteration of the
+// key loop, published at the source's only instance in it), in one array the hot loop walks.
+// A per-tile channel, or an output whose source sits in loops below the key loop, is `general`:
+// the unit asks channel_needed_key / channel_produced_key (sim/lower/program.h). Channels that
+// others imply (sim/lower/implied_channels.h) are left out: no unit waits on or publishes them.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "sim/lower/program.h"
+#include "sim/units/semaphore.h"
+
+namespace tandem {
+
+struct ChannelPort {
+  Semaphore* sem = nullptr;
+  int32_t channel = -1;     // index in SimProgram::channels
+  LoopId key_loop = kNoId;  // kNoId: always key 0
+  int32_t distance = 0;
+  DepKind kind = DepKind::Invalid;
+  bool general = false;
+  int64_t key_lo = 0;
+};
+
+class ChannelPorts {
+ public:
+  // A run of ports: [begin, begin + size).
+  struct Range {
+    uint32_t begin = 0, size = 0;
+  };
+  enum Set { In, Out, OutOrdered, OutData, SetCount };
+
+  ChannelPorts() = default;
+  ChannelPorts(const SimProgram& p, const std::vector<std::unique_ptr<Semaphore>>& semaphores,
+               const std::vector<bool>& implied)
+      : ranges_(p.insts.size()) {
+    for (const SimInst& inst : p.insts) {
+      if (inst.units.empty()) continue;  // erased
+      Range* r = ranges_[static_cast<size_t>(inst.id)].data();
+      add(r[In], inst.in_channels, p, semaphores, implied, true);
+      add(r[Out], inst.out_channels, p, semaphores, implied, false);
+      add(r[OutOrdered], inst.ordered_out_channels, p, semaphores, implied, false);
+      add(r[OutData], inst.data_out_channels, p, semaphores, implied, false);
+    }
+  }
+
+  const ChannelPort* begin(InstId id, Set set, uint32_t* size) const {
+    const Range& r = ranges_[static_cast<size_t>(id)][set];
+    *size = r.size;
+    return ports_.data() + r.begin;
+  }
+
+ private:
+  void add(Range& r, const std::vector<int>& channels, const SimProgram& p,
+           const std::vector<std::unique_ptr<Semaphore>>& semaphores, const std::vector<bool>& implied, bool input) {
+    r.begin = static_cast<uint32_t>(ports_.size());
+    for (int ch : channels) {
+      if (implied[static_cast<size_t>(ch)]) continue;
+      const SimChannel& c = p.channels[static_cast<size_t>(ch)];
+      ChannelPort port;
+      port.sem = semaphores[static_cast<size_t>(ch)].get();
+      port.channel = ch;
+      port.key_loop = c.key_loop;
+      port.distance = c.distance;
+      port.kind = c.kind;
+      // An input reads one key per iteration unless per tile; an output publishes once per
+      // iteration unless per tile or below the key loop.
+      port.general = !c.tile_key.empty() || (!input && !c.src_inner.empty());
+      port.key_lo = c.key_lo;
+      ports_.push_back(port);
+    }
+    r.size = static_cast<uint32_t>(ports_.size()) - r.begin;
+  }
+
+  std::vector<std::array<Range, SetCount>> ranges_;
+  std::vector<ChannelPort> ports_;
+};
+
+}  // namespace tandem
