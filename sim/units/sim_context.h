@@ -51,7 +51,7 @@ struct SimContext {
   // process activation; hand-offs are not (docs/performance.md); bench/sim_bench reports it.
   int64_t kernel_waits = 0;
   // What the units visit of each instruction's channels (made once the semaphores exist).
-  ChannelPorts channel_ports;
+  ChannelPorts channel_ports{};
 };
 
 }  // namespace tandem
