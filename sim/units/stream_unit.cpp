@@ -32,10 +32,11 @@ void StreamUnit::flatten(const std::vector<WalkNode>& nodes) {
       walk_.push_back({WalkStep::Inst, n.id, 0, n.future_seq_base});
       continue;
     }
+    const Loop& l = ctx_.program.kernel->loops[static_cast<size_t>(n.id)];
     const size_t begin = walk_.size();
-    walk_.push_back({WalkStep::LoopBegin, n.id});
+    walk_.push_back({WalkStep::LoopBegin, n.id, 0, 0, l.lo, l.hi});
     flatten(n.children);
-    walk_.push_back({WalkStep::LoopEnd, n.id, begin});
+    walk_.push_back({WalkStep::LoopEnd, n.id, begin, 0, l.lo, l.hi});
     walk_[begin].jump = walk_.size();
   }
 }
@@ -95,7 +96,6 @@ void StreamUnit::run() {
 }
 
 bool StreamUnit::next_instruction() {
-  const Kernel& k = *ctx_.program.kernel;
   while (pc_ < walk_.size()) {
     const WalkStep& s = walk_[pc_];
     switch (s.kind) {
@@ -105,12 +105,11 @@ bool StreamUnit::next_instruction() {
         ++pc_;
         return true;
       case WalkStep::LoopBegin: {
-        const Loop& l = k.loops[static_cast<size_t>(s.id)];
-        if (l.lo >= l.hi) {
+        if (s.lo >= s.hi) {
           pc_ = s.jump;
           break;
         }
-        loop_ivs_[static_cast<size_t>(s.id)] = l.lo;
+        loop_ivs_[static_cast<size_t>(s.id)] = s.lo;
         ++loop_counts_[static_cast<size_t>(s.id)];
         ++pc_;
         break;
@@ -118,7 +117,7 @@ bool StreamUnit::next_instruction() {
       case WalkStep::LoopEnd: {
         // After its last iteration a loop's induction variable stays at its last value.
         int64_t& iv = loop_ivs_[static_cast<size_t>(s.id)];
-        if (iv + 1 < k.loops[static_cast<size_t>(s.id)].hi) {
+        if (iv + 1 < s.hi) {
           ++iv;
           ++loop_counts_[static_cast<size_t>(s.id)];
           pc_ = s.jump + 1;

@@ -114,12 +114,13 @@ class StreamUnit : public sc_core::sc_module, public Waker {
 
  private:
   // One step of the walk, the loop nest flattened: an instruction, or a loop's start or end
-  // (`jump`: a start's end + 1, an end's start).
+  // (`jump`: a start's end + 1, an end's start; `lo`, `hi`: the loop's bounds).
   struct WalkStep {
     enum Kind : uint8_t { Inst, LoopBegin, LoopEnd } kind;
     int32_t id;  // InstId or LoopId
     size_t jump = 0;
     int64_t future_seq_base = 0;
+    int64_t lo = 0, hi = 0;
   };
   void flatten(const std::vector<WalkNode>& nodes);
   // SystemC runs the method at the start and at each notification of wake_event_.
