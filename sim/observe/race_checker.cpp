@@ -177,6 +177,26 @@ RaceChecker::RaceChecker(const SimProgram& p) : p_(p), plans_(p.insts.size()) {
   for (InstPlan& plans : plans_)
     for (std::vector<AccessPlan>* list : {&plans.reads, &plans.writes})
       for (AccessPlan& ap : *list) ap.log0 = logs_.data() + ap.log;
+  // The instructions whose instances all read the same: each read has a key and no rotation
+  // (an accumulating read is left out at its group's first iteration: every accumulating read
+  // of an instruction has the same `fresh_at`, its instruction's accumulation start).
+  for (InstPlan& ip : plans_) {
+    if (ip.reads.empty() ||
+        !std::all_of(ip.reads.begin(), ip.reads.end(), [](const AccessPlan& ap) { return ap.key != 0 && ap.rotate == kNoId; }))
+      continue;
+    ip.fixed = true;
+    for (const AccessPlan& ap : ip.reads) {
+      ip.fixed_reads.push_back({ap.log0, ap.key});
+      if (ap.fresh_at == kNoId) {
+        ip.fixed_fresh.push_back({ap.log0, ap.key});
+      } else {
+        if (ip.fresh_at != kNoId && (ip.fresh_at != ap.fresh_at || ip.fresh_lo != ap.fresh_lo))
+          throw std::logic_error("race checker: accumulating reads of one instruction start at different loops");
+        ip.fresh_at = ap.fresh_at;
+        ip.fresh_lo = ap.fresh_lo;
+      }
+    }
+  }
   for (WriteLog& log : logs_) {
     const uint32_t rank = tensor_rank[static_cast<size_t>(log.buffer.first)];
     log.rank = rank == kNoRank ? 0 : rank;
@@ -207,6 +227,12 @@ void RaceChecker::record(const InstanceRecord& r) {
   if (!plan.reads.empty()) {
     if (!queue_.empty() && queue_.back().seq > seq) {
       record_unqueued_reads(plan, r, seq);
+    } else if (plan.fixed) {  // queued; its reads are its instruction's list
+      const std::vector<QueuedRead>& reads =
+          plan.fresh_at != kNoId && ivs[plan.fresh_at] == plan.fresh_lo ? plan.fixed_fresh : plan.fixed_reads;
+      if (!reads.empty())
+        queue_.emplace_back(seq, arrivals_++, r.start, std::max(r.busy_end, r.start), r.inst,
+                            static_cast<uint32_t>(reads.size()), queued_reads_.size(), reads.data());
     } else {  // in program order after the queue's last instance: queued
       const size_t first = queued_reads_.size();
       for (const AccessPlan& ap : plan.reads) {
@@ -374,9 +400,13 @@ void RaceChecker::advance(Picos watermark, int64_t min_seq) {
     if (next->seq >= min_seq || next->end > watermark) break;
     const PendingInstance in = *next;
     if (heap_.empty() || next != heap_.data()) {
-      for (size_t i = in.first; i < in.first + in.count; ++i) {
-        const QueuedRead qr = queued_reads_[i];
-        check(*qr.log, in, qr.key, qr.key ? nullptr : queued_dims_.data() + i * stride_);
+      if (in.fixed) {
+        for (const QueuedRead* qr = in.fixed; qr != in.fixed + in.count; ++qr) check(*qr->log, in, qr->key, nullptr);
+      } else {
+        for (size_t i = in.first; i < in.first + in.count; ++i) {
+          const QueuedRead qr = queued_reads_[i];
+          check(*qr.log, in, qr.key, qr.key ? nullptr : queued_dims_.data() + i * stride_);
+        }
       }
     } else {
       for (size_t slot = in.first; slot != kNoSlot; slot = reads_[slot].next) {

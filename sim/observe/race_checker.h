@@ -91,11 +91,26 @@ class RaceChecker {
     };
     std::vector<Term> terms;  // bound of `dim` += coeff * iv of `loop`
   };
+  // A read waiting in the queue: its buffer's write log and its box's key (0: the box is in
+  // `queued_dims_`).
+  struct QueuedRead {
+    WriteLog* log;
+    uint32_t key;
+  };
   // Per instruction: its accesses and its place in program order as a constant plus one
   // product per enclosing loop (SimInst::seq with the loops' first iterations folded in).
   struct InstPlan {
     std::vector<AccessPlan> reads;   // in program text order: reads, then accumulating writes' reads
     std::vector<AccessPlan> writes;
+    // When every read has a key and no rotation, every instance reads the same (log, key)
+    // list: a queued instance points at it instead of copying it read by read. `fixed_fresh`
+    // leaves out the accumulating reads, for the instances that start their group (`fresh_at`
+    // at `fresh_lo`, kNoId when none does).
+    bool fixed = false;
+    std::vector<QueuedRead> fixed_reads;
+    std::vector<QueuedRead> fixed_fresh;
+    LoopId fresh_at = kNoId;
+    int64_t fresh_lo = 0;
     int64_t seq_base = 0;
     std::vector<std::pair<LoopId, int64_t>> seq_terms;  // (loop, stride)
   };
@@ -217,10 +232,6 @@ class RaceChecker {
   // in `queued_reads_`; the others in a min-heap, their reads chained in a slab. The next is
   // the smaller of the two fronts.
   static constexpr size_t kNoSlot = SIZE_MAX;
-  struct QueuedRead {
-    WriteLog* log;
-    uint32_t key;
-  };
   struct PendingRead {
     uint32_t log;
     uint32_t key;
@@ -228,8 +239,9 @@ class RaceChecker {
   };
   struct PendingInstance {
     PendingInstance(int64_t seq_, uint64_t arrival_, Picos start_, Picos end_, InstId inst_, uint32_t count_,
-                    size_t first_)
-        : seq(seq_), arrival(arrival_), start(start_), end(end_), inst(inst_), count(count_), first(first_) {}
+                    size_t first_, const QueuedRead* fixed_ = nullptr)
+        : seq(seq_), arrival(arrival_), start(start_), end(end_), inst(inst_), count(count_), first(first_),
+          fixed(fixed_) {}
     int64_t seq;
     uint64_t arrival;
     Picos start;
@@ -237,6 +249,9 @@ class RaceChecker {
     InstId inst;
     uint32_t count;  // its reads
     size_t first;    // queued: its reads are queued_reads_[first, first + count); in the heap: the first's slot in reads_
+    // Queued with its instruction's fixed reads: they are fixed[0, count), and `first` is where
+    // its own would have begun (none are in queued_reads_).
+    const QueuedRead* fixed;
     bool operator>(const PendingInstance& o) const { return seq != o.seq ? seq > o.seq : arrival > o.arrival; }
   };
   std::vector<PendingInstance> queue_;  // in (seq, arrival) order from queue_head_; emptied when its last leaves

@@ -294,3 +294,32 @@ TEST_CASE("race checker: a strip slice patched between its reads", "[race_checke
         "RAW race on %t[0:128, 2:3, 0:4]: %again at test.kir:12:3 read it at 20.000 ns, before %patch at "
         "test.kir:10:3 had written it at 30.000 ns; the order that prevents it: dep %patch -> %again flow");
 }
+
+// An accumulating read is checked at every iteration but its group's first: there the
+// instance writes afresh. Here %mm (k=0) starts before %z lands (no read, no race) and
+// %mm (k=1) reads before %mm (k=0) lands (a RAW); the instruction's reads, all with
+// constant boxes, are queued as one list per instruction.
+TEST_CASE("race checker: an accumulation group's first instance reads nothing", "[race_checker]") {
+  const std::string body =
+      "  tensor %a : sbuf[128, 128] bf16\n"
+      "  tensor %b : sbuf[128, 512] bf16\n"
+      "  tensor %acc : psum[128, 512] f32\n"
+      "  %z = memset %acc {value = 0}\n"
+      "  loop %k = 0 to 2 {\n"
+      "    %mm = matmul %acc <- %a, %b {accumulate, start = \"%k\"}\n"
+      "  }\n";
+  Rig rig(body);
+  RaceChecker c(rig.p);
+  const size_t loop = rig.loop_of("mm");
+  c.record(rig.at("z", 0, 1000));
+  rig.iteration(loop, 0);
+  c.record(rig.at("mm", 500, 2000));
+  rig.iteration(loop, 1);
+  c.record(rig.at("mm", 1500, 3000));
+  c.advance(std::numeric_limits<Picos>::max(), std::numeric_limits<int64_t>::max());
+  const std::vector<Hazard>& hs = c.hazards();
+  REQUIRE(kinds(hs) == "RAW ");
+  CHECK(hs[0].message ==
+        "RAW race on %acc[0:128, 0:512]: %mm (k=1) at test.kir:7:5 read it at 1.500 ns, before %mm (k=0) at "
+        "test.kir:7:5 had written it at 2.000 ns; the order that prevents it: dep %mm -> %mm flow distance=1");
+}
