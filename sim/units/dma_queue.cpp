@@ -36,10 +36,13 @@ bool DmaQueue::execute(const SimInst& inst, InstanceRecord& r) {
   }
   if (step_ == kIssue) {
     const double f = jitter(inst);
-    if (ring_.empty()) {
-      ring_.resize(kDepth);
-      for (Issued& s : ring_) s.counts.resize(loop_counts_.size()), s.ivs.resize(loop_ivs_.size());
+    if (slots_.empty()) {
+      slots_.resize(kDepth);
+      for (Issued& s : slots_) s.counts.resize(loop_counts_.size()), s.ivs.resize(loop_ivs_.size());
+      for (size_t i = kDepth; i > 0; --i) spare_.push_back(static_cast<uint16_t>(i - 1));
     }
+    order_[(front_ + issued_) % kDepth] = spare_.back();
+    spare_.pop_back();
     Issued& t = slot(issued_);
     t.inst = &inst;
     t.r = r;
@@ -106,6 +109,7 @@ Semaphore* DmaQueue::retire_landed() {
                                       Publish::Data, data_publish_next_, &data_phase_))
       return full;
     data_publish_next_ = 0;
+    spare_.push_back(order_[front_]);
     front_ = (front_ + 1) % kDepth;
     --issued_;
     // Later waits start no earlier than the next transfer's (the queue's time only grows).

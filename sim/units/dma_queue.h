@@ -14,6 +14,8 @@
 // in full once every transfer issued before it has landed, so it is recorded then.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <deque>
 
 #include "sim/units/dma_system.h"
@@ -77,15 +79,19 @@ class DmaQueue : public StreamUnit, public DmaClient {
   Picos busy_within(Picos a, Picos b) const;
   void report(BarrierWait& w);
 
-  // The transfers issued and not landed, in issue order, in a ring of kDepth reused slots
-  // (their iteration vectors keep their storage: no allocation per transfer). The ring never
-  // moves once made, so the DMA system keeps its pointer to the moving transfer.
-  std::vector<Issued> ring_;
+  // The transfers issued and not landed, in kDepth reused slots (their iteration vectors keep
+  // their storage: no allocation per transfer). The slots never move once made, so the DMA
+  // system keeps its pointer to the moving transfer. The slot freed last is taken next, so a
+  // queue with few transfers in flight keeps writing the same few (in cache), not all of them in
+  // turn; `order_` is the ring of the held ones' slots, in issue order.
+  std::vector<Issued> slots_;
+  std::vector<uint16_t> spare_;  // the free slots, the one freed last on top
+  std::array<uint16_t, kDepth> order_{};
   // The oldest slot, how many are held (issued_, kDepth at most) and how many of those have
   // landed (the oldest ones, publishing); the next one, if any, is moving.
   size_t front_ = 0, issued_ = 0, landed_ = 0;
-  Issued& slot(size_t i) { return ring_[(front_ + i) % kDepth]; }
-  const Issued& slot(size_t i) const { return ring_[(front_ + i) % kDepth]; }
+  Issued& slot(size_t i) { return slots_[order_[(front_ + i) % kDepth]]; }
+  const Issued& slot(size_t i) const { return slots_[order_[(front_ + i) % kDepth]]; }
   Issued& front() { return slot(0); }
   Issued& back() { return slot(issued_ - 1); }
   Picos data_free_ = 0;        // the previous transfer's last byte
