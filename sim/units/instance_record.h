@@ -31,6 +31,22 @@ struct InstanceRecord {
   Picos binding_signal = 0;         // when that channel's source completed
   const int64_t* loop_counts = nullptr;  // per LoopId: iterations started so far (current = count - 1)
   const int64_t* loop_ivs = nullptr;     // per LoopId: current induction variable value
+
+  // A new instance: every field set, one by one (the whole record assigned at once compiles to a
+  // `rep stos`, slow to start, and a unit starts a record per instance). Keep it in step with
+  // the fields above.
+  void begin(InstId i, int u, Picos f, const int64_t* counts, const int64_t* ivs) {
+    inst = i;
+    unit = u;
+    free = f;
+    start = busy_start = busy_end = complete = 0;
+    stall.fill(0);
+    waited_on_dma = false;
+    binding_channel = -1;
+    binding_signal = 0;
+    loop_counts = counts;
+    loop_ivs = ivs;
+  }
 };
 
 }  // namespace tandem

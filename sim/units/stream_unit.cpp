@@ -66,12 +66,7 @@ void StreamUnit::run() {
           phase_ = Phase::Drain;
           break;
         }
-        record_ = InstanceRecord{};
-        record_.inst = current_;
-        record_.unit = index_;
-        record_.free = free_;
-        record_.loop_counts = loop_counts_.data();
-        record_.loop_ivs = loop_ivs_.data();
+        record_.begin(current_, index_, free_, loop_counts_.data(), loop_ivs_.data());
         step_ = 0;
         ready_ = 0;
         input_next_ = 0;
