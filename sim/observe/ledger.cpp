@@ -82,8 +82,9 @@ Ledger::Ledger(SimContext& ctx, size_t iterations_kept, bool capture_timeline, T
     const int64_t n = loops_[static_cast<size_t>(timeline_loop_)].result.dynamic_iterations;
     // The first, a window of four consecutive steady-state iterations from the middle (drawn
     // on shared time, so their overlap shows), and the last.
-    timeline_iterations_ = {0, n - 1};
-    for (int64_t i = std::max<int64_t>(1, n / 2 - 1); i < std::min(n - 1, n / 2 + 3); ++i) timeline_iterations_.push_back(i);
+    timeline_last_ = n - 1;
+    timeline_window_from_ = std::max<int64_t>(1, n / 2 - 1);
+    timeline_window_size_ = static_cast<uint64_t>(std::max<int64_t>(0, std::min(n - 1, n / 2 + 3) - timeline_window_from_));
   }
   works_in_.assign(k.loops.size(), std::vector<bool>(p.units.size(), false));
   for (const SimInst& inst : p.insts) {
@@ -103,8 +104,6 @@ Ledger::Ledger(SimContext& ctx, size_t iterations_kept, bool capture_timeline, T
     if (!plan.is_queue)
       for (size_t l = 0; l < loops_.size(); ++l)
         if (works_in_[l][u]) engine_loops_[u].push_back(static_cast<LoopId>(l));
-    plan.engine_loops = engine_loops_[u].data();
-    plan.engine_loops_end = engine_loops_[u].data() + engine_loops_[u].size();
   }
   plans_.resize(p.insts.size());
   for (size_t i = 0; i < p.insts.size(); ++i) {
@@ -114,6 +113,13 @@ Ledger::Ledger(SimContext& ctx, size_t iterations_kept, bool capture_timeline, T
     plan.nest_end = inst.nest.data() + inst.nest.size();
     plan.bytes = inst.dma.bytes;
     plan.wmma = inst.wmma;
+    if (!inst.is_barrier && !inst.units.empty()) {
+      const size_t u = static_cast<size_t>(inst.units[0]);
+      plan.unit = &unit_plans_[u];
+      plan.dma = unit_plans_[u].is_queue;
+      plan.engine_loops = engine_loops_[u].data();
+      plan.engine_loops_end = engine_loops_[u].data() + engine_loops_[u].size();
+    }
     plan.in_timeline = timeline_loop_ != kNoId && std::find(inst.nest.begin(), inst.nest.end(), timeline_loop_) != inst.nest.end();
   }
   for (LoopState& s : loops_) {
@@ -131,14 +137,16 @@ Ledger::Ledger(SimContext& ctx, size_t iterations_kept, bool capture_timeline, T
 void Ledger::Iter::reset() {
   index = 0;
   iv = 0;
-  start = std::numeric_limits<Picos>::max();
   end = 0;
   dma_min_start = std::numeric_limits<Picos>::max();
   dma_max_end = 0;
   dma.clear();
-  compute.clear();
-  exposed = 0;
-  stall = {};
+  if (kept) {  // the rest is still as reset() left it
+    start = std::numeric_limits<Picos>::max();
+    compute.clear();
+    exposed = 0;
+    stall = {};
+  }
   wmma_bubble = 0;
   wmmas = 0;
   received = 0;
@@ -320,11 +328,70 @@ void Ledger::count_exposed(LoopState& s, Picos until) {
                          std::to_string(r.start) + " ps, before the watermark " + std::to_string(passed_) + " ps");
 }
 
-[[gnu::noinline]] void Ledger::capture_span(const InstanceRecord& r, bool dma) {
-  const int64_t index = r.loop_counts[timeline_loop_] - 1;
-  if (std::find(timeline_iterations_.begin(), timeline_iterations_.end(), index) != timeline_iterations_.end())
-    timeline_.push_back({ctx_.program.units[static_cast<size_t>(r.unit)].name, ctx_.program.insts[static_cast<size_t>(r.inst)].name,
-                         index, dma ? r.start : r.busy_start, dma ? r.complete : r.busy_end});
+[[gnu::noinline]] void Ledger::capture_span(const InstanceRecord& r, bool dma, int64_t index) {
+  timeline_.push_back({ctx_.program.units[static_cast<size_t>(r.unit)].name, ctx_.program.insts[static_cast<size_t>(r.inst)].name,
+                       index, dma ? r.start : r.busy_start, dma ? r.complete : r.busy_end});
+}
+
+[[gnu::always_inline]] inline void Ledger::add_to_plan(const InstanceRecord& r, InstPlan& plan) {
+  // The unit's totals are the sums of its instructions' (finish()).
+  ++plan.instances;
+  plan.busy_ps += r.busy_end - r.busy_start;
+  add_stalls(plan.stall_ps, r.stall);
+  if (plan.in_timeline) {
+    const int64_t index = r.loop_counts[timeline_loop_] - 1;
+    if (timeline_iteration(index)) capture_span(r, plan.dma, index);
+  }
+}
+
+// A transfer: its iterations' DMA spans and the loops' wall-time transfers.
+[[gnu::always_inline]] inline void Ledger::record_transfer(const InstanceRecord& r, InstPlan& plan) {
+  plan.unit->bytes += plan.bytes;  // per unit, in the order they always were
+  add_to_plan(r, plan);
+  for (const LoopId* l = plan.nest; l != plan.nest_end; ++l) {
+    LoopState& s = loops_[static_cast<size_t>(*l)];
+    Iter& it = iteration(s, r.loop_counts[*l] - 1, r.loop_ivs[*l]);
+    it.end = std::max(it.end, r.complete);
+    merge_interval(s.dma_wall, r.start, r.complete);
+    it.dma.add(r.start, r.complete);
+    it.dma_min_start = std::min(it.dma_min_start, r.start);
+    it.dma_max_end = std::max(it.dma_max_end, r.complete);
+    if (it.kept) {
+      it.start = std::min(it.start, r.start);
+      add_stalls(it.stall, r.stall);
+    }
+    if (plan.wmma) {  // waits for operands: the scoreboard (dependency) or another unit's result
+      it.wmma_bubble += r.stall[static_cast<size_t>(StallReason::Dependency)] +
+                        r.stall[static_cast<size_t>(StallReason::Semaphore)];
+      ++it.wmmas;
+    }
+    ++it.received;
+  }
+}
+
+// A compute instruction: the engines' busy time, its iterations' compute spans and stalls.
+[[gnu::always_inline]] inline void Ledger::record_compute(const InstanceRecord& r, InstPlan& plan) {
+  add_to_plan(r, plan);
+  merge_interval(compute_busy_, r.busy_start, r.busy_end);
+  for (const LoopId* l = plan.engine_loops; l != plan.engine_loops_end; ++l)
+    merge_interval(loops_[static_cast<size_t>(*l)].engines_busy, r.busy_start, r.busy_end);
+  for (const LoopId* l = plan.nest; l != plan.nest_end; ++l) {
+    LoopState& s = loops_[static_cast<size_t>(*l)];
+    Iter& it = iteration(s, r.loop_counts[*l] - 1, r.loop_ivs[*l]);
+    it.end = std::max(it.end, r.complete);
+    if (it.kept) {
+      it.start = std::min(it.start, r.start);
+      it.compute.add(r.busy_start, r.busy_end);
+      if (r.waited_on_dma) it.exposed += r.stall[static_cast<size_t>(StallReason::Semaphore)];
+      add_stalls(it.stall, r.stall);
+    }
+    if (plan.wmma) {
+      it.wmma_bubble += r.stall[static_cast<size_t>(StallReason::Dependency)] +
+                        r.stall[static_cast<size_t>(StallReason::Semaphore)];
+      ++it.wmmas;
+    }
+    ++it.received;
+  }
 }
 
 void Ledger::record(const InstanceRecord& r) {
@@ -332,49 +399,21 @@ void Ledger::record(const InstanceRecord& r) {
   if (trace_) trace_->record(r);
   if (checker_) checker_->record(r);
   InstPlan& plan = plans_[static_cast<size_t>(r.inst)];
-  const bool dma = r.unit >= 0 && unit_plans_[static_cast<size_t>(r.unit)].is_queue;
   // Finalised iterations, exposed DMA counted and the checker's settled writes all rest on it.
   if (r.start < passed_) behind_watermark(r);
   total_ = std::max(total_, r.complete);
-  if (r.unit >= 0) {
-    // The unit's totals are the sums of its instructions' (finish()); bytes are added here,
-    // in the order they always were.
-    ++plan.instances;
-    plan.busy_ps += r.busy_end - r.busy_start;
-    add_stalls(plan.stall_ps, r.stall);
-    if (dma) {
-      unit_plans_[static_cast<size_t>(r.unit)].bytes += plan.bytes;
-    } else {
-      merge_interval(compute_busy_, r.busy_start, r.busy_end);
-      const UnitPlan& unit = unit_plans_[static_cast<size_t>(r.unit)];
-      for (const LoopId* l = unit.engine_loops; l != unit.engine_loops_end; ++l)
-        merge_interval(loops_[static_cast<size_t>(*l)].engines_busy, r.busy_start, r.busy_end);
+  if (r.unit < 0) {  // a barrier: it occupies no unit
+    for (const LoopId* l = plan.nest; l != plan.nest_end; ++l) {
+      LoopState& s = loops_[static_cast<size_t>(*l)];
+      Iter& it = iteration(s, r.loop_counts[*l] - 1, r.loop_ivs[*l]);
+      if (it.kept) it.start = std::min(it.start, r.start);
+      it.end = std::max(it.end, r.complete);
+      ++it.received;
     }
-    if (plan.in_timeline) capture_span(r, dma);
-  }
-  for (const LoopId* l = plan.nest; l != plan.nest_end; ++l) {
-    LoopState& s = loops_[static_cast<size_t>(*l)];
-    Iter& it = iteration(s, r.loop_counts[*l] - 1, r.loop_ivs[*l]);
-    it.start = std::min(it.start, r.start);
-    it.end = std::max(it.end, r.complete);
-    if (r.unit >= 0) {
-      if (dma) {
-        merge_interval(s.dma_wall, r.start, r.complete);
-        it.dma.add(r.start, r.complete);
-        it.dma_min_start = std::min(it.dma_min_start, r.start);
-        it.dma_max_end = std::max(it.dma_max_end, r.complete);
-      } else if (it.kept) {
-        it.compute.add(r.busy_start, r.busy_end);
-        if (r.waited_on_dma) it.exposed += r.stall[static_cast<size_t>(StallReason::Semaphore)];
-      }
-      if (it.kept) add_stalls(it.stall, r.stall);
-      if (plan.wmma) {  // waits for operands: the scoreboard (dependency) or another unit's result
-        it.wmma_bubble += r.stall[static_cast<size_t>(StallReason::Dependency)] +
-                          r.stall[static_cast<size_t>(StallReason::Semaphore)];
-        ++it.wmmas;
-      }
-    }
-    ++it.received;
+  } else if (plan.dma) {
+    record_transfer(r, plan);
+  } else {
+    record_compute(r, plan);
   }
   if (++since_finalize_ >= 64) try_finalize();
 }
@@ -393,6 +432,7 @@ void Ledger::barrier_wait(const InstanceRecord& r, Picos waited, bool released_b
                              " comes after its iteration was finalised");
     Iter& it = iteration(s, index, r.loop_ivs[l]);
     ++it.received;
+    if (!it.kept) continue;
     it.stall[kBarrier] += ps;
     // Exposed: a compute engine with work in this loop held back by a transfer.
     if (compute && released_by_dma && works_in_[static_cast<size_t>(l)][static_cast<size_t>(r.unit)]) it.exposed += ps;

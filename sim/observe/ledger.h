@@ -117,7 +117,9 @@ class Ledger final : public InstanceObserver {
     Picos wmma_bubble = 0;
     int64_t wmmas = 0;
     int64_t received = 0;
-    bool kept = true;  // listed in the result (a long loop lists its first and last ones)
+    // Listed in the result (a long loop lists its first and last ones). Only a listed
+    // iteration's start, compute spans, exposed DMA and stalls are read, so only its are written.
+    bool kept = true;
     // Back to a fresh iteration, keeping the span storage (no allocation per iteration).
     void reset();
   };
@@ -166,7 +168,7 @@ class Ledger final : public InstanceObserver {
   };
 
   // The pending iteration `index` (at or after s.base), opened if new.
-  Iter& iteration(LoopState& s, int64_t index, int64_t iv) {
+  [[gnu::always_inline]] Iter& iteration(LoopState& s, int64_t index, int64_t iv) {
     const size_t offset = static_cast<size_t>(index - s.base);
     if (offset == s.pending.size()) {
       Iter& fresh = s.pending.push_back();
@@ -181,9 +183,14 @@ class Ledger final : public InstanceObserver {
   }
   // Opens the iterations up to `index`.
   void open_to(LoopState& s, int64_t index);
+  // record() for a transfer and for a compute instruction, and the parts of it they share.
+  struct InstPlan;
+  void record_transfer(const InstanceRecord& r, InstPlan& plan);
+  void record_compute(const InstanceRecord& r, InstPlan& plan);
+  void add_to_plan(const InstanceRecord& r, InstPlan& plan);
   // The cold parts of record(), out of line so that its common path stays small.
   [[noreturn]] void behind_watermark(const InstanceRecord& r);
-  void capture_span(const InstanceRecord& r, bool dma);
+  void capture_span(const InstanceRecord& r, bool dma, int64_t index);
   // Adds to the loop's exposed DMA the time before `until` when some of its transfers moved
   // and none of its compute engines was busy, then forgets the intervals before `until`.
   void count_exposed(LoopState& s, Picos until);
@@ -208,8 +215,15 @@ class Ledger final : public InstanceObserver {
   // Barrier waits as they come; bytes (UnitPlan), busy time, instances and the other stalls
   // are added once, in finish() (the last three the sums of the unit's instructions' profile).
   std::vector<UnitResult> units_;
+  // A unit as record() reads it, and its bytes so far (finish() hands them to its result).
+  struct alignas(16) UnitPlan {
+    double bytes = 0;
+    bool is_queue = false;
+  };
+  std::vector<UnitPlan> unit_plans_;  // per unit
   // What record() reads and adds up of an instruction, in one place (128 bytes: the index is
-  // a shift); finish() makes its profile of the sums.
+  // a shift); finish() makes its profile of the sums. An instruction other than a barrier
+  // runs on one unit, so what record() needs of that unit is copied here.
   struct alignas(128) InstPlan {
     int64_t instances = 0;
     Picos busy_ps = 0;
@@ -217,18 +231,14 @@ class Ledger final : public InstanceObserver {
     const LoopId* nest = nullptr;  // its enclosing loops (SimInst::nest)
     const LoopId* nest_end = nullptr;
     double bytes = 0;  // a transfer's (SimInst::dma.bytes)
+    UnitPlan* unit = nullptr;  // its unit's (null for a barrier)
+    const LoopId* engine_loops = nullptr;  // a compute instruction's: the loops its engine works in
+    const LoopId* engine_loops_end = nullptr;
+    bool dma = false;  // on a DMA queue
     bool wmma = false;
     bool in_timeline = false;  // inside the timeline's loop
   };
   std::vector<InstPlan> plans_;  // per instruction
-  // A unit as record() reads it, and its bytes so far (finish() hands them to its result).
-  struct alignas(32) UnitPlan {
-    double bytes = 0;
-    bool is_queue = false;
-    const LoopId* engine_loops = nullptr;  // the loops a compute engine works in
-    const LoopId* engine_loops_end = nullptr;
-  };
-  std::vector<UnitPlan> unit_plans_;  // per unit
   std::vector<LoopState> loops_;
   std::vector<std::vector<bool>> works_in_;  // [loop][unit]: the unit runs an instruction in the loop
   std::vector<std::vector<LoopId>> engine_loops_;  // [unit]: the loops a compute engine works in
@@ -240,7 +250,14 @@ class Ledger final : public InstanceObserver {
   size_t compute_hint_ = 0;  // compute_from's last answer
   Picos total_ = 0;
   LoopId timeline_loop_ = kNoId;
-  std::vector<int64_t> timeline_iterations_;
+  // The timeline's iterations (its loop's dynamic index): the first, the last and a window.
+  int64_t timeline_last_ = -1;
+  int64_t timeline_window_from_ = 0;
+  uint64_t timeline_window_size_ = 0;
+  bool timeline_iteration(int64_t index) const {
+    return index == 0 || index == timeline_last_ ||
+           static_cast<uint64_t>(index - timeline_window_from_) < timeline_window_size_;
+  }
   std::vector<TimelineSpan> timeline_;
   int64_t since_finalize_ = 0;
 };
