@@ -78,10 +78,11 @@ class StreamUnit : public sc_core::sc_module, public Waker {
   StallReason input_stall_reason(const InstanceRecord& r) const;
   // In a catch block: keeps the first failure for simulate() to rethrow and stops the run.
   void fail();
-  // True once SystemC's time has reached `t`, with `*at` = SystemC's time (later than `t` only
-  // when a full semaphore held the unit: the window is the simulator's bound on how far a unit
-  // runs ahead, not the hardware's, but a shared resource is used in SystemC time, so the unit
-  // uses it late). False: the unit's method is notified for `t`.
+  // True once SystemC's time has reached `t` and the time now (SimContext::now: the DMA system's
+  // while it runs ahead), with `*at` = that time (later than `t` only when a full semaphore held
+  // the unit: the window is the simulator's bound on how far a unit runs ahead, not the
+  // hardware's, but a shared resource is used in SystemC time, so the unit uses it late).
+  // False: the unit's method is notified for the later of the two.
   bool reach(Picos t, Picos* at);
   // Waits for a shared resource to notify wake_event_ (a conflict port's grant).
   void wait_for_wake_event();
