@@ -51,6 +51,7 @@ void StreamUnit::activated() {
 }
 
 void StreamUnit::resume() {
+  if (in_systemc_) return;  // it waits for SystemC's notification, not for a hand-off
   try {
     run();
   } catch (...) {
