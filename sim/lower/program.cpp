@@ -234,7 +234,6 @@ class Lowering {
       int id = static_cast<int>(p_.channels.size());
       p_.channels.push_back(c);
       p_.insts[e.src].out_channels.push_back(id);
-      (c.kind == DepKind::Ordered ? p_.insts[e.src].ordered_out_channels : p_.insts[e.src].data_out_channels).push_back(id);
       p_.insts[e.dst].in_channels.push_back(id);
     }
   }

@@ -81,9 +81,6 @@ struct SimInst {
   Picos pipe_ps = 0;           // ... and how long the bytes occupy it
   std::vector<int> in_channels;
   std::vector<int> out_channels;
-  // out_channels split by kind, each in its order: a DMA queue publishes Ordered edges at issue
-  // and the others when the data lands.
-  std::vector<int> ordered_out_channels, data_out_channels;
   std::vector<LoopId> nest;    // enclosing loops, outermost first
   int64_t dynamic_count = 1;   // product of the enclosing trip counts
   // Position in sequential program order: seq = seq_base + sum over enclosing loops of
@@ -117,6 +114,14 @@ struct SimProgram {
 int64_t channel_needed_tile_key(const SimChannel& c, const Kernel& k, const int64_t* counts, const int64_t* ivs,
                                 bool* needed);
 int64_t channel_produced_tile_key(const SimChannel& c, const Kernel& k, const int64_t* counts, const int64_t* ivs);
+// The key a destination reads of a channel with one key per iteration of `key_loop` (lower
+// bound `key_lo`): the iteration `distance` back; `*needed` is false in the loop's first
+// `distance` iterations. (channel_needed_key's common case; the units' channel ports use it too.)
+inline int64_t loop_key_needed(LoopId key_loop, int64_t key_lo, int distance, const int64_t* counts, const int64_t* ivs,
+                               bool* needed) {
+  *needed = ivs[key_loop] - key_lo >= distance;
+  return counts[key_loop] - 1 - distance;
+}
 // The key a channel's destination reads at the current iteration (`counts`, `ivs`: per
 // LoopId, iterations started so far and the induction variable); `*needed` is false in the
 // first `distance` iterations of the key loop, which have no source instance. Inline: the
@@ -128,8 +133,7 @@ inline int64_t channel_needed_key(const SimChannel& c, const Kernel& k, const in
     *needed = true;
     return 0;
   }
-  *needed = ivs[c.key_loop] - c.key_lo >= c.distance;
-  return counts[c.key_loop] - 1 - c.distance;
+  return loop_key_needed(c.key_loop, c.key_lo, c.distance, counts, ivs, needed);
 }
 // The key the channel's source publishes now; `*produce` is false unless this is the last
 // instance of the source within the key (every loop below the key loop at its last iteration;

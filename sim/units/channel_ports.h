@@ -41,10 +41,11 @@ class ChannelPorts {
     for (const SimInst& inst : p.insts) {
       if (inst.units.empty()) continue;  // erased
       Range* r = ranges_[static_cast<size_t>(inst.id)].data();
-      add(r[In], inst.in_channels, p, semaphores, implied, true);
-      add(r[Out], inst.out_channels, p, semaphores, implied, false);
-      add(r[OutOrdered], inst.ordered_out_channels, p, semaphores, implied, false);
-      add(r[OutData], inst.data_out_channels, p, semaphores, implied, false);
+      add(r[In], inst.in_channels, p, semaphores, implied, In);
+      add(r[Out], inst.out_channels, p, semaphores, implied, Out);
+      // A DMA queue publishes its Ordered outputs at issue, the others when the data lands.
+      add(r[OutOrdered], inst.out_channels, p, semaphores, implied, OutOrdered);
+      add(r[OutData], inst.out_channels, p, semaphores, implied, OutData);
     }
   }
 
@@ -56,11 +57,13 @@ class ChannelPorts {
 
  private:
   void add(Range& r, const std::vector<int>& channels, const SimProgram& p,
-           const std::vector<std::unique_ptr<Semaphore>>& semaphores, const std::vector<bool>& implied, bool input) {
+           const std::vector<std::unique_ptr<Semaphore>>& semaphores, const std::vector<bool>& implied, Set set) {
+    const bool input = set == In;
     r.begin = static_cast<uint32_t>(ports_.size());
     for (int ch : channels) {
       if (implied[static_cast<size_t>(ch)]) continue;
       const SimChannel& c = p.channels[static_cast<size_t>(ch)];
+      if ((set == OutOrdered && c.kind != DepKind::Ordered) || (set == OutData && c.kind == DepKind::Ordered)) continue;
       ChannelPort port;
       port.sem = semaphores[static_cast<size_t>(ch)].get();
       port.channel = ch;

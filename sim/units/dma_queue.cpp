@@ -102,12 +102,12 @@ void DmaQueue::landed(Picos end) {
   }
 }
 
-Semaphore* DmaQueue::retire_landed() {
+void DmaQueue::retire_landed() {
   for (; landed_ > 0; --landed_) {
     Issued& t = front();
-    if (Semaphore* full = try_publish(*t.inst, t.r.start, t.r.complete, t.r.complete, t.counts.data(), t.ivs.data(),
-                                      Publish::Data, data_publish_next_, &data_phase_))
-      return full;
+    if (try_publish(*t.inst, t.r.start, t.r.complete, t.r.complete, t.counts.data(), t.ivs.data(), Publish::Data,
+                    data_publish_next_, &data_phase_))
+      return;
     data_publish_next_ = 0;
     spare_.push_back(order_[front_]);
     front_ = (front_ + 1) % kDepth;
@@ -117,7 +117,6 @@ Semaphore* DmaQueue::retire_landed() {
     while (!busy_.empty() && busy_.front().second <= oldest) busy_.pop_front();
     if (issue_waiting_) wake();
   }
-  return nullptr;
 }
 
 void DmaQueue::DataPhase::resume() {

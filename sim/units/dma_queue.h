@@ -67,7 +67,9 @@ class DmaQueue : public StreamUnit, public DmaClient {
   // hardware: it holds up no transfer) waits for its space with a waker of its own, apart from
   // the stream's.
   void begin_next();             // hands the first transfer not landed to the DMA system
-  Semaphore* retire_landed();    // publishes and drops the landed ones; or the full semaphore
+  // Publishes and drops the landed ones, up to a full semaphore (the data phase's waker then
+  // waits there).
+  void retire_landed();
   struct DataPhase final : Waker {
     DataPhase(ReadyQueue& q, DmaQueue& queue) : Waker(q), queue(queue) {}
     void resume() override;  // retries retire_landed once the full semaphore has room

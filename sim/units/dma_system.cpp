@@ -46,9 +46,9 @@ void DmaSystem::start(const DmaTransfer& t, Picos at, DmaClient* client) {
     // A wake still to come, no later than this start, is the earliest of the landings and the
     // starts, and the bandwidth has not changed since it was asked for: it stays, and a second
     // queue starting with the first costs no reschedule.
-    if (!waking_ && static_cast<double>(wake_at_) > now && at >= wake_at_) return;
+    if (!waking() && static_cast<double>(wake_at_) > now && at >= wake_at_) return;
   }
-  if (!waking_) reschedule(now);  // a wake reschedules once, at its end
+  if (!waking()) reschedule(now);
 }
 
 void DmaSystem::begin(const DmaTransfer& t, DmaClient* client, double now) {
@@ -81,7 +81,6 @@ void DmaSystem::wake() {
 }
 
 void DmaSystem::step(double now) {
-  waking_ = true;
   wake_at_ = -1;
   done_.clear();
   bandwidth_.complete_until(now, done_);
@@ -101,7 +100,6 @@ void DmaSystem::step(double now) {
       p.client->landed(static_cast<Picos>(now));
   }
   ctx_.ready.run();  // the units the landings handed off to: they may start transfers
-  waking_ = false;
 }
 
 }  // namespace tandem

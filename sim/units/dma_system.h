@@ -72,7 +72,9 @@ class DmaSystem : public sc_core::sc_module {
   Picos wake_at_ = -1;  // the wake reschedule() last asked for; -1 from a wake's start until it asks
   // When SystemC holds a notification of wake_ (it has not fired), -1 when it holds none.
   Picos notified_at_ = -1;
-  bool waking_ = false;  // within a step: it reschedules once, at the end
+  // Within a wake (SimContext::dma_time set): a start is begun or queued, and the wake
+  // reschedules once, at its end.
+  bool waking() const { return ctx_.dma_time >= 0; }
 };
 
 }  // namespace tandem

@@ -40,7 +40,7 @@ struct SimContext {
   // Units waiting for a SystemC notification (simulated time, a port's grant). None: until the
   // DMA system's next wake nothing else runs, so it may run ahead of SystemC's time (DmaSystem).
   int units_in_systemc = 0;
-  // The DMA system's time while it runs ahead of SystemC's; -1 otherwise.
+  // The DMA system's time while its wake runs (it may run ahead of SystemC's); -1 otherwise.
   Picos dma_time = -1;
   // The simulated time now, for the units and the DMA system: SystemC's, or the DMA system's
   // while it runs ahead (and the units it hands off to run with it).

@@ -151,9 +151,8 @@ bool StreamUnit::wait_inputs(const SimInst& inst, InstanceRecord& r) {
     if (c.general) {
       key = channel_needed_key(s.spec(), *ctx_.program.kernel, counts, ivs, &needed);
       s.release_below(key);  // per tile: keys count the source's instances in every case
-    } else if (c.key_loop != kNoId) {  // channel_needed_key's common case, inline
-      needed = ivs[c.key_loop] - c.key_lo >= c.distance;
-      key = counts[c.key_loop] - 1 - c.distance;
+    } else if (c.key_loop != kNoId) {
+      key = loop_key_needed(c.key_loop, c.key_lo, c.distance, counts, ivs, &needed);
       s.release_below(key);
     }
     if (!needed) continue;
