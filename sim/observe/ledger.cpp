@@ -97,11 +97,9 @@ Ledger::Ledger(SimContext& ctx, size_t iterations_kept, bool capture_timeline, T
     }
   }
   engine_loops_.resize(p.units.size());
-  unit_plans_.resize(p.units.size());
+  unit_bytes_.assign(p.units.size(), 0);
   for (size_t u = 0; u < p.units.size(); ++u) {
-    UnitPlan& plan = unit_plans_[u];
-    plan.is_queue = p.units[u].kind == UnitKind::DmaQueue;
-    if (!plan.is_queue)
+    if (!units_[u].is_queue)
       for (size_t l = 0; l < loops_.size(); ++l)
         if (works_in_[l][u]) engine_loops_[u].push_back(static_cast<LoopId>(l));
   }
@@ -115,8 +113,8 @@ Ledger::Ledger(SimContext& ctx, size_t iterations_kept, bool capture_timeline, T
     plan.wmma = inst.wmma;
     if (!inst.is_barrier && !inst.units.empty()) {
       const size_t u = static_cast<size_t>(inst.units[0]);
-      plan.unit = &unit_plans_[u];
-      plan.dma = unit_plans_[u].is_queue;
+      plan.unit_bytes = &unit_bytes_[u];
+      plan.dma = units_[u].is_queue;
       plan.engine_loops = engine_loops_[u].data();
       plan.engine_loops_end = engine_loops_[u].data() + engine_loops_[u].size();
     }
@@ -141,12 +139,10 @@ void Ledger::Iter::reset() {
   dma_min_start = std::numeric_limits<Picos>::max();
   dma_max_end = 0;
   dma.clear();
-  if (kept) {  // the rest is still as reset() left it
-    start = std::numeric_limits<Picos>::max();
-    compute.clear();
-    exposed = 0;
-    stall = {};
-  }
+  start = std::numeric_limits<Picos>::max();  // written only while kept (record, barrier_wait)
+  compute.clear();
+  exposed = 0;
+  stall = {};
   wmma_bubble = 0;
   wmmas = 0;
   received = 0;
@@ -246,7 +242,6 @@ void sort_and_merge(Intervals& v) {
 }
 
 Picos total_length(const Intervals& v) {
-  if (v.size() == 1) return v[0].second - v[0].first;  // the usual iteration
   Picos total = 0;
   for (const auto& [a, b] : v) total += b - a;
   return total;
@@ -344,9 +339,16 @@ void Ledger::count_exposed(LoopState& s, Picos until) {
   }
 }
 
+// A WMMA's issue waits for its operands: the scoreboard (dependency) or another unit's result.
+inline void Ledger::add_wmma(Iter& it, const InstanceRecord& r) {
+  it.wmma_bubble += r.stall[static_cast<size_t>(StallReason::Dependency)] +
+                    r.stall[static_cast<size_t>(StallReason::Semaphore)];
+  ++it.wmmas;
+}
+
 // A transfer: its iterations' DMA spans and the loops' wall-time transfers.
 [[gnu::always_inline]] inline void Ledger::record_transfer(const InstanceRecord& r, InstPlan& plan) {
-  plan.unit->bytes += plan.bytes;  // per unit, in the order they always were
+  *plan.unit_bytes += plan.bytes;  // per unit, in the order they always were
   add_to_plan(r, plan);
   for (const LoopId* l = plan.nest; l != plan.nest_end; ++l) {
     LoopState& s = loops_[static_cast<size_t>(*l)];
@@ -360,11 +362,7 @@ void Ledger::count_exposed(LoopState& s, Picos until) {
       it.start = std::min(it.start, r.start);
       add_stalls(it.stall, r.stall);
     }
-    if (plan.wmma) {  // waits for operands: the scoreboard (dependency) or another unit's result
-      it.wmma_bubble += r.stall[static_cast<size_t>(StallReason::Dependency)] +
-                        r.stall[static_cast<size_t>(StallReason::Semaphore)];
-      ++it.wmmas;
-    }
+    if (plan.wmma) add_wmma(it, r);
     ++it.received;
   }
 }
@@ -385,11 +383,7 @@ void Ledger::count_exposed(LoopState& s, Picos until) {
       if (r.waited_on_dma) it.exposed += r.stall[static_cast<size_t>(StallReason::Semaphore)];
       add_stalls(it.stall, r.stall);
     }
-    if (plan.wmma) {
-      it.wmma_bubble += r.stall[static_cast<size_t>(StallReason::Dependency)] +
-                        r.stall[static_cast<size_t>(StallReason::Semaphore)];
-      ++it.wmmas;
-    }
+    if (plan.wmma) add_wmma(it, r);
     ++it.received;
   }
 }
@@ -644,7 +638,7 @@ SimResult Ledger::finish() {
     u.instances += prof.instances;
     add_stalls(u.stall_ps, prof.stall_ps);
   }
-  for (size_t u = 0; u < units_.size(); ++u) units_[u].bytes = unit_plans_[u].bytes;
+  for (size_t u = 0; u < units_.size(); ++u) units_[u].bytes = unit_bytes_[u];
   out.units = units_;
   for (const UnitResult& u : units_) out.dma_bytes += u.bytes;
   out.dma_engines = p.model->dma.engines;

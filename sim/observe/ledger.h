@@ -186,6 +186,7 @@ class Ledger final : public InstanceObserver {
   // record() for a transfer and for a compute instruction, and the parts of it they share.
   struct InstPlan;
   void record_transfer(const InstanceRecord& r, InstPlan& plan);
+  static void add_wmma(Iter& it, const InstanceRecord& r);
   void record_compute(const InstanceRecord& r, InstPlan& plan);
   void add_to_plan(const InstanceRecord& r, InstPlan& plan);
   // The cold parts of record(), out of line so that its common path stays small.
@@ -212,15 +213,11 @@ class Ledger final : public InstanceObserver {
   size_t kept_;
   // Written by the simulation's thread only: a relaxed load and store, no read-modify-write.
   std::atomic<int64_t> recorded_{0};
-  // Barrier waits as they come; bytes (UnitPlan), busy time, instances and the other stalls
+  // Barrier waits as they come; bytes (unit_bytes_), busy time, instances and the other stalls
   // are added once, in finish() (the last three the sums of the unit's instructions' profile).
   std::vector<UnitResult> units_;
-  // A unit as record() reads it, and its bytes so far (finish() hands them to its result).
-  struct alignas(16) UnitPlan {
-    double bytes = 0;
-    bool is_queue = false;
-  };
-  std::vector<UnitPlan> unit_plans_;  // per unit
+  // Per unit: its bytes so far (finish() hands them to its result).
+  std::vector<double> unit_bytes_;
   // What record() reads and adds up of an instruction, in one place (128 bytes: the index is
   // a shift); finish() makes its profile of the sums. An instruction other than a barrier
   // runs on one unit, so what record() needs of that unit is copied here.
@@ -231,7 +228,7 @@ class Ledger final : public InstanceObserver {
     const LoopId* nest = nullptr;  // its enclosing loops (SimInst::nest)
     const LoopId* nest_end = nullptr;
     double bytes = 0;  // a transfer's (SimInst::dma.bytes)
-    UnitPlan* unit = nullptr;  // its unit's (null for a barrier)
+    double* unit_bytes = nullptr;  // its unit's (null for a barrier)
     const LoopId* engine_loops = nullptr;  // a compute instruction's: the loops its engine works in
     const LoopId* engine_loops_end = nullptr;
     bool dma = false;  // on a DMA queue

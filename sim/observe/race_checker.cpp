@@ -189,9 +189,7 @@ RaceChecker::RaceChecker(const SimProgram& p) : p_(p), plans_(p.insts.size()) {
       ip.fixed_reads.push_back({ap.log0, ap.key});
       if (ap.fresh_at == kNoId) {
         ip.fixed_fresh.push_back({ap.log0, ap.key});
-      } else {
-        if (ip.fresh_at != kNoId && (ip.fresh_at != ap.fresh_at || ip.fresh_lo != ap.fresh_lo))
-          throw std::logic_error("race checker: accumulating reads of one instruction start at different loops");
+      } else {  // the same for each: the instruction's accumulation start (above)
         ip.fresh_at = ap.fresh_at;
         ip.fresh_lo = ap.fresh_lo;
       }
@@ -400,14 +398,10 @@ void RaceChecker::advance(Picos watermark, int64_t min_seq) {
     if (next->seq >= min_seq || next->end > watermark) break;
     const PendingInstance in = *next;
     if (heap_.empty() || next != heap_.data()) {
-      if (in.fixed) {
-        for (const QueuedRead* qr = in.fixed; qr != in.fixed + in.count; ++qr) check(*qr->log, in, qr->key, nullptr);
-      } else {
-        for (size_t i = in.first; i < in.first + in.count; ++i) {
-          const QueuedRead qr = queued_reads_[i];
-          check(*qr.log, in, qr.key, qr.key ? nullptr : queued_dims_.data() + i * stride_);
-        }
-      }
+      // Its instruction's fixed list (every read keyed), or its own queued reads.
+      const QueuedRead* reads = in.fixed ? in.fixed : queued_reads_.data() + in.first;
+      for (size_t i = 0; i < in.count; ++i)
+        check(*reads[i].log, in, reads[i].key, reads[i].key ? nullptr : queued_dims_.data() + (in.first + i) * stride_);
     } else {
       for (size_t slot = in.first; slot != kNoSlot; slot = reads_[slot].next) {
         const PendingRead& pr = reads_[slot];
