@@ -23,6 +23,10 @@ struct ChannelPort {
   int32_t distance = 0;
   DepKind kind = DepKind::Invalid;
   bool general = false;
+  bool src_dma = false;  // SimChannel::src_dma: a wait on it is a wait on a DMA transfer
+  // An output publishes the source's start (0: an Ordered edge, an order without data), the
+  // end of its reads (1: Anti) or its completion (2).
+  uint8_t value = 2;
   int64_t key_lo = 0;
 };
 
@@ -74,6 +78,8 @@ class ChannelPorts {
       // iteration unless per tile or below the key loop.
       port.general = !c.tile_key.empty() || (!input && !c.src_inner.empty());
       port.key_lo = c.key_lo;
+      port.src_dma = c.src_dma;
+      port.value = c.kind == DepKind::Ordered ? 0 : c.kind == DepKind::Anti ? 1 : 2;
       ports_.push_back(port);
     }
     r.size = static_cast<uint32_t>(ports_.size()) - r.begin;

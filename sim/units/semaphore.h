@@ -19,14 +19,17 @@ class Semaphore {
  public:
   // `spec` must outlive the semaphore (it is the program's channel).
   Semaphore(const SimChannel& spec, int producer_unit, size_t window)
-      : // A per-tile channel publishes every source instance: room for the iterations of its
-        // distance and two more.
-        storage_(static_cast<size_t>(spec.distance) + window +
-                 (spec.tile_key.empty() ? 0 : (static_cast<size_t>(spec.distance) + 2) * static_cast<size_t>(spec.src_per_key))),
-        spec_(&spec),
-        producer_unit_(producer_unit) {
+      : spec_(&spec), producer_unit_(producer_unit) {
+    // A per-tile channel publishes every source instance: room for the iterations of its
+    // distance and two more.
+    size_ = static_cast<int64_t>(static_cast<size_t>(spec.distance) + window +
+                                 (spec.tile_key.empty() ? 0 : (static_cast<size_t>(spec.distance) + 2) *
+                                                                  static_cast<size_t>(spec.src_per_key)));
+    // The ring holds what is live, not the whole window: most channels keep a few keys, and
+    // a ring the size of the window would walk its publishes through kilobytes of cache.
+    storage_.resize(static_cast<size_t>(std::min<int64_t>(size_, kFirstCapacity)));
     ring_ = storage_.data();
-    size_ = static_cast<int64_t>(storage_.size());
+    capacity_ = static_cast<int64_t>(storage_.size());
     per_tile_ = !spec.tile_key.empty();
   }
 
@@ -38,7 +41,7 @@ class Semaphore {
     assert(key >= released_ && key < produced_);
     // key's slot, counted back from the next one (no division on the hot path)
     int64_t slot = head_ - (produced_ - key);
-    if (slot < 0) slot += size_;
+    if (slot < 0) slot += capacity_;
     return ring_[slot];
   }
   bool has_space() const { return closed_ || produced_ - released_ < size_; }
@@ -48,12 +51,13 @@ class Semaphore {
     assert(has_space());
     // Per tile, a destination reads one source instance's key for all the earlier ones too.
     if (per_tile_) t = latest_ = std::max(latest_, t);
-    const int64_t slot = head_;
-    if (++head_ == size_) head_ = 0;
     if (closed_) {
       released_ = ++produced_;
       return;
     }
+    if (produced_ - released_ == capacity_) grow();
+    const int64_t slot = head_;
+    if (++head_ == capacity_) head_ = 0;
     ring_[slot] = t;
     ++produced_;
     if (consumer_waiter_) consumer_waiter_->wake();
@@ -73,11 +77,24 @@ class Semaphore {
 
   // The fields every visit reads come first, together (one cache line with the waiters).
  private:
+  static constexpr int64_t kFirstCapacity = 8;  // one cache line of keys
+
+  // Doubles the ring (never past the window), the live keys first in it.
+  [[gnu::noinline]] void grow() {
+    std::vector<Picos> bigger(static_cast<size_t>(std::min(2 * capacity_, size_)));
+    for (int64_t k = released_; k < produced_; ++k) bigger[static_cast<size_t>(k - released_)] = value(k);
+    storage_.swap(bigger);
+    ring_ = storage_.data();
+    capacity_ = static_cast<int64_t>(storage_.size());
+    head_ = produced_ - released_;
+  }
+
   int64_t produced_ = 0;
   int64_t released_ = 0;
-  int64_t head_ = 0;  // produced_ % size_: the slot of the next key
-  int64_t size_ = 0;
+  int64_t head_ = 0;  // the slot of the next key
+  int64_t size_ = 0;  // the window: at most this many keys published and not released
   Picos* ring_ = nullptr;  // storage_'s slots
+  int64_t capacity_ = 0;   // storage_'s size: the live keys fit, at most size_
   bool closed_ = false;
   bool per_tile_ = false;
 

@@ -22,6 +22,8 @@ StreamUnit::StreamUnit(sc_core::sc_module_name name, SimContext& ctx, int index)
       loop_counts_(ctx.program.kernel->loops.size(), 0),
       loop_ivs_(ctx.program.kernel->loops.size(), 0) {
   flatten(ctx.program.walks[static_cast<size_t>(index)]);
+  pc_ = walk_.data();
+  walk_end_ = walk_.data() + walk_.size();
   SC_METHOD(activated);
   sensitive << wake_event_;
 }
@@ -92,38 +94,39 @@ void StreamUnit::run() {
 }
 
 bool StreamUnit::next_instruction() {
-  while (pc_ < walk_.size()) {
-    const WalkStep& s = walk_[pc_];
-    switch (s.kind) {
-      case WalkStep::Inst:
-        current_ = s.id;
-        current_future_base_ = s.future_seq_base;
-        ++pc_;
-        return true;
-      case WalkStep::LoopBegin: {
-        if (s.lo >= s.hi) {
-          pc_ = s.jump;
-          break;
-        }
-        loop_ivs_[static_cast<size_t>(s.id)] = s.lo;
-        ++loop_counts_[static_cast<size_t>(s.id)];
-        ++pc_;
-        break;
+  // Locals: the stores to the loop counters may alias the unit's fields as far as the
+  // compiler knows, which would reload them at every step.
+  const WalkStep* const walk = walk_.data();
+  const WalkStep* const end = walk_end_;
+  int64_t* counts = loop_counts_.data();
+  int64_t* ivs = loop_ivs_.data();
+  const WalkStep* s = pc_;
+  while (s < end) {
+    if (s->kind == WalkStep::Inst) {
+      current_ = s->id;
+      current_future_base_ = s->future_seq_base;
+      pc_ = s + 1;
+      return true;
+    }
+    const auto l = static_cast<size_t>(s->id);
+    if (s->kind == WalkStep::LoopEnd) {
+      // After its last iteration a loop's induction variable stays at its last value.
+      if (ivs[l] + 1 < s->hi) {
+        ++ivs[l];
+        ++counts[l];
+        s = walk + s->jump + 1;
+      } else {
+        ++s;
       }
-      case WalkStep::LoopEnd: {
-        // After its last iteration a loop's induction variable stays at its last value.
-        int64_t& iv = loop_ivs_[static_cast<size_t>(s.id)];
-        if (iv + 1 < s.hi) {
-          ++iv;
-          ++loop_counts_[static_cast<size_t>(s.id)];
-          pc_ = s.jump + 1;
-        } else {
-          ++pc_;
-        }
-        break;
-      }
+    } else if (s->lo >= s->hi) {
+      s = walk + s->jump;
+    } else {
+      ivs[l] = s->lo;
+      ++counts[l];
+      ++s;
     }
   }
+  pc_ = end;
   return false;
 }
 
@@ -140,10 +143,30 @@ void StreamUnit::finish() {
 bool StreamUnit::wait_inputs(const SimInst& inst, InstanceRecord& r) {
   uint32_t n = 0;
   const ChannelPort* ports = ctx_.channel_ports.begin(inst.id, ChannelPorts::In, &n);
+  Picos ready = ready_;
+  // input_next_ in a register: written back where the loop waits.
+  size_t i = input_next_;
+  if (state_ == State::WaitingData) {
+    // Resumed from a wait: the unit is registered at the one semaphore it waited on (input
+    // i), nowhere else; that input's key is known and needed (the iteration has not moved).
+    Semaphore& s = *blocked_on_;
+    s.consumer_waiter_ = nullptr;
+    state_ = State::Running;
+    s.release_below(blocked_key_);  // more may be produced since
+    if (s.available(blocked_key_)) {
+      const ChannelPort& c = ports[i++];
+      const Picos v = s.value(blocked_key_);
+      if (v > ready) {
+        ready = v;
+        r.binding_channel = c.channel;
+        r.binding_signal = v;
+        r.waited_on_dma = c.src_dma;
+      }
+    }
+  }
   const int64_t* counts = loop_counts_.data();
   const int64_t* ivs = loop_ivs_.data();
-  // input_next_ in a register: written back where the loop waits.
-  for (size_t i = input_next_; i < n; ++i) {
+  for (; i < n; ++i) {
     const ChannelPort& c = ports[i];
     Semaphore& s = *c.sem;
     bool needed = true;
@@ -157,10 +180,8 @@ bool StreamUnit::wait_inputs(const SimInst& inst, InstanceRecord& r) {
     }
     if (!needed) continue;
     if (!s.available(key)) {
-      if (s.producer_unit() == index_ && !producing())  // it would wait for itself: the same deadlock the ledger reports
-        throw Error("the schedule deadlocks: " + ctx_.program.units[static_cast<size_t>(index_)].name + " at " +
-                    inst.name + " waits for " + ctx_.program.insts[static_cast<size_t>(s.spec().src)].name +
-                    ", which the same unit runs only after it");
+      if (s.producer_unit() == index_ && !producing()) deadlock_on_self(inst, s);
+      ready_ = ready;
       input_next_ = i;
       state_ = State::WaitingData;
       blocked_on_ = &s;
@@ -168,18 +189,24 @@ bool StreamUnit::wait_inputs(const SimInst& inst, InstanceRecord& r) {
       s.consumer_waiter_ = this;
       return false;
     }
-    s.consumer_waiter_ = nullptr;
-    state_ = State::Running;
     const Picos v = s.value(key);
-    if (v > ready_) {
-      ready_ = v;
+    if (v > ready) {
+      ready = v;
       r.binding_channel = c.channel;
       r.binding_signal = v;
+      r.waited_on_dma = c.src_dma;
     }
   }
+  ready_ = ready;
   input_next_ = n;
-  if (r.binding_channel >= 0) r.waited_on_dma = ctx_.program.channels[static_cast<size_t>(r.binding_channel)].src_dma;
   return true;
+}
+
+void StreamUnit::deadlock_on_self(const SimInst& inst, const Semaphore& s) const {
+  // It would wait for itself: the same deadlock the ledger reports.
+  throw Error("the schedule deadlocks: " + ctx_.program.units[static_cast<size_t>(index_)].name + " at " + inst.name +
+              " waits for " + ctx_.program.insts[static_cast<size_t>(s.spec().src)].name +
+              ", which the same unit runs only after it");
 }
 
 void StreamUnit::fail() {
@@ -188,8 +215,7 @@ void StreamUnit::fail() {
   sc_core::sc_stop();
 }
 
-double StreamUnit::jitter(const SimInst& inst) const {
-  if (ctx_.perturb_seed == 0) return 1.0;
+double StreamUnit::drawn_jitter(const SimInst& inst) const {
   // splitmix64 of (seed, instruction, program-order position): independent of the order
   // in which SystemC happens to run the units.
   uint64_t z = ctx_.perturb_seed * 0x9E3779B97F4A7C15ULL ^ static_cast<uint64_t>(inst.id) * 0xBF58476D1CE4E5B9ULL ^
@@ -201,18 +227,17 @@ double StreamUnit::jitter(const SimInst& inst) const {
   return 1.0 + (2.0 * u - 1.0) * ctx_.perturb_spread;
 }
 
-StallReason StreamUnit::input_stall_reason(const InstanceRecord& r) const {
-  if (r.binding_channel < 0) return StallReason::Semaphore;
-  return ctx_.program.channels[static_cast<size_t>(r.binding_channel)].cross_unit ? StallReason::Semaphore
-                                                                                  : StallReason::Dependency;
-}
-
 bool StreamUnit::publish_outputs(const SimInst& inst, Picos start, Picos read_done, Picos complete, Publish which) {
-  if (Semaphore* full = try_publish(inst, start, read_done, complete, loop_counts_.data(), loop_ivs_.data(), which,
-                                    publish_next_, this)) {
-    state_ = State::WaitingSpace;
-    blocked_on_ = full;
-    return false;
+  // Many sets are empty (most DMA queues' Ordered outputs): skip the call then.
+  uint32_t n = 0;
+  ctx_.channel_ports.begin(inst.id, static_cast<ChannelPorts::Set>(which), &n);
+  if (publish_next_ < n) {
+    if (Semaphore* full = try_publish(inst, start, read_done, complete, loop_counts_.data(), loop_ivs_.data(), which,
+                                      publish_next_, this)) {
+      state_ = State::WaitingSpace;
+      blocked_on_ = full;
+      return false;
+    }
   }
   publish_next_ = 0;
   state_ = State::Running;
@@ -223,11 +248,8 @@ Semaphore* StreamUnit::try_publish(const SimInst& inst, Picos start, Picos read_
                                    const int64_t* counts, const int64_t* ivs, Publish which, size_t& next,
                                    Waker* waiter) {
   uint32_t n = 0;
-  const ChannelPort* ports = ctx_.channel_ports.begin(inst.id,
-                                                      which == Publish::All       ? ChannelPorts::Out
-                                                      : which == Publish::Ordered ? ChannelPorts::OutOrdered
-                                                                                  : ChannelPorts::OutData,
-                                                      &n);
+  const ChannelPort* ports = ctx_.channel_ports.begin(inst.id, static_cast<ChannelPorts::Set>(which), &n);
+  const Picos values[] = {start, read_done, complete};  // by ChannelPort::value
   for (size_t i = next; i < n; ++i) {
     const ChannelPort& c = ports[i];
     Semaphore& s = *c.sem;
@@ -239,17 +261,21 @@ Semaphore* StreamUnit::try_publish(const SimInst& inst, Picos start, Picos read_
     } else if (c.key_loop != kNoId) {  // channel_produced_key's common case, inline
       key = counts[c.key_loop] - 1;
     }
-    if (key != s.next_key()) throw std::logic_error("semaphore keys out of order at " + inst.name);
+    if (key != s.next_key()) keys_out_of_order(inst);
     if (!s.has_space()) {
       next = i;
       s.producer_waiter_ = waiter;
       return &s;
     }
     s.producer_waiter_ = nullptr;
-    s.publish(c.kind == DepKind::Ordered ? start : c.kind == DepKind::Anti ? read_done : complete);
+    s.publish(values[c.value]);
   }
   next = n;
   return nullptr;
+}
+
+void StreamUnit::keys_out_of_order(const SimInst& inst) {
+  throw std::logic_error("semaphore keys out of order at " + inst.name);
 }
 
 bool StreamUnit::reach(Picos t, Picos* at) {

@@ -62,7 +62,7 @@ class StreamUnit : public sc_core::sc_module, public Waker {
   // for Anti edges `read_done` (the unit has consumed its inputs), else `complete`; waits while
   // a channel is full (false: called again with the same times goes on from there). `which`:
   // all channels, only the Ordered ones (a DMA queue publishes them at issue) or only the others.
-  enum class Publish { All, Ordered, Data };
+  enum class Publish { All = ChannelPorts::Out, Ordered = ChannelPorts::OutOrdered, Data = ChannelPorts::OutData };
   bool publish_outputs(const SimInst& inst, Picos start, Picos read_done, Picos complete,
                        Publish which = Publish::All);
   // The same for an instance at the iteration vector `counts`/`ivs` (a DMA queue's data phase
@@ -73,9 +73,13 @@ class StreamUnit : public sc_core::sc_module, public Waker {
                          const int64_t* ivs, Publish which, size_t& next, Waker* waiter);
   // The factor this instance's durations are scaled by: 1, or a jitter drawn from the
   // perturbation seed, the instruction and its place in program order.
-  double jitter(const SimInst& inst) const;
+  double jitter(const SimInst& inst) const { return ctx_.perturb_seed == 0 ? 1.0 : drawn_jitter(inst); }
   // Semaphore when the binding input came from another unit, Dependency otherwise.
-  StallReason input_stall_reason(const InstanceRecord& r) const;
+  StallReason input_stall_reason(const InstanceRecord& r) const {
+    if (r.binding_channel < 0) return StallReason::Semaphore;
+    return ctx_.program.channels[static_cast<size_t>(r.binding_channel)].cross_unit ? StallReason::Semaphore
+                                                                                    : StallReason::Dependency;
+  }
   // In a catch block: keeps the first failure for simulate() to rethrow and stops the run.
   void fail();
   // True once SystemC's time has reached `t` and the time now (SimContext::now: the DMA system's
@@ -130,17 +134,22 @@ class StreamUnit : public sc_core::sc_module, public Waker {
   // Moves to the walk's next instruction (current_), entering and leaving loops; false at the end.
   bool next_instruction();
   void finish();
+  double drawn_jitter(const SimInst& inst) const;  // jitter() with a perturbation seed
+  // The failures of wait_inputs and try_publish, out of their loops.
+  [[noreturn, gnu::cold, gnu::noinline]] void deadlock_on_self(const SimInst& inst, const Semaphore& s) const;
+  [[noreturn, gnu::cold, gnu::noinline]] static void keys_out_of_order(const SimInst& inst);
 
   enum class Phase : uint8_t { Next, Instance, Drain, Finished };
   Phase phase_ = Phase::Next;
   std::vector<WalkStep> walk_;
-  size_t pc_ = 0;                 // the walk step after current_
+  const WalkStep* pc_ = nullptr;        // the walk step after current_ (walk_ is not resized once built)
+  const WalkStep* walk_end_ = nullptr;  // walk_'s end
   InstanceRecord record_;         // the instance in flight
   InstanceRecord barrier_record_; // a barrier's own record, made by its last arrival
   size_t input_next_ = 0;         // wait_inputs goes on at this input
   size_t publish_next_ = 0;       // publish_outputs goes on at this output
   Picos release_ = 0;             // the barrier release the last arrival publishes
-  const Semaphore* blocked_on_ = nullptr;
+  Semaphore* blocked_on_ = nullptr;  // WaitingData: its consumer_waiter_ is this unit
   int64_t blocked_key_ = 0;  // the key of blocked_on_ a WaitingData unit needs
   int blocked_barrier_ = -1;
   CoreBarrier::Arrival barrier_arrival_;  // at blocked_barrier_
