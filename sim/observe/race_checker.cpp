@@ -68,6 +68,11 @@ uint64_t box_hash(BoxRef b) {
   return h;
 }
 
+// A queue's or a write log's dead front is reclaimed from this many entries on: kept small, the
+// storage they cycle through stays in the L1 cache (GEMM 100k, cachegrind: from 64, the checker's
+// D1 misses (record, advance, settle) were 138k; from 16, 48k; 0.3 M more instructions).
+constexpr size_t kReclaimFrom = 16;
+
 std::string ns(Picos ps) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3f", static_cast<double>(ps) / 1000.0);
@@ -327,7 +332,7 @@ inline void RaceChecker::pop_pending(const PendingInstance* which) {
       queue_.clear();
       queue_head_ = 0;
       queued_reads_.clear();
-    } else if (queue_head_ >= 64 && queue_head_ * 2 >= queue_.size()) {
+    } else if (queue_head_ >= kReclaimFrom && queue_head_ * 2 >= queue_.size()) {
       // Move the live entries down once the dead front outweighs them (each moves at most
       // once more for it), and their reads with them.
       queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(queue_head_));
@@ -634,7 +639,7 @@ void RaceChecker::settle_again(WriteLog& log, Picos watermark, int64_t settled) 
   if (!log.producers.empty()) log.producers.clear();
   // Reclaim the dead front once it outweighs the live writes (each write moves at most once
   // more for it).
-  if (log.head > log.size() && log.head >= 64) {
+  if (log.head > log.size() && log.head >= kReclaimFrom) {
     // The boxes first (log.size() counts from the old head; only as far as `dims` reaches,
     // the last write without a key), then the events.
     const size_t end = std::min(log.dims.size(), log.events.size() * stride);
