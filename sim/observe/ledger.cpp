@@ -133,33 +133,46 @@ Ledger::Ledger(SimContext& ctx, size_t iterations_kept, bool capture_timeline, T
 }
 
 void Ledger::Iter::reset() {
-  index = 0;
   iv = 0;
   end = 0;
+  received = 0;
   dma_min_start = std::numeric_limits<Picos>::max();
   dma_max_end = 0;
+  wmma_bubble = 0;
+  wmmas = 0;
+  kept = true;
   dma.clear();
-  start = std::numeric_limits<Picos>::max();  // written only while kept (record, barrier_wait)
+  index = 0;
+}
+
+void Ledger::Listed::reset() {
+  start = std::numeric_limits<Picos>::max();
   compute.clear();
   exposed = 0;
   stall = {};
-  wmma_bubble = 0;
-  wmmas = 0;
-  received = 0;
-  kept = true;
 }
 
 void Ledger::IterRing::grow() {
   // Full: a ring twice the size, in order from its start.
-  std::vector<Iter> grown(std::max<size_t>(8, 2 * slots_.size()));
-  for (size_t i = 0; i < size_; ++i) grown[i] = std::move((*this)[i]);
+  const size_t n = std::max<size_t>(8, 2 * slots_.size());
+  std::vector<Iter> grown(n);
+  std::vector<Listed> grown_listed(n);
+  for (size_t i = 0; i < size_; ++i) {
+    const size_t from = (head_ + i) & mask_;
+    grown[i] = std::move(slots_[from]);
+    grown_listed[i] = std::move(listed_[from]);
+  }
   slots_.swap(grown);
-  mask_ = slots_.size() - 1;
+  listed_.swap(grown_listed);
+  for (size_t i = 0; i < n; ++i) slots_[i].listed = &listed_[i];
+  mask_ = n - 1;
   head_ = 0;
 }
 
 void Ledger::IterRing::pop_front() {
-  slots_[head_].reset();
+  Iter& it = slots_[head_];
+  if (it.kept) it.listed->reset();  // only a kept iteration's was written
+  it.reset();
   head_ = (head_ + 1) & mask_;
   --size_;
 }
@@ -359,8 +372,8 @@ inline void Ledger::add_wmma(Iter& it, const InstanceRecord& r) {
     it.dma_min_start = std::min(it.dma_min_start, r.start);
     it.dma_max_end = std::max(it.dma_max_end, r.complete);
     if (it.kept) {
-      it.start = std::min(it.start, r.start);
-      add_stalls(it.stall, r.stall);
+      it.listed->start = std::min(it.listed->start, r.start);
+      add_stalls(it.listed->stall, r.stall);
     }
     if (plan.wmma) add_wmma(it, r);
     ++it.received;
@@ -378,10 +391,11 @@ inline void Ledger::add_wmma(Iter& it, const InstanceRecord& r) {
     Iter& it = iteration(s, r.loop_counts[*l] - 1, r.loop_ivs[*l]);
     it.end = std::max(it.end, r.complete);
     if (it.kept) {
-      it.start = std::min(it.start, r.start);
-      it.compute.add(r.busy_start, r.busy_end);
-      if (r.waited_on_dma) it.exposed += r.stall[static_cast<size_t>(StallReason::Semaphore)];
-      add_stalls(it.stall, r.stall);
+      Listed& d = *it.listed;
+      d.start = std::min(d.start, r.start);
+      d.compute.add(r.busy_start, r.busy_end);
+      if (r.waited_on_dma) d.exposed += r.stall[static_cast<size_t>(StallReason::Semaphore)];
+      add_stalls(d.stall, r.stall);
     }
     if (plan.wmma) add_wmma(it, r);
     ++it.received;
@@ -400,7 +414,7 @@ void Ledger::record(const InstanceRecord& r) {
     for (const LoopId* l = plan.nest; l != plan.nest_end; ++l) {
       LoopState& s = loops_[static_cast<size_t>(*l)];
       Iter& it = iteration(s, r.loop_counts[*l] - 1, r.loop_ivs[*l]);
-      if (it.kept) it.start = std::min(it.start, r.start);
+      if (it.kept) it.listed->start = std::min(it.listed->start, r.start);
       it.end = std::max(it.end, r.complete);
       ++it.received;
     }
@@ -427,9 +441,9 @@ void Ledger::barrier_wait(const InstanceRecord& r, Picos waited, bool released_b
     Iter& it = iteration(s, index, r.loop_ivs[l]);
     ++it.received;
     if (!it.kept) continue;
-    it.stall[kBarrier] += ps;
+    it.listed->stall[kBarrier] += ps;
     // Exposed: a compute engine with work in this loop held back by a transfer.
-    if (compute && released_by_dma && works_in_[static_cast<size_t>(l)][static_cast<size_t>(r.unit)]) it.exposed += ps;
+    if (compute && released_by_dma && works_in_[static_cast<size_t>(l)][static_cast<size_t>(r.unit)]) it.listed->exposed += ps;
   }
 }
 
@@ -493,13 +507,14 @@ void Ledger::barrier_wait(const InstanceRecord& r, Picos waited, bool released_b
   IterationResult& r = *slot;
   r.index = it.index;
   r.iv = it.iv;
-  r.start_ps = it.start == kNever ? 0 : it.start;
+  Listed& d = *it.listed;
+  r.start_ps = d.start == kNever ? 0 : d.start;
   r.end_ps = it.end;
   r.dma_busy_ps = dma_union;
-  r.compute_busy_ps = total_length(it.compute.merged());
+  r.compute_busy_ps = total_length(d.compute.merged());
   r.overlap = dma_union > 0 ? static_cast<double>(overlapped) / static_cast<double>(dma_union) : 0.0;
-  r.exposed_dma_ps = it.exposed;
-  r.stall_ps = it.stall;
+  r.exposed_dma_ps = d.exposed;
+  r.stall_ps = d.stall;
   r.wmma_bubble_ps = it.wmma_bubble;
 }
 

@@ -103,26 +103,35 @@ class Ledger final : public InstanceObserver {
     Intervals spans_;
     bool merged_ = true;
   };
-  struct alignas(256) Iter {  // 256 bytes: the index is a shift
-    int64_t index = 0;
-    int64_t iv = 0;
+  // What only a listed iteration's result reads (finalize()): written only while it is kept,
+  // in a slot beside the iteration's, so that the ring's part every record touches is two
+  // cache lines (a finalised iteration's slot was written ~64 records before: GEMM 100k,
+  // cachegrind D1 misses of try_finalize 64k with all of it in one 256-byte slot).
+  struct Listed {
     Picos start = std::numeric_limits<Picos>::max();
-    Picos end = 0;
-    Picos dma_min_start = std::numeric_limits<Picos>::max();
-    Picos dma_max_end = 0;
-    SpanSet dma;
     SpanSet compute;
     Picos exposed = 0;
     StallArray stall{};
+    void reset();  // back to fresh, keeping the span storage
+  };
+  struct alignas(128) Iter {  // 128 bytes: the index is a shift; what every record touches first
+    int64_t iv = 0;
+    Picos end = 0;
+    int64_t received = 0;
+    Picos dma_min_start = std::numeric_limits<Picos>::max();
+    Picos dma_max_end = 0;
     Picos wmma_bubble = 0;
     int64_t wmmas = 0;
-    int64_t received = 0;
-    // Listed in the result (a long loop lists its first and last ones). Only a listed
-    // iteration's start, compute spans, exposed DMA and stalls are read, so only its are written.
+    // Listed in the result (a long loop lists its first and last ones): only then is
+    // `listed` written or read.
     bool kept = true;
+    SpanSet dma;
+    int64_t index = 0;
+    Listed* listed = nullptr;  // its slot's (IterRing keeps it)
     // Back to a fresh iteration, keeping the span storage (no allocation per iteration).
     void reset();
   };
+  static_assert(sizeof(Iter) == 128, "an iteration's slot is two cache lines");
   // The pending iterations, oldest first, in a ring of reused slots (a power of two).
   class IterRing {
    public:
@@ -139,6 +148,7 @@ class Ledger final : public InstanceObserver {
    private:
     void grow();
     std::vector<Iter> slots_;
+    std::vector<Listed> listed_;  // slots_[i].listed is &listed_[i]
     size_t mask_ = 0;  // slots_.size() - 1
     size_t head_ = 0;
     size_t size_ = 0;

@@ -68,6 +68,13 @@ uint64_t box_hash(BoxRef b) {
   return h;
 }
 
+// A write log's dead front is reclaimed from this many writes on: kept small, the storage its
+// writes cycle through stays in the L1 cache (GEMM 100k, cachegrind: from 64, 573k D1 misses in
+// all; from 16, 467k; 0.14 M more instructions). The pending-read queue keeps 64: it usually
+// empties before that and is cleared without a move; from 16 it moved live reads
+// (matmul_v3_hoisted: 0.7 % more instructions, no fewer misses).
+constexpr size_t kLogReclaimFrom = 16;
+
 std::string ns(Picos ps) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3f", static_cast<double>(ps) / 1000.0);
@@ -634,7 +641,7 @@ void RaceChecker::settle_again(WriteLog& log, Picos watermark, int64_t settled) 
   if (!log.producers.empty()) log.producers.clear();
   // Reclaim the dead front once it outweighs the live writes (each write moves at most once
   // more for it).
-  if (log.head > log.size() && log.head >= 64) {
+  if (log.head > log.size() && log.head >= kLogReclaimFrom) {
     // The boxes first (log.size() counts from the old head; only as far as `dims` reaches,
     // the last write without a key), then the events.
     const size_t end = std::min(log.dims.size(), log.events.size() * stride);
