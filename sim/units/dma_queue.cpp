@@ -35,7 +35,7 @@ bool DmaQueue::execute(const SimInst& inst, InstanceRecord& r) {
     step_ = kIssue;
   }
   if (step_ == kIssue) {
-    const double f = jitter(inst);
+    const double f = ctx_.perturb_seed == 0 ? 1.0 : jitter(inst);  // nominal runs skip the call
     if (slots_.empty()) {
       slots_.resize(kDepth);
       for (Issued& s : slots_) s.counts.resize(loop_counts_.size()), s.ivs.resize(loop_ivs_.size());
@@ -54,11 +54,18 @@ bool DmaQueue::execute(const SimInst& inst, InstanceRecord& r) {
     t.input_reason = input_reason_;
     t.barrier_waits.clear();
     t.r.start = issue_;
-    t.transfer.efficiency /= f;  // a slower transfer: the same bytes at a lower rate
+    if (f != 1.0) t.transfer.efficiency /= f;  // a slower transfer: the same bytes at a lower rate
     step_ = kPublishOrdered;
   }
   // An order without data holds from the issue: publish it now, not when the data lands.
-  if (!publish_outputs(inst, issue_, issue_, issue_, Publish::Ordered)) return false;
+  // Most transfers have no Ordered output: a look at the port range spares the publishing call.
+  uint32_t ordered = 0;
+  ctx_.channel_ports.begin(inst.id, ChannelPorts::OutOrdered, &ordered);
+  if (ordered == 0) {  // what publishing nothing does (its resume index is still 0)
+    state_ = State::Running;
+  } else if (!publish_outputs(inst, issue_, issue_, issue_, Publish::Ordered)) {
+    return false;
+  }
   free_ = slot(issued_).first_byte;  // the setup stage takes one transfer at a time
   // Nothing moving (every earlier transfer has landed): this one moves next.
   if (++issued_ == landed_ + 1) begin_next();
@@ -154,7 +161,12 @@ void DmaQueue::report(BarrierWait& w) {
 
 Picos DmaQueue::busy_within(Picos a, Picos b) const {
   Picos t = 0;
-  for (const auto& [s, e] : busy_) t += std::max<Picos>(0, std::min(b, e) - std::max(a, s));
+  if (a >= b) return t;  // an empty wait (the usual one) overlaps nothing
+  // The phases are disjoint and in order: none from the first starting at or after b on.
+  for (const auto& [s, e] : busy_) {
+    if (s >= b) break;
+    t += std::max<Picos>(0, std::min(b, e) - std::max(a, s));
+  }
   return t;
 }
 
