@@ -91,9 +91,21 @@ int DmaBandwidth::start(const DmaTransfer& t, double now) {
       groups_.push_back(std::move(outside));
     }
     Group& g = groups_[i];
-    g.active.push_back({id, per_engine, speed, 0});
-    share(g);
-    find_next(g);
+    // Built in place: a braced temporary was stored field by field and read back whole, a
+    // store-forwarding stall.
+    Chunk& c = g.active.emplace_back();
+    c.transfer = id;
+    c.remaining = per_engine;
+    c.speed = speed;
+    if (g.active.size() == 1) {
+      // Alone (the usual case): share() and find_next() would compute speed * (1.0 / 1) ==
+      // speed and updated + remaining / speed; the same, without their loops.
+      c.rate = speed;
+      g.next = std::min(kNever, g.updated + per_engine / speed);
+    } else {
+      share(g);
+      find_next(g);
+    }
     ++left;
   }
   return id;

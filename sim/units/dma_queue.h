@@ -106,6 +106,7 @@ class DmaQueue : public StreamUnit, public DmaClient {
   // execute()'s steps, in order; a step that waits is entered again when the wait ends.
   enum Step { kInputs, kRoom, kIssue, kPublishOrdered };
   Picos issue_ = 0;            // the instance's issue so far
+  Picos input_wait_ = 0, room_wait_ = 0;  // the instance's waits for inputs and for room
   StallReason input_reason_ = StallReason::Semaphore;
 };
 
