@@ -38,7 +38,7 @@ bool DmaQueue::execute(const SimInst& inst, InstanceRecord& r) {
     step_ = kIssue;
   }
   if (step_ == kIssue) {
-    const double f = ctx_.perturb_seed == 0 ? 1.0 : jitter(inst);  // nominal runs skip the call
+    const double f = jitter(inst);
     if (slots_.empty()) {
       slots_.resize(kDepth);
       for (Issued& s : slots_) s.counts.resize(loop_counts_.size()), s.ivs.resize(loop_ivs_.size());
@@ -64,14 +64,7 @@ bool DmaQueue::execute(const SimInst& inst, InstanceRecord& r) {
     step_ = kPublishOrdered;
   }
   // An order without data holds from the issue: publish it now, not when the data lands.
-  // Most transfers have no Ordered output: a look at the port range spares the publishing call.
-  uint32_t ordered = 0;
-  ctx_.channel_ports.begin(inst.id, ChannelPorts::OutOrdered, &ordered);
-  if (ordered == 0) {  // what publishing nothing does (its resume index is still 0)
-    state_ = State::Running;
-  } else if (!publish_outputs(inst, issue_, issue_, issue_, Publish::Ordered)) {
-    return false;
-  }
+  if (!publish_outputs(inst, issue_, issue_, issue_, Publish::Ordered)) return false;
   free_ = slot(issued_).first_byte;  // the setup stage takes one transfer at a time
   // Nothing moving (every earlier transfer has landed): this one moves next.
   if (++issued_ == landed_ + 1) begin_next();
