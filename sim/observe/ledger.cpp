@@ -403,7 +403,8 @@ inline void Ledger::add_wmma(Iter& it, const InstanceRecord& r) {
 }
 
 void Ledger::record(const InstanceRecord& r) {
-  recorded_.store(recorded_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  const int64_t recorded = recorded_.load(std::memory_order_relaxed) + 1;
+  recorded_.store(recorded, std::memory_order_relaxed);
   if (trace_) trace_->record(r);
   if (checker_) checker_->record(r);
   InstPlan& plan = plans_[static_cast<size_t>(r.inst)];
@@ -423,7 +424,7 @@ void Ledger::record(const InstanceRecord& r) {
   } else {
     record_compute(r, plan);
   }
-  if (++since_finalize_ >= 64) try_finalize();
+  if (recorded >= finalize_at_) try_finalize();
 }
 
 void Ledger::barrier_wait(const InstanceRecord& r, Picos waited, bool released_by_dma) {
@@ -554,7 +555,7 @@ Picos Ledger::watermark() {
 }
 
 void Ledger::try_finalize(bool all_done) {
-  since_finalize_ = 0;
+  finalize_at_ = recorded_.load(std::memory_order_relaxed) + 64;
   const Picos watermark = all_done ? kNever : this->watermark();
   passed_ = std::max(passed_, watermark);
   if (checker_) {

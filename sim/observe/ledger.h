@@ -266,7 +266,9 @@ class Ledger final : public InstanceObserver {
            static_cast<uint64_t>(index - timeline_window_from_) < timeline_window_size_;
   }
   std::vector<TimelineSpan> timeline_;
-  int64_t since_finalize_ = 0;
+  // record() calls try_finalize() once the count of records reaches this: 64 records after
+  // the last call (a count apart from recorded_ would be one more load and store per record).
+  int64_t finalize_at_ = 64;
 };
 
 }  // namespace tandem

@@ -218,61 +218,6 @@ inline void RaceChecker::box_of(const AccessPlan& ap, const int64_t* ivs, Interv
   }
 }
 
-inline int64_t RaceChecker::buffer_of(const AccessPlan& ap, const int64_t* ivs) const {
-  if (ap.rotate == kNoId) return 0;
-  return (ivs[ap.rotate] - ap.rotate_lo) % ap.buffers;
-}
-
-void RaceChecker::record(const InstanceRecord& r) {
-  if (r.unit < 0) return;  // a barrier touches no memory
-  const InstPlan& plan = plans_[static_cast<size_t>(r.inst)];
-  const int64_t* ivs = r.loop_ivs;
-  int64_t seq = plan.seq_base;
-  for (const auto& [loop, stride] : plan.seq_terms) seq += ivs[loop] * stride;
-  if (!plan.reads.empty()) {
-    if (!queue_.empty() && queue_.back().seq > seq) {
-      record_unqueued_reads(plan, r, seq);
-    } else if (plan.fixed) {  // queued; its reads are its instruction's list
-      const std::vector<QueuedRead>& reads =
-          plan.fresh_at != kNoId && ivs[plan.fresh_at] == plan.fresh_lo ? plan.fixed_fresh : plan.fixed_reads;
-      if (!reads.empty())
-        queue_.emplace_back(seq, arrivals_++, r.start, std::max(r.busy_end, r.start), r.inst,
-                            static_cast<uint32_t>(reads.size()), queued_reads_.size(), reads.data());
-    } else {  // in program order after the queue's last instance: queued
-      const size_t first = queued_reads_.size();
-      for (const AccessPlan& ap : plan.reads) {
-        if (ap.fresh_at != kNoId && ivs[ap.fresh_at] == ap.fresh_lo)
-          continue;  // this instance starts its accumulation group: a plain write
-        queued_reads_.push_back({ap.log0 + buffer_of(ap, ivs), ap.key});
-        if (ap.key == 0) queue_box(ap, ivs);
-      }
-      // Reads last while the unit consumes its inputs.
-      if (const auto count = static_cast<uint32_t>(queued_reads_.size() - first); count > 0)
-        queue_.emplace_back(seq, arrivals_++, r.start, std::max(r.busy_end, r.start), r.inst, count, first);
-    }
-  }
-  for (const AccessPlan& ap : plan.writes) {
-    WriteLog& w = ap.log0[buffer_of(ap, ivs)];
-    if (!w.active) activate(static_cast<size_t>(&w - logs_.data()));
-    // A write changes its range from the moment the unit starts producing it (a transfer:
-    // its first byte; a compute engine: its start) until it completes: a read that overlaps
-    // that window can see new bytes.
-    const Picos start = std::min(r.busy_start, r.complete);
-    if (w.head != w.events.size()) {
-      const Event& last = w.events.back();
-      if (last.seq > seq) {  // the live writes will be sorted: settle anew
-        w.sorted = false;
-        w.settle_known = false;
-      }
-      if (last.start > start) w.starts_ordered = false;
-      if (last.end > r.complete) w.ends_ordered = false;
-    }
-    w.indexed = false;
-    w.events.emplace_back(seq, start, r.complete, r.inst, ap.key);
-    if (ap.key == 0) write_box(w, ap, ivs);
-  }
-}
-
 [[gnu::noinline]] void RaceChecker::record_unqueued_reads(const InstPlan& plan, const InstanceRecord& r,
                                                                   int64_t seq) {
   const int64_t* ivs = r.loop_ivs;
