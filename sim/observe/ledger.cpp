@@ -133,16 +133,14 @@ Ledger::Ledger(SimContext& ctx, size_t iterations_kept, bool capture_timeline, T
 }
 
 void Ledger::Iter::reset() {
-  iv = 0;
+  // iv, index and kept are set when the slot's next iteration opens (iteration(), open_to()).
   end = 0;
   received = 0;
   dma_min_start = std::numeric_limits<Picos>::max();
   dma_max_end = 0;
   wmma_bubble = 0;
   wmmas = 0;
-  kept = true;
   dma.clear();
-  index = 0;
 }
 
 void Ledger::Listed::reset() {
@@ -496,16 +494,9 @@ void Ledger::barrier_wait(const InstanceRecord& r, Picos waited, bool released_b
   }
   if (!it.kept) return;
 
-  // Written in place: at the end of the head, or over the oldest of the tail's ring.
-  const size_t tail_size = kept_ - kept_ / 2;
-  IterationResult* slot;
-  if (static_cast<size_t>(s.result.dynamic_iterations) <= kept_ || s.head.size() < kept_ / 2) {
-    slot = &s.head.emplace_back();
-  } else {
-    slot = s.tail.size() < tail_size ? &s.tail.emplace_back() : &s.tail[s.tail_next];
-    s.tail_next = s.tail_next + 1 == tail_size ? 0 : s.tail_next + 1;
-  }
-  IterationResult& r = *slot;
+  // Filled here and copied once into its place: at the end of the head, or over the oldest of
+  // the tail's ring (emplace_back() would zero the slot first).
+  IterationResult r;
   r.index = it.index;
   r.iv = it.iv;
   Listed& d = *it.listed;
@@ -517,6 +508,14 @@ void Ledger::barrier_wait(const InstanceRecord& r, Picos waited, bool released_b
   r.exposed_dma_ps = d.exposed;
   r.stall_ps = d.stall;
   r.wmma_bubble_ps = it.wmma_bubble;
+  const size_t tail_size = kept_ - kept_ / 2;
+  if (static_cast<size_t>(s.result.dynamic_iterations) <= kept_ || s.head.size() < kept_ / 2) {
+    s.head.push_back(r);
+  } else {
+    if (s.tail.size() < tail_size) s.tail.push_back(r);
+    else s.tail[s.tail_next] = r;
+    s.tail_next = s.tail_next + 1 == tail_size ? 0 : s.tail_next + 1;
+  }
 }
 
 Picos Ledger::watermark() {
