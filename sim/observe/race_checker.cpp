@@ -348,7 +348,7 @@ void RaceChecker::advance(Picos watermark, int64_t min_seq) {
   // Reads whose every relevant write is known.
   while (const PendingInstance* next = next_pending()) {
     if (next->seq >= min_seq || next->end > watermark) break;
-    const PendingInstance in = *next;
+    const PendingInstance& in = *next;  // checks leave the queue and the heap as they are
     if (heap_.empty() || next != heap_.data()) {
       // Its instruction's fixed list (every read keyed), or its own queued reads.
       const QueuedRead* reads = in.fixed ? in.fixed : queued_reads_.data() + in.first;
