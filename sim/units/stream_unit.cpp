@@ -15,8 +15,8 @@ constexpr Picos kNever = std::numeric_limits<Picos>::max();
 }
 
 StreamUnit::StreamUnit(sc_core::sc_module_name name, SimContext& ctx, int index)
-    : sc_module(name),
-      Waker(ctx.ready),
+    : Waker(ctx.ready),
+      sc_module(name),
       ctx_(ctx),
       index_(index),
       loop_counts_(ctx.program.kernel->loops.size(), 0),

@@ -20,7 +20,7 @@
 
 namespace tandem {
 
-class StreamUnit : public sc_core::sc_module, public Waker {
+class StreamUnit : public Waker, public sc_core::sc_module {  // Waker first: a hand-off calls resume() with no this-adjusting thunk
  public:
   SC_HAS_PROCESS(StreamUnit);
   StreamUnit(sc_core::sc_module_name name, SimContext& ctx, int index);
