@@ -66,7 +66,8 @@ void StreamUnit::resume() {
 void StreamUnit::run() {
   for (;;) {
     switch (phase_) {
-      case Phase::Next: {
+      case Phase::Next:
+      next: {  // an instance done: straight here, not through the switch again
         const WalkStep* step = next_instruction();
         if (!step) {
           phase_ = Phase::Drain;
@@ -81,7 +82,7 @@ void StreamUnit::run() {
           phase_ = Phase::Barrier;
           if (!run_barrier(*current_inst_, record_)) return;
           phase_ = Phase::Next;
-          break;
+          goto next;
         }
         phase_ = Phase::Instance;
         [[fallthrough]];
@@ -89,11 +90,11 @@ void StreamUnit::run() {
       case Phase::Instance:
         if (!execute(*current_inst_, record_)) return;
         phase_ = Phase::Next;
-        break;
+        goto next;
       case Phase::Barrier:
         if (!run_barrier(*current_inst_, record_)) return;
         phase_ = Phase::Next;
-        break;
+        goto next;
       case Phase::Drain:
         if (!drain()) return;
         phase_ = Phase::Finished;
