@@ -32,20 +32,24 @@ struct InstanceRecord {
   const int64_t* loop_counts = nullptr;  // per LoopId: iterations started so far (current = count - 1)
   const int64_t* loop_ivs = nullptr;     // per LoopId: current induction variable value
 
-  // A new instance: every field set, one by one (the whole record assigned at once compiles to a
-  // `rep stos`, slow to start, and a unit starts a record per instance). Keep it in step with
-  // the fields above.
-  void begin(InstId i, int u, Picos f, const int64_t* counts, const int64_t* ivs) {
-    inst = i;
+  // The unit's fields, once: a unit's record keeps them for all its instances.
+  void bind(int u, const int64_t* counts, const int64_t* ivs) {
     unit = u;
+    loop_counts = counts;
+    loop_ivs = ivs;
+  }
+  // A new instance of the bound unit: the fields a unit may leave unwritten set one by one (the
+  // whole record assigned at once compiles to a `rep stos`, slow to start, and a unit starts a
+  // record per instance). start, busy_start, busy_end and complete are left: every unit writes
+  // all four before it passes the record on (a barrier's arrivals pass only inst, unit and the
+  // loop pointers, to Observer::barrier_wait). Keep it in step with the fields above.
+  void begin(InstId i, Picos f) {
+    inst = i;
     free = f;
-    start = busy_start = busy_end = complete = 0;
     stall.fill(0);
     waited_on_dma = false;
     binding_channel = -1;
     binding_signal = 0;
-    loop_counts = counts;
-    loop_ivs = ivs;
   }
 };
 

@@ -15,13 +15,14 @@ constexpr Picos kNever = std::numeric_limits<Picos>::max();
 }
 
 StreamUnit::StreamUnit(sc_core::sc_module_name name, SimContext& ctx, int index)
-    : sc_module(name),
-      Waker(ctx.ready),
+    : Waker(ctx.ready),
+      sc_module(name),
       ctx_(ctx),
       index_(index),
       loop_counts_(ctx.program.kernel->loops.size(), 0),
       loop_ivs_(ctx.program.kernel->loops.size(), 0) {
   flatten(ctx.program.walks[static_cast<size_t>(index)]);
+  record_.bind(index_, loop_counts_.data(), loop_ivs_.data());
   pc_ = walk_.data();
   walk_end_ = walk_.data() + walk_.size();
   SC_METHOD(activated);
@@ -31,14 +32,15 @@ StreamUnit::StreamUnit(sc_core::sc_module_name name, SimContext& ctx, int index)
 void StreamUnit::flatten(const std::vector<WalkNode>& nodes) {
   for (const WalkNode& n : nodes) {
     if (!n.is_loop) {
-      walk_.push_back({WalkStep::Inst, n.id, 0, n.future_seq_base});
+      const SimInst& inst = ctx_.program.insts[static_cast<size_t>(n.id)];
+      walk_.push_back({inst.is_barrier ? WalkStep::Barrier : WalkStep::Inst, n.id, &inst, 0, n.future_seq_base});
       continue;
     }
     const Loop& l = ctx_.program.kernel->loops[static_cast<size_t>(n.id)];
     const size_t begin = walk_.size();
-    walk_.push_back({WalkStep::LoopBegin, n.id, 0, 0, l.lo, l.hi});
+    walk_.push_back({WalkStep::LoopBegin, n.id, nullptr, 0, 0, l.lo, l.hi});
     flatten(n.children);
-    walk_.push_back({WalkStep::LoopEnd, n.id, begin, 0, l.lo, l.hi});
+    walk_.push_back({WalkStep::LoopEnd, n.id, nullptr, begin, 0, l.lo, l.hi});
     walk_[begin].jump = walk_.size();
   }
 }
@@ -65,23 +67,34 @@ void StreamUnit::run() {
   for (;;) {
     switch (phase_) {
       case Phase::Next:
-        if (!next_instruction()) {
+      next: {  // an instance done: straight here, not through the switch again
+        const WalkStep* step = next_instruction();
+        if (!step) {
           phase_ = Phase::Drain;
           break;
         }
-        record_.begin(current_, index_, free_, loop_counts_.data(), loop_ivs_.data());
+        record_.begin(current_, free_);
         step_ = 0;
         ready_ = 0;
         input_next_ = 0;
         publish_next_ = 0;
+        if (step->kind == WalkStep::Barrier) {
+          phase_ = Phase::Barrier;
+          if (!run_barrier(*current_inst_, record_)) return;
+          phase_ = Phase::Next;
+          goto next;
+        }
         phase_ = Phase::Instance;
         [[fallthrough]];
-      case Phase::Instance: {
-        const SimInst& inst = ctx_.program.insts[static_cast<size_t>(current_)];
-        if (!(inst.is_barrier ? run_barrier(inst, record_) : execute(inst, record_))) return;
-        phase_ = Phase::Next;
-        break;
       }
+      case Phase::Instance:
+        if (!execute(*current_inst_, record_)) return;
+        phase_ = Phase::Next;
+        goto next;
+      case Phase::Barrier:
+        if (!run_barrier(*current_inst_, record_)) return;
+        phase_ = Phase::Next;
+        goto next;
       case Phase::Drain:
         if (!drain()) return;
         phase_ = Phase::Finished;
@@ -93,7 +106,7 @@ void StreamUnit::run() {
   }
 }
 
-bool StreamUnit::next_instruction() {
+const StreamUnit::WalkStep* StreamUnit::next_instruction() {
   // Locals: the stores to the loop counters may alias the unit's fields as far as the
   // compiler knows, which would reload them at every step.
   const WalkStep* const walk = walk_.data();
@@ -102,11 +115,12 @@ bool StreamUnit::next_instruction() {
   int64_t* ivs = loop_ivs_.data();
   const WalkStep* s = pc_;
   while (s < end) {
-    if (s->kind == WalkStep::Inst) {
+    if (s->kind <= WalkStep::Barrier) {
       current_ = s->id;
+      current_inst_ = s->inst;
       current_future_base_ = s->future_seq_base;
       pc_ = s + 1;
-      return true;
+      return s;
     }
     const auto l = static_cast<size_t>(s->id);
     if (s->kind == WalkStep::LoopEnd) {
@@ -127,7 +141,7 @@ bool StreamUnit::next_instruction() {
     }
   }
   pc_ = end;
-  return false;
+  return nullptr;
 }
 
 void StreamUnit::finish() {

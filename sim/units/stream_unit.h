@@ -20,7 +20,7 @@
 
 namespace tandem {
 
-class StreamUnit : public sc_core::sc_module, public Waker {
+class StreamUnit : public Waker, public sc_core::sc_module {  // Waker first: a hand-off calls resume() with no this-adjusting thunk
  public:
   SC_HAS_PROCESS(StreamUnit);
   StreamUnit(sc_core::sc_module_name name, SimContext& ctx, int index);
@@ -118,11 +118,13 @@ class StreamUnit : public sc_core::sc_module, public Waker {
   State state_ = State::Running;
 
  private:
-  // One step of the walk, the loop nest flattened: an instruction, or a loop's start or end
-  // (`jump`: a start's end + 1, an end's start; `lo`, `hi`: the loop's bounds).
+  // One step of the walk, the loop nest flattened: an instruction (a barrier apart), or a loop's
+  // start or end (`jump`: a start's end + 1, an end's start; `lo`, `hi`: the loop's bounds).
+  // An instruction's step carries its SimInst, so run() needs no load chain through the program.
   struct WalkStep {
-    enum Kind : uint8_t { Inst, LoopBegin, LoopEnd } kind;
+    enum Kind : uint8_t { Inst, Barrier, LoopBegin, LoopEnd } kind;
     int32_t id;  // InstId or LoopId
+    const SimInst* inst = nullptr;  // Inst and Barrier
     size_t jump = 0;
     int64_t future_seq_base = 0;
     int64_t lo = 0, hi = 0;
@@ -131,15 +133,17 @@ class StreamUnit : public sc_core::sc_module, public Waker {
   // SystemC runs the method at the start and at each notification of wake_event_.
   void activated();
   void run();
-  // Moves to the walk's next instruction (current_), entering and leaving loops; false at the end.
-  bool next_instruction();
+  // Moves to the walk's next instruction (current_, current_inst_), entering and leaving loops;
+  // its step, or null at the end.
+  [[gnu::always_inline]] inline const WalkStep* next_instruction();
   void finish();
   double drawn_jitter(const SimInst& inst) const;  // jitter() with a perturbation seed
   // The failures of wait_inputs and try_publish, out of their loops.
   [[noreturn, gnu::cold, gnu::noinline]] void deadlock_on_self(const SimInst& inst, const Semaphore& s) const;
   [[noreturn, gnu::cold, gnu::noinline]] static void keys_out_of_order(const SimInst& inst);
 
-  enum class Phase : uint8_t { Next, Instance, Drain, Finished };
+  // Instance and Barrier: an instruction in flight (current_inst_), by its kind.
+  enum class Phase : uint8_t { Next, Instance, Barrier, Drain, Finished };
   Phase phase_ = Phase::Next;
   std::vector<WalkStep> walk_;
   const WalkStep* pc_ = nullptr;        // the walk step after current_ (walk_ is not resized once built)
@@ -154,6 +158,7 @@ class StreamUnit : public sc_core::sc_module, public Waker {
   int blocked_barrier_ = -1;
   CoreBarrier::Arrival barrier_arrival_;  // at blocked_barrier_
   InstId current_ = kNoId;
+  const SimInst* current_inst_ = nullptr;  // current_'s
 };
 
 }  // namespace tandem
