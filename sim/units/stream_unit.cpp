@@ -80,9 +80,7 @@ void StreamUnit::run() {
         publish_next_ = 0;
         if (step->kind == WalkStep::Barrier) {
           phase_ = Phase::Barrier;
-          if (!run_barrier(*current_inst_, record_)) return;
-          phase_ = Phase::Next;
-          goto next;
+          goto barrier;
         }
         phase_ = Phase::Instance;
         [[fallthrough]];
@@ -92,6 +90,7 @@ void StreamUnit::run() {
         phase_ = Phase::Next;
         goto next;
       case Phase::Barrier:
+      barrier:
         if (!run_barrier(*current_inst_, record_)) return;
         phase_ = Phase::Next;
         goto next;
