@@ -159,6 +159,15 @@ bool StreamUnit::wait_inputs(const SimInst& inst, InstanceRecord& r) {
   Picos ready = ready_;
   // input_next_ in a register: written back where the loop waits.
   size_t i = input_next_;
+  // An input's value: the latest so far binds the start.
+  const auto take = [&](const ChannelPort& c, Picos v) {
+    if (v > ready) {
+      ready = v;
+      r.binding_channel = c.channel;
+      r.binding_signal = v;
+      r.waited_on_dma = c.src_dma;
+    }
+  };
   if (state_ == State::WaitingData) {
     // Resumed from a wait: the unit is registered at the one semaphore it waited on (input
     // i), nowhere else; that input's key is known and needed (the iteration has not moved).
@@ -166,16 +175,7 @@ bool StreamUnit::wait_inputs(const SimInst& inst, InstanceRecord& r) {
     s.consumer_waiter_ = nullptr;
     state_ = State::Running;
     s.release_below(blocked_key_);  // more may be produced since
-    if (s.available(blocked_key_)) {
-      const ChannelPort& c = ports[i++];
-      const Picos v = s.value(blocked_key_);
-      if (v > ready) {
-        ready = v;
-        r.binding_channel = c.channel;
-        r.binding_signal = v;
-        r.waited_on_dma = c.src_dma;
-      }
-    }
+    if (s.available(blocked_key_)) take(ports[i++], s.value(blocked_key_));
   }
   const int64_t* counts = loop_counts_.data();
   const int64_t* ivs = loop_ivs_.data();
@@ -202,13 +202,7 @@ bool StreamUnit::wait_inputs(const SimInst& inst, InstanceRecord& r) {
       s.consumer_waiter_ = this;
       return false;
     }
-    const Picos v = s.value(key);
-    if (v > ready) {
-      ready = v;
-      r.binding_channel = c.channel;
-      r.binding_signal = v;
-      r.waited_on_dma = c.src_dma;
-    }
+    take(c, s.value(key));
   }
   ready_ = ready;
   input_next_ = n;
