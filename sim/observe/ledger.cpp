@@ -133,7 +133,8 @@ Ledger::Ledger(SimContext& ctx, size_t iterations_kept, bool capture_timeline, T
 }
 
 void Ledger::Iter::reset() {
-  // iv, index and kept are set when the slot's next iteration opens (iteration(), open_to()).
+  // index and kept are set when the slot's next iteration opens (iteration(), open_to()), iv by
+  // each record of it (iteration()): finalize() needs a record, so it never reads a stale one.
   end = 0;
   received = 0;
   dma_min_start = std::numeric_limits<Picos>::max();

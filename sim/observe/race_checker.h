@@ -282,8 +282,8 @@ class RaceChecker {
   std::vector<Interval> sorted_dims_;
 };
 
-// record() is inline: its one caller (Ledger::record) runs it per dynamic instance, and a call
-// of its own costs a frame (six saved registers) on top of the ledger's.
+// record() is inline: the ledger (and the bench's event loop) runs it per dynamic instance, and
+// a call of its own cost a frame (six saved registers) on top of the ledger's.
 inline int64_t RaceChecker::buffer_of(const AccessPlan& ap, const int64_t* ivs) const {
   if (ap.rotate == kNoId) return 0;
   return (ivs[ap.rotate] - ap.rotate_lo) % ap.buffers;
