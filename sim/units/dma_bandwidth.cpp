@@ -97,15 +97,8 @@ int DmaBandwidth::start(const DmaTransfer& t, double now) {
     c.transfer = id;
     c.remaining = per_engine;
     c.speed = speed;
-    if (g.active.size() == 1) {
-      // Alone (the usual case): share() and find_next() would compute speed * (1.0 / 1) ==
-      // speed and updated + remaining / speed; the same, without their loops.
-      c.rate = speed;
-      g.next = std::min(kNever, g.updated + per_engine / speed);
-    } else {
-      share(g);
-      find_next(g);
-    }
+    share(g);
+    find_next(g);
     ++left;
   }
   return id;
