@@ -70,10 +70,12 @@ uint64_t box_hash(BoxRef b) {
 
 // A write log's dead front is reclaimed from this many writes on: kept small, the storage its
 // writes cycle through stays in the L1 cache (GEMM 100k, cachegrind: from 64, 573k D1 misses in
-// all; from 16, 467k; 0.14 M more instructions). The pending-read queue keeps 64: it usually
-// empties before that and is cleared without a move; from 16 it moved live reads
-// (matmul_v3_hoisted: 0.7 % more instructions, no fewer misses).
+// all; from 16, 467k; 0.14 M more instructions).
 constexpr size_t kLogReclaimFrom = 16;
+// The pending-read queue's, from this many instances on: it usually empties before that and is
+// cleared without a move; from 16 it moved live reads (matmul_v3_hoisted: 0.7 % more
+// instructions, no fewer misses).
+constexpr size_t kQueueReclaimFrom = 64;
 
 std::string ns(Picos ps) {
   char buf[32];
@@ -279,7 +281,7 @@ inline void RaceChecker::pop_pending(const PendingInstance* which) {
       queue_.clear();
       queue_head_ = 0;
       queued_reads_.clear();
-    } else if (queue_head_ >= 64 && queue_head_ * 2 >= queue_.size()) {
+    } else if (queue_head_ >= kQueueReclaimFrom && queue_head_ * 2 >= queue_.size()) {
       // Move the live entries down once the dead front outweighs them (each moves at most
       // once more for it), and their reads with them.
       queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(queue_head_));

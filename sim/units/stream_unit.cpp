@@ -73,7 +73,7 @@ void StreamUnit::run() {
           phase_ = Phase::Drain;
           break;
         }
-        record_.begin(current_, free_);
+        record_.begin(step->id, free_);
         step_ = 0;
         ready_ = 0;
         input_next_ = 0;
@@ -115,7 +115,6 @@ const StreamUnit::WalkStep* StreamUnit::next_instruction() {
   const WalkStep* s = pc_;
   while (s < end) {
     if (s->kind <= WalkStep::Barrier) {
-      current_ = s->id;
       current_inst_ = s->inst;
       current_future_base_ = s->future_seq_base;
       pc_ = s + 1;
@@ -388,15 +387,15 @@ StreamUnit::Horizon StreamUnit::horizon() const {
 
 int64_t StreamUnit::min_future_seq() const {
   if (state_ == State::Done) return std::numeric_limits<int64_t>::max();
-  if (current_ == kNoId) return 0;
-  return std::min(pending_seq(), ctx_.program.insts[static_cast<size_t>(current_)].seq_at(
-                                     current_future_base_, loop_ivs_.data(), *ctx_.program.kernel));
+  if (!current_inst_) return 0;
+  return std::min(pending_seq(),
+                  current_inst_->seq_at(current_future_base_, loop_ivs_.data(), *ctx_.program.kernel));
 }
 
 std::string StreamUnit::describe_wait() const {
   const SimProgram& p = ctx_.program;
   std::string what = p.units[static_cast<size_t>(index_)].name + " at " +
-                     (current_ == kNoId ? std::string("start") : p.insts[current_].name);
+                     (current_inst_ ? current_inst_->name : std::string("start"));
   switch (state_) {
     case State::WaitingData:
       return what + " waits for " + p.insts[blocked_on_->spec().src].name;

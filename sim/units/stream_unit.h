@@ -133,7 +133,7 @@ class StreamUnit : public Waker, public sc_core::sc_module {  // Waker first: a 
   // SystemC runs the method at the start and at each notification of wake_event_.
   void activated();
   void run();
-  // Moves to the walk's next instruction (current_, current_inst_), entering and leaving loops;
+  // Moves to the walk's next instruction (current_inst_), entering and leaving loops;
   // its step, or null at the end.
   [[gnu::always_inline]] inline const WalkStep* next_instruction();
   void finish();
@@ -146,7 +146,7 @@ class StreamUnit : public Waker, public sc_core::sc_module {  // Waker first: a 
   enum class Phase : uint8_t { Next, Instance, Barrier, Drain, Finished };
   Phase phase_ = Phase::Next;
   std::vector<WalkStep> walk_;
-  const WalkStep* pc_ = nullptr;        // the walk step after current_ (walk_ is not resized once built)
+  const WalkStep* pc_ = nullptr;        // the walk step after current_inst_'s (walk_ is not resized once built)
   const WalkStep* walk_end_ = nullptr;  // walk_'s end
   InstanceRecord record_;         // the instance in flight
   InstanceRecord barrier_record_; // a barrier's own record, made by its last arrival
@@ -157,8 +157,7 @@ class StreamUnit : public Waker, public sc_core::sc_module {  // Waker first: a 
   int64_t blocked_key_ = 0;  // the key of blocked_on_ a WaitingData unit needs
   int blocked_barrier_ = -1;
   CoreBarrier::Arrival barrier_arrival_;  // at blocked_barrier_
-  InstId current_ = kNoId;
-  const SimInst* current_inst_ = nullptr;  // current_'s
+  const SimInst* current_inst_ = nullptr;  // the instruction in flight or run last (null before the first)
 };
 
 }  // namespace tandem
