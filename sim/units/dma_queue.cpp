@@ -49,8 +49,8 @@ bool DmaQueue::execute(const SimInst& inst, InstanceRecord& r) {
     Issued& t = slot(issued_);
     t.inst = &inst;
     t.r = r;
-    std::copy(loop_counts_.begin(), loop_counts_.end(), t.counts.begin());
-    std::copy(loop_ivs_.begin(), loop_ivs_.end(), t.ivs.begin());
+    // One loop for both: a kernel has a few loops, and a library call per array cost more than the copy.
+    for (size_t l = 0, n = loop_counts_.size(); l < n; ++l) t.counts[l] = loop_counts_[l], t.ivs[l] = loop_ivs_[l];
     t.first_byte = issue_ + static_cast<Picos>(static_cast<double>(inst.cycles_ps) * f);
     t.transfer = inst.dma;
     t.seq = inst.seq_at(current_future_base_, loop_ivs_.data(), *ctx_.program.kernel);
