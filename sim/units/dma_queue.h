@@ -66,10 +66,10 @@ class DmaQueue : public StreamUnit, public DmaClient {
   // their outputs in order. Publishing into a full semaphore (the simulator's window, not the
   // hardware: it holds up no transfer) waits for its space with a waker of its own, apart from
   // the stream's.
-  void begin_next();             // hands the first transfer not landed to the DMA system
+  [[gnu::always_inline]] inline void begin_next();  // hands the first transfer not landed to the DMA system
   // Publishes and drops the landed ones, up to a full semaphore (the data phase's waker then
   // waits there).
-  void retire_landed();
+  [[gnu::always_inline]] inline void retire_landed();
   struct DataPhase final : Waker {
     DataPhase(ReadyQueue& q, DmaQueue& queue) : Waker(q), queue(queue) {}
     void resume() override;  // retries retire_landed once the full semaphore has room
@@ -78,7 +78,7 @@ class DmaQueue : public StreamUnit, public DmaClient {
   Picos data_start_ = 0;     // the moving transfer's first byte
   size_t data_publish_next_ = 0;  // the out-channel the front's publishing resumes at
   // Time within [a, b) the queue moved data (its landed transfers).
-  Picos busy_within(Picos a, Picos b) const;
+  [[gnu::always_inline]] inline Picos busy_within(Picos a, Picos b) const;
   void report(BarrierWait& w);
 
   // The transfers issued and not landed, in kDepth reused slots (their iteration vectors keep

@@ -13,9 +13,11 @@
 
 #include <systemc>
 
+#include "sim/units/channel_ports.h"
 #include "sim/units/core_barrier.h"
 #include "sim/units/hand_off.h"
 #include "sim/units/instance_record.h"
+#include "sim/units/semaphore.h"
 #include "sim/units/sim_context.h"
 
 namespace tandem {
@@ -159,5 +161,112 @@ class StreamUnit : public Waker, public sc_core::sc_module {  // Waker first: a 
   CoreBarrier::Arrival barrier_arrival_;  // at blocked_barrier_
   const SimInst* current_inst_ = nullptr;  // the instruction in flight or run last (null before the first)
 };
+
+// The two channel walks of every instance, inline in the units' execute() and the DMA queue's
+// data phase: as calls, their frames (six saved registers each) cost 6 M of 189 M instructions
+// on the 100k GEMM (docs/performance.md, sixth round).
+[[gnu::always_inline]] inline bool StreamUnit::wait_inputs(const SimInst& inst, InstanceRecord& r) {
+  uint32_t n = 0;
+  const ChannelPort* ports = ctx_.channel_ports.begin(inst.id, ChannelPorts::In, &n);
+  Picos ready = ready_;
+  // input_next_ in a register: written back where the loop waits.
+  size_t i = input_next_;
+  // An input's value: the latest so far binds the start.
+  const auto take = [&](const ChannelPort& c, Picos v) {
+    if (v > ready) {
+      ready = v;
+      r.binding_channel = c.channel;
+      r.binding_signal = v;
+      r.waited_on_dma = c.src_dma;
+    }
+  };
+  if (state_ == State::WaitingData) {
+    // Resumed from a wait: the unit is registered at the one semaphore it waited on (input
+    // i), nowhere else; that input's key is known and needed (the iteration has not moved).
+    Semaphore& s = *blocked_on_;
+    s.consumer_waiter_ = nullptr;
+    state_ = State::Running;
+    s.release_below(blocked_key_);  // more may be produced since
+    if (s.available(blocked_key_)) take(ports[i++], s.value(blocked_key_));
+  }
+  const int64_t* counts = loop_counts_.data();
+  const int64_t* ivs = loop_ivs_.data();
+  for (; i < n; ++i) {
+    const ChannelPort& c = ports[i];
+    Semaphore& s = *c.sem;
+    bool needed = true;
+    int64_t key = 0;
+    if (c.general) {
+      key = channel_needed_key(s.spec(), *ctx_.program.kernel, counts, ivs, &needed);
+      s.release_below(key);  // per tile: keys count the source's instances in every case
+    } else if (c.key_loop != kNoId) {
+      key = loop_key_needed(c.key_loop, c.key_lo, c.distance, counts, ivs, &needed);
+      s.release_below(key);
+    }
+    if (!needed) continue;
+    if (!s.available(key)) {
+      if (s.producer_unit() == index_ && !producing()) deadlock_on_self(inst, s);
+      ready_ = ready;
+      input_next_ = i;
+      state_ = State::WaitingData;
+      blocked_on_ = &s;
+      blocked_key_ = key;
+      s.consumer_waiter_ = this;
+      return false;
+    }
+    take(c, s.value(key));
+  }
+  ready_ = ready;
+  input_next_ = n;
+  return true;
+}
+
+[[gnu::always_inline]] inline Semaphore* StreamUnit::try_publish(const SimInst& inst, Picos start, Picos read_done,
+                                                                  Picos complete, const int64_t* counts,
+                                                                  const int64_t* ivs, Publish which, size_t& next,
+                                                                  Waker* waiter) {
+  uint32_t n = 0;
+  const ChannelPort* ports = ctx_.channel_ports.begin(inst.id, static_cast<ChannelPorts::Set>(which), &n);
+  const Picos values[] = {start, read_done, complete};  // by ChannelPort::value
+  for (size_t i = next; i < n; ++i) {
+    const ChannelPort& c = ports[i];
+    Semaphore& s = *c.sem;
+    int64_t key = 0;
+    if (c.general) {
+      bool produce = false;
+      key = channel_produced_key(s.spec(), *ctx_.program.kernel, counts, ivs, &produce);
+      if (!produce) continue;
+    } else if (c.key_loop != kNoId) {  // channel_produced_key's common case, inline
+      key = counts[c.key_loop] - 1;
+    }
+    if (key != s.next_key()) keys_out_of_order(inst);
+    if (!s.has_space()) {
+      next = i;
+      s.producer_waiter_ = waiter;
+      return &s;
+    }
+    s.producer_waiter_ = nullptr;
+    s.publish(values[c.value]);
+  }
+  next = n;
+  return nullptr;
+}
+
+[[gnu::always_inline]] inline bool StreamUnit::publish_outputs(const SimInst& inst, Picos start, Picos read_done, Picos complete, Publish which) {
+  // Many sets are empty (most DMA queues' Ordered outputs): skip the call then.
+  uint32_t n = 0;
+  ctx_.channel_ports.begin(inst.id, static_cast<ChannelPorts::Set>(which), &n);
+  if (publish_next_ < n) {
+    if (Semaphore* full = try_publish(inst, start, read_done, complete, loop_counts_.data(), loop_ivs_.data(), which,
+                                      publish_next_, this)) {
+      state_ = State::WaitingSpace;
+      blocked_on_ = full;
+      return false;
+    }
+  }
+  publish_next_ = 0;
+  state_ = State::Running;
+  return true;
+}
 
 }  // namespace tandem
