@@ -8,6 +8,8 @@
 
 namespace tandem {
 
+void ComputeEngine::resume() { resume_stream<ComputeEngine>(); }
+
 bool ComputeEngine::execute(const SimInst& inst, InstanceRecord& r) {
   if (step_ == kInputs) {
     if (!wait_inputs(inst, r)) return false;

@@ -18,10 +18,12 @@ class ComputeEngine : public StreamUnit, public DmaClient {
       : StreamUnit(name, ctx, index), pipe_free_(ctx.program.pipes.size(), 0) {}
 
  protected:
-  bool execute(const SimInst& inst, InstanceRecord& r) override;
+  void resume() override;  // resume_stream<ComputeEngine>()
   void landed(Picos end) override;  // a collective's data has moved: a hand-off
 
  private:
+  friend class StreamUnit;  // the walk calls execute(), inline (StreamUnit::resume_stream)
+  [[gnu::always_inline]] inline bool execute(const SimInst& inst, InstanceRecord& r);
   // execute()'s steps, in order; a step that waits is entered again when the wait ends.
   enum Step { kInputs, kPortTime, kPortGrant, kTiming, kCollectiveTime, kCollectiveData, kRecord, kPublish };
   double jitter_ = 1;               // the instance's

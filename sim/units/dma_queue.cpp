@@ -10,6 +10,8 @@ namespace tandem {
 DmaQueue::DmaQueue(sc_core::sc_module_name name, SimContext& ctx, int index)
     : StreamUnit(name, ctx, index), data_phase_(ctx.ready, *this) {}
 
+void DmaQueue::resume() { resume_stream<DmaQueue>(); }
+
 bool DmaQueue::execute(const SimInst& inst, InstanceRecord& r) {
   if (step_ == kInputs) {
     if (!wait_inputs(inst, r)) return false;

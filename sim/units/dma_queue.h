@@ -33,7 +33,7 @@ class DmaQueue : public StreamUnit, public DmaClient {
   static constexpr size_t kDepth = 256;
 
  protected:
-  bool execute(const SimInst& inst, InstanceRecord& r) override;
+  void resume() override;  // resume_stream<DmaQueue>()
   Picos pending_floor() const override;
   int64_t pending_seq() const override;
   bool producing() const override { return issued_ > 0; }
@@ -44,6 +44,8 @@ class DmaQueue : public StreamUnit, public DmaClient {
   void landed(Picos end) override;
 
  private:
+  friend class StreamUnit;  // the walk calls execute(), inline (StreamUnit::resume_stream)
+  [[gnu::always_inline]] inline bool execute(const SimInst& inst, InstanceRecord& r);
   // A wait at a barrier, reported once the transfers issued before it have landed.
   struct BarrierWait {
     InstanceRecord r;

@@ -48,13 +48,17 @@ class StreamUnit : public Waker, public sc_core::sc_module {  // Waker first: a 
  protected:
   enum class State { Running, WaitingData, WaitingSpace, WaitingTime, WaitingBarrier, Done };
 
-  // Goes on with the stream until it must wait or is done (the Waker's hand-off).
-  void resume() override;
-
-  // Runs one instance, from where it last waited (step_, 0 at the instance's start); `r`
-  // comes with inst, unit, free and loop pointers filled in. False: it waits (a waker or a
-  // notification of wake_event_ is registered) and is called again with the same `r`.
-  virtual bool execute(const SimInst& inst, InstanceRecord& r) = 0;
+  // Goes on with the stream until it must wait or is done: each unit's resume() (the Waker's
+  // hand-off) is resume_stream<itself>(). The unit's type is a template argument so that the
+  // walk calls its execute() directly, inline, not through the vtable (that call and its frame
+  // cost 4 M of 175 M instructions on the 100k GEMM: docs/performance.md, sixth round).
+  //
+  // Each unit defines `bool execute(const SimInst& inst, InstanceRecord& r)`: runs one
+  // instance, from where it last waited (step_, 0 at the instance's start); `r` comes with
+  // inst, unit, free and loop pointers filled in. False: it waits (a waker or a notification of
+  // wake_event_ is registered) and is called again with the same `r`.
+  template <class Unit>
+  void resume_stream();
 
   // Reads the instance's inputs from where it last waited: true once all are there, with
   // ready_ the latest completion among them and `r` naming which input it was.
@@ -134,6 +138,7 @@ class StreamUnit : public Waker, public sc_core::sc_module {  // Waker first: a 
   void flatten(const std::vector<WalkNode>& nodes);
   // SystemC runs the method at the start and at each notification of wake_event_.
   void activated();
+  template <class Unit>
   void run();
   // Moves to the walk's next instruction (current_inst_), entering and leaving loops;
   // its step, or null at the end.
@@ -267,6 +272,96 @@ class StreamUnit : public Waker, public sc_core::sc_module {  // Waker first: a 
   publish_next_ = 0;
   state_ = State::Running;
   return true;
+}
+
+template <class Unit>
+void StreamUnit::resume_stream() {
+  if (in_systemc_) return;  // it waits for SystemC's notification, not for a hand-off
+  try {
+    run<Unit>();
+  } catch (...) {
+    fail();
+  }
+}
+
+template <class Unit>
+void StreamUnit::run() {
+  for (;;) {
+    switch (phase_) {
+      case Phase::Next:
+      next: {  // an instance done: straight here, not through the switch again
+        const WalkStep* step = next_instruction();
+        if (!step) {
+          phase_ = Phase::Drain;
+          break;
+        }
+        record_.begin(step->id, free_);
+        step_ = 0;
+        ready_ = 0;
+        input_next_ = 0;
+        publish_next_ = 0;
+        if (step->kind == WalkStep::Barrier) {
+          phase_ = Phase::Barrier;
+          goto barrier;
+        }
+        phase_ = Phase::Instance;
+        [[fallthrough]];
+      }
+      case Phase::Instance:
+        if (!static_cast<Unit*>(this)->execute(*current_inst_, record_)) return;
+        phase_ = Phase::Next;
+        goto next;
+      case Phase::Barrier:
+      barrier:
+        if (!run_barrier(*current_inst_, record_)) return;
+        phase_ = Phase::Next;
+        goto next;
+      case Phase::Drain:
+        if (!drain()) return;
+        phase_ = Phase::Finished;
+        finish();
+        return;
+      case Phase::Finished:
+        return;
+    }
+  }
+}
+
+inline const StreamUnit::WalkStep* StreamUnit::next_instruction() {
+  // Locals: the stores to the loop counters may alias the unit's fields as far as the
+  // compiler knows, which would reload them at every step.
+  const WalkStep* const walk = walk_.data();
+  const WalkStep* const end = walk_end_;
+  int64_t* counts = loop_counts_.data();
+  int64_t* ivs = loop_ivs_.data();
+  const WalkStep* s = pc_;
+  while (s < end) {
+    if (s->kind <= WalkStep::Barrier) {
+      current_inst_ = s->inst;
+      current_future_base_ = s->future_seq_base;
+      pc_ = s + 1;
+      return s;
+    }
+    const auto l = static_cast<size_t>(s->id);
+    if (s->kind == WalkStep::LoopEnd) {
+      // After its last iteration a loop's induction variable stays at its last value.
+      if (ivs[l] + 1 < s->hi) {
+        ++ivs[l];
+        ++counts[l];
+        s = walk + s->jump + 1;
+      } else {
+        ++s;
+      }
+    } else if (s->lo >= s->hi) {
+      s = walk + s->jump;
+    } else {
+      ivs[l] = s->lo;
+      ++counts[l];
+      ++s;
+    }
+  }
+  pc_ = end;
+  return nullptr;
 }
 
 }  // namespace tandem
