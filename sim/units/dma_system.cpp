@@ -32,8 +32,7 @@ inline Picos DmaSystem::next_event(double now) const {
   return at;
 }
 
-// Inline: one call per start and per wake, most of them short.
-inline void DmaSystem::reschedule(double now) {
+void DmaSystem::reschedule(double now) {
   const Picos at = next_event(now);
   if (at == std::numeric_limits<Picos>::max() || at == wake_at_) return;  // nothing due, or due then already
   // A pending notification later than `at` gives way to the new one by itself (SystemC keeps
@@ -44,21 +43,8 @@ inline void DmaSystem::reschedule(double now) {
   wake_at_ = notified_at_ = at;
 }
 
-void DmaSystem::start(const DmaTransfer& t, Picos at, DmaClient* client) {
-  const double now = static_cast<double>(ctx_.now());
-  if (static_cast<double>(at) < now) throw std::logic_error("causality: a transfer's data would start in the past");
-  if (static_cast<double>(at) == now && t.bytes > 0) {
-    begin(t, client, now);
-  } else {
-    pending_.push_back({at, next_order_++, &t, client});
-    std::push_heap(pending_.begin(), pending_.end(), Later());
-    // A wake still to come, no later than this start, is the earliest of the landings and the
-    // starts, and the bandwidth has not changed since it was asked for: it stays, and a second
-    // queue starting with the first costs no reschedule.
-    if (!waking() && static_cast<double>(wake_at_) > now && at >= wake_at_) return;
-  }
-  if (!waking()) reschedule(now);
-}
+
+void DmaSystem::causality_error() { throw std::logic_error("causality: a transfer's data would start in the past"); }
 
 void DmaSystem::begin(const DmaTransfer& t, DmaClient* client, double now) {
   const int id = bandwidth_.start(t, now);

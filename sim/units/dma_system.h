@@ -8,6 +8,7 @@
 // data) waits for it there, and the DMA system stops running ahead until SystemC has caught up.
 #pragma once
 
+#include <algorithm>
 #include <vector>
 
 #include <systemc>
@@ -37,7 +38,7 @@ class DmaSystem : public sc_core::sc_module {
   // lands (a transfer of no bytes: at `at`). `t` must live until then. A start in the future
   // is the DMA system's to make, so the client needs no wake-up of its own for it, and starts
   // due at the same time share one.
-  void start(const DmaTransfer& t, Picos at, DmaClient* client);
+  inline void start(const DmaTransfer& t, Picos at, DmaClient* client);
 
  private:
   struct Pending {
@@ -54,6 +55,7 @@ class DmaSystem : public sc_core::sc_module {
     }
   };
   void begin(const DmaTransfer& t, DmaClient* client, double now);
+  [[noreturn, gnu::cold]] static void causality_error();
   // The next landing or start after `now`, max when none.
   Picos next_event(double now) const;
   // Asks SystemC for a wake at the next event.
@@ -76,5 +78,23 @@ class DmaSystem : public sc_core::sc_module {
   // reschedules once, at its end.
   bool waking() const { return ctx_.dma_time >= 0; }
 };
+
+// Inline: a DMA queue starts each transfer from its issue or a landing, and most starts only
+// queue (a call each cost 1.6 M of 170 M instructions on the 100k GEMM).
+inline void DmaSystem::start(const DmaTransfer& t, Picos at, DmaClient* client) {
+  const double now = static_cast<double>(ctx_.now());
+  if (static_cast<double>(at) < now) causality_error();
+  if (static_cast<double>(at) == now && t.bytes > 0) {
+    begin(t, client, now);
+  } else {
+    pending_.push_back({at, next_order_++, &t, client});
+    std::push_heap(pending_.begin(), pending_.end(), Later());
+    // A wake still to come, no later than this start, is the earliest of the landings and the
+    // starts, and the bandwidth has not changed since it was asked for: it stays, and a second
+    // queue starting with the first costs no reschedule.
+    if (!waking() && static_cast<double>(wake_at_) > now && at >= wake_at_) return;
+  }
+  if (!waking()) reschedule(now);
+}
 
 }  // namespace tandem
