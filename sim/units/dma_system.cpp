@@ -43,7 +43,6 @@ void DmaSystem::reschedule(double now) {
   wake_at_ = notified_at_ = at;
 }
 
-
 void DmaSystem::causality_error() { throw std::logic_error("causality: a transfer's data would start in the past"); }
 
 void DmaSystem::begin(const DmaTransfer& t, DmaClient* client, double now) {

@@ -61,7 +61,7 @@ class DmaSystem : public sc_core::sc_module {
   // Asks SystemC for a wake at the next event.
   void reschedule(double now);
   void wake();
-  [[gnu::always_inline]] inline void step(double now);  // what a wake at `now` does
+  [[gnu::always_inline]] inline void step(double now);  // what a wake at `now` does (inline in wake())
 
   DmaBandwidth bandwidth_;
   SimContext& ctx_;

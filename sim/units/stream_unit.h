@@ -167,9 +167,10 @@ class StreamUnit : public Waker, public sc_core::sc_module {  // Waker first: a 
   const SimInst* current_inst_ = nullptr;  // the instruction in flight or run last (null before the first)
 };
 
-// The two channel walks of every instance, inline in the units' execute() and the DMA queue's
-// data phase: as calls, their frames (six saved registers each) cost 6 M of 189 M instructions
-// on the 100k GEMM (docs/performance.md, sixth round).
+// The channel walks of every instance (wait_inputs, and try_publish with publish_outputs), inline
+// in the units' execute() and the DMA queue's data phase: as calls, their frames (six saved
+// registers each) cost 9.5 M of 189 M instructions on the 100k GEMM (docs/performance.md,
+// sixth round).
 [[gnu::always_inline]] inline bool StreamUnit::wait_inputs(const SimInst& inst, InstanceRecord& r) {
   uint32_t n = 0;
   const ChannelPort* ports = ctx_.channel_ports.begin(inst.id, ChannelPorts::In, &n);
@@ -257,8 +258,9 @@ class StreamUnit : public Waker, public sc_core::sc_module {  // Waker first: a 
   return nullptr;
 }
 
-[[gnu::always_inline]] inline bool StreamUnit::publish_outputs(const SimInst& inst, Picos start, Picos read_done, Picos complete, Publish which) {
-  // Many sets are empty (most DMA queues' Ordered outputs): skip the call then.
+[[gnu::always_inline]] inline bool StreamUnit::publish_outputs(const SimInst& inst, Picos start, Picos read_done,
+                                                              Picos complete, Publish which) {
+  // Many sets are empty (most DMA queues' Ordered outputs): skip the walk then.
   uint32_t n = 0;
   ctx_.channel_ports.begin(inst.id, static_cast<ChannelPorts::Set>(which), &n);
   if (publish_next_ < n) {
