@@ -61,25 +61,9 @@ class DmaBandwidth {
   std::vector<int> free_ids_;
 };
 
-// The per-event arithmetic is inline: the DMA system runs it at every start and landing, and
-// as calls its frames cost 2.5 M of 177 M instructions on the 100k GEMM (docs/performance.md,
-// sixth round).
-
-inline uint64_t DmaBandwidth::engine_span(int first, int count) const {
-  if (count <= 0) return 0;
-  if (engines_ >= 64 || first < 0) {  // beyond a word's shifts: engine by engine
-    uint64_t span = 0;
-    for (int i = 0; i < count; ++i) span |= 1ULL << ((first + i) % engines_);
-    return span;
-  }
-  // Engines first .. first + count - 1, wrapping around modulo engines_, as whole-word masks:
-  // a division per engine was most of start()'s time.
-  const uint64_t all = (1ULL << engines_) - 1;
-  if (count >= engines_) return all;
-  const int s = first % engines_;
-  if (s + count <= engines_) return ((1ULL << count) - 1) << s;
-  return (all & ~((1ULL << s) - 1)) | ((1ULL << (s + count - engines_)) - 1);
-}
+// A landing's arithmetic is inline: the DMA system runs complete_until at every wake, and as
+// calls its frames cost 2.5 M of 177 M instructions on the 100k GEMM (docs/performance.md,
+// sixth round); start() calls the same helpers from the .cpp.
 
 // The rates, the remaining bytes and the landing times below are the same expressions, in the
 // same order, as when each was recomputed from the efficiency at every use: the simulator's
@@ -111,47 +95,6 @@ inline void DmaBandwidth::find_next(Group& g) {
   g.next = next;
 }
 
-inline int DmaBandwidth::start(const DmaTransfer& t, double now) {
-  int id;
-  if (!free_ids_.empty()) {
-    id = free_ids_.back();
-    free_ids_.pop_back();
-  } else {
-    id = static_cast<int>(groups_left_.size());
-    groups_left_.push_back(0);
-  }
-  const uint64_t span = engine_span(t.first_engine, t.engine_count);
-  const double per_engine = t.engine_bytes();
-  const double speed = bytes_per_ps_ * t.efficiency;
-  int& left = groups_left_[static_cast<size_t>(id)];
-  left = 0;
-  const size_t n = groups_.size();
-  for (size_t i = 0; i < n; ++i) {
-    const uint64_t inside = groups_[i].engines & span;
-    if (!inside) continue;
-    advance(groups_[i], now);
-    if (inside != groups_[i].engines) {
-      // Split: the engines outside the span go on without the new chunk.
-      Group outside = groups_[i];
-      outside.engines &= ~span;
-      groups_[i].engines = inside;
-      for (const Chunk& c : outside.active) ++groups_left_[static_cast<size_t>(c.transfer)];
-      find_next(outside);  // advanced: the same chunks, landing at the same times by another sum
-      groups_.push_back(std::move(outside));
-    }
-    Group& g = groups_[i];
-    // Built in place: a braced temporary was stored field by field and read back whole, a
-    // store-forwarding stall.
-    Chunk& c = g.active.emplace_back();
-    c.transfer = id;
-    c.remaining = per_engine;
-    c.speed = speed;
-    share(g);
-    find_next(g);
-    ++left;
-  }
-  return id;
-}
 
 inline void DmaBandwidth::complete_until(double now, std::vector<int>& done) {
   size_t idle = 0;  // idle groups
@@ -193,4 +136,5 @@ inline void DmaBandwidth::complete_until(double now, std::vector<int>& done) {
   // one group. A lone idle group already last stays as it is (no rebuild per landing).
   if (idle > 1 || (idle == 1 && !groups_.back().active.empty())) merge_idle(now);
 }
+
 }  // namespace tandem

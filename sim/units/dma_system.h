@@ -38,7 +38,7 @@ class DmaSystem : public sc_core::sc_module {
   // lands (a transfer of no bytes: at `at`). `t` must live until then. A start in the future
   // is the DMA system's to make, so the client needs no wake-up of its own for it, and starts
   // due at the same time share one.
-  inline void start(const DmaTransfer& t, Picos at, DmaClient* client);
+  void start(const DmaTransfer& t, Picos at, DmaClient* client);
 
  private:
   struct Pending {
