@@ -259,7 +259,8 @@ Picos total_length(const Intervals& v) {
   return total;
 }
 
-void add_stalls(StallArray& to, const StallArray& from) {
+// `from` is a record's, `to` a sum's: never the same array (restrict drops the check for it).
+void add_stalls(StallArray& __restrict to, const StallArray& __restrict from) {
   for (size_t i = 0; i < to.size(); ++i) to[i] += from[i];
 }
 
@@ -555,7 +556,7 @@ Picos Ledger::watermark() {
 }
 
 void Ledger::try_finalize(bool all_done) {
-  finalize_at_ = recorded_.load(std::memory_order_relaxed) + 64;
+  finalize_at_ = recorded_.load(std::memory_order_relaxed) + 128;
   const Picos watermark = all_done ? kNever : this->watermark();
   passed_ = std::max(passed_, watermark);
   if (checker_) {

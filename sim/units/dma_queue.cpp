@@ -55,7 +55,7 @@ bool DmaQueue::execute(const SimInst& inst, InstanceRecord& r) {
     for (size_t l = 0, n = loop_counts_.size(); l < n; ++l) t.counts[l] = loop_counts_[l], t.ivs[l] = loop_ivs_[l];
     t.first_byte = issue_ + static_cast<Picos>(static_cast<double>(inst.cycles_ps) * f);
     t.transfer = inst.dma;
-    t.seq = inst.seq_at(current_future_base_, loop_ivs_.data(), *ctx_.program.kernel);
+    t.future_base = current_future_base_;
     t.input_reason = input_reason_;
     t.barrier_waits.clear();
     t.r.start = issue_;
@@ -178,7 +178,9 @@ Picos DmaQueue::pending_floor() const {
 int64_t DmaQueue::pending_seq() const {
   // Each transfer's seq is the least position of its run's rest in the queue's order, which
   // never decreases along the walk: the oldest unrecorded transfer's bounds the others.
-  return issued_ == landed_ ? std::numeric_limits<int64_t>::max() : slot(landed_).seq;
+  if (issued_ == landed_) return std::numeric_limits<int64_t>::max();
+  const Issued& t = slot(landed_);
+  return t.inst->seq_at(t.future_base, t.ivs.data(), *ctx_.program.kernel);
 }
 
 }  // namespace tandem

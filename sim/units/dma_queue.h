@@ -59,7 +59,7 @@ class DmaQueue : public StreamUnit, public DmaClient {
     std::vector<int64_t> counts, ivs;  // the iteration vector at issue
     Picos first_byte;
     DmaTransfer transfer;
-    int64_t seq;
+    int64_t future_base;  // its walk node's (pending_seq() works out the seq from it when asked)
     StallReason input_reason;          // the stall slot of its wait for inputs
     std::vector<BarrierWait> barrier_waits;  // the queue's waits at barriers right after it (reported when it lands)
   };

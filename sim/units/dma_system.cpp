@@ -28,7 +28,7 @@ inline Picos DmaSystem::next_event(double now) const {
   } else if (!std::isinf(next)) {
     at = static_cast<Picos>(now) + static_cast<Picos>(std::max(0.0, std::ceil(x) - now));
   }
-  if (!pending_.empty()) at = std::min(at, pending_.front().at);
+  if (!pending_.empty()) at = std::min(at, pending_.back().at);
   return at;
 }
 
@@ -88,8 +88,7 @@ void DmaSystem::step(double now) {
     for (DmaClient* c : landing_) c->landed(static_cast<Picos>(now));
   }
   // Then the starts due now, after the bytes that landed now have freed their engines.
-  while (!pending_.empty() && static_cast<double>(pending_.front().at) <= now) {
-    std::pop_heap(pending_.begin(), pending_.end(), Later());
+  while (!pending_.empty() && static_cast<double>(pending_.back().at) <= now) {
     const Pending p = pending_.back();
     pending_.pop_back();
     if (p.transfer->bytes > 0)

@@ -47,13 +47,8 @@ class DmaSystem : public sc_core::sc_module {
     const DmaTransfer* transfer;
     DmaClient* client;
   };
-  // The heap order of pending starts: the earliest (then the first asked for) on top. A type,
-  // not a function pointer, so that the heap's comparisons inline.
-  struct Later {
-    bool operator()(const Pending& a, const Pending& b) const {
-      return a.at != b.at ? a.at > b.at : a.order > b.order;
-    }
-  };
+  // The order of pending starts: the earlier, then the first asked for.
+  static bool before(const Pending& a, const Pending& b) { return a.at != b.at ? a.at < b.at : a.order < b.order; }
   void begin(const DmaTransfer& t, DmaClient* client, double now);
   [[noreturn, gnu::cold]] static void causality_error();
   // The next landing or start after `now`, max when none.
@@ -68,7 +63,11 @@ class DmaSystem : public sc_core::sc_module {
   std::vector<DmaClient*> clients_;  // per transfer id
   std::vector<int> done_;
   std::vector<DmaClient*> landing_;  // the clients of done_
-  std::vector<Pending> pending_;     // starts not yet due: a heap, the earliest on top
+  // Starts not yet due, the latest first and the earliest last. A queue has at most one
+  // transfer waiting for its start, so there are few, and a new one is usually the latest: a
+  // sorted vector inserts it at the front in a step or two and pops the earliest from the back
+  // (a heap cost ~40 instructions per transfer more: docs/performance.md, seventh round).
+  std::vector<Pending> pending_;
   int64_t next_order_ = 0;
   sc_core::sc_event wake_;
   Picos wake_at_ = -1;  // the wake reschedule() last asked for; -1 from a wake's start until it asks
@@ -87,8 +86,11 @@ inline void DmaSystem::start(const DmaTransfer& t, Picos at, DmaClient* client) 
   if (static_cast<double>(at) == now && t.bytes > 0) {
     begin(t, client, now);
   } else {
-    pending_.push_back({at, next_order_++, &t, client});
-    std::push_heap(pending_.begin(), pending_.end(), Later());
+    const Pending p{at, next_order_++, &t, client};
+    size_t i = pending_.size();
+    pending_.emplace_back();
+    for (; i > 0 && before(pending_[i - 1], p); --i) pending_[i] = pending_[i - 1];
+    pending_[i] = p;
     // A wake still to come, no later than this start, is the earliest of the landings and the
     // starts, and the bandwidth has not changed since it was asked for: it stays, and a second
     // queue starting with the first costs no reschedule.

@@ -37,7 +37,7 @@ class ReadyQueue {
   // Resumes the queued wakers in the order they were woken, and those they wake, until none
   // is left. A call from within run() returns at once: the outer call goes on with the queue.
   void run() {
-    if (running_) return;
+    if (running_ || items_.empty()) return;
     running_ = true;
     for (size_t i = 0; i < items_.size() && !stopped_; ++i) {
       Waker* w = items_[i];

@@ -246,7 +246,7 @@ class Baseline {
     r.loop_counts = u.counts.data();
     r.loop_ivs = u.ivs.data();
     observer_->record(r);
-    if (++since_progress_ < 64) return;
+    if (++since_progress_ < 128) return;
     since_progress_ = 0;
     // A unit's next record starts no earlier than it is free (a transfer in flight: its
     // issue); every instance not yet recorded is at or after a unit's current instruction.
