@@ -268,8 +268,8 @@ class Ledger final : public InstanceObserver {
   std::vector<TimelineSpan> timeline_;
   // record() calls try_finalize() once the count of records reaches this: 128 records after
   // the last call (a count apart from recorded_ would be one more load and store per record;
-  // 128 in place of 64 halves the watermark's and the checker's per-call work:
-  // docs/performance.md, seventh round).
+  // every 128 rather than 64 pays the watermark's and the checker's fixed work per call half as
+  // often: docs/performance.md, seventh round).
   int64_t finalize_at_ = 128;
 };
 

@@ -63,10 +63,11 @@ class DmaSystem : public sc_core::sc_module {
   std::vector<DmaClient*> clients_;  // per transfer id
   std::vector<int> done_;
   std::vector<DmaClient*> landing_;  // the clients of done_
-  // Starts not yet due, the latest first and the earliest last. A queue has at most one
-  // transfer waiting for its start, so there are few, and a new one is usually the latest: a
-  // sorted vector inserts it at the front in a step or two and pops the earliest from the back
-  // (a heap cost ~40 instructions per transfer more: docs/performance.md, seventh round).
+  // Starts not yet due, the latest first and the earliest last. A unit has at most one waiting
+  // (a queue moves one transfer at a time, an engine runs one collective), so there are few, and
+  // a new one is usually the latest: a sorted vector inserts it at the front in a step or two
+  // and pops the earliest from the back (a heap cost ~35 instructions per transfer more:
+  // docs/performance.md, seventh round).
   std::vector<Pending> pending_;
   int64_t next_order_ = 0;
   sc_core::sc_event wake_;
