@@ -556,7 +556,7 @@ Picos Ledger::watermark() {
 }
 
 void Ledger::try_finalize(bool all_done) {
-  finalize_at_ = recorded_.load(std::memory_order_relaxed) + 128;
+  finalize_at_ = recorded_.load(std::memory_order_relaxed) + kFinalizeEvery;
   const Picos watermark = all_done ? kNever : this->watermark();
   passed_ = std::max(passed_, watermark);
   if (checker_) {

@@ -29,6 +29,12 @@ class Ledger final : public InstanceObserver {
   // (either may be null); the ledger tells the checker how far the units have come.
   Ledger(SimContext& ctx, size_t iterations_kept, bool capture_timeline, TraceWriter* trace, RaceChecker* checker);
 
+  // Records between two finalizations (and the race checker's advances): the watermark's and
+  // the checker's fixed work per call is paid this rarely (128 rather than 64: 0.8 % fewer
+  // instructions on the 100k GEMM, docs/performance.md, seventh round). The bench's event loop
+  // feeds its checker at the same cadence, so that both do equal work.
+  static constexpr int64_t kFinalizeEvery = 128;
+
   void record(const InstanceRecord& r) override;
   // Instances recorded so far; read by the progress line's thread while the simulation runs.
   int64_t recorded() const { return recorded_.load(std::memory_order_relaxed); }
@@ -105,8 +111,9 @@ class Ledger final : public InstanceObserver {
   };
   // What only a listed iteration's result reads (finalize()): written only while it is kept,
   // in a slot beside the iteration's, so that the ring's part every record touches is two
-  // cache lines (a finalised iteration's slot was written ~64 records before: GEMM 100k,
-  // cachegrind D1 misses of try_finalize 64k with all of it in one 256-byte slot).
+  // cache lines (a finalised iteration's slot was written up to kFinalizeEvery records before:
+  // GEMM 100k when that was 64, cachegrind D1 misses of try_finalize 64k with all of it in one
+  // 256-byte slot).
   struct Listed {
     Picos start = std::numeric_limits<Picos>::max();
     SpanSet compute;
@@ -266,11 +273,10 @@ class Ledger final : public InstanceObserver {
            static_cast<uint64_t>(index - timeline_window_from_) < timeline_window_size_;
   }
   std::vector<TimelineSpan> timeline_;
-  // record() calls try_finalize() once the count of records reaches this: 128 records after
-  // the last call (a count apart from recorded_ would be one more load and store per record;
-  // every 128 rather than 64 pays the watermark's and the checker's fixed work per call half as
-  // often: docs/performance.md, seventh round).
-  int64_t finalize_at_ = 128;
+  // record() calls try_finalize() once the count of records reaches this: kFinalizeEvery
+  // records after the last call (a count apart from recorded_ would be one more load and store
+  // per record).
+  int64_t finalize_at_ = kFinalizeEvery;
 };
 
 }  // namespace tandem

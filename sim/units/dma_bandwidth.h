@@ -95,7 +95,6 @@ inline void DmaBandwidth::find_next(Group& g) {
   g.next = next;
 }
 
-
 inline void DmaBandwidth::complete_until(double now, std::vector<int>& done) {
   size_t idle = 0;  // idle groups
   for (Group& g : groups_) {

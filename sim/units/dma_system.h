@@ -8,7 +8,6 @@
 // data) waits for it there, and the DMA system stops running ahead until SystemC has caught up.
 #pragma once
 
-#include <algorithm>
 #include <vector>
 
 #include <systemc>

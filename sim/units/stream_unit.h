@@ -260,7 +260,9 @@ class StreamUnit : public Waker, public sc_core::sc_module {  // Waker first: a 
 
 [[gnu::always_inline]] inline bool StreamUnit::publish_outputs(const SimInst& inst, Picos start, Picos read_done,
                                                               Picos complete, Publish which) {
-  // Many sets are empty (most DMA queues' Ordered outputs): skip the walk then.
+  // Many sets are empty (most DMA queues' Ordered outputs): skip the walk then. Checked here,
+  // before try_publish sets its walk up, though that looks the set up again: the check inside
+  // try_publish instead cost 0.4 M more instructions on the 100k GEMM.
   uint32_t n = 0;
   ctx_.channel_ports.begin(inst.id, static_cast<ChannelPorts::Set>(which), &n);
   if (publish_next_ < n) {

@@ -8,6 +8,7 @@
 #include <queue>
 #include <stdexcept>
 
+#include "sim/observe/ledger.h"
 #include "sim/units/dma_bandwidth.h"
 
 namespace tandem {
@@ -246,7 +247,7 @@ class Baseline {
     r.loop_counts = u.counts.data();
     r.loop_ivs = u.ivs.data();
     observer_->record(r);
-    if (++since_progress_ < 128) return;
+    if (++since_progress_ < Ledger::kFinalizeEvery) return;  // as the ledger advances its checker
     since_progress_ = 0;
     // A unit's next record starts no earlier than it is free (a transfer in flight: its
     // issue); every instance not yet recorded is at or after a unit's current instruction.

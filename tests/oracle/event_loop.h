@@ -18,8 +18,8 @@ struct BaselineResult {
 
 // What the benchmark hangs on the loop so that it does the simulator's per-instance
 // observation work too (the race checker): every instance's record, as the simulator's units
-// report it, and, every 64 records, how far the run has come (the arguments of
-// RaceChecker::advance).
+// report it, and, every Ledger::kFinalizeEvery records, how far the run has come (the
+// arguments of RaceChecker::advance).
 class BaselineObserver {
  public:
   virtual ~BaselineObserver() = default;
