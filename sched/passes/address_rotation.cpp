@@ -1,6 +1,7 @@
 #include "sched/passes/address_rotation.h"
 
 #include <algorithm>
+#include <iterator>
 #include <optional>
 #include <unordered_map>
 
@@ -176,10 +177,13 @@ void AddressRotationPass::run(PassContext& ctx) {
       ctx.log->debug("{}: %{} over {} buffers", where, t.name, n);
 
       // Buffers repeat every n iterations: carried WAR/WAW on the tensor move to distance n.
-      std::vector<InstId> all = readers;  // the tensor's users in program order
-      all.insert(all.end(), writers.begin(), writers.end());
-      std::sort(all.begin(), all.end(), [&](InstId a, InstId b) { return pos[a] < pos[b]; });
-      all.erase(std::unique(all.begin(), all.end()), all.end());
+      // The tensor's users in program order: readers and writers each come in it (they are
+      // picked from users_by_tensor's lists), so their union is a merge, not a sort (which was a
+      // tenth of `tandem opt` on a 100k-instruction GEMM body).
+      std::vector<InstId> all;
+      all.reserve(readers.size() + writers.size());
+      std::set_union(readers.begin(), readers.end(), writers.begin(), writers.end(), std::back_inserter(all),
+                     [&](InstId a, InstId b) { return pos[a] < pos[b]; });
       for (InstId x : marked) role[static_cast<size_t>(x)] = 0;
       for (InstId x : all) role[static_cast<size_t>(x)] |= kUser;
       for (InstId x : writers) role[static_cast<size_t>(x)] |= kWriter;

@@ -421,6 +421,7 @@ Target ModelReader::read() {
         missing_timing_.emplace_back(op.loc,
                                      "opcode '" + name + "' runs on '" + e + "' but engines." + e + ".costs has no entry for it");
   t.missing_timing = std::move(missing_timing_);
+  t.index_opcodes();
   return t;
 }
 

@@ -67,8 +67,17 @@ std::optional<SpaceRole> parse_space_role(const std::string& name) {
 }
 
 const OpcodeInfo* Target::opcode(const std::string& n) const {
+  if (opcode_index_.by_name.size() == opcodes.size()) {
+    auto it = opcode_index_.by_name.find(n);
+    return it == opcode_index_.by_name.end() ? nullptr : it->second;
+  }
   auto it = opcodes.find(n);
   return it == opcodes.end() ? nullptr : &it->second;
+}
+
+void Target::index_opcodes() {
+  opcode_index_.by_name.clear();
+  for (const auto& [name, op] : opcodes) opcode_index_.by_name.emplace(name, &op);
 }
 
 const SpaceInfo* Target::space(const std::string& n) const {

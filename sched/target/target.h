@@ -11,6 +11,8 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "sched/support/error.h"
@@ -151,7 +153,7 @@ struct Target {
   DmaModel dma;
   CollectiveModel collective;
   std::vector<ConflictRule> conflicts;
-  std::map<std::string, OpcodeInfo> opcodes;
+  std::map<std::string, OpcodeInfo> opcodes;  // in name order (listings, first_of_class)
   // The keys `tandem sim` needs and this file lacks (docs/models.md, "required: sim"), in
   // the order the reader met them; `tandem opt` does without them.
   std::vector<Error> missing_timing;
@@ -172,6 +174,27 @@ struct Target {
 
   // Throws the first of missing_timing: a model for `tandem sim` needs its timing half.
   void require_timing() const;
+
+  // Hashes `opcodes` by name for opcode(): the passes, the analysis and the verifier look an
+  // opcode up per instruction, and the map's string compares were 4 % of `tandem opt` on a
+  // 100k-instruction kernel. The model reader calls it once `opcodes` is complete.
+  void index_opcodes();
+
+ private:
+  // The index points into `opcodes`: a moved Target keeps it (a map's nodes move with it), a
+  // copied one starts without (its pointers would be the original's), and one whose opcodes
+  // have changed in number since looks the map up.
+  struct OpcodeIndex {
+    std::unordered_map<std::string_view, const OpcodeInfo*> by_name;
+    OpcodeIndex() = default;
+    OpcodeIndex(const OpcodeIndex&) {}
+    OpcodeIndex(OpcodeIndex&&) = default;
+    OpcodeIndex& operator=(const OpcodeIndex&) {
+      by_name.clear();
+      return *this;
+    }
+    OpcodeIndex& operator=(OpcodeIndex&&) = default;
+  } opcode_index_;
 };
 
 // Reads and checks a model file (cached per path): an unknown key, a value of the wrong
