@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <regex>
 
 #include "sched/target/target.h"
@@ -133,6 +134,27 @@ TEST_CASE("roles and tags are read from the model, not taken from names", "[mode
   CHECK(gpu->engine("wave")->constant_cycles("v_wmma_f32_16x16x32_bf16") == 16.0);
   CHECK_FALSE(trn2->engine("pe")->constant_cycles("matmul").has_value());
   CHECK_THAT(load_error(variant("tags: [wmma]", "tags: [wmm]", "tag", "gpu-cu.yaml")), Catch::Contains("unknown tag 'wmm'"));
+}
+
+TEST_CASE("opcodes are found by name through the index, in a copy and after a change", "[model]") {
+  auto trn2 = load_target(kModels + "trn2.yaml");
+  const OpcodeInfo* matmul = trn2->opcode("matmul");
+  REQUIRE(matmul != nullptr);
+  CHECK(matmul == &trn2->opcodes.at("matmul"));  // the index points into the map
+  CHECK(trn2->opcode("no_such_opcode") == nullptr);
+  // A copy's index would point into the original: it looks its own map up.
+  auto copy = std::make_unique<Target>(*trn2);
+  CHECK(copy->opcode("matmul") == &copy->opcodes.at("matmul"));
+  // Opcodes added after the index was built are found too (the map is looked up), and again
+  // through the index once it is rebuilt.
+  copy->opcodes["extra_op"] = OpcodeInfo{};
+  CHECK(copy->opcode("extra_op") == &copy->opcodes.at("extra_op"));
+  copy->index_opcodes();
+  CHECK(copy->opcode("extra_op") == &copy->opcodes.at("extra_op"));
+  CHECK(copy->opcode("matmul") == &copy->opcodes.at("matmul"));
+  // A moved Target keeps its index: the map's nodes move with it.
+  Target moved = std::move(*copy);
+  CHECK(moved.opcode("extra_op") == &moved.opcodes.at("extra_op"));
 }
 
 TEST_CASE("a model without its timing half is a target for opt; sim asks for the timing", "[model]") {
