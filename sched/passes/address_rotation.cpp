@@ -178,8 +178,8 @@ void AddressRotationPass::run(PassContext& ctx) {
 
       // Buffers repeat every n iterations: carried WAR/WAW on the tensor move to distance n.
       // The tensor's users in program order: readers and writers each come in it (they are
-      // picked from users_by_tensor's lists), so their union is a merge, not a sort (which was a
-      // tenth of `tandem opt` on a 100k-instruction GEMM body).
+      // picked from users_by_tensor's lists), so their union is a merge, not a sort (40 M of the
+      // 4.1 G instructions of `tandem opt` on a 100k-instruction GEMM body).
       std::vector<InstId> all;
       all.reserve(readers.size() + writers.size());
       std::set_union(readers.begin(), readers.end(), writers.begin(), writers.end(), std::back_inserter(all),
