@@ -63,7 +63,7 @@ void AddressRotationPass::run(PassContext& ctx) {
   DepGraph& g = ctx.deps;
   const SpaceInfo* space = k.target->space(space_);
   if (!space) {
-    ctx.skip("target '" + k.target->name + "' has no " + space_);
+    ctx.skip_unchanged("target '" + k.target->name + "' has no " + space_);
     return;
   }
   // n buffers of a tensor, in the space's capacity unit (banks or bytes per partition): the

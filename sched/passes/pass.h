@@ -65,6 +65,13 @@ struct PassContext {
   // The graph now differs from what analysis of the accesses derives: print it in full.
   void mark_deps_listed() { kernel.attrs.set_flag(attr::kDepsListed); }
   void skip(const std::string& reason);
+  // The whole pass is skipped, decided before it changed anything: the pass manager does not
+  // verify the kernel again after it (the verifier's answer cannot have changed).
+  void skip_unchanged(const std::string& reason) {
+    skip(reason);
+    unchanged = true;
+  }
+  bool unchanged = false;
   void note(const std::string& what);
 };
 

@@ -64,6 +64,12 @@ bool same_engine(const Kernel& k, InstId a, InstId b) {
 
 void PrefetchSchedulePass::run(PassContext& ctx) {
   Kernel& k = ctx.kernel;
+  const char* nothing_to_do = after_ ? "after the scheduler: nothing to do with these options"
+                                     : "before the scheduler: nothing to do with these options";
+  if (min_bytes_ < 0 && cc_mode_ == 0 && !(after_ && distance_ > 0)) {  // the default pipeline's two runs
+    ctx.skip_unchanged(nothing_to_do);
+    return;
+  }
   if (min_bytes_ >= 0) force_incoming_order(ctx);
   if (cc_mode_ > 0) align_collectives(ctx);
   if (after_ && distance_ > 0) {
@@ -77,8 +83,7 @@ void PrefetchSchedulePass::run(PassContext& ctx) {
     for (LoopId l = 0; l < static_cast<LoopId>(k.loops.size()); ++l)
       if (chosen[static_cast<size_t>(l)]) set_distance(ctx, l, distance_);
   }
-  if (ctx.stats.counters.empty())
-    ctx.skip(std::string(after_ ? "after" : "before") + " the scheduler: nothing to do with these options");
+  if (ctx.stats.counters.empty()) ctx.skip(nothing_to_do);
 }
 
 // Before: stamp the incoming order of the large loads. After: chain each to the previous one

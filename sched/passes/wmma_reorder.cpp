@@ -45,7 +45,7 @@ void retarget(Kernel& k, Access& a, int tensor) {
 void WmmaReorderPass::run(PassContext& ctx) {
   Kernel& k = ctx.kernel;
   if (k.deps_listed()) {
-    ctx.skip("the kernel lists its dependences; wmma-reorder needs them derived from the accesses");
+    ctx.skip_unchanged("the kernel lists its dependences; wmma-reorder needs them derived from the accesses");
     return;
   }
   // Virtual registers already in the kernel (an earlier run's) keep their numbers.

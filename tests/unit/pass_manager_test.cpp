@@ -69,6 +69,29 @@ TEST_CASE("running a pipeline applies its passes and reports statistics", "[pass
   CHECK_THAT(diag.str(), Catch::Contains("# IR after assign-engines{queues=1}"));
 }
 
+TEST_CASE("the kernel is verified after every pass but one skipped whole before changing it", "[passes]") {
+  // A pass that breaks the kernel (an access to an undeclared tensor) and then says it
+  // skipped: the verifier catches it after a plain skip; a whole skip is taken at its word.
+  struct Breaker : Pass {
+    explicit Breaker(bool whole) : whole(whole) {}
+    void run(PassContext& ctx) override {
+      ctx.kernel.insts[ctx.kernel.find_inst("mm")].reads[0].tensor_id = 1000;
+      if (whole) ctx.skip_unchanged("nothing to do");
+      else ctx.skip("nothing to do");
+    }
+    bool whole;
+  };
+  const auto run = [](bool whole) {
+    Kernel k = parse_kernel_file(std::string(TANDEM_SOURCE_DIR) + "/workloads/trn/gemm_k.kir");
+    DepGraph g = build_dep_graph(k);
+    const PassInfo breaker{"breaker", "", {}, [whole](const PassOptions&) { return std::make_unique<Breaker>(whole); }};
+    std::ostringstream diag;
+    run_pipeline(k, g, {PipelineStep{&breaker, {}, "breaker"}}, RunOptions{}, diag);
+  };
+  CHECK_THROWS_WITH(run(false), Catch::Contains("pass 'breaker' broke the kernel") && Catch::Contains("not declared"));
+  CHECK_NOTHROW(run(true));
+}
+
 TEST_CASE("a pass on a graph edited by earlier passes adds only queue order", "[passes]") {
   Kernel k = parse_kernel_file(std::string(TANDEM_SOURCE_DIR) + "/workloads/trn/gemm_k.kir");
   DepGraph g = build_dep_graph(k);
