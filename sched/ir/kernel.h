@@ -14,7 +14,7 @@
 #include "sched/ir/affine.h"
 #include "sched/ir/attribute_keys.h"
 #include "sched/ir/attributes.h"
-#include "sched/ir/name_index.h"
+#include "sched/support/name_index.h"
 #include "sched/support/error.h"
 
 namespace tandem {

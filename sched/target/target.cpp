@@ -67,17 +67,25 @@ std::optional<SpaceRole> parse_space_role(const std::string& name) {
 }
 
 const OpcodeInfo* Target::opcode(const std::string& n) const {
-  if (opcode_index_.by_name.size() == opcodes.size()) {
-    auto it = opcode_index_.by_name.find(n);
-    return it == opcode_index_.by_name.end() ? nullptr : it->second;
+  const auto& entries = opcode_index_.entries;
+  if (entries.size() == opcodes.size()) {
+    const int i = opcode_index_.positions.find(n, [&](int id) -> const std::string& { return entries[static_cast<size_t>(id)]->first; });
+    return i < 0 ? nullptr : &entries[static_cast<size_t>(i)]->second;
   }
   auto it = opcodes.find(n);
   return it == opcodes.end() ? nullptr : &it->second;
 }
 
 void Target::index_opcodes() {
-  opcode_index_.by_name.clear();
-  for (const auto& [name, op] : opcodes) opcode_index_.by_name.emplace(name, &op);
+  auto& [entries, positions] = opcode_index_;
+  entries.clear();
+  positions.clear();
+  positions.reserve(opcodes.size());
+  const auto name_of = [&](int id) -> const std::string& { return entries[static_cast<size_t>(id)]->first; };
+  for (const auto& entry : opcodes) {
+    positions.insert(entry.first, static_cast<int>(entries.size()), name_of);
+    entries.push_back(&entry);
+  }
 }
 
 const SpaceInfo* Target::space(const std::string& n) const {

@@ -11,11 +11,10 @@
 #include <optional>
 #include <set>
 #include <string>
-#include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "sched/support/error.h"
+#include "sched/support/name_index.h"
 #include "sched/target/cost_formula.h"
 
 namespace tandem {
@@ -175,22 +174,25 @@ struct Target {
   // Throws the first of missing_timing: a model for `tandem sim` needs its timing half.
   void require_timing() const;
 
-  // Hashes `opcodes` by name for opcode(): the passes, the analysis and the verifier look an
+  // Indexes `opcodes` by name for opcode(): the passes, the analysis and the verifier look an
   // opcode up per instruction, and the map's string compares were 4 % of `tandem opt` on a
   // 100k-instruction kernel. The model reader calls it once `opcodes` is complete.
   void index_opcodes();
 
  private:
-  // The index points into `opcodes`: a moved Target keeps it (a map's nodes move with it), a
-  // copied one starts without (its pointers would be the original's), and one whose opcodes
-  // have changed in number since looks the map up.
+  // `opcodes`' entries in name order and a NameIndex of their positions. The entries point into
+  // `opcodes`: a moved Target keeps them (a map's nodes move with it), a copied one starts
+  // without (they would be the original's), and one whose opcodes have changed in number since
+  // looks the map up.
   struct OpcodeIndex {
-    std::unordered_map<std::string_view, const OpcodeInfo*> by_name;
+    std::vector<const std::pair<const std::string, OpcodeInfo>*> entries;
+    NameIndex positions;
     OpcodeIndex() = default;
     OpcodeIndex(const OpcodeIndex&) {}
     OpcodeIndex(OpcodeIndex&&) = default;
     OpcodeIndex& operator=(const OpcodeIndex&) {
-      by_name.clear();
+      entries.clear();
+      positions.clear();
       return *this;
     }
     OpcodeIndex& operator=(OpcodeIndex&&) = default;

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "sched/ir/name_index.h"
+#include "sched/support/name_index.h"
 #include "test_util.h"
 
 using namespace tandem;
