@@ -77,7 +77,9 @@ const OpcodeInfo* Target::opcode(const std::string& n) const {
 }
 
 void Target::index_opcodes() {
-  auto& [entries, positions] = opcode_index_;
+  // Named references, not a structured binding: C++17 lambdas cannot capture bindings.
+  auto& entries = opcode_index_.entries;
+  auto& positions = opcode_index_.positions;
   entries.clear();
   positions.clear();
   positions.reserve(opcodes.size());
