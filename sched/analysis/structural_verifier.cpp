@@ -224,10 +224,10 @@ class Verifier {
   }
 
   // One edge (of the graph or a dep line): live ends, a kind, a distance, an enclosing loop.
-  void edge(const std::string& what, InstId src, InstId dst, int kind, int distance, LoopId loop) {
+  void edge(const char* what, InstId src, InstId dst, int kind, int distance, LoopId loop) {
     const bool valid_kind = kind >= static_cast<int>(DepKind::Ordered) && kind <= static_cast<int>(DepKind::Flow);
     const auto line = [&] {
-      return what + " " + inst_name(src) + " -> " + inst_name(dst) + " " +
+      return std::string(what) + " " + inst_name(src) + " -> " + inst_name(dst) + " " +
              (valid_kind ? dep_kind_name(static_cast<DepKind>(kind)) : "?");
     };
     for (InstId end : {src, dst}) {
