@@ -9,7 +9,7 @@
 
 namespace tandem {
 
-const AttrValue* Attributes::find(std::string_view key) const {
+const AttrValue* Attributes::scan(std::string_view key) const {
   for (const auto& [k, v] : entries_)
     if (k == key) return &v;
   return nullptr;
@@ -22,12 +22,15 @@ void Attributes::set(std::string_view key, AttrValue value) {
       return;
     }
   entries_.emplace_back(std::string(key), std::move(value));
+  keys_ |= key_bit(key);
 }
 
 bool Attributes::erase(std::string_view key) {
   for (auto it = entries_.begin(); it != entries_.end(); ++it)
     if (it->first == key) {
       entries_.erase(it);
+      keys_ = 0;
+      for (const auto& entry : entries_) keys_ |= key_bit(entry.first);
       return true;
     }
   return false;

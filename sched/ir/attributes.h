@@ -20,7 +20,12 @@ class Attributes {
   // Keys by view: the attr:: constants are C strings, and a std::string made of one per
   // look-up (longer ones on the heap) was most of what asking a 100k-instruction kernel cost.
   bool has(std::string_view key) const { return find(key) != nullptr; }
-  const AttrValue* find(std::string_view key) const;
+  const AttrValue* find(std::string_view key) const {
+    // Most look-ups ask for a key the dictionary lacks: `keys_` answers most of them without
+    // reading the entries, which live elsewhere on the heap (a cache miss per instruction).
+    if (!(keys_ & key_bit(key))) return nullptr;
+    return scan(key);
+  }
   void set(std::string_view key, AttrValue value);  // replaces or appends
   void set_flag(std::string_view key) { set(key, std::monostate{}); }
   bool erase(std::string_view key);
@@ -32,7 +37,15 @@ class Attributes {
   const std::vector<std::pair<std::string, AttrValue>>& entries() const { return entries_; }
 
  private:
+  // One bit per key, by its length and end characters: a key whose bit is clear is absent.
+  static uint64_t key_bit(std::string_view key) {
+    return key.empty() ? 1 : uint64_t{1} << ((key.size() * 7 + static_cast<unsigned char>(key.front()) +
+                                              static_cast<unsigned char>(key.back())) & 63);
+  }
+  const AttrValue* scan(std::string_view key) const;
+
   std::vector<std::pair<std::string, AttrValue>> entries_;
+  uint64_t keys_ = 0;  // the key_bit of every entry
 };
 
 std::string format_attr_value(const AttrValue& v);
