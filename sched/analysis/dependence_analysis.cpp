@@ -253,7 +253,6 @@ class Analyzer {
     edges_.reserve(order_.size() * 3);
     succ_.resize(k_.insts.size());
     reached_.assign(k_.insts.size(), -1);
-    loadish_.assign(k_.insts.size(), -1);
     for (size_t i = 0; i < order_.size(); ++i) {
       InstId id = order_[i];
       stamp_ = static_cast<int>(i);
@@ -312,12 +311,8 @@ class Analyzer {
   // starts, through such edges.
   bool stable(InstId dst, int shared_depth) {
     if (shared_depth == 0) return true;
-    int8_t& loadish = loadish_[static_cast<size_t>(dst)];  // the opcode looked up once per instruction
-    if (loadish < 0) {
-      const OpcodeInfo* op = k_.target->opcode(k_.insts[dst].opcode);
-      loadish = op && (op->op_class == OpClass::Load || op->op_class == OpClass::IndirectLoad);
-    }
-    return !loadish;
+    const std::optional<OpClass> c = op_class_(dst);
+    return !(c == OpClass::Load || c == OpClass::IndirectLoad);
   }
 
   // Does c finish (completion) or finish reading (!completion) before the visited
@@ -753,7 +748,7 @@ class Analyzer {
   std::unordered_map<InstId, std::vector<Access>> register_reads_;
   std::vector<std::vector<InstId>> succ_;  // distance-0 stable edges added so far, by source
   std::vector<int> reached_;
-  std::vector<int8_t> loadish_;  // stable()'s: -1 unknown, 1 a load or gather
+  OpClassOf op_class_{k_};  // stable()'s
   int stamp_ = -1;
   const bool has_register_file_ = std::any_of(k_.tensors.begin(), k_.tensors.end(),
                                               [](const Tensor& t) { return t.register_file; });

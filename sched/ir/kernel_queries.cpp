@@ -148,6 +148,12 @@ bool is_load(const Kernel& k, InstId id) {
   return op && (op->op_class == OpClass::Load || op->op_class == OpClass::IndirectLoad);
 }
 
+void OpClassOf::look_up(size_t i) {
+  if (i >= known_.size()) known_.resize(k_.insts.size(), 0);
+  const OpcodeInfo* op = k_.target->opcode(k_.insts[i].opcode);
+  known_[i] = op ? static_cast<int8_t>(1 + static_cast<int>(op->op_class)) : int8_t{-1};
+}
+
 LoadStage load_stage(const Kernel& k, const DepGraph& g, LoopId loop) {
   LoadStage s;
   for (const Stmt& st : k.loops[static_cast<size_t>(loop)].body)

@@ -14,6 +14,7 @@
 #include "sched/ir/dep_graph.h"
 #include "sched/ir/kernel.h"
 #include "sched/support/box.h"
+#include "sched/target/target.h"
 
 namespace tandem {
 
@@ -107,5 +108,26 @@ LoadStage load_stage(const Kernel& k, const DepGraph& g, LoopId loop);
 
 // Is `id` a load-class instruction (load or indirect load)?
 bool is_load(const Kernel& k, InstId id);
+
+// Each instruction's opcode class (nullopt: an opcode the target lacks), looked up in the
+// target once per instruction and kept, for a pass or analysis that asks it of every
+// instruction many times. Instructions added later are looked up when first asked; an
+// instruction's opcode must not change while this is in use.
+class OpClassOf {
+ public:
+  explicit OpClassOf(const Kernel& k) : k_(k), known_(k.insts.size(), 0) {}
+  std::optional<OpClass> operator()(InstId id) {
+    const size_t i = static_cast<size_t>(id);
+    if (i >= known_.size() || known_[i] == 0) look_up(i);
+    if (known_[i] < 0) return std::nullopt;
+    return static_cast<OpClass>(known_[i] - 1);
+  }
+
+ private:
+  void look_up(size_t i);
+
+  const Kernel& k_;
+  std::vector<int8_t> known_;  // by instruction: 0 not asked yet, -1 no such opcode, else 1 + the class
+};
 
 }  // namespace tandem

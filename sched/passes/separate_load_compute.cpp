@@ -133,17 +133,11 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
   // Load-class instructions of the loop, and whether each may run a stage early: it may not
   // when something the compute stage produces this iteration flows into it (directly, or
   // through another load that may not).
-  // Asked of every instruction many times: the answer kept per instruction (-1: not yet).
-  // The pass adds instructions but changes no instruction's opcode.
-  std::vector<int8_t> load_class_of;
+  // Asked of every instruction many times (the pass adds instructions but changes no opcode).
+  OpClassOf op_class(k);
   auto load_class = [&](InstId id) {
-    if (static_cast<size_t>(id) >= load_class_of.size()) load_class_of.resize(k.insts.size(), -1);
-    int8_t& known = load_class_of[static_cast<size_t>(id)];
-    if (known < 0) {
-      const OpClass c = t.opcode(k.insts[id].opcode)->op_class;
-      known = c == OpClass::Load || (memset_ && c == OpClass::IndirectLoad);
-    }
-    return known == 1;
+    const std::optional<OpClass> c = op_class(id);
+    return c == OpClass::Load || (memset_ && c == OpClass::IndirectLoad);
   };
   // It may not either when the compute stage still uses its destination earlier in this
   // iteration (a distance-0 Anti or Output edge): such a load already prefetches for the

@@ -69,7 +69,7 @@ std::optional<SpaceRole> parse_space_role(const std::string& name) {
 const OpcodeInfo* Target::opcode(const std::string& n) const {
   const auto& entries = opcode_index_.entries;
   if (entries.size() == opcodes.size()) {
-    const int i = opcode_index_.positions.find(n, [&](int id) -> const std::string& { return entries[static_cast<size_t>(id)]->first; });
+    const int i = opcode_index_.positions.find(n, opcode_index_.name_of());
     return i < 0 ? nullptr : &entries[static_cast<size_t>(i)]->second;
   }
   auto it = opcodes.find(n);
@@ -77,16 +77,13 @@ const OpcodeInfo* Target::opcode(const std::string& n) const {
 }
 
 void Target::index_opcodes() {
-  // Named references, not a structured binding: C++17 lambdas cannot capture bindings.
-  auto& entries = opcode_index_.entries;
-  auto& positions = opcode_index_.positions;
-  entries.clear();
-  positions.clear();
-  positions.reserve(opcodes.size());
-  const auto name_of = [&](int id) -> const std::string& { return entries[static_cast<size_t>(id)]->first; };
+  OpcodeIndex& index = opcode_index_;
+  index.entries.clear();
+  index.positions.clear();
+  index.positions.reserve(opcodes.size());
   for (const auto& entry : opcodes) {
-    positions.insert(entry.first, static_cast<int>(entries.size()), name_of);
-    entries.push_back(&entry);
+    index.positions.insert(entry.first, static_cast<int>(index.entries.size()), index.name_of());
+    index.entries.push_back(&entry);
   }
 }
 

@@ -187,6 +187,10 @@ struct Target {
   struct OpcodeIndex {
     std::vector<const std::pair<const std::string, OpcodeInfo>*> entries;
     NameIndex positions;
+    // NameIndex's names: the entries' keys.
+    auto name_of() const {
+      return [this](int id) -> const std::string& { return entries[static_cast<size_t>(id)]->first; };
+    }
     OpcodeIndex() = default;
     OpcodeIndex(const OpcodeIndex&) {}
     OpcodeIndex(OpcodeIndex&&) = default;
