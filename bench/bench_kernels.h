@@ -1,8 +1,11 @@
 // What the benchmarks share: generated kernels and the growth exponent they report.
 #pragma once
 
+#include <cerrno>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -50,6 +53,32 @@ inline double growth_exponent(const std::vector<double>& x, const std::vector<do
   }
   if (m < 2) return NAN;
   return (m * sxy - sx * sy) / (m * sxx - sx * sx);
+}
+
+// The benchmarks' positional counts, `defaults` for those not given. `-h`/`--help` prints
+// `usage` and exits 0; an argument that is not a positive integer, or one too many, prints
+// what is wrong and `usage` to stderr and exits 1 (a count read as 0 ran a kernel of nothing).
+// `args` are the `count` arguments after the program's name (and any subcommand).
+inline std::vector<int64_t> positional_counts(const char* program, int count, char** args, const char* usage,
+                                              std::vector<int64_t> defaults) {
+  for (int i = 0; i < count; ++i) {
+    const std::string arg = args[i];
+    if (arg == "-h" || arg == "--help") {
+      std::fputs(usage, stdout);
+      std::exit(0);
+    }
+    char* end = nullptr;
+    errno = 0;
+    const long long v = std::strtoll(args[i], &end, 10);
+    const size_t at = static_cast<size_t>(i);
+    if (at >= defaults.size() || end == args[i] || *end != '\0' || errno != 0 || v <= 0) {
+      std::fprintf(stderr, "%s: %s '%s'\n%s", program,
+                   at >= defaults.size() ? "unexpected argument" : "expected a positive integer, got", args[i], usage);
+      std::exit(1);
+    }
+    defaults[at] = v;
+  }
+  return defaults;
 }
 
 }  // namespace tandem::bench

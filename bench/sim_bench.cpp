@@ -284,10 +284,18 @@ double rate(const Measure& m) { return static_cast<double>(m.instances) / m.seco
 
 }  // namespace
 
+constexpr const char* kUsage =
+    "usage: sim_bench [GEMM_TRIPS=333334] [LOOP_TRIPS=10000000]\n"
+    "Simulator throughput on a GEMM K loop of GEMM_TRIPS iterations (3 instructions each) with and\n"
+    "without the race checker, against a plain event loop and bare SystemC processes; the\n"
+    "race-checker strip family and straight-line code with their growth exponents; the peak\n"
+    "memory of a two-stage loop of LOOP_TRIPS iterations. CPU time, minimum of 3.\n";
+
 int main(int argc, char** argv) {
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
-  const int64_t gemm_trips = argc > 1 ? std::atoll(argv[1]) : 333334;    // 3 instructions each
-  const int64_t long_trips = argc > 2 ? std::atoll(argv[2]) : 10000000;
+  const std::vector<int64_t> counts = bench::positional_counts(argv[0], argc - 1, argv + 1, kUsage, {333334, 10000000});
+  const int64_t gemm_trips = counts[0];  // 3 instructions each
+  const int64_t long_trips = counts[1];
 
   const std::string gemm = gemm_k(gemm_trips);
   const Measure sim = best_of_3([&] { return simulate_in_child(gemm, 100); });
