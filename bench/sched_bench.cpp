@@ -1,7 +1,8 @@
 // Scheduler scaling: the time and peak memory of `tandem opt` on generated kernels of 1k to
 // 100k instructions, per stage, and each family's least-squares growth exponent (issue 16's
 // goal: --passes=default < 1 s and < 200 MB at 100k, exponent <= 1.2; parse of 100k tensors
-// < 1 s). Each measurement runs in a forked child, so its peak RSS is its own and a slow size
+// < 1 s); and of `tandem sim --passes=default` on the same kernels, whose lowering and
+// bounds see the whole program too. Each measurement runs in a forked child, so its peak RSS is its own and a slow size
 // can be stopped at a CPU time limit ("> N s").
 //
 //   build/bin/sched_bench [MAX_INSTRUCTIONS=100000] [LIMIT_S=60]
@@ -27,6 +28,7 @@
 #include "sched/ir/parser.h"
 #include "sched/ir/printer.h"
 #include "sched/passes/pass_manager.h"
+#include "sim/driver/simulate_file.h"
 
 namespace {
 
@@ -106,6 +108,14 @@ Result measure(const std::string& text, const std::string& what, int limit_s) {
         DepGraph g = build_dep_graph(k);
         if (what == "analysis") {
           r.seconds = cpu_seconds() - t1;
+        } else if (what == "sim") {
+          // The whole of `tandem sim --passes=default`: parse, analysis, passes, lowering and
+          // the simulation with the race checker (the lowering once scanned the program per
+          // unit and per barrier: 220 s for the 100k body of (b), against 0.05 s of opt at 10k).
+          run_pipeline(k, g, parse_pipeline("default"), RunOptions{}, std::cerr);
+          const SimProgram p = lower_scheduled(k, g, RunOptions{});
+          simulate(p, SimOptions{});
+          r.seconds = cpu_seconds() - t0;
         } else {
           // The whole of `tandem opt --passes=P -o F`: parse, analysis, passes and printing.
           run_pipeline(k, g, parse_pipeline(what), RunOptions{}, std::cerr);
@@ -154,9 +164,10 @@ Result best_of(const std::string& text, const std::string& what, int limit_s) {
 constexpr const char* kUsage =
     "usage: sched_bench [MAX_INSTRUCTIONS=100000] [LIMIT_S=60]\n"
     "       sched_bench --kernel FAMILY N   print family FAMILY's (a-d) kernel of N instructions\n"
-    "Times parse, analysis and tandem opt --passes=default/auto on four generated families of\n"
-    "1k to MAX_INSTRUCTIONS instructions (CPU time, min of 3 under 10 s, peak RSS), each in a\n"
-    "child stopped at LIMIT_S seconds, and prints each family's growth exponent.\n";
+    "Times parse, analysis, tandem opt --passes=default/auto and tandem sim --passes=default on\n"
+    "four generated families of 1k to MAX_INSTRUCTIONS instructions (CPU time, min of 3 under\n"
+    "10 s, peak RSS), each in a child stopped at LIMIT_S seconds, and prints each family's\n"
+    "growth exponent.\n";
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "--kernel") {
@@ -180,9 +191,11 @@ int main(int argc, char** argv) {
       {'b', "load/activation/save in a loop"},
       {'c', "GEMM body in a loop"},
       {'d', "N tensors (load/save of each) in a loop"}};
-  const std::vector<std::string> stages = {"parse", "analysis", "default", "auto"};
+  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  const std::vector<std::string> stages = {"parse", "analysis", "default", "auto", "sim"};
   std::printf("CPU seconds (min of 3 under %.0f s), peak RSS MB; default/auto: parse + analysis + passes + printing; "
-              "limit %d s\n", kRepeatBelowS, limit_s);
+              "sim: tandem sim --passes=default (parse to simulation, race checker on); limit %d s\n",
+              kRepeatBelowS, limit_s);
   for (const auto& [family, title] : families) {
     std::printf("\n(%c) %s\n", family, title);
     std::printf("%8s", "n");

@@ -122,7 +122,7 @@ class RaceChecker {
   void record_unqueued_reads(const InstPlan& plan, const InstanceRecord& r, int64_t seq);
   void queue_box(const AccessPlan& ap, const int64_t* ivs);
   static void write_box(WriteLog& w, const AccessPlan& ap, const int64_t* ivs);
-  void activate(size_t log);
+  void list(size_t log);
   // The live writes of a buffer, in program order once advance() has sorted them, with what
   // lets a check skip the scan in the usual race-free case: the latest landing of the writes
   // before each position and the earliest start of the writes from each position on. Dropped
@@ -137,7 +137,7 @@ class RaceChecker {
     // only as far as the last write without a key until a sort or a move needs all of it
     std::vector<Interval> dims;
     size_t head = 0;
-    bool active = false;   // written at least once (listed in active_)
+    bool listed = false;   // in listed_
     bool sorted = true;    // live writes in program order (writes arrive from several units)
     // The live writes start, and land, in program order (each no earlier than the one
     // before): then the earliest start from a position on is that position's, and no write
@@ -222,10 +222,11 @@ class RaceChecker {
   std::vector<const Interval*> keyed_;
   std::vector<Interval> keyed_boxes_;
   // One write log per rotation buffer of every tensor something writes (a tensor nothing
-  // writes has none, and its reads are not followed: they cannot race); `active_` lists those
-  // written so far in (tensor, buffer) order, the order races are found in.
+  // writes has none, and its reads are not followed: they cannot race); `listed_` lists those
+  // the next advance indexes and settles (written since, or with writes not settled yet) in
+  // (tensor, buffer) order, the order races are found in.
   std::vector<WriteLog> logs_;
-  std::vector<size_t> active_;
+  std::vector<size_t> listed_;
   // Reads waiting to be checked, by instance: one seq is one dynamic instance, whose reads
   // share their seq, start and end and leave together, in the order they arrived. Instances
   // leave in (seq, arrival) order, the order a map by seq would give: those that arrive in
@@ -319,7 +320,7 @@ inline int64_t RaceChecker::buffer_of(const AccessPlan& ap, const int64_t* ivs) 
   }
   for (const AccessPlan& ap : plan.writes) {
     WriteLog& w = ap.log0[buffer_of(ap, ivs)];
-    if (!w.active) activate(static_cast<size_t>(&w - logs_.data()));
+    if (!w.listed) list(static_cast<size_t>(&w - logs_.data()));
     // A write changes its range from the moment the unit starts producing it (a transfer:
     // its first byte; a compute engine: its start) until it completes: a read that overlaps
     // that window can see new bytes.
