@@ -83,6 +83,15 @@ std::string ns(Picos ps) {
   return buf;
 }
 
+// Whether a settle that dropped `dropped` of `n` live writes, the last at `last_dropped`, keeps
+// what it found for the next (WriteLog::settle_known): when only the oldest went, so that no
+// write moved, and many are left. Settling a few writes afresh costs less than keeping the
+// same-box index up to date as they arrive (a GEMM K loop's logs hold about 23).
+bool keeps_settled(size_t n, size_t dropped, size_t last_dropped) {
+  constexpr size_t kKeptFrom = 64;
+  return last_dropped + 1 == dropped && n - dropped >= kKeptFrom;
+}
+
 }  // namespace
 
 RaceChecker::RaceChecker(const SimProgram& p) : p_(p), plans_(p.insts.size()) {
@@ -379,7 +388,7 @@ void RaceChecker::advance(Picos watermark, int64_t min_seq) {
   size_t kept = 0;
   for (size_t l : listed_) {
     WriteLog& log = logs_[l];
-    if (log.settle_known && log.settled_prefix == log.size())
+    if (log.settle_known && log.settled_prefix == log.size() && log.indexed)  // (a drop unindexes it)
       log.listed = false;
     else
       listed_[kept++] = l;
@@ -488,6 +497,7 @@ void RaceChecker::settle(WriteLog& log, Picos watermark, int64_t settled) {
     return;
   }
   drop(log, dropped, last_dropped);
+  if (keeps_settled(n, dropped, last_dropped)) remember(settled_n - dropped, followed_n - dropped);
 }
 
 void RaceChecker::index_same_boxes(WriteLog& log) {
@@ -495,25 +505,28 @@ void RaceChecker::index_same_boxes(WriteLog& log) {
   // settle() puts next: the next write with that hash.
   if (!log.same_known) {
     log.same_known = true;
-    log.same_n = 0;
+    log.same_end = log.head;
     log.next_same.clear();
     log.same_list.clear();
+    log.same_from = 0;
     log.last_of_hash.clear();
   }
-  const size_t n = log.size(), listed = log.same_list.size();
-  log.next_same.resize(n, SIZE_MAX);
-  for (size_t x = log.same_n; x < n; ++x) {
-    const auto [it, fresh] = log.last_of_hash.try_emplace(box_hash(box(log, x)), x);
+  const size_t end = log.events.size(), head = log.head, listed = log.same_list.size();
+  log.next_same.resize(end, SIZE_MAX);
+  for (size_t x = log.same_end; x < end; ++x) {
+    const auto [it, fresh] = log.last_of_hash.try_emplace(box_hash(box(log, x - head)), x);
     if (fresh) continue;
     const size_t prev = it->second;
-    log.next_same[prev] = x;
     it->second = x;
-    if (x > prev + 8 && box(log, x) == box(log, prev)) log.same_list.push_back(prev);
+    if (prev < head) continue;  // dropped: x is the newest live write with its hash
+    log.next_same[prev] = x;
+    if (x > prev + 8 && box(log, x - head) == box(log, prev - head)) log.same_list.push_back(prev);
   }
-  log.same_n = n;
+  log.same_end = end;
   const auto mid = log.same_list.begin() + static_cast<std::ptrdiff_t>(listed);
   std::sort(mid, log.same_list.end());
-  std::inplace_merge(log.same_list.begin(), mid, log.same_list.end());
+  if (listed > 0 && mid != log.same_list.end() && *(mid - 1) > *mid)
+    std::inplace_merge(log.same_list.begin(), mid, log.same_list.end());
 }
 
 void RaceChecker::settle_again(WriteLog& log, Picos watermark, int64_t settled) {
@@ -534,8 +547,13 @@ void RaceChecker::settle_again(WriteLog& log, Picos watermark, int64_t settled) 
   if (settled_n == 0) return;
   size_t followed_n = std::max(settled_n, log.followed_prefix);
   while (followed_n < n && events[followed_n].seq < settled) ++followed_n;
-  if (followed_n > 9 && (!log.same_known || log.same_n != n)) index_same_boxes(log);
-  const size_t* next_same = log.next_same.data();
+  if (followed_n > 9 && (!log.same_known || log.same_end != log.events.size())) index_same_boxes(log);
+  // The nearest newer write of the same hash as live write i, counted from the head (n: none).
+  const size_t head = log.head;
+  auto next_same = [&](size_t i) {
+    const size_t j = log.next_same[head + i];
+    return j == SIZE_MAX ? n : j - head;
+  };
   found_.clear();
   auto hide = [&](size_t i, size_t j) {
     if (events[i].end > events[j].end) report_hidden(log, i, j);
@@ -544,11 +562,19 @@ void RaceChecker::settle_again(WriteLog& log, Picos watermark, int64_t settled) 
   // Below `near_from` every near candidate was tested last time: only a same-box one can
   // have settled since.
   const size_t near_from = before >= 8 ? before - 8 : 0;
-  if (log.same_known)
-    for (const size_t i : log.same_list) {
-      if (i >= near_from || i + 9 >= followed_n) break;
-      if (is_settled(next_same[i])) hide(i, next_same[i]);
+  if (log.same_known) {
+    std::vector<size_t>& list = log.same_list;
+    while (log.same_from < list.size() && list[log.same_from] < head) ++log.same_from;
+    if (log.same_from >= 1024 && 2 * log.same_from >= list.size()) {  // the dropped outweigh the rest
+      list.erase(list.begin(), list.begin() + static_cast<std::ptrdiff_t>(log.same_from));
+      log.same_from = 0;
     }
+    for (size_t k = log.same_from; k < list.size(); ++k) {
+      const size_t i = list[k] - head;
+      if (i >= near_from || i + 9 >= followed_n) break;
+      if (is_settled(next_same(i))) hide(i, next_same(i));
+    }
+  }
   for (size_t i = near_from; i < settled_n; ++i) {
     const BoxRef old = box(log, i);
     const uint32_t old_key = events[i].key;
@@ -561,7 +587,7 @@ void RaceChecker::settle_again(WriteLog& log, Picos watermark, int64_t settled) 
       break;
     }
     if (!found && i + 9 < followed_n) {
-      const size_t j = next_same[i];
+      const size_t j = next_same(i);
       if (j < n && j > i + 8 && is_settled(j) && box(log, j) == old) hide(i, j);
     }
   }
@@ -579,7 +605,13 @@ void RaceChecker::settle_again(WriteLog& log, Picos watermark, int64_t settled) 
     }
     kept_.push_back(i);
   }
-  drop(log, found_.size(), last_dropped);
+  const size_t dropped = found_.size();
+  drop(log, dropped, last_dropped);
+  if (keeps_settled(n, dropped, last_dropped)) {  // what was found holds from the new head
+    log.settle_known = true;
+    log.settled_prefix = settled_n - dropped;
+    log.followed_prefix = followed_n - dropped;
+  }
 }
 
 [[gnu::always_inline]] inline void RaceChecker::drop(WriteLog& log, size_t dropped, size_t last_dropped) {
@@ -612,6 +644,7 @@ void RaceChecker::settle_again(WriteLog& log, Picos watermark, int64_t settled) 
                 log.dims.begin() + static_cast<std::ptrdiff_t>(end), log.dims.begin());
     log.events.erase(log.events.begin(), log.events.begin() + static_cast<std::ptrdiff_t>(log.head));
     log.head = 0;
+    log.same_known = false;  // its indices into `events` moved
   }
 }
 

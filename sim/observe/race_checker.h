@@ -152,7 +152,7 @@ class RaceChecker {
     std::vector<Picos> max_end_before;  // [i]: max end of live writes [0, i)
     std::vector<Picos> min_start_from;  // [i]: min start of live writes [i, n)
     // What the last settle left, while the live writes stay where they were (none dropped by
-    // it, writes since recorded only after them in program order): every write of the settled prefix [0, settled_prefix) was
+    // it but the oldest, writes since recorded only after them in program order): every write of the settled prefix [0, settled_prefix) was
     // kept, each tested against the candidates it had then. The next settle (with the
     // watermark and settled seq no lower) looks only at what can have changed: writes newly
     // settled, the near candidates they add, and same-box candidates newly settled.
@@ -161,14 +161,22 @@ class RaceChecker {
     size_t followed_prefix = 0;  // the first write at or after the prefix that a future read precedes
     Picos settle_watermark = 0;
     int64_t settle_seq = 0;
-    // For those settles, kept up as writes arrive: per live write, the nearest newer write of
+    // A settle that drops only the oldest live writes moves none (the head moves past them):
+    // it keeps what it found, counted from the new head. (A strip rewritten a whole strip
+    // later drops its oldest slices at every advance; settling it anew each time, with a
+    // sort of every live write, made a 100k-instruction body's run grow as n^1.3.)
+    //
+    // For those settles, kept up as writes arrive, by index into `events` (not from `head`,
+    // so that such a drop leaves them as they are): per write, the nearest newer write of
     // the same box hash (SIZE_MAX if none yet), and in order the writes whose such write lies
-    // beyond the near ones with the very same box. It covers live writes [0, same_n);
-    // last_of_hash gives the newest of them with each hash.
+    // beyond the near ones with the very same box (those before `same_from` are dropped). It
+    // covers events [head, same_end); last_of_hash gives the newest with each hash (dropped,
+    // when before the head).
     bool same_known = false;
-    size_t same_n = 0;
+    size_t same_end = 0;
     std::vector<size_t> next_same;
     std::vector<size_t> same_list;
+    size_t same_from = 0;
     std::unordered_map<uint64_t, size_t> last_of_hash;
     // check_producers()'s memory, per box hash of a read: a live write j (an index into
     // `events`, not from `head`) whose box is that read's and overlaps it, and `checked`: no
