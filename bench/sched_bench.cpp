@@ -2,8 +2,8 @@
 // 100k instructions, per stage, and each family's least-squares growth exponent (issue 16's
 // goal: --passes=default < 1 s and < 200 MB at 100k, exponent <= 1.2; parse of 100k tensors
 // < 1 s); and of `tandem sim --passes=default` on the same kernels, whose lowering and
-// bounds see the whole program too. Each measurement runs in a forked child, so its peak RSS is its own and a slow size
-// can be stopped at a CPU time limit ("> N s").
+// bounds see the whole program too. Each measurement runs in a forked child, so its peak RSS
+// is its own and a slow size can be stopped at a CPU time limit ("> N s").
 //
 //   build/bin/sched_bench [MAX_INSTRUCTIONS=100000] [LIMIT_S=60]
 //   build/bin/sched_bench --kernel FAMILY N    (prints family FAMILY's kernel of N

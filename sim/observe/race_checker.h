@@ -152,10 +152,11 @@ class RaceChecker {
     std::vector<Picos> max_end_before;  // [i]: max end of live writes [0, i)
     std::vector<Picos> min_start_from;  // [i]: min start of live writes [i, n)
     // What the last settle left, while the live writes stay where they were (none dropped by
-    // it but the oldest, writes since recorded only after them in program order): every write of the settled prefix [0, settled_prefix) was
-    // kept, each tested against the candidates it had then. The next settle (with the
-    // watermark and settled seq no lower) looks only at what can have changed: writes newly
-    // settled, the near candidates they add, and same-box candidates newly settled.
+    // it but the oldest, writes since recorded only after them in program order): every
+    // write of the settled prefix [0, settled_prefix) was kept, each tested against the
+    // candidates it had then. The next settle (with the watermark and settled seq no lower)
+    // looks only at what can have changed: writes newly settled, the near candidates they
+    // add, and same-box candidates newly settled.
     bool settle_known = false;
     size_t settled_prefix = 0;
     size_t followed_prefix = 0;  // the first write at or after the prefix that a future read precedes
