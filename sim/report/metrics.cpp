@@ -116,13 +116,16 @@ double metric_value(Metric m, const MetricSubject& s) {
       const StallArray& st = need(s.inst, m).stall_ps;
       return ns(std::accumulate(st.begin(), st.end(), Picos{0}));
     }
-    case Metric::inst_share: {
-      Picos all = 0;
-      for (const InstProfile& p : r.profile) all += p.busy_ps;
-      return fraction(need(s.inst, m).busy_ps, all);
-    }
+    case Metric::inst_share:
+      return fraction(need(s.inst, m).busy_ps, s.profile_busy >= 0 ? s.profile_busy : profile_busy_ps(r));
   }
   throw std::logic_error("metric without a value");
+}
+
+Picos profile_busy_ps(const SimResult& r) {
+  Picos all = 0;
+  for (const InstProfile& p : r.profile) all += p.busy_ps;
+  return all;
 }
 
 std::string format_metric(Metric m, double v) { return fmt::sprintf(metric_info(m).format, v); }

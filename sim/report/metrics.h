@@ -42,7 +42,14 @@ struct MetricSubject {
   const IterationResult* iteration = nullptr;
   const SpaceResult* space = nullptr;
   const InstProfile* inst = nullptr;
+  // inst_share's denominator, the busy time of every instruction, when the caller has added
+  // it up once (-1: metric_value adds it up; per row of a 100k-instruction profile that was
+  // quadratic, 16 s of `tandem sim --json`).
+  Picos profile_busy = -1;
 };
+
+// The busy time of every instruction of the profile (inst_share's denominator).
+Picos profile_busy_ps(const SimResult& r);
 
 double metric_value(Metric m, const MetricSubject& s);
 // One value in the metric's format ("%.3f" for ns, "%.0f" for counts, ...).

@@ -119,8 +119,9 @@ std::string format_json(const SimResult& r) {
   for (Metric m : {Metric::races, Metric::perturbed_runs}) put(j, m, kernel);
   j["hazards"] = hazards;
   Json profile = Json::array();
+  const Picos busy = profile_busy_ps(r);
   for (const InstProfile& p : r.profile) {
-    const MetricSubject s{r, nullptr, nullptr, nullptr, nullptr, &p};
+    const MetricSubject s{r, nullptr, nullptr, nullptr, nullptr, &p, busy};
     Json pj = {{"name", p.name}, {"opcode", p.opcode}, {"unit", p.unit}};
     for (Metric m : {Metric::inst_instances, Metric::inst_busy_ns, Metric::inst_stall_ns, Metric::inst_share}) put(pj, m, s);
     pj["stalls"] = stalls_json(p.stall_ps);
@@ -302,8 +303,9 @@ std::string format_profile(const SimResult& r) {
   o << "\nprofile (by busy time; stalls by cause, ns):\n";
   o << fmt::sprintf("%-20s %-14s %-6s %9s %14s %6s %12s %10s %10s %10s %10s %10s\n", "instruction", "opcode", "unit",
                     "instances", "busy_ns", "share", "stall_ns", "semaphore", "dependency", "barrier", "queue", "conflict");
+  const Picos busy = profile_busy_ps(r);
   for (const InstProfile& p : r.profile) {
-    const MetricSubject s{r, nullptr, nullptr, nullptr, nullptr, &p};
+    const MetricSubject s{r, nullptr, nullptr, nullptr, nullptr, &p, busy};
     o << fmt::sprintf("%-20s %-14s %-6s %9d %14.3f %5.1f%% %12.3f %10.3f %10.3f %10.3f %10.3f %10.3f\n", p.name, p.opcode,
                       p.unit, p.instances, ns(p.busy_ps), 100 * metric_value(Metric::inst_share, s),
                       metric_value(Metric::inst_stall_ns, s), ns(p.stall_ps[0]), ns(p.stall_ps[1]), ns(p.stall_ps[2]),
