@@ -591,27 +591,24 @@ void RaceChecker::settle_again(WriteLog& log, Picos watermark, int64_t settled) 
       if (j < n && j > i + 8 && is_settled(j) && box(log, j) == old) hide(i, j);
     }
   }
-  if (found_.empty()) {
-    log.settled_prefix = settled_n;
-    log.followed_prefix = followed_n;
-    return;
-  }
-  kept_.clear();
-  const size_t last_dropped = found_.back();
-  for (size_t i = 0, f = 0; i < last_dropped; ++i) {
-    if (found_[f] == i) {
-      ++f;
-      continue;
+  if (const size_t dropped = found_.size(); dropped > 0) {
+    kept_.clear();
+    const size_t last_dropped = found_.back();
+    for (size_t i = 0, f = 0; i < last_dropped; ++i) {
+      if (found_[f] == i) {
+        ++f;
+        continue;
+      }
+      kept_.push_back(i);
     }
-    kept_.push_back(i);
+    drop(log, dropped, last_dropped);
+    if (!keeps_settled(n, dropped, last_dropped)) return;
+    log.settle_known = true;  // what was found holds from the new head
+    settled_n -= dropped;
+    followed_n -= dropped;
   }
-  const size_t dropped = found_.size();
-  drop(log, dropped, last_dropped);
-  if (keeps_settled(n, dropped, last_dropped)) {  // what was found holds from the new head
-    log.settle_known = true;
-    log.settled_prefix = settled_n - dropped;
-    log.followed_prefix = followed_n - dropped;
-  }
+  log.settled_prefix = settled_n;
+  log.followed_prefix = followed_n;
 }
 
 [[gnu::always_inline]] inline void RaceChecker::drop(WriteLog& log, size_t dropped, size_t last_dropped) {
