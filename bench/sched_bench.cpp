@@ -39,10 +39,24 @@ using namespace tandem;
 // (c) a GEMM body in a loop (bench::unrolled_gemm, analysis_bench's region as a loop body).
 // (d) N DRAM tensors, each loaded into one of 8 tiles in a loop and saved to the next tensor:
 //     N tensors for N instructions.
+// (e) N / 4 sibling loops of 4 iterations, each loading a column into its own tile, two
+//     activations on it and a save: every loop is split, ringed and fenced on its own (a pass
+//     that looks at the whole program once per loop is quadratic here).
 std::string family_text(char family, int64_t n) {
   if (family == 'c') return bench::unrolled_gemm(n, true);
   std::ostringstream s;
   s << "kernel @bench target = \"trn2\" {\n";
+  if (family == 'e') {
+    const int64_t loops = std::max<int64_t>(1, n / 4);
+    s << "  tensor %X : dram[128, 4] bf16\n";
+    for (int64_t j = 0; j < loops; ++j) s << "  tensor %t" << j << " : sbuf[128, 1] bf16\n";
+    for (int64_t j = 0; j < loops; ++j)
+      s << "  loop %i" << j << " = 0 to 4 {\n    load %t" << j << " <- %X[0:128, %i" << j << " : %i" << j << " + 1]\n"
+        << "    activation %t" << j << " <- %t" << j << "\n    activation %t" << j << " <- %t" << j << "\n"
+        << "    save %X[0:128, %i" << j << " : %i" << j << " + 1] <- %t" << j << "\n  }\n";
+    s << "}\n";
+    return s.str();
+  }
   const bool loop = family != 'a';
   if (family == 'd') {
     for (int64_t j = 0; j < n; ++j) s << "  tensor %D" << j << " : dram[128, 128] bf16\n";
@@ -163,17 +177,17 @@ Result best_of(const std::string& text, const std::string& what, int limit_s) {
 
 constexpr const char* kUsage =
     "usage: sched_bench [MAX_INSTRUCTIONS=100000] [LIMIT_S=60]\n"
-    "       sched_bench --kernel FAMILY N   print family FAMILY's (a-d) kernel of N instructions\n"
+    "       sched_bench --kernel FAMILY N   print family FAMILY's (a-e) kernel of N instructions\n"
     "Times parse, analysis, tandem opt --passes=default/auto and tandem sim --passes=default on\n"
-    "four generated families of 1k to MAX_INSTRUCTIONS instructions (CPU time, min of 3 under\n"
+    "five generated families of 1k to MAX_INSTRUCTIONS instructions (CPU time, min of 3 under\n"
     "10 s, peak RSS), each in a child stopped at LIMIT_S seconds, and prints each family's\n"
     "growth exponent.\n";
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "--kernel") {
     const char family = argc == 4 && std::string(argv[2]).size() == 1 ? argv[2][0] : '?';
-    if (family < 'a' || family > 'd') {
-      std::fprintf(stderr, "%s: --kernel takes a family (a, b, c or d) and a count\n%s", argv[0], kUsage);
+    if (family < 'a' || family > 'e') {
+      std::fprintf(stderr, "%s: --kernel takes a family (a to e) and a count\n%s", argv[0], kUsage);
       return 1;
     }
     const int64_t n = bench::positional_counts(argv[0], 1, argv + 3, kUsage, {0})[0];
@@ -190,7 +204,8 @@ int main(int argc, char** argv) {
       {'a', "straight-line load/activation/save"},
       {'b', "load/activation/save in a loop"},
       {'c', "GEMM body in a loop"},
-      {'d', "N tensors (load/save of each) in a loop"}};
+      {'d', "N tensors (load/save of each) in a loop"},
+      {'e', "N / 4 sibling loops, a tile each"}};
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
   const std::vector<std::string> stages = {"parse", "analysis", "default", "auto", "sim"};
   std::printf("CPU seconds (min of 3 under %.0f s), peak RSS MB; default/auto: parse + analysis + passes + printing; "

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <unordered_set>
 
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/howard_cycle_ratio.hpp>
@@ -17,10 +18,35 @@ namespace tandem {
 
 namespace {
 
-bool in_loop(const BoundsInst& inst, LoopId l) { return std::find(inst.nest.begin(), inst.nest.end(), l) != inst.nest.end(); }
-
 bool runs_on_queue(const BoundsInput& in, const BoundsInst& inst) {
   return !inst.is_barrier && !inst.units.empty() && in.unit_is_queue[static_cast<size_t>(inst.units[0])];
+}
+
+// BoundsInput::insts_in_loop and edges_in_loop, made once.
+void index_loops(const BoundsInput& in) {
+  if (!in.insts_in_loop.empty() || in.kernel->loops.empty()) return;
+  const size_t loops = in.kernel->loops.size();
+  in.insts_in_loop.resize(loops);
+  in.edges_in_loop.resize(loops);
+  for (const BoundsInst& inst : in.insts)
+    for (LoopId l : inst.nest) in.insts_in_loop[static_cast<size_t>(l)].push_back(inst.id);
+  for (size_t e = 0; e < in.edges.size(); ++e) {
+    // Nests list the loops outermost first: the loops around both are their common prefix.
+    const std::vector<LoopId>& a = in.insts[static_cast<size_t>(in.edges[e].src)].nest;
+    const std::vector<LoopId>& b = in.insts[static_cast<size_t>(in.edges[e].dst)].nest;
+    for (size_t i = 0; i < a.size() && i < b.size() && a[i] == b[i]; ++i) in.edges_in_loop[static_cast<size_t>(a[i])].push_back(e);
+  }
+}
+
+// The instructions inside `loop` (kNoId: all of them), in increasing order.
+template <class Visit>
+void for_each_inst(const BoundsInput& in, LoopId loop, const Visit& visit) {
+  if (loop == kNoId) {
+    for (const BoundsInst& inst : in.insts) visit(inst);
+    return;
+  }
+  index_loops(in);
+  for (InstId id : in.insts_in_loop[static_cast<size_t>(loop)]) visit(in.insts[static_cast<size_t>(id)]);
 }
 
 // Work per resource within `loop` (kNoId: the whole kernel), and the busiest resource.
@@ -31,9 +57,8 @@ ResourceBound busiest(const BoundsInput& in, LoopId loop) {
   std::vector<int64_t> queue_data(in.units.size(), 0);  // a queue moves one transfer's data at a time
   std::vector<double> engine_work(static_cast<size_t>(std::max<int64_t>(1, dma.engines)), 0.0);
   std::vector<int64_t> pipe_work(in.pipes.size(), 0);
-  for (const BoundsInst& inst : in.insts) {
-    if (inst.units.empty() || inst.is_barrier) continue;
-    if (loop != kNoId && !in_loop(inst, loop)) continue;
+  for_each_inst(in, loop, [&](const BoundsInst& inst) {
+    if (inst.units.empty() || inst.is_barrier) return;
     const int64_t n = loop == kNoId ? inst.dynamic_count : instances_within(k, k.insts[static_cast<size_t>(inst.id)].loop, loop);
     unit_work[static_cast<size_t>(inst.units[0])] += inst.cycles_ps * n;
     queue_data[static_cast<size_t>(inst.units[0])] += inst.data_ps * n;
@@ -42,7 +67,7 @@ ResourceBound busiest(const BoundsInput& in, LoopId loop) {
       for (int i = 0; i < inst.dma.engine_count; ++i)
         engine_work[static_cast<size_t>((inst.dma.first_engine + i) % dma.engines)] +=
             static_cast<double>(n) * inst.dma.engine_bytes() / (dma.bandwidth_bytes_per_ns / 1000.0 * inst.dma.efficiency);
-  }
+  });
   ResourceBound b;
   for (size_t u = 0; u < unit_work.size(); ++u)
     if (std::max(unit_work[u], queue_data[u]) > b.ps) {
@@ -185,20 +210,24 @@ LoopBounds loop_bounds(const BoundsInput& in, LoopId loop) {
   // without an edge into the barrier may still be moving after the release.) Worked out in
   // one pass over the edges and one over the instructions: with a scan of them per transfer,
   // the bounds of a 30k-instruction body behind the split's fence took 10 s.
+  index_loops(in);
+  const std::vector<InstId>& inside = in.insts_in_loop[static_cast<size_t>(loop)];
+  const std::vector<size_t>& edges = in.edges_in_loop[static_cast<size_t>(loop)];
   const BoundsInst* barrier = nullptr;
   int barriers = 0;
-  for (const BoundsInst& inst : insts)
-    if (is_loop_barrier(inst)) barrier = &inst, ++barriers;
+  for (InstId id : inside)
+    if (is_loop_barrier(insts[static_cast<size_t>(id)])) barrier = &insts[static_cast<size_t>(id)], ++barriers;
   bool fences_queues = barriers == 1;
   if (fences_queues) {
-    std::vector<char> feeds_barrier(insts.size(), 0);
-    for (const BoundsEdge& c : in.edges)
-      if (c.kind == DepKind::Flow && insts[static_cast<size_t>(c.dst)].is_barrier &&
-          in_loop(insts[static_cast<size_t>(c.dst)], loop))
-        feeds_barrier[static_cast<size_t>(c.src)] = 1;
-    for (const BoundsInst& inst : insts) {
-      if (inst.units.empty() || inst.is_barrier || !in_loop(inst, loop) || !runs_on_queue(in, inst)) continue;
-      if (!feeds_barrier[static_cast<size_t>(inst.id)] ||
+    std::unordered_set<InstId> feeds_barrier;  // (only a source inside the loop is asked about)
+    for (size_t e : edges) {
+      const BoundsEdge& c = in.edges[e];
+      if (c.kind == DepKind::Flow && insts[static_cast<size_t>(c.dst)].is_barrier) feeds_barrier.insert(c.src);
+    }
+    for (InstId id : inside) {
+      const BoundsInst& inst = insts[static_cast<size_t>(id)];
+      if (inst.units.empty() || inst.is_barrier || !runs_on_queue(in, inst)) continue;
+      if (!feeds_barrier.count(inst.id) ||
           std::find(barrier->units.begin(), barrier->units.end(), inst.units[0]) == barrier->units.end())
         fences_queues = false;
     }
@@ -207,13 +236,19 @@ LoopBounds loop_bounds(const BoundsInput& in, LoopId loop) {
   // Recurrence bound: the dependence cycles through this loop's body, latency over distance.
   using G = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, boost::property<boost::vertex_index_t, int>,
                                   boost::property<boost::edge_weight_t, double, boost::property<boost::edge_weight2_t, double>>>;
-  std::vector<int> vertex(insts.size(), -1);
-  int n = 0;
-  for (const BoundsInst& inst : insts)
-    if (!inst.units.empty() && in_loop(inst, loop)) vertex[static_cast<size_t>(inst.id)] = n++;
+  // The vertices: the loop's instructions that run on a unit, numbered in increasing order.
+  std::vector<InstId> inst_of;
+  for (InstId id : inside)
+    if (!insts[static_cast<size_t>(id)].units.empty()) inst_of.push_back(id);
+  const int n = static_cast<int>(inst_of.size());
+  auto vertex = [&](InstId id) {
+    const auto it = std::lower_bound(inst_of.begin(), inst_of.end(), id);
+    return it != inst_of.end() && *it == id ? static_cast<int>(it - inst_of.begin()) : -1;
+  };
   G g(static_cast<size_t>(n));
-  for (const BoundsEdge& c : in.edges) {
-    int a = vertex[static_cast<size_t>(c.src)], b = vertex[static_cast<size_t>(c.dst)];
+  for (size_t e : edges) {
+    const BoundsEdge& c = in.edges[e];
+    int a = vertex(c.src), b = vertex(c.dst);
     if (a < 0 || b < 0) continue;
     if (c.distance > 0 && c.key_loop != loop) continue;
     const BoundsInst& src = insts[static_cast<size_t>(c.src)];
@@ -238,17 +273,15 @@ LoopBounds loop_bounds(const BoundsInput& in, LoopId loop) {
       // (A queue's next transfer, or its arrival at a barrier, comes once this transfer's
       // setup, its cycles, is done; the data is waited for only through edges.)
       const int64_t w = a.is_barrier ? 0 : a.cycles_ps;
-      boost::add_edge(static_cast<size_t>(vertex[static_cast<size_t>(a.id)]), static_cast<size_t>(vertex[static_cast<size_t>(b.id)]),
-                      {static_cast<double>(w), wrap ? 1.0 : 0.0}, g);
+      boost::add_edge(static_cast<size_t>(vertex(a.id)), static_cast<size_t>(vertex(b.id)), {static_cast<double>(w), wrap ? 1.0 : 0.0},
+                      g);
     }
   }
   // ... and with one barrier, from one release to the next.
   if (window > 0)
-    for (const BoundsInst& inst : insts)
-      if (is_loop_barrier(inst) && vertex[static_cast<size_t>(inst.id)] >= 0) {
-        const size_t v = static_cast<size_t>(vertex[static_cast<size_t>(inst.id)]);
-        boost::add_edge(v, v, {static_cast<double>(window), 1.0}, g);
-      }
+    for (int v = 0; v < n; ++v)
+      if (is_loop_barrier(insts[static_cast<size_t>(inst_of[static_cast<size_t>(v)])]))
+        boost::add_edge(static_cast<size_t>(v), static_cast<size_t>(v), {static_cast<double>(window), 1.0}, g);
   std::vector<int> comp(static_cast<size_t>(n));
   boost::strong_components(g, boost::make_iterator_property_map(comp.begin(), boost::get(boost::vertex_index, g)));
   G cyc(static_cast<size_t>(n));
@@ -266,9 +299,6 @@ LoopBounds loop_bounds(const BoundsInput& in, LoopId loop) {
   if (ratio <= 0) return out;
   out.recurrence_ps = static_cast<int64_t>(ratio);
   // The cycle that sets it, by instruction: "%ld -> %mm -> %ld" (a barrier by its name).
-  std::vector<InstId> inst_of(static_cast<size_t>(n), kNoId);
-  for (size_t i = 0; i < insts.size(); ++i)  // (an instruction not lowered has id kNoId)
-    if (vertex[i] >= 0) inst_of[static_cast<size_t>(vertex[i])] = static_cast<InstId>(i);
   for (size_t i = 0; i < critical.size(); ++i) {
     const auto e = critical[i];
     if (i == 0) out.recurrence_cause = insts[static_cast<size_t>(inst_of[boost::source(e, cyc)])].name;

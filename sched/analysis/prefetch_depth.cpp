@@ -19,6 +19,34 @@ bool within(const Kernel& k, LoopId inner, LoopId outer) {
 
 double ns(int64_t ps) { return static_cast<double>(ps) / 1000.0; }
 
+// An instruction's first start and last end in one_buffer_chain_ns.
+struct Span {
+  double start = 0, end = 0, one = 0, instances = 1;
+};
+
+// one_buffer_chain_ns's state by instruction, kept from one call to the next and put back as
+// it was for what a call reached: address-rotation asks once per tile and loop, and arrays the
+// size of the program made per call were quadratic in the loops (12,800 sibling loops).
+struct ChainState {
+  std::vector<int> waiting;  // -1: not reached; else its reached predecessors still to be timed
+  std::vector<Span> at;
+  std::vector<char> timed;
+  void grow(size_t n) {
+    if (waiting.size() < n) waiting.resize(n, -1), at.resize(n), timed.resize(n, 0);
+  }
+  // Puts `reached` back as unreached when the call ends, whichever way.
+  struct Restore {
+    ChainState& state;
+    const std::vector<InstId>& reached;
+    ~Restore() {
+      for (InstId v : reached) {
+        const auto i = static_cast<size_t>(v);
+        state.waiting[i] = -1, state.at[i] = Span{}, state.timed[i] = 0;
+      }
+    }
+  };
+};
+
 }  // namespace
 
 double one_buffer_chain_ns(const BoundsInput& in, const DepGraph& g, LoopId loop, const std::vector<InstId>& writers,
@@ -32,8 +60,13 @@ double one_buffer_chain_ns(const BoundsInput& in, const DepGraph& g, LoopId loop
   // What the writers reach through one iteration's (distance-0) edges inside the loop, each
   // with how many of its reached predecessors are still to be timed (-1: not reached): only
   // that part of the loop is walked, not the whole program once per tile.
-  std::vector<int> waiting(k.insts.size(), -1);
+  thread_local ChainState state;
+  state.grow(k.insts.size());
+  std::vector<int>& waiting = state.waiting;
+  std::vector<Span>& at = state.at;
+  std::vector<char>& timed = state.timed;
   std::vector<InstId> reached, todo;
+  const ChainState::Restore restore{state, reached};
   for (InstId w : writers)
     if (inside(w) && waiting[static_cast<size_t>(w)] < 0) waiting[static_cast<size_t>(w)] = 0, reached.push_back(w), todo.push_back(w);
   while (!todo.empty()) {
@@ -53,11 +86,6 @@ double one_buffer_chain_ns(const BoundsInput& in, const DepGraph& g, LoopId loop
   // accumulation group's matmuls, a strip's loads). Fed by a nested loop's instruction
   // through an edge the simulator honours per tile (sibling loops, tile_dependence.h), its
   // first instance waits only for the first tile, its last for the last.
-  struct Span {
-    double start = 0, end = 0, one = 0, instances = 1;
-  };
-  std::vector<Span> at(k.insts.size());
-  std::vector<char> timed(k.insts.size(), 0);
   for (InstId v : reached)
     if (waiting[static_cast<size_t>(v)] == 0) todo.push_back(v);
   bool unknown = false;

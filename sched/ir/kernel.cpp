@@ -34,7 +34,14 @@ int Kernel::find_tensor(std::string_view n) const {
 }
 
 InstId Kernel::find_inst(const std::string& n) const {
-  for (size_t i = 0; i < insts.size(); ++i)
+  const auto name_of = [this](int id) -> const std::string& { return insts[static_cast<size_t>(id)].name; };
+  if (insts_indexed_ > insts.size()) inst_index_.clear(), insts_indexed_ = 0;
+  for (; insts_indexed_ < insts.size(); ++insts_indexed_)
+    inst_index_.insert(insts[insts_indexed_].name, static_cast<int>(insts_indexed_), name_of);
+  const int found = inst_index_.find(n, name_of);
+  if (found < 0) return kNoId;
+  if (!insts[static_cast<size_t>(found)].erased) return found;
+  for (size_t i = static_cast<size_t>(found) + 1; i < insts.size(); ++i)  // a later one of that name
     if (!insts[i].erased && insts[i].name == n) return static_cast<InstId>(i);
   return kNoId;
 }
@@ -52,6 +59,12 @@ std::vector<InstId> Kernel::program_order() const {
   std::vector<InstId> out;
   out.reserve(insts.size());
   flatten(*this, body, out);
+  return out;
+}
+
+std::vector<InstId> Kernel::program_order(LoopId loop) const {
+  std::vector<InstId> out;
+  flatten(*this, loops[loop].body, out);
   return out;
 }
 
@@ -119,6 +132,7 @@ void Kernel::insert_before(InstId before, InstId inst) {
 
 void Kernel::erase(InstId inst) {
   edited();
+  next_suffix_.clear();  // its name is free again
   std::vector<Stmt>& block = block_of(insts[inst].loop);
   int pos = index_in(block, inst);
   assert(pos >= 0 && "erase: instruction is not in its block");
@@ -195,8 +209,12 @@ bool Kernel::in_loop(InstId inst, LoopId loop) const {
 std::string Kernel::unique_name(const std::string& base) const {
   auto taken = [&](const std::string& n) { return find_inst(n) != kNoId || find_tensor(n) != kNoId; };
   if (!taken(base)) return base;
-  for (int i = 1;; ++i)
-    if (!taken(base + "." + std::to_string(i))) return base + "." + std::to_string(i);
+  int& next = next_suffix_[base];
+  for (int i = std::max(next, 1);; ++i)
+    if (!taken(base + "." + std::to_string(i))) {
+      next = i;  // not i + 1: the caller may not take it
+      return base + "." + std::to_string(i);
+    }
 }
 
 std::vector<Access> Kernel::live_out_registers() const {

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "sched/ir/affine.h"
@@ -124,10 +125,14 @@ class Kernel {
   std::vector<ExplicitDep> explicit_deps;
 
   int find_tensor(std::string_view name) const;  // the first of that name; kNoId when absent
+  // The first live instruction of that name; kNoId when absent. An instruction's name is set
+  // before it is added and never changed (find_inst's index extends itself over new ones).
   InstId find_inst(const std::string& name) const;
 
   // Live instructions in program order (nested loop bodies flattened in place).
   std::vector<InstId> program_order() const;
+  // The same for the instructions inside `loop` (its nested loops' included).
+  std::vector<InstId> program_order(LoopId loop) const;
 
   // The instructions immediately before `loop` in its parent block (its preheader).
   std::vector<InstId> preheader(LoopId loop) const;
@@ -188,6 +193,15 @@ class Kernel {
   // again if the list shrank); a tensor renamed in place is found under neither name.
   mutable NameIndex tensor_index_;
   mutable size_t tensors_indexed_ = 0;
+  // find_inst's index, the same way over insts[0, insts_indexed_) (an erased instruction's
+  // name may be reused: a hit on one falls back to a scan).
+  mutable NameIndex inst_index_;
+  mutable size_t insts_indexed_ = 0;
+  // unique_name's memory, per base: every suffix below it was taken when last asked. Names
+  // are only added, so it holds until an instruction is erased (erase() forgets it); without
+  // it, naming one barrier per loop tried every earlier suffix, each by a scan of the
+  // program: 3,200 sibling loops took 95 s to schedule.
+  mutable std::unordered_map<std::string, int> next_suffix_;
 };
 
 }  // namespace tandem

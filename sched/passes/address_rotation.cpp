@@ -106,7 +106,17 @@ void AddressRotationPass::run(PassContext& ctx) {
       double chain_ns = 0;
     };
     std::vector<Ring> rings;
-    for (size_t ti = 0; ti < k.tensors.size(); ++ti) {
+    // Only a tensor the loop touches can take a ring there (it needs a writer inside): asking
+    // of every tensor of the space in every loop made the pass quadratic in the loops (3,200
+    // sibling loops, a tile each: 2 s of `--passes=auto`).
+    std::vector<size_t> touched;
+    for (InstId id : k.program_order(loop))
+      for (const auto* list : {&k.insts[id].reads, &k.insts[id].writes})
+        for (const Access& a : *list)
+          if (a.tensor_id >= 0) touched.push_back(static_cast<size_t>(a.tensor_id));
+    std::sort(touched.begin(), touched.end());
+    touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+    for (size_t ti : touched) {
       if (k.tensors[ti].space != space_ || k.tensors[ti].attrs.has(attr::kBuffers)) continue;
       Ring r{ti, rotation_candidate(k, loop, static_cast<int>(ti), users[ti], nested_), std::nullopt, 0};
       if (!r.c.ringable()) continue;

@@ -7,6 +7,7 @@
 #include "sched/analysis/dependence_analysis.h"
 #include "sched/ir/attribute_keys.h"
 #include "sched/ir/kernel_queries.h"
+#include "sched/passes/shown_name.h"
 #include "sched/support/error.h"
 #include "sched/target/target.h"
 
@@ -72,7 +73,7 @@ void AssignEnginesPass::run(PassContext& ctx) {
       ctx.stats.add("engines_assigned");
     }
     load[in.engine] += dynamic_count(k, id);
-    ctx.log->debug("{} -> {}", k.display_name(id), in.engine);
+    ctx.log->debug("{} -> {}", shown(k, id), in.engine);
   }
   if (ctx.stats.counters.empty()) {
     ctx.skip("every instruction already has an engine or queue");

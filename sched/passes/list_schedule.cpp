@@ -13,6 +13,7 @@
 #include "sched/ir/kernel_queries.h"
 
 #include "sched/ir/attribute_keys.h"
+#include "sched/passes/shown_name.h"
 #include "sched/target/target.h"
 
 namespace tandem {
@@ -119,7 +120,7 @@ void ListSchedulePass::run(PassContext& ctx) {
     }
     if (reordered) {
       ctx.stats.add("runs_reordered");
-      ctx.log->debug("reordered a run of {} starting at {}: critical path {}", n, k.display_name(run[0]), critical);
+      ctx.log->debug("reordered a run of {} starting at {}: critical path {}", n, shown(k, run[0]), critical);
     }
     ctx.stats.add("runs_scheduled");
   }

@@ -7,8 +7,9 @@
 #include <spdlog/spdlog.h>
 
 #include "sched/analysis/dependence_analysis.h"
-#include "sched/ir/kernel_queries.h"
 #include "sched/ir/attribute_keys.h"
+#include "sched/ir/kernel_queries.h"
+#include "sched/passes/shown_name.h"
 #include "sched/support/error.h"
 #include "sched/target/target.h"
 
@@ -129,7 +130,7 @@ void PrefetchSchedulePass::force_incoming_order(PassContext& ctx) {
       continue;
     }
     if (ctx.deps.add(before, load, DepKind::Flow)) ctx.stats.add("order_edges_added");
-    ctx.log->debug("{} follows {} (incoming order)", k.display_name(load), k.display_name(before));
+    ctx.log->debug("{} follows {} (incoming order)", shown(k, load), shown(k, before));
   }
   ctx.mark_deps_listed();
 }

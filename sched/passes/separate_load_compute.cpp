@@ -13,8 +13,9 @@
 
 #include "sched/analysis/dependence_analysis.h"
 #include "sched/analysis/rotation_candidate.h"
-#include "sched/ir/kernel_queries.h"
 #include "sched/ir/attribute_keys.h"
+#include "sched/ir/kernel_queries.h"
+#include "sched/passes/shown_name.h"
 #include "sched/support/error.h"
 #include "sched/target/target.h"
 
@@ -34,10 +35,27 @@ std::vector<PassOptionSpec> SeparateLoadComputePass::options() {
 SeparateLoadComputePass::SeparateLoadComputePass(const PassOptions& o)
     : memset_(o.get_flag("memset")), post_ada_(o.get_flag("post-ada")) {}
 
+// What the split of every loop asks of the whole kernel, kept from one loop to the next: built
+// again per loop, it made the pass quadratic in the number of loops (3,200 sibling loops of
+// four instructions each: 1.5 s for `tandem opt --passes=default`, docs/performance.md).
+struct SeparateLoadComputePass::Shared {
+  explicit Shared(const Kernel& k) : op_class(k) {}
+  OpClassOf op_class;  // the pass adds instructions but changes no opcode
+  // Each tensor's users in program order (what rotation_candidate reads), while it holds: a
+  // barrier touches no tensor, so only an inserted memset or a moved load makes it stale.
+  std::optional<std::vector<std::vector<InstId>>> users;
+  // By instruction id, for the loop being split, and clear between loops: a candidate load,
+  // one disqualified, and the position in the loop's body; and MoveBlocker's positions.
+  std::vector<char> candidate, disqualified;
+  std::vector<size_t> body_pos;
+  std::vector<int> order_pos;
+};
+
 void SeparateLoadComputePass::run(PassContext& ctx) {
   if (memset_ && post_ada_)
     throw Error("separate-load-compute: {memset} and {post-ada} are separate variants of the pass; run one at a time");
-  for (LoopId l = 0; l < static_cast<LoopId>(ctx.kernel.loops.size()); ++l) split(ctx, l);
+  Shared shared(ctx.kernel);
+  for (LoopId l = 0; l < static_cast<LoopId>(ctx.kernel.loops.size()); ++l) split(ctx, l, shared);
 }
 
 namespace {
@@ -76,14 +94,37 @@ bool may_touch(const Access& a, const Access& b) {
 // would change what the program means. kNoId when there is none. Instructions in `gone` (the
 // loads already moved above `from`) are no longer between. Built for a kernel that does not
 // change while it is asked; it looks only at the users of the tensors the load writes.
+// `from` and `id` both lie in `loop`'s body, so whatever lies between them lies inside the
+// loop: its instructions alone are indexed (positions in `pos`, all -1 outside, which it
+// leaves so), not the whole program once per loop.
 class MoveBlocker {
  public:
-  explicit MoveBlocker(const Kernel& k) : k_(k), pos_(program_positions(k)), users_(users_by_tensor(k)) {}
+  MoveBlocker(const Kernel& k, LoopId loop, std::vector<int>& pos) : k_(k), order_(k.program_order(loop)), pos_(pos) {
+    if (pos_.size() < k.insts.size()) pos_.resize(k.insts.size(), -1);
+    for (size_t i = 0; i < order_.size(); ++i) {
+      const InstId id = order_[i];
+      pos_[static_cast<size_t>(id)] = static_cast<int>(i);
+      for (const auto* list : {&k.insts[id].reads, &k.insts[id].writes})
+        for (const Access& a : *list) {
+          if (a.tensor_id < 0) continue;
+          std::vector<InstId>& u = users_[a.tensor_id];
+          if (u.empty() || u.back() != id) u.push_back(id);
+        }
+    }
+  }
+  ~MoveBlocker() {
+    for (InstId id : order_) pos_[static_cast<size_t>(id)] = -1;
+  }
+  MoveBlocker(const MoveBlocker&) = delete;
+  MoveBlocker& operator=(const MoveBlocker&) = delete;
+
+  // Does `a` come before `b`? (Both inside the loop.)
+  bool before(InstId a, InstId b) const { return pos_[static_cast<size_t>(a)] < pos_[static_cast<size_t>(b)]; }
 
   InstId operator()(InstId id, InstId from, const std::unordered_set<InstId>& gone = {}) const {
     InstId first = kNoId;
     for (const Access& w : k_.insts[id].writes) {
-      const std::vector<InstId>& users = users_[static_cast<size_t>(w.tensor_id)];
+      const std::vector<InstId>& users = users_.at(w.tensor_id);
       auto it = std::upper_bound(users.begin(), users.end(), pos_[from], [&](int p, InstId u) { return p < pos_[u]; });
       for (; it != users.end() && pos_[*it] < pos_[id] && (first == kNoId || pos_[*it] < pos_[first]); ++it) {
         if (gone.count(*it)) continue;
@@ -98,8 +139,9 @@ class MoveBlocker {
 
  private:
   const Kernel& k_;
-  std::vector<int> pos_;
-  std::vector<std::vector<InstId>> users_;
+  const std::vector<InstId> order_;  // the loop's instructions in program order
+  std::vector<int>& pos_;            // by instruction: its place in order_
+  std::unordered_map<int, std::vector<InstId>> users_;  // by tensor: the loop's users of it, in order
 };
 
 // Does a loop nested in `loop` sit between `from` and `id` (both of its own body)? No unit
@@ -124,7 +166,7 @@ std::string only_compute_engine(const Kernel& k, InstId id) {
 
 }  // namespace
 
-void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
+void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop, Shared& shared) {
   Kernel& k = ctx.kernel;
   DepGraph& g = ctx.deps;
   const Target& t = *k.target;
@@ -133,8 +175,8 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
   // Load-class instructions of the loop, and whether each may run a stage early: it may not
   // when something the compute stage produces this iteration flows into it (directly, or
   // through another load that may not).
-  // Asked of every instruction many times (the pass adds instructions but changes no opcode).
-  OpClassOf op_class(k);
+  // Asked of every instruction many times.
+  OpClassOf& op_class = shared.op_class;
   auto load_class = [&](InstId id) {
     const std::optional<OpClass> c = op_class(id);
     return c == OpClass::Load || (memset_ && c == OpClass::IndirectLoad);
@@ -167,7 +209,7 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
   // restored, or "" when it would be. `in_stage` tells the loads still qualified.
   // Each tensor's users in program order, when a tile's ring is asked about: what
   // rotation_candidate reads of the program order (the whole order per tile before).
-  std::optional<std::vector<std::vector<InstId>>> users;
+  std::optional<std::vector<std::vector<InstId>>>& users = shared.users;
   std::map<int, std::string> ring_blocker;  // tensor -> why address-rotation will not ring it ("" if it will)
   // A tile rotation could ring is ringed only by an address-rotation of its space later in
   // this pipeline (nothing between changes which tiles it may ring).
@@ -205,11 +247,12 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
     }
     // Otherwise address-rotation must ring every tile the two share, so that the iterations
     // use different buffers and the order comes back at distance N.
-    const std::string cut = "the cut of " + k.display_name(e.src) + " -> " + k.display_name(e.dst) + " " +
-                            dep_kind_name(e.props.kind) +
-                            (e.props.distance ? " distance=" + std::to_string(e.props.distance) : "") +
-                            " would not be restored: ";
-    if (e.props.distance == 0) return cut + "it orders two loads of one iteration, which no rotation separates";
+    // (Spelled out only for a cut it refuses: naming an unnamed instruction walks the program.)
+    const auto cut = [&] {
+      return "the cut of " + k.display_name(e.src) + " -> " + k.display_name(e.dst) + " " + dep_kind_name(e.props.kind) +
+             (e.props.distance ? " distance=" + std::to_string(e.props.distance) : "") + " would not be restored: ";
+    };
+    if (e.props.distance == 0) return cut() + "it orders two loads of one iteration, which no rotation separates";
     const Instruction& src = k.insts[e.src];
     for (const Access& w : k.insts[e.dst].writes)
       for (const auto* list : {&src.reads, &src.writes})
@@ -218,7 +261,7 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
           auto blocker = ring_blocker.find(w.tensor_id);
           if (blocker == ring_blocker.end())
             blocker = ring_blocker.emplace(w.tensor_id, ring_blocker_of(w.tensor_id)).first;
-          if (!blocker->second.empty()) return cut + blocker->second;
+          if (!blocker->second.empty()) return cut() + blocker->second;
         }
     return "";
   };
@@ -239,12 +282,27 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
     loads.clear();
     anchor = kNoId;
     std::vector<InstId> candidates, out;
-    // Membership and positions by instruction id in arrays (hash sets of 100k ids before);
-    // nothing is added to the kernel while classifying.
-    std::vector<char> candidate_set(k.insts.size(), 0), out_set(k.insts.size(), 0);
-    const std::vector<InstId> body = region_of(k, loop);
+    // Membership and positions by instruction id in arrays (hash sets of 100k ids before),
+    // the pass's, set for this body and cleared after it; nothing is added to the kernel
+    // while classifying.
     constexpr size_t kNotInBody = SIZE_MAX;
-    std::vector<size_t> body_pos(k.insts.size(), kNotInBody);
+    std::vector<char>& candidate_set = shared.candidate;
+    std::vector<char>& out_set = shared.disqualified;
+    std::vector<size_t>& body_pos = shared.body_pos;
+    candidate_set.resize(k.insts.size(), 0), out_set.resize(k.insts.size(), 0);
+    body_pos.resize(k.insts.size(), kNotInBody);
+    const std::vector<InstId> body = region_of(k, loop);
+    struct Clear {  // whichever way classify() ends
+      const std::vector<InstId>& body;
+      Shared& shared;
+      ~Clear() {
+        for (InstId id : body) {
+          const auto i = static_cast<size_t>(id);
+          shared.candidate[i] = shared.disqualified[i] = 0;
+          shared.body_pos[i] = kNotInBody;
+        }
+      }
+    } clear{body, shared};
     for (size_t i = 0; i < body.size(); ++i)
       if (body_pos[static_cast<size_t>(body[i])] == kNotInBody) body_pos[static_cast<size_t>(body[i])] = i;
     const auto body_index = [&](InstId id) {
@@ -282,7 +340,7 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
       }
       if (why.empty()) return "";
       if (!moved_later) return why + ", and no separate-load-compute{post-ada} runs to move it before the fence";
-      if (!move_blocker) move_blocker.emplace(k);
+      if (!move_blocker) move_blocker.emplace(k, loop, shared.order_pos);
       if (const InstId b = (*move_blocker)(id, fence); b != kNoId)
         return why + ", and cannot be moved before the fence past " + k.display_name(b) + ", which uses what it writes";
       return "";
@@ -323,10 +381,10 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
     for (InstId id : candidates) {
       if (out_set[static_cast<size_t>(id)]) {
         if (!kept_set.count(id))
-          ctx.log->debug("{}: disqualified {} due to flow dependencies", where, k.display_name(id));
+          ctx.log->debug("{}: disqualified {} due to flow dependencies", where, shown(k, id));
         continue;
       }
-      ctx.log->debug("{}: found {} without flow dependencies", where, k.display_name(id));
+      ctx.log->debug("{}: found {} without flow dependencies", where, shown(k, id));
       loads.push_back(id);
     }
   };
@@ -356,7 +414,7 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
     for (const DepEdgeRef& e : preds) {
       if (!cuttable(k, loop, e) || e.props.is_explicit || k.insts[e.src].attrs.has(attr::kZeroInit)) continue;
       if (std::string why = unrestored(e, in_stage); !why.empty()) {
-        ctx.log->debug("{}: keeping an order of {}: {}", where, k.display_name(id), why);
+        ctx.log->debug("{}: keeping an order of {}: {}", where, shown(k, id), why);
         ctx.stats.add("edges_kept");
         kept.push_back(e);
         continue;
@@ -365,7 +423,7 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
       ctx.stats.add("edges_cut");
       any = true;
     }
-    if (any) ctx.log->debug("{}: removing deps for {}", where, k.display_name(id));
+    if (any) ctx.log->debug("{}: removing deps for {}", where, shown(k, id));
   }
 
   // {memset}: a qualified gather reading an SBUF index tile gets a zero-init of that tile,
@@ -377,7 +435,7 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
       if (t.opcode(gather.opcode)->op_class != OpClass::IndirectLoad || gather.reads.size() < 2) continue;
       const Tensor& index = k.tensors[gather.reads[1].tensor_id];
       if (t.role_of(index.space) != SpaceRole::OnChip) {
-        ctx.log->info("{}: skipping index writer for {}: %{} is in {}", where, k.display_name(id), index.name, index.space);
+        ctx.log->info("{}: skipping index writer for {}: %{} is in {}", where, shown(k, id), index.name, index.space);
         ctx.stats.add("index_tiles_skipped");
         continue;
       }
@@ -399,10 +457,11 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
         m.attrs.set(attr::kValue, int64_t{0});
         m.attrs.set_flag(attr::kZeroInit);
         zero = k.add_inst(std::move(m));
+        users.reset();  // a new writer of the index tile
         g.grow(k.insts.size());
         k.insert_at_top(loop, zero);
         ctx.stats.add("memsets_inserted");
-        ctx.log->debug("{}: inserted {} for {}", where, k.display_name(zero), k.display_name(id));
+        ctx.log->debug("{}: inserted {} for {}", where, shown(k, zero), shown(k, id));
         for (const DepEdgeRef& e : analyze_dependences(k).edges())
           if (e.src == zero || e.dst == zero) g.add(e.src, e.dst, e.props.kind, e.props.distance, e.props.loop);
       }
@@ -427,7 +486,7 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
     g.grow(k.insts.size());
     k.insert_before(anchor, barrier);
     ctx.stats.add("barriers_inserted");
-    ctx.log->debug("{}: inserted CoreBarrier before {}", where, k.display_name(anchor));
+    ctx.log->debug("{}: inserted CoreBarrier before {}", where, shown(k, anchor));
   }
   for (InstId id : loads) g.add(id, barrier, DepKind::Flow);
   bool after_anchor = false;
@@ -443,23 +502,23 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop) {
   if (post_ada_) {
     // Decided on the order as it is, then moved at once: a load moved before the barrier is no
     // longer between it and the next one.
-    const std::vector<int> pos = program_positions(k);
-    const MoveBlocker move_blocker(k);
+    const MoveBlocker move_blocker(k, loop, shared.order_pos);
     std::vector<InstId> moved;
     std::unordered_set<InstId> moved_set;
     for (InstId id : loads) {
-      if (pos[id] < pos[barrier]) continue;
+      if (move_blocker.before(id, barrier)) continue;
       const InstId blocker = move_blocker(id, barrier, moved_set);
       if (blocker != kNoId) {
-        ctx.log->debug("{}: not moving {}: it would pass {}, which uses what it writes", where, k.display_name(id),
-                       k.display_name(blocker));
+        ctx.log->debug("{}: not moving {}: it would pass {}, which uses what it writes", where, shown(k, id),
+                       shown(k, blocker));
         ctx.stats.add("loads_not_moved");
         continue;
       }
       moved.push_back(id), moved_set.insert(id);
       ctx.stats.add("loads_moved");
-      ctx.log->debug("{}: moving {} before the first non-load instruction", where, k.display_name(id));
+      ctx.log->debug("{}: moving {} before the first non-load instruction", where, shown(k, id));
     }
+    if (!moved.empty()) users.reset();  // the moved loads' tensors have their users in another order
     k.move_all_before(moved, barrier);
   }
 

@@ -21,7 +21,8 @@ class SeparateLoadComputePass : public Pass {
   void run(PassContext& ctx) override;
 
  private:
-  void split(PassContext& ctx, LoopId loop);
+  struct Shared;
+  void split(PassContext& ctx, LoopId loop, Shared& shared);
 
   bool memset_;
   bool post_ada_;

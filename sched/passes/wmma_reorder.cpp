@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "sched/analysis/dependence_analysis.h"
+#include "sched/passes/shown_name.h"
 #include "sched/support/error.h"
 #include "sched/target/target.h"
 
@@ -81,7 +82,7 @@ void WmmaReorderPass::run(PassContext& ctx) {
         k.insert_before_loop(loop, id);
         shift_offset(k.insts[lp.load].reads[0], *plan.stride);
         preheader_copy[lp.load] = id;
-        ctx.log->debug("{}: {} now prefetched; preheader copy {}", where, k.display_name(lp.load), k.display_name(id));
+        ctx.log->debug("{}: {} now prefetched; preheader copy {}", where, shown(k, lp.load), shown(k, id));
       } else if (!lp.wrapped && lp.twin != kNoId) {
         k.erase(lp.twin);
         shift_offset(k.insts[lp.load].reads[0], -*plan.stride);
@@ -98,7 +99,7 @@ void WmmaReorderPass::run(PassContext& ctx) {
         if (auto pre = preheader_copy.find(l); pre != preheader_copy.end()) retarget(k, k.insts[pre->second].writes[0], file);
       }
       for (const auto& [consumer, read] : v.reads) retarget(k, k.insts[consumer].reads[read], file);
-      ctx.log->debug("{}: {} moved to {}", where, k.display_name(v.loads[0]), k.tensors[file].name);
+      ctx.log->debug("{}: {} moved to {}", where, shown(k, v.loads[0]), k.tensors[file].name);
     }
 
     ctx.stats.add("wmmas_moved", plan.wmmas_moved);

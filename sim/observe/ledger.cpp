@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <stdexcept>
 #include <tuple>
 
@@ -24,18 +25,15 @@ int64_t inner_trips(const Kernel& k, const SimInst& inst, LoopId outer) {
   return instances_within(k, k.insts[static_cast<size_t>(inst.id)].loop, outer);
 }
 
-// The instructions a unit runs directly in the body of `loop`, in its order.
-bool find_stream(const std::vector<WalkNode>& nodes, LoopId loop, std::vector<InstId>& out) {
+// The instructions a unit runs directly in the body of each loop, in its order (one walk for
+// all loops: a walk per loop made 12,800 sibling loops quadratic).
+void find_streams(const std::vector<WalkNode>& nodes, std::vector<std::vector<InstId>>& by_loop) {
   for (const WalkNode& n : nodes) {
     if (!n.is_loop) continue;
-    if (n.id == loop) {
-      for (const WalkNode& c : n.children)
-        if (!c.is_loop) out.push_back(c.id);
-      return true;
-    }
-    if (find_stream(n.children, loop, out)) return true;
+    for (const WalkNode& c : n.children)
+      if (!c.is_loop) by_loop[static_cast<size_t>(n.id)].push_back(c.id);
+    find_streams(n.children, by_loop);
   }
-  return false;
 }
 
 }  // namespace
@@ -96,13 +94,21 @@ Ledger::Ledger(SimContext& ctx, size_t iterations_kept, bool capture_timeline, T
       if (!inst.is_barrier) works_in_[static_cast<size_t>(l)][static_cast<size_t>(inst.units[0])] = true;
     }
   }
-  engine_loops_.resize(p.units.size());
   unit_bytes_.assign(p.units.size(), 0);
-  for (size_t u = 0; u < p.units.size(); ++u) {
-    if (!units_[u].is_queue)
-      for (size_t l = 0; l < loops_.size(); ++l)
-        if (works_in_[l][u]) engine_loops_[u].push_back(static_cast<LoopId>(l));
+  // Each loop's compute engines, as a set shared with the loops of the same engines.
+  std::map<std::vector<bool>, size_t> set_of;
+  std::vector<size_t> loop_set(loops_.size());
+  for (size_t l = 0; l < loops_.size(); ++l) {
+    std::vector<bool> engines = works_in_[l];
+    for (size_t u = 0; u < p.units.size(); ++u) engines[u] = engines[u] && !units_[u].is_queue;
+    loop_set[l] = set_of.emplace(std::move(engines), set_of.size()).first->second;
   }
+  engine_sets_busy_.resize(set_of.size());
+  for (size_t l = 0; l < loops_.size(); ++l) loops_[l].engines_busy = &engine_sets_busy_[loop_set[l]];
+  engine_sets_of_.resize(p.units.size());
+  for (const auto& [engines, set] : set_of)
+    for (size_t u = 0; u < engines.size(); ++u)
+      if (engines[u]) engine_sets_of_[u].push_back(&engine_sets_busy_[set]);
   plans_.resize(p.insts.size());
   for (size_t i = 0; i < p.insts.size(); ++i) {
     const SimInst& inst = p.insts[i];
@@ -115,8 +121,8 @@ Ledger::Ledger(SimContext& ctx, size_t iterations_kept, bool capture_timeline, T
       const size_t u = static_cast<size_t>(inst.units[0]);
       plan.unit_bytes = &unit_bytes_[u];
       plan.dma = units_[u].is_queue;
-      plan.engine_loops = engine_loops_[u].data();
-      plan.engine_loops_end = engine_loops_[u].data() + engine_loops_[u].size();
+      plan.engine_sets = engine_sets_of_[u].data();
+      plan.engine_sets_end = engine_sets_of_[u].data() + engine_sets_of_[u].size();
     }
     plan.in_timeline = timeline_loop_ != kNoId && std::find(inst.nest.begin(), inst.nest.end(), timeline_loop_) != inst.nest.end();
   }
@@ -176,8 +182,14 @@ void Ledger::IterRing::pop_front() {
   --size_;
 }
 
+[[gnu::noinline]] void Ledger::activate(LoopState& s) {
+  s.active = true;
+  active_.push_back(s.result.id);
+}
+
 [[gnu::noinline]] void Ledger::open_to(LoopState& s, int64_t index) {
   // Iterations skipped by the record that asks for `index` (iteration() opens the next one inline).
+  if (!s.active) activate(s);
   while (s.base + static_cast<int64_t>(s.pending.size()) <= index) {
     const int64_t next = s.base + static_cast<int64_t>(s.pending.size());
     Iter& fresh = s.pending.push_back();
@@ -301,8 +313,8 @@ const Ledger::Intervals& Ledger::SpanSet::merged() {
 
 void Ledger::count_exposed(LoopState& s, Picos until) {
   // Locals: the sets' reads cannot alias them, so they stay in registers.
-  const Intervals::value_type* engines = s.engines_busy.begin();
-  const size_t engine_count = s.engines_busy.size();
+  const Intervals::value_type* engines = s.engines_busy->begin();
+  const size_t engine_count = s.engines_busy->size();
   const Picos counted = s.counted;
   Picos exposed = 0;
   size_t e = 0;
@@ -321,13 +333,11 @@ void Ledger::count_exposed(LoopState& s, Picos until) {
     exposed += (b - a) - hidden;
   }
   s.result.exposed_dma_ps += exposed;
-  if (until == kNever) {
+  // (The engines' busy time is forgotten once every loop has counted: try_finalize().)
+  if (until == kNever)
     s.dma_wall.clear();
-    s.engines_busy.clear();
-  } else {
+  else
     forget_before(s.dma_wall, until);
-    forget_before(s.engines_busy, until);
-  }
   s.counted = std::max(s.counted, until);
 }
 
@@ -384,8 +394,8 @@ inline void Ledger::add_wmma(Iter& it, const InstanceRecord& r) {
 [[gnu::always_inline]] inline void Ledger::record_compute(const InstanceRecord& r, InstPlan& plan) {
   add_to_plan(r, plan);
   merge_interval(compute_busy_, r.busy_start, r.busy_end);
-  for (const LoopId* l = plan.engine_loops; l != plan.engine_loops_end; ++l)
-    merge_interval(loops_[static_cast<size_t>(*l)].engines_busy, r.busy_start, r.busy_end);
+  for (Intervals* const* set = plan.engine_sets; set != plan.engine_sets_end; ++set)
+    merge_interval(**set, r.busy_start, r.busy_end);
   for (const LoopId* l = plan.nest; l != plan.nest_end; ++l) {
     LoopState& s = loops_[static_cast<size_t>(*l)];
     Iter& it = iteration(s, r.loop_counts[*l] - 1, r.loop_ivs[*l]);
@@ -566,7 +576,10 @@ void Ledger::try_finalize(bool all_done) {
     checker_->advance(watermark, min_seq);
   }
   Picos keep_from = watermark;
-  for (LoopState& s : loops_) {
+  // Each loop's results are its own: the order the loops are visited in changes nothing.
+  size_t still_active = 0;
+  for (const LoopId l : active_) {
+    LoopState& s = loops_[static_cast<size_t>(l)];
     while (!s.pending.empty()) {
       Iter& it = s.pending.front();
       if (it.received < s.expected || it.dma_max_end > watermark) break;
@@ -576,6 +589,17 @@ void Ledger::try_finalize(bool all_done) {
     }
     for (size_t i = 0; i < s.pending.size(); ++i) keep_from = std::min(keep_from, s.pending[i].dma_min_start);
     count_exposed(s, watermark);
+    if (s.pending.empty() && s.dma_wall.empty())
+      s.active = false;  // its next record starts after this watermark: nothing before it is asked again
+    else
+      active_[still_active++] = l;
+  }
+  active_.resize(still_active);
+  for (Intervals& busy : engine_sets_busy_) {
+    if (all_done)
+      busy.clear();
+    else
+      forget_before(busy, watermark);
   }
   // Compute busy time that ends before anything still pending can start is no longer needed.
   const auto kept_from = ending_from(compute_busy_, keep_from);
@@ -616,8 +640,7 @@ void Ledger::compute_bounds(SimResult& out) {
   }
   for (const SimChannel& c : p.channels) in.edges.push_back({c.src, c.dst, c.kind, c.distance, c.key_loop});
   in.streams.assign(p.units.size(), std::vector<std::vector<InstId>>(k.loops.size()));
-  for (size_t u = 0; u < p.units.size(); ++u)
-    for (size_t l = 0; l < k.loops.size(); ++l) find_stream(p.walks[u], static_cast<LoopId>(l), in.streams[u][l]);
+  for (size_t u = 0; u < p.units.size(); ++u) find_streams(p.walks[u], in.streams[u]);
 
   const ResourceBound whole = kernel_resource_bound(in);
   out.lower_bound_ps = whole.ps;

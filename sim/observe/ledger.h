@@ -177,10 +177,12 @@ class Ledger final : public InstanceObserver {
     std::vector<IterationResult> tail;
     size_t tail_next = 0;
     // Wall-time exposed DMA: the loop's transfers and the busy time of the compute engines
-    // with work in the loop, merged, not yet counted; counted up to `counted`.
+    // with work in the loop (shared by the loops with the same engines: engine_sets_busy_),
+    // merged, not yet counted; counted up to `counted`.
     Intervals dma_wall;
-    Intervals engines_busy;
+    const Intervals* engines_busy = nullptr;
     Picos counted = 0;
+    bool active = false;  // in active_
     LoopResult result;
   };
 
@@ -188,6 +190,7 @@ class Ledger final : public InstanceObserver {
   [[gnu::always_inline]] Iter& iteration(LoopState& s, int64_t index, int64_t iv) {
     const size_t offset = static_cast<size_t>(index - s.base);
     if (offset == s.pending.size()) {
+      if (!s.active) activate(s);
       Iter& fresh = s.pending.push_back();
       fresh.index = index;
       fresh.kept = index < s.listed_below || index >= s.listed_from;
@@ -200,6 +203,9 @@ class Ledger final : public InstanceObserver {
   }
   // Opens the iterations up to `index`.
   void open_to(LoopState& s, int64_t index);
+  // The loop has an iteration open: try_finalize() visits it until none is and its transfers
+  // are counted.
+  void activate(LoopState& s);
   // record() for a transfer and for a compute instruction, and the parts of it they share.
   struct InstPlan;
   void record_transfer(const InstanceRecord& r, InstPlan& plan);
@@ -246,8 +252,8 @@ class Ledger final : public InstanceObserver {
     const LoopId* nest_end = nullptr;
     double bytes = 0;  // a transfer's (SimInst::dma.bytes)
     double* unit_bytes = nullptr;  // its unit's (null for a barrier)
-    const LoopId* engine_loops = nullptr;  // a compute instruction's: the loops its engine works in
-    const LoopId* engine_loops_end = nullptr;
+    Intervals* const* engine_sets = nullptr;  // a compute instruction's: engine_sets_of_ of its engine
+    Intervals* const* engine_sets_end = nullptr;
     bool dma = false;  // on a DMA queue
     bool wmma = false;
     bool in_timeline = false;  // inside the timeline's loop
@@ -255,7 +261,14 @@ class Ledger final : public InstanceObserver {
   std::vector<InstPlan> plans_;  // per instruction
   std::vector<LoopState> loops_;
   std::vector<std::vector<bool>> works_in_;  // [loop][unit]: the unit runs an instruction in the loop
-  std::vector<std::vector<LoopId>> engine_loops_;  // [unit]: the loops a compute engine works in
+  // The busy time of each set of compute engines that some loop's work runs on, merged (one per
+  // distinct set, not per loop: every engine's record merged into each loop it works in made
+  // 12,800 sibling loops quadratic), and per unit the sets a compute engine is in. Not moved
+  // once built (loops and plans point into them).
+  std::vector<Intervals> engine_sets_busy_;
+  std::vector<std::vector<Intervals*>> engine_sets_of_;
+  // The loops try_finalize() visits: those with an iteration open or transfers not counted.
+  std::vector<LoopId> active_;
   // The watermark's scratch: each unit's horizon and bound.
   std::vector<StreamUnit::Horizon> horizons_;
   std::vector<Picos> bounds_;

@@ -8,9 +8,21 @@
 namespace tandem {
 
 DmaQueue::DmaQueue(sc_core::sc_module_name name, SimContext& ctx, int index)
-    : StreamUnit(name, ctx, index), data_phase_(ctx.ready, *this) {}
+    : StreamUnit(name, ctx, index),
+      data_phase_(ctx.ready, *this),
+      spread_counts_(loop_counts_.size()),
+      spread_ivs_(loop_ivs_.size()) {}
 
 void DmaQueue::resume() { resume_stream<DmaQueue>(); }
+
+void DmaQueue::keep(const SimInst& inst, NestValues& at) const {
+  for (const LoopId l : inst.nest) at.counts.push_back(loop_counts_[l]), at.ivs.push_back(loop_ivs_[l]);
+}
+
+void DmaQueue::spread(const SimInst& inst, const NestValues& at) {
+  for (size_t i = 0; i < inst.nest.size(); ++i)
+    spread_counts_[inst.nest[i]] = at.counts[i], spread_ivs_[inst.nest[i]] = at.ivs[i];
+}
 
 bool DmaQueue::execute(const SimInst& inst, InstanceRecord& r) {
   if (step_ == kInputs) {
@@ -43,7 +55,6 @@ bool DmaQueue::execute(const SimInst& inst, InstanceRecord& r) {
     const double f = jitter(inst);
     if (slots_.empty()) {
       slots_.resize(kDepth);
-      for (Issued& s : slots_) s.counts.resize(loop_counts_.size()), s.ivs.resize(loop_ivs_.size());
       for (size_t i = kDepth; i > 0; --i) spare_.push_back(static_cast<uint16_t>(i - 1));
     }
     order_[(front_ + issued_) % kDepth] = spare_.back();
@@ -51,8 +62,9 @@ bool DmaQueue::execute(const SimInst& inst, InstanceRecord& r) {
     Issued& t = slot(issued_);
     t.inst = &inst;
     t.r = r;
-    // One loop for both: a kernel has a few loops, and a library call per array cost more than the copy.
-    for (size_t l = 0, n = loop_counts_.size(); l < n; ++l) t.counts[l] = loop_counts_[l], t.ivs[l] = loop_ivs_[l];
+    if (t.counts.size() != loop_counts_.size()) t.counts.resize(loop_counts_.size()), t.ivs.resize(loop_ivs_.size());
+    // One loop for both: a library call per array cost more than the copy.
+    for (const LoopId l : inst.nest) t.counts[l] = loop_counts_[l], t.ivs[l] = loop_ivs_[l];
     t.first_byte = issue_ + static_cast<Picos>(static_cast<double>(inst.cycles_ps) * f);
     t.transfer = inst.dma;
     t.future_base = current_future_base_;
@@ -100,7 +112,7 @@ void DmaQueue::landed(Picos end) {
     room -= busy_within(inputs_end, t.r.start);
     busy_.emplace_back(data_start_, end);
     ctx_.observer->record(t.r);
-    for (BarrierWait& w : t.barrier_waits) report(w);
+    for (const BarrierWait& w : t.barrier_waits) report(w);
     ++landed_;
     // The next transfer moves whether or not this one's outputs have room yet.
     if (landed_ < issued_) begin_next();
@@ -147,18 +159,24 @@ bool DmaQueue::drain() {
 }
 
 void DmaQueue::report_barrier_wait(const InstanceRecord& r, Picos from, Picos to, bool released_by_dma) {
-  BarrierWait w{r, loop_counts_, loop_ivs_, from, to, released_by_dma};
-  if (issued_ == landed_)  // everything issued before it has landed
-    report(w);
-  else
-    back().barrier_waits.push_back(std::move(w));
+  if (issued_ == landed_) {  // everything issued before it has landed: `r` has the loop counters as they are
+    ctx_.observer->barrier_wait(r, to - from - busy_within(from, to), released_by_dma);
+    return;
+  }
+  BarrierWait w{r, {}, from, to, released_by_dma};
+  keep(ctx_.program.insts[static_cast<size_t>(r.inst)], w.at);
+  back().barrier_waits.push_back(std::move(w));
 }
 
-void DmaQueue::report(BarrierWait& w) {
-  w.r.loop_counts = w.counts.data();
-  w.r.loop_ivs = w.ivs.data();
-  ctx_.observer->barrier_wait(w.r, w.to - w.from - busy_within(w.from, w.to), w.released_by_dma);
+void DmaQueue::report(const BarrierWait& w) {
+  spread(ctx_.program.insts[static_cast<size_t>(w.r.inst)], w.at);
+  InstanceRecord r = w.r;
+  r.loop_counts = spread_counts_.data();
+  r.loop_ivs = spread_ivs_.data();
+  ctx_.observer->barrier_wait(r, w.to - w.from - busy_within(w.from, w.to), w.released_by_dma);
 }
+
+
 
 Picos DmaQueue::busy_within(Picos a, Picos b) const {
   Picos t = 0;

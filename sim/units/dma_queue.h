@@ -46,17 +46,25 @@ class DmaQueue : public StreamUnit, public DmaClient {
  private:
   friend class StreamUnit;  // the walk calls execute(), inline (StreamUnit::resume_stream)
   [[gnu::always_inline]] inline bool execute(const SimInst& inst, InstanceRecord& r);
+  // A barrier's loop counters, kept by position in its nest (SimInst::nest): nothing reads the
+  // other loops' of it, and a copy of every loop's made each wait cost the number of loops.
+  struct NestValues {
+    std::vector<int64_t> counts, ivs;
+  };
   // A wait at a barrier, reported once the transfers issued before it have landed.
   struct BarrierWait {
     InstanceRecord r;
-    std::vector<int64_t> counts, ivs;
+    NestValues at;
     Picos from, to;
     bool released_by_dma;
   };
   struct Issued {
     const SimInst* inst;
     InstanceRecord r;                  // start (issue), free and stalls filled in
-    std::vector<int64_t> counts, ivs;  // the iteration vector at issue
+    // The iteration vector at issue, by LoopId: only the instruction's own loops are written
+    // (nothing reads the others; copying every loop's made each transfer cost the number of
+    // loops), in arrays sized when the slot is first taken (a queue takes few of its slots).
+    std::vector<int64_t> counts, ivs;
     Picos first_byte;
     DmaTransfer transfer;
     int64_t future_base;  // its walk node's (pending_seq() works out the seq from it when asked)
@@ -82,7 +90,12 @@ class DmaQueue : public StreamUnit, public DmaClient {
   size_t data_publish_next_ = 0;  // the out-channel the front's publishing resumes at
   // Time within [a, b) the queue moved data (its landed transfers).
   [[gnu::always_inline]] inline Picos busy_within(Picos a, Picos b) const;
-  void report(BarrierWait& w);
+  void report(const BarrierWait& w);
+  // A barrier's loop counters into `at`, and back into arrays by LoopId (the form a record
+  // carries) for report().
+  void keep(const SimInst& inst, NestValues& at) const;
+  void spread(const SimInst& inst, const NestValues& at);
+  std::vector<int64_t> spread_counts_, spread_ivs_;
 
   // The transfers issued and not landed, in kDepth reused slots (their iteration vectors keep
   // their storage: no allocation per transfer). The slots never move once made, so the DMA

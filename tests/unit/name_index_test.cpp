@@ -55,3 +55,40 @@ TEST_CASE("a kernel finds the first tensor of a name, after appends and after it
   CHECK(k.find_tensor("c") == kNoId);
   CHECK(k.find_tensor("a") == a);
 }
+
+TEST_CASE("a kernel finds the first live instruction of a name, and unique_name the first free suffix", "[name_index]") {
+  Kernel k = test::parse(
+      "  tensor %t : sbuf[128, 128] bf16\n"
+      "  %x = activation %t <- %t\n"
+      "  %y = activation %t <- %t\n");
+  const InstId x = k.find_inst("x");
+  REQUIRE(x != kNoId);
+  CHECK(k.insts[static_cast<size_t>(x)].name == "x");
+  CHECK(k.find_inst("z") == kNoId);
+  CHECK(k.find_inst("t") == kNoId);  // a tensor's name is not an instruction's
+  // Each name given is taken by the instruction added under it: the next suffix is the next free.
+  const auto add = [&](const std::string& name) {
+    Instruction in = k.insts[static_cast<size_t>(x)];
+    in.name = name;
+    const InstId id = k.add_inst(std::move(in));
+    k.insert_before(x, id);
+    return id;
+  };
+  CHECK(k.unique_name("b") == "b");
+  add("b");
+  CHECK(k.unique_name("b") == "b.1");
+  const InstId b1 = add("b.1");
+  CHECK(k.find_inst("b.1") == b1);
+  add(k.unique_name("b"));
+  CHECK(k.find_inst("b.2") != kNoId);
+  CHECK(k.unique_name("b") == "b.3");
+  CHECK(k.unique_name("b") == "b.3");  // asked twice without adding it: still free
+  CHECK(k.unique_name("t") == "t.1");  // a tensor's name is taken too
+  // An erased instruction's name is free again, and a later one of that name is found.
+  k.erase(b1);
+  CHECK(k.find_inst("b.1") == kNoId);
+  CHECK(k.unique_name("b") == "b.1");
+  const InstId again = add("b.1");
+  CHECK(k.find_inst("b.1") == again);
+  CHECK(k.unique_name("b") == "b.3");
+}
