@@ -81,8 +81,18 @@ void PrefetchSchedulePass::run(PassContext& ctx) {
         if (k.loops[l].iv == iv) chosen[l] = found = true;
       if (!found) throw Error("prefetch-schedule: loops names " + iv + ", which is not a loop of the kernel");
     }
+    // Fence the compute engines only: every one a compute instruction may run on, as one that
+    // names none yet may land on any of its choices (assign-engines runs later, under a policy
+    // this pass does not know). The lowering leaves out a fenced engine that runs nothing.
+    std::set<std::string> engines;
+    for (InstId id : k.program_order())
+      if (!is_dma_class(k.target->opcode(k.insts[id].opcode)->op_class))
+        for (const std::string& e : engine_choices(k, id)) engines.insert(e);
+    std::string fence;
+    for (const std::string& e : engines) fence += (fence.empty() ? "" : ",") + e;
+    std::optional<DepGraph> derived;
     for (LoopId l = 0; l < static_cast<LoopId>(k.loops.size()); ++l)
-      if (chosen[static_cast<size_t>(l)]) set_distance(ctx, l, distance_);
+      if (chosen[static_cast<size_t>(l)]) set_distance(ctx, l, distance_, fence, derived);
   }
   if (ctx.stats.counters.empty()) ctx.skip(nothing_to_do);
 }
@@ -204,7 +214,8 @@ void PrefetchSchedulePass::align_collectives(PassContext& ctx) {
 // The loop's barrier stops fencing the DMA queues; each of its stage-0 loads waits for the
 // barrier `distance + 1` iterations back (compute of i has started before loads of
 // i + distance + 1 start). The loads' buffers must hold that many iterations in flight.
-void PrefetchSchedulePass::set_distance(PassContext& ctx, LoopId loop, int64_t distance) {
+void PrefetchSchedulePass::set_distance(PassContext& ctx, LoopId loop, int64_t distance, const std::string& fence,
+                                        std::optional<DepGraph>& derived) {
   Kernel& k = ctx.kernel;
   const std::string where = "loop " + k.loops[loop].iv;
   const auto [barrier, loads] = load_stage(k, ctx.deps, loop);
@@ -212,15 +223,8 @@ void PrefetchSchedulePass::set_distance(PassContext& ctx, LoopId loop, int64_t d
     ctx.skip(where + ": no load/compute split to set a prefetch distance on");
     return;
   }
-  // Fence the compute engines only: every one a compute instruction may run on, as one that
-  // names none yet may land on any of its choices (assign-engines runs later, under a policy
-  // this pass does not know). The lowering leaves out a fenced engine that runs nothing.
-  std::set<std::string> engines;
-  for (InstId id : k.program_order())
-    if (!is_dma_class(k.target->opcode(k.insts[id].opcode)->op_class))
-      for (const std::string& e : engine_choices(k, id)) engines.insert(e);
-  // With none, no unit would arrive at the barrier and nothing would release it.
-  if (engines.empty()) {
+  // With no compute engine, no unit would arrive at the barrier and nothing would release it.
+  if (fence.empty()) {
     ctx.skip(where + ": no compute engine runs in the kernel, so the barrier would fence no unit; it keeps fencing the DMA queues");
     return;
   }
@@ -233,8 +237,6 @@ void PrefetchSchedulePass::set_distance(PassContext& ctx, LoopId loop, int64_t d
                                " needs " + std::to_string(distance + 1) + " buffers of %" + t.name + " (it has " +
                                std::to_string(buffers) + "; run address-rotation first)");
     }
-  std::string fence;
-  for (const std::string& e : engines) fence += (fence.empty() ? "" : ",") + e;
   k.insts[barrier].attrs.set(attr::kFence, fence);
   for (InstId l : loads)
     if (ctx.deps.add(barrier, l, DepKind::Flow, static_cast<int>(distance + 1), loop)) ctx.stats.add("distance_edges_added");
@@ -246,9 +248,9 @@ void PrefetchSchedulePass::set_distance(PassContext& ctx, LoopId loop, int64_t d
   // (the dependences carried by the enclosing loops, which the split cut; a later run of the
   // split keeps them).
   if (k.loops[loop].parent != kNoId) {
-    const DepGraph derived = analyze_dependences(k);
+    if (!derived) derived = analyze_dependences(k);
     for (InstId l : loads)
-      for (const DepEdgeRef& e : derived.in_edges(l)) {
+      for (const DepEdgeRef& e : derived->in_edges(l)) {
         if (e.props.distance == 0 || e.props.loop == loop || !k.in_loop(e.src, loop)) continue;
         if (e.props.kind != DepKind::Anti && e.props.kind != DepKind::Output) continue;
         if (ctx.deps.add(e.src, l, e.props.kind, e.props.distance, e.props.loop)) ctx.stats.add("entry_edges_added");

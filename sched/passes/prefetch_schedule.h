@@ -1,5 +1,8 @@
 #pragma once
 
+#include <optional>
+#include <string>
+
 #include "sched/passes/pass.h"
 
 namespace tandem {
@@ -31,7 +34,12 @@ class PrefetchSchedulePass : public Pass {
  private:
   void force_incoming_order(PassContext& ctx);
   void align_collectives(PassContext& ctx);
-  void set_distance(PassContext& ctx, LoopId loop, int64_t distance);
+  // `fence`: the compute engines the barrier fences ("" when none runs); `derived`: the
+  // analysis's dependences, made when a nested loop first needs them. Both are the kernel's,
+  // the same for every loop (set_distance changes no access): worked out per loop, they made
+  // a kernel of many loops quadratic.
+  void set_distance(PassContext& ctx, LoopId loop, int64_t distance, const std::string& fence,
+                    std::optional<DepGraph>& derived);
 
   bool after_;
   int64_t cc_mode_;
