@@ -7,7 +7,7 @@
 #include <functional>
 #include <string_view>
 
-#include "sched/analysis/capacity.h"
+#include "sched/analysis/allocator.h"
 #include "sched/ir/kernel_queries.h"
 #include "sched/support/name_index.h"
 #include "sched/target/target.h"

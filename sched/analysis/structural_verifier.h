@@ -13,7 +13,7 @@
 //              reordered one too) is a permutation of its statements;
 //   edges      every dependence edge and dep line joins live instructions, with a valid kind,
 //              a distance of at least 0 and, when above 0, a carrying loop enclosing both;
-//   capacity   the kernel's tensors fit their spaces (static allocation, sched/analysis/capacity.h),
+//   capacity   the kernel's tensors fit their spaces (static allocation, sched/analysis/allocator.h),
 //              when asked: whether the input fits is the user's business.
 //
 // It does not check meaning (the translation validator, `--verify`) or timing (the race

@@ -7,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "sched/analysis/allocator.h"
 #include "sched/analysis/dependence_analysis.h"
 #include "sched/analysis/loop_bounds.h"
 #include "sched/analysis/prefetch_depth.h"
@@ -23,7 +24,7 @@ std::vector<PassOptionSpec> AddressRotationPass::options() {
   return {
       {"space", PassOptionSpec::Choice, "sbuf", "the memory space whose tensors are rotated", rotatable_spaces()},
       {"buffers", PassOptionSpec::String, "auto",
-       "buffers per rotated tensor: auto (the largest of 4, 3, 2 that fits), model (a tile a transfer writes or "
+       "buffers per rotated tensor: auto (the largest of 4, 3, 2 that fits, one when two do not), model (a tile a transfer writes or "
        "reads: ceil(lifetime / the loop's resource bound per iteration) + 1 from the model, else 4; as many as "
        "fit, one when two do not; none in a loop whose writer-to-last-reader chains fit in that bound) or a "
        "number from 2 to 16",
@@ -69,10 +70,8 @@ void AddressRotationPass::run(PassContext& ctx) {
   // n buffers of a tensor, in the space's capacity unit (banks or bytes per partition): the
   // one rule the simulator's capacity check uses too.
   auto footprint = [&](const Tensor& t, int64_t n) { return space->footprint(bytes_per_partition(k, t), n); };
-  const int64_t capacity = space->capacity();
-  int64_t used = 0;
-  for (const Tensor& t : k.tensors)
-    if (t.space == space_) used += footprint(t, t.attrs.get_int(attr::kBuffers).value_or(1));
+  // What each ring may take: the space less what the other tensors live beside it take.
+  Allocator alloc(k);
   const char* unit = space->capacity_unit();
 
   std::vector<bool> wanted(k.tensors.size(), tiles_.empty());
@@ -153,18 +152,20 @@ void AddressRotationPass::run(PassContext& ctx) {
         continue;
       }
       const int64_t one = footprint(t, 1);
+      const int64_t free = alloc.free_for(static_cast<int>(r.ti), loop);
       int64_t n = buffers_;
       if (n == 0) {
+        // Fewer buffers than wanted when the capacity binds, and one when not even two fit:
+        // buffers=auto and buffers=model choose, so they never fail for capacity.
         const int64_t want = depth ? depth->buffers : 4;
-        for (n = want; n >= 2 && used + footprint(t, n) - one > capacity; --n) {
+        for (n = want; n >= 2 && footprint(t, n) > free; --n) {
         }
-        // Fewer buffers than the loads need to run ahead: the capacity binds. The model's
-        // choice is a wish, so a tile for which not even two fit keeps its one buffer.
-        if (from_model_ && n < want) {
-          const std::string why = ": " + space_ + " has " + std::to_string(capacity - used + one) + " " + unit +
-                                  " free for it, " + std::to_string(one) + " per buffer";
+        if (n < want) {
+          const std::string why = ": " + space_ + " has " + std::to_string(free) + " " + unit +
+                                  " free for it while it is live, " + std::to_string(one) + " per buffer";
           if (n < 2) {
             ctx.note(where + ": %" + t.name + " stays on one buffer, not " + std::to_string(want) + why);
+            ctx.stats.add("tensors_left_for_capacity");
             continue;
           }
           ctx.note(where + ": %" + t.name + " over " + std::to_string(n) + " buffers, not " + std::to_string(want) + why);
@@ -175,11 +176,11 @@ void AddressRotationPass::run(PassContext& ctx) {
                        "{:.1f} ns: {} buffers wanted",
                        where, t.name, depth->load_latency_ns, depth->ii_ns, depth->bound_resource, depth->lifetime_ns,
                        depth->buffers);
-      if (n < 2 || used + footprint(t, n) - one > capacity)
-        throw Error(t.loc, "address-rotation: %" + t.name + " needs " + std::to_string(n < 2 ? 2 : n) + " x " +
+      if (footprint(t, n) > free)  // a number of buffers the user gave
+        throw Error(t.loc, "address-rotation: %" + t.name + " needs " + std::to_string(n) + " x " +
                                std::to_string(one) + " " + unit + " in " + space_ + " but only " +
-                               std::to_string(capacity - used + one) + " are free");
-      used += footprint(t, n) - one;
+                               std::to_string(free) + " are free while it is live");
+      alloc.rotate(static_cast<int>(r.ti), n, loop);
       t.attrs.set(attr::kBuffers, n);
       t.attrs.set(attr::kRotate, k.loops[loop].iv);
       t.attrs.set(attr::kStride, bytes_per_partition(k, t));
@@ -309,10 +310,11 @@ void AddressRotationPass::run(PassContext& ctx) {
       if (loop == kNoId) continue;
       const std::string why = rotation_candidate(k, loop, static_cast<int>(ti), users[ti], nested_).blocker;
       if (why.empty()) continue;  // ringable there: at its bound or capacity-bound, noted above
-      const int64_t more = footprint(t, 2) - footprint(t, 1);
+      const int64_t one = footprint(t, 1), more = footprint(t, 2) - one;
+      const int64_t free = alloc.free_for(static_cast<int>(ti), loop);
       ctx.note("loop " + k.loops[loop].iv + ": %" + t.name + " stays on one buffer: " + why +
-               (used + more > capacity ? "; a second buffer would need " + std::to_string(more) + " " + unit + ", " +
-                                             std::to_string(capacity - used) + " free"
+               (footprint(t, 2) > free ? "; a second buffer would need " + std::to_string(more) + " " + unit + ", " +
+                                             std::to_string(free - one) + " free"
                                        : ""));
     }
   for (const std::string& name : tiles_) {

@@ -8,7 +8,7 @@
 #include <ostream>
 #include <stdexcept>
 
-#include "sched/analysis/capacity.h"
+#include "sched/analysis/allocator.h"
 #include "sched/analysis/dependence_analysis.h"
 #include "sched/analysis/structural_verifier.h"
 #include "sched/analysis/translation_validator.h"

@@ -6,7 +6,7 @@
 #include <optional>
 #include <sstream>
 
-#include "sched/analysis/capacity.h"
+#include "sched/analysis/allocator.h"
 #include "sched/analysis/inst_cost.h"
 #include "sched/analysis/tile_dependence.h"
 #include "sched/ir/kernel_queries.h"

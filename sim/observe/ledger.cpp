@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "sched/analysis/capacity.h"
+#include "sched/analysis/allocator.h"
 #include "sched/analysis/loop_bounds.h"
 #include "sched/ir/kernel_queries.h"
 #include "sim/units/stream_unit.h"

@@ -85,7 +85,7 @@ struct TimelineSpan {
 };
 
 // A space with a capacity (SBUF, PSUM): what the kernel's tensors take of it by the capacity
-// rule (sched/analysis/capacity.h), in the space's capacity unit.
+// rule (sched/analysis/allocator.h), in the space's capacity unit.
 struct SpaceResult {
   std::string name;
   std::string unit;  // "bytes per partition" or "banks"

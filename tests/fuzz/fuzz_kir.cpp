@@ -1,7 +1,7 @@
 // .kir kernels: parse, derive the dependences, check the capacity and lower for the simulator
 // (everything `tandem sim` does before simulating).
 #include "fuzz_input.h"
-#include "sched/analysis/capacity.h"
+#include "sched/analysis/allocator.h"
 #include "sched/analysis/dependence_analysis.h"
 #include "sched/ir/parser.h"
 #include "sim/lower/program.h"

@@ -41,10 +41,13 @@ def test_binary_rejection_names_the_kir_line_and_the_python_line():
 
 
 def test_capacity_error_from_the_binary():
+    # Nine accumulators live at once (each read after all are zeroed) need nine PSUM banks.
     def k(a):
         ps = [nl.zeros((128, 512), nl.float32, buffer=nl.psum) for _ in range(9)]
+        for p in ps:
+            nl.store(a, nl.copy(p, dtype=a.dtype))
 
-    with pytest.raises(tandem.TandemError, match="tensors in psum need 9 banks of 2048 bytes but psum has 8"):
+    with pytest.raises(tandem.TandemError, match="the tensors live in psum need 9 banks of 2048 bytes but psum has 8"):
         tandem.simulate(k, (128, 512))
 
 

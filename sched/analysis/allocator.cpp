@@ -1,0 +1,294 @@
+#include "sched/analysis/allocator.h"
+
+#include <algorithm>
+#include <climits>
+#include <set>
+
+#include "sched/ir/attribute_keys.h"
+#include "sched/ir/kernel_queries.h"
+#include "sched/target/target.h"
+
+namespace tandem {
+
+namespace {
+
+using Wide = __int128;  // a sum of footprints, each below 2^63: never overflows
+
+// Range add and range maximum over the positions, the usage of one space at each.
+class MaxTree {
+ public:
+  explicit MaxTree(int n) : n_(std::max(n, 1)), max_(4 * static_cast<size_t>(n_), 0), add_(max_.size(), 0) {}
+  void add(int lo, int hi, Wide v) { add(1, 0, n_ - 1, lo, hi, v); }
+  Wide max(int lo, int hi) const { return max(1, 0, n_ - 1, lo, hi); }
+  Wide max() const { return max_[1]; }
+  // The first position whose usage exceeds `limit`, or -1.
+  int first_above(Wide limit) const { return max_[1] > limit ? first_above(1, 0, n_ - 1, limit, 0) : -1; }
+
+ private:
+  void add(size_t node, int l, int r, int lo, int hi, Wide v) {
+    if (hi < l || r < lo) return;
+    if (lo <= l && r <= hi) {
+      max_[node] += v, add_[node] += v;
+      return;
+    }
+    const int m = (l + r) / 2;
+    add(2 * node, l, m, lo, hi, v);
+    add(2 * node + 1, m + 1, r, lo, hi, v);
+    max_[node] = add_[node] + std::max(max_[2 * node], max_[2 * node + 1]);
+  }
+  Wide max(size_t node, int l, int r, int lo, int hi) const {
+    if (hi < l || r < lo) return 0;
+    if (lo <= l && r <= hi) return max_[node];
+    const int m = (l + r) / 2;
+    return add_[node] + std::max(max(2 * node, l, m, lo, hi), max(2 * node + 1, m + 1, r, lo, hi));
+  }
+  int first_above(size_t node, int l, int r, Wide limit, Wide above) const {
+    if (l == r) return l;
+    const int m = (l + r) / 2;
+    above += add_[node];
+    if (above + max_[2 * node] > limit) return first_above(2 * node, l, m, limit, above);
+    return first_above(2 * node + 1, m + 1, r, limit, above);
+  }
+
+  int n_;
+  std::vector<Wide> max_, add_;  // a node's maximum includes its own pending add
+};
+
+// Does the access replace every element of the tensor, in every iteration?
+bool covers_whole(const Tensor& t, const Access& a) {
+  if (a.whole()) return true;
+  for (size_t d = 0; d < a.dims.size(); ++d) {
+    const IndexRange& r = a.dims[d];
+    if (!r.lo.is_constant() || !r.hi.is_constant() || r.lo.constant != 0 || r.hi.constant != t.shape[d]) return false;
+  }
+  return true;
+}
+
+bool encloses(const Kernel& k, LoopId outer, LoopId inner) {
+  for (LoopId l = inner; l != kNoId; l = k.loops[static_cast<size_t>(l)].parent)
+    if (l == outer) return true;
+  return false;
+}
+
+}  // namespace
+
+struct Allocator::SpaceUse {
+  const std::string* name;
+  const SpaceInfo* space;
+  MaxTree usage;
+};
+
+Allocator::Allocator(const Kernel& k) : k_(k) {
+  for (const auto& [name, space] : k.target->spaces)
+    if (space.capacity() != 0 && !space.is_register_file()) spaces_.push_back({&name, &space, MaxTree(0)});
+  compute_live_ranges();
+}
+
+Allocator::~Allocator() = default;
+
+void Allocator::compute_live_ranges() {
+  // Positions: each loop opens and closes around its body.
+  inst_pos_.assign(k_.insts.size(), -1);
+  loop_span_.assign(k_.loops.size(), {-1, -1});
+  auto walk = [&](const std::vector<Stmt>& block, auto& self) -> void {
+    for (const Stmt& s : block) {
+      if (s.kind == Stmt::kInst) {
+        if (k_.insts[static_cast<size_t>(s.id)].erased) continue;
+        inst_pos_[static_cast<size_t>(s.id)] = static_cast<int>(at_.size());
+        at_.push_back(s.id);
+        continue;
+      }
+      loop_span_[static_cast<size_t>(s.id)].first = static_cast<int>(at_.size());
+      at_.push_back(-1 - s.id);
+      self(k_.loops[static_cast<size_t>(s.id)].body, self);
+      loop_span_[static_cast<size_t>(s.id)].second = static_cast<int>(at_.size());
+      at_.push_back(-1 - s.id);
+    }
+  };
+  walk(k_.body, walk);
+  for (SpaceUse& s : spaces_) s.usage = MaxTree(static_cast<int>(at_.size()));
+
+  // Each tensor's users, in position order.
+  const size_t n = k_.tensors.size();
+  space_of_.assign(n, nullptr);
+  for (size_t t = 0; t < n; ++t)
+    for (SpaceUse& s : spaces_)
+      if (*s.name == k_.tensors[t].space) space_of_[t] = &s;
+  uses_.assign(n, {});
+  for (size_t p = 0; p < at_.size(); ++p) {
+    if (at_[p] < 0) continue;
+    const Instruction& in = k_.insts[static_cast<size_t>(at_[p])];
+    for (const auto* list : {&in.writes, &in.reads})
+      for (const Access& a : *list) {
+        // (An id out of range is the structural verifier's to report, not this count's.)
+        if (a.tensor_id < 0 || static_cast<size_t>(a.tensor_id) >= n || !space_of_[static_cast<size_t>(a.tensor_id)])
+          continue;
+        std::vector<int>& u = uses_[static_cast<size_t>(a.tensor_id)];
+        if (u.empty() || u.back() != static_cast<int>(p)) u.push_back(static_cast<int>(p));
+      }
+  }
+
+  // Live ranges with the tensors' present buffers.
+  live_.assign(n, {});
+  buffers_.assign(n, 1);
+  for (size_t t = 0; t < n; ++t) {
+    if (uses_[t].empty()) continue;
+    const Tensor& tensor = k_.tensors[t];
+    buffers_[t] = std::max<int64_t>(1, tensor.attrs.get_int(attr::kBuffers).value_or(1));
+    LoopId rotated_on = kNoId;
+    if (const auto iv = tensor.attrs.get_string(attr::kRotate))
+      for (LoopId l = k_.insts[static_cast<size_t>(at_[static_cast<size_t>(uses_[t].front())])].loop; l != kNoId;
+           l = k_.loops[static_cast<size_t>(l)].parent)
+        if (k_.loops[static_cast<size_t>(l)].iv == *iv) rotated_on = l;
+    live_[t] = extend_over_carrying_loops(static_cast<int>(t), {uses_[t].front(), uses_[t].back()}, rotated_on);
+    space_of_[t]->usage.add(live_[t].first, live_[t].last, footprint(static_cast<int>(t), buffers_[t]));
+  }
+}
+
+LiveInterval Allocator::extend_over_carrying_loops(int tensor, LiveInterval iv, LoopId rotated_on) const {
+  const std::vector<int>& uses = uses_[static_cast<size_t>(tensor)];
+  const Tensor& t = k_.tensors[static_cast<size_t>(tensor)];
+  // Does the first use inside `loop` replace the whole tensor, so that nothing an earlier
+  // iteration left in it is read? An accumulation replaces it only when its group starts
+  // inside the loop (`start` names a loop the loop encloses).
+  auto replaced_at_top = [&](LoopId loop, int open) {
+    const int p = *std::lower_bound(uses.begin(), uses.end(), open);
+    const InstId id = at_[static_cast<size_t>(p)];
+    const Instruction& in = k_.insts[static_cast<size_t>(id)];
+    for (const Access& a : in.reads)
+      if (a.tensor_id == tensor) return false;
+    bool whole = false;
+    for (const Access& a : in.writes)
+      if (a.tensor_id == tensor) whole = whole || covers_whole(t, a);
+    if (!whole) return false;
+    if (!in.attrs.has(attr::kAccumulate)) return true;
+    const LoopId start = accumulation_start(k_, id);
+    return start != kNoId && start != loop && encloses(k_, loop, start);
+  };
+  std::vector<LoopId> seen;
+  for (int p : uses)
+    for (LoopId l = k_.insts[static_cast<size_t>(at_[static_cast<size_t>(p)])].loop; l != kNoId;
+         l = k_.loops[static_cast<size_t>(l)].parent) {
+      if (std::find(seen.begin(), seen.end(), l) != seen.end()) break;  // its enclosing ones are in too
+      seen.push_back(l);
+    }
+  if (rotated_on != kNoId && std::find(seen.begin(), seen.end(), rotated_on) == seen.end()) seen.push_back(rotated_on);
+  for (LoopId l : seen) {
+    const auto [open, close] = loop_span_[static_cast<size_t>(l)];
+    const bool used_outside = uses.front() < open || uses.back() > close;
+    if (l == rotated_on || used_outside || !replaced_at_top(l, open)) {
+      iv.first = std::min(iv.first, open);
+      iv.last = std::max(iv.last, close);
+    }
+  }
+  return iv;
+}
+
+LiveInterval Allocator::live_if_rotated(int tensor, LoopId loop) const {
+  const LiveInterval now = live(tensor);
+  if (now.empty()) return now;
+  return extend_over_carrying_loops(tensor, now, loop);
+}
+
+int64_t Allocator::footprint(int tensor, int64_t buffers) const {
+  const Tensor& t = k_.tensors[static_cast<size_t>(tensor)];
+  const int64_t per_buffer = bytes_per_partition(k_, t);
+  if (int64_t all; __builtin_mul_overflow(per_buffer, buffers, &all)) return INT64_MAX;
+  return space_of_[static_cast<size_t>(tensor)]->space->footprint(per_buffer, buffers);
+}
+
+int64_t Allocator::free_for(int tensor, LoopId loop) {
+  SpaceUse* s = space_of_[static_cast<size_t>(tensor)];
+  const LiveInterval now = live(tensor);
+  if (!s || now.empty()) return INT64_MAX;
+  const LiveInterval ring = live_if_rotated(tensor, loop);
+  const Wide own = footprint(tensor, buffers_[static_cast<size_t>(tensor)]);
+  s->usage.add(now.first, now.last, -own);
+  const Wide others = s->usage.max(ring.first, ring.last);
+  s->usage.add(now.first, now.last, own);
+  const Wide free = s->space->capacity() - others;
+  return free < 0 ? 0 : static_cast<int64_t>(free);
+}
+
+void Allocator::rotate(int tensor, int64_t buffers, LoopId loop) {
+  SpaceUse* s = space_of_[static_cast<size_t>(tensor)];
+  const LiveInterval now = live(tensor);
+  if (!s || now.empty()) return;
+  s->usage.add(now.first, now.last, -static_cast<Wide>(footprint(tensor, buffers_[static_cast<size_t>(tensor)])));
+  live_[static_cast<size_t>(tensor)] = live_if_rotated(tensor, loop);
+  buffers_[static_cast<size_t>(tensor)] = buffers;
+  const LiveInterval ring = live(tensor);
+  s->usage.add(ring.first, ring.last, footprint(tensor, buffers));
+}
+
+int64_t Allocator::peak(const std::string& space) const {
+  for (const SpaceUse& s : spaces_)
+    if (*s.name == space) {
+      const Wide m = s.usage.max();
+      return m > INT64_MAX ? INT64_MAX : static_cast<int64_t>(m);
+    }
+  return 0;
+}
+
+std::string Allocator::where(int position) const {
+  const int32_t x = at_[static_cast<size_t>(position)];
+  if (x < 0) {
+    const LoopId l = -1 - x;
+    return (loop_span_[static_cast<size_t>(l)].first == position ? "the start of loop " : "the end of loop ") +
+           k_.loops[static_cast<size_t>(l)].iv;
+  }
+  const Instruction& in = k_.insts[static_cast<size_t>(x)];
+  return in.name.empty() ? "a " + in.opcode : "%" + in.name;
+}
+
+SourceLoc Allocator::loc_at(int position) const {
+  const int32_t x = at_[static_cast<size_t>(position)];
+  return x < 0 ? k_.loops[static_cast<size_t>(-1 - x)].loc : k_.insts[static_cast<size_t>(x)].loc;
+}
+
+std::optional<CapacityProblem> Allocator::first_problem() const {
+  for (size_t t = 0; t < k_.tensors.size(); ++t) {
+    if (!space_of_[t] || uses_[t].empty()) continue;
+    if (int64_t all; __builtin_mul_overflow(bytes_per_partition(k_, k_.tensors[t]), buffers_[t], &all))
+      return CapacityProblem{k_.tensors[t].loc, "tensor %" + k_.tensors[t].name + " with buffers = " +
+                                                    std::to_string(buffers_[t]) +
+                                                    " needs more bytes per partition than 64 bits count"};
+  }
+  for (const SpaceUse& s : spaces_) {
+    const int p = s.usage.first_above(s.space->capacity());
+    if (p < 0) continue;
+    const Wide used = s.usage.max(p, p);
+    // The tensors live there, each with its buffers and writers, in declaration order.
+    std::string list;
+    for (size_t t = 0; t < k_.tensors.size(); ++t) {
+      if (space_of_[t] != &s || live_[t].empty() || p < live_[t].first || p > live_[t].last) continue;
+      const Tensor& tensor = k_.tensors[t];
+      std::string writers;
+      std::set<std::string> named;
+      for (int u : uses_[t])
+        for (const Access& a : k_.insts[static_cast<size_t>(at_[static_cast<size_t>(u)])].writes) {
+          const std::string& w = k_.insts[static_cast<size_t>(at_[static_cast<size_t>(u)])].name;
+          if (a.tensor_id == static_cast<int>(t) && !w.empty() && named.insert(w).second)
+            writers += (writers.empty() ? " written by %" : ", %") + w;
+        }
+      list += (list.empty() ? "" : ", ") + std::string("%") + tensor.name + " " +
+              (buffers_[t] > 1 ? std::to_string(buffers_[t]) + " x " : "") +
+              std::to_string(bytes_per_partition(k_, tensor)) + writers;
+    }
+    const std::string& name = *s.name;
+    const std::string need = std::to_string(static_cast<int64_t>(used > INT64_MAX ? INT64_MAX : used));
+    const std::string head = "at " + where(p) + ", the tensors live in " + name + " need " + need;
+    if (s.space->banks > 0)
+      return CapacityProblem{loc_at(p), head + " banks of " + std::to_string(s.space->bank_bytes()) + " bytes but " +
+                                            name + " has " + std::to_string(s.space->banks) + " (" + list + ")"};
+    return CapacityProblem{loc_at(p), head + " bytes per partition but " + name + " has " +
+                                          std::to_string(s.space->bytes_per_partition) + " (" + list + ")"};
+  }
+  return std::nullopt;
+}
+
+std::optional<CapacityProblem> find_capacity_problem(const Kernel& k) { return Allocator(k).first_problem(); }
+
+int64_t space_allocation(const Kernel& k, const std::string& space) { return Allocator(k).peak(space); }
+
+}  // namespace tandem

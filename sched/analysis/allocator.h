@@ -1,0 +1,87 @@
+// SBUF and PSUM allocated by live range (docs/models.md, "Capacity"), the one allocator the
+// passes, the lowering's capacity check, the structural verifier and the report read.
+//
+// The program is laid out on a line of positions: each loop takes one position before its body
+// and one after it, each instruction one in between, in program order. A tensor of a bounded
+// space is live from its first use to its last, and over the whole of every loop in which it
+// carries a value from one iteration to the next:
+//   - a loop that it is also used outside of (defined before it, or read after it);
+//   - a loop whose body does not begin its use of the tensor with a write that replaces all of
+//     it (a read first, an accumulation that continues a group, a partial write);
+//   - the loop it rotates on (`rotate`): every buffer of the ring holds a value across iterations.
+// At every position the live tensors' footprints (SpaceInfo::footprint: bytes per partition, or
+// whole banks per buffer in PSUM) must fit the space. A tensor no instruction uses takes no space.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sched/ir/kernel.h"
+
+namespace tandem {
+
+struct CapacityProblem {
+  SourceLoc loc;        // the instruction (or loop) where the live tensors overflow the space
+  std::string message;  // "at %mm, the tensors live in sbuf need ... (%t 256 written by %ld, ...)"
+};
+
+// A closed range of positions; empty when the tensor is never used.
+struct LiveInterval {
+  int first = -1;
+  int last = -1;
+  bool empty() const { return first < 0; }
+};
+
+class Allocator {
+ public:
+  explicit Allocator(const Kernel& k);
+  ~Allocator();
+  Allocator(const Allocator&) = delete;
+  Allocator& operator=(const Allocator&) = delete;
+
+  // Where the tensor is live with its present `buffers` and `rotate`.
+  LiveInterval live(int tensor) const { return live_[static_cast<size_t>(tensor)]; }
+  // Where it would be live if it rotated on `loop`.
+  LiveInterval live_if_rotated(int tensor, LoopId loop) const;
+
+  // The largest footprint that `buffers` buffers of the tensor may take, rotating on `loop`,
+  // given every other tensor's present allocation: capacity minus the peak of the others over
+  // the positions where the ring would be live. Unbounded spaces answer INT64_MAX.
+  int64_t free_for(int tensor, LoopId loop);
+  // Records that the tensor now takes `buffers` buffers rotating on `loop`.
+  void rotate(int tensor, int64_t buffers, LoopId loop);
+
+  // The most the space holds at once, in its capacity unit (saturating).
+  int64_t peak(const std::string& space) const;
+  // The first bounded space (in the target's order) whose live tensors overflow it somewhere,
+  // with the first position where they do; nullopt when every space fits.
+  std::optional<CapacityProblem> first_problem() const;
+
+ private:
+  struct SpaceUse;
+  void compute_live_ranges();
+  LiveInterval extend_over_carrying_loops(int tensor, LiveInterval iv, LoopId rotated_on) const;
+  int64_t footprint(int tensor, int64_t buffers) const;
+  std::string where(int position) const;
+  SourceLoc loc_at(int position) const;
+
+  const Kernel& k_;
+  std::vector<int> inst_pos_;                  // by instruction, -1 when erased
+  std::vector<std::pair<int, int>> loop_span_;  // by loop: its open and close positions
+  std::vector<int32_t> at_;                    // by position: instruction id, or -1 - loop id
+  std::vector<LiveInterval> live_;             // by tensor
+  std::vector<int64_t> buffers_;               // by tensor
+  std::vector<std::vector<int>> uses_;         // by tensor: positions of its users, ascending
+  std::vector<SpaceUse*> space_of_;            // by tensor: its bounded space, or nullptr
+  std::vector<SpaceUse> spaces_;
+};
+
+// The first space the kernel's live tensors overflow, or nullopt when they fit.
+std::optional<CapacityProblem> find_capacity_problem(const Kernel& k);
+
+// The most of a bounded space the kernel's live tensors take at once, in its capacity unit.
+int64_t space_allocation(const Kernel& k, const std::string& space);
+
+}  // namespace tandem

@@ -1,0 +1,108 @@
+// SBUF and PSUM by live range (sched/analysis/allocator.h): where each tile is live, the most
+// a space holds at once, and what a ring may take beside the others.
+#include <catch2/catch.hpp>
+
+#include "sched/analysis/allocator.h"
+#include "test_util.h"
+
+using namespace tandem;
+
+namespace {
+
+// Positions: %za 0, loop %i opens 1, %ld 2, %cp 3, %st 4, loop closes 5, %sa 6.
+const char* kTiles =
+    "  tensor %X : dram[128, 1024] f32\n"
+    "  tensor %a : sbuf[128, 128] f32\n"    // written before the loop, read after it
+    "  tensor %t : sbuf[128, 128] f32\n"    // replaced at the top of every iteration
+    "  tensor %u : sbuf[128, 128] f32\n"    // read before it is written: carried
+    "  tensor %n : sbuf[128, 128] f32\n"    // never used
+    "  %za = memset %a {value = 0}\n"
+    "  loop %i = 0 to 8 {\n"
+    "    %ld = load %t <- %X[0:128, %i*128 : %i*128 + 128]\n"
+    "    %cp = tensor_tensor %u <- %u, %t\n"
+    "    %st = save %X[0:128, %i*128 : %i*128 + 128] <- %u\n"
+    "  }\n"
+    "  %sa = save %X[0:128, 0:128] <- %a\n";
+
+int tensor(const Kernel& k, const char* name) { return k.find_tensor(name); }
+
+}  // namespace
+
+TEST_CASE("a tile is live from its first use to its last, over the loops it carries a value through",
+          "[allocator]") {
+  const Kernel k = test::parse(kTiles);
+  Allocator a(k);
+  // %a: defined before the loop and read after it: the whole loop, 0..6.
+  CHECK(a.live(tensor(k, "a")).first == 0);
+  CHECK(a.live(tensor(k, "a")).last == 6);
+  // %t: its load replaces it at the top of each iteration: only %ld..%cp.
+  CHECK(a.live(tensor(k, "t")).first == 2);
+  CHECK(a.live(tensor(k, "t")).last == 3);
+  // %u: read by %cp before any write in the body: the loop, 1..5.
+  CHECK(a.live(tensor(k, "u")).first == 1);
+  CHECK(a.live(tensor(k, "u")).last == 5);
+  CHECK(a.live(tensor(k, "n")).empty());
+  // At %ld and %cp three 512-byte tiles are live.
+  CHECK(a.peak("sbuf") == 3 * 512);
+}
+
+TEST_CASE("a ring is live over its loop, and takes its buffers there", "[allocator]") {
+  const Kernel k = test::parse(kTiles);
+  Allocator a(k);
+  const int t = tensor(k, "t");
+  const LoopId i = k.insts[static_cast<size_t>(k.find_inst("ld"))].loop;
+  CHECK(a.live_if_rotated(t, i).first == 1);
+  CHECK(a.live_if_rotated(t, i).last == 5);
+  // trn2: 212992 bytes per partition; %a and %u take 1024 over the loop.
+  CHECK(a.free_for(t, i) == 212992 - 1024);
+  a.rotate(t, 4, i);
+  CHECK(a.peak("sbuf") == 1024 + 4 * 512);
+  CHECK(a.live(t).first == 1);
+}
+
+TEST_CASE("an accumulation replaces its tile only in loops around the loop that starts it", "[allocator]") {
+  const Kernel k = test::parse(
+      "  tensor %A : dram[128, 4096] bf16\n"
+      "  tensor %x : sbuf[128, 128] bf16\n"
+      "  tensor %acc : psum[128, 512] f32\n"
+      "  tensor %o : sbuf[128, 512] f32\n"
+      "  loop %n = 0 to 4 {\n"
+      "    loop %k = 0 to 8 {\n"
+      "      %ld = load %x <- %A[0:128, %k*128 : %k*128 + 128]\n"
+      "      %mm = matmul %acc <- %x, %x[0:128, 0:128] {accumulate, start = \"%k\"}\n"
+      "    }\n"
+      "    %cp = tensor_copy %o <- %acc\n"
+      "  }\n");
+  Allocator a(k);
+  // Positions: %n opens 0, %k opens 1, %ld 2, %mm 3, %k closes 4, %cp 5, %n closes 6. The
+  // group continues across %k (live over it), and starts afresh in each iteration of %n.
+  CHECK(a.live(tensor(k, "acc")).first == 1);
+  CHECK(a.live(tensor(k, "acc")).last == 5);
+  CHECK(a.peak("psum") == 1);
+}
+
+TEST_CASE("the capacity problem names the point and the tiles live there", "[allocator]") {
+  const Kernel k = test::parse(
+      "  tensor %a : sbuf[128, 30000] f32\n"
+      "  tensor %b : sbuf[128, 30000] f32\n"
+      "  %za = memset %a {value = 0}\n"
+      "  %zb = memset %b {value = 0}\n"
+      "  %cp = tensor_copy %b <- %a\n");
+  const std::optional<CapacityProblem> p = find_capacity_problem(k);
+  REQUIRE(p);
+  CHECK(p->message ==
+        "at %zb, the tensors live in sbuf need 240000 bytes per partition but sbuf has 212992 (%a 120000 written by "
+        "%za, %b 120000 written by %zb, %cp)");
+  CHECK(p->loc.line == 5);
+  // Used one after the other, the same two tiles fit.
+  const Kernel apart = test::parse(
+      "  tensor %X : dram[128, 30000] f32\n"
+      "  tensor %a : sbuf[128, 30000] f32\n"
+      "  tensor %b : sbuf[128, 30000] f32\n"
+      "  %za = memset %a {value = 0}\n"
+      "  %sa = save %X <- %a\n"
+      "  %zb = memset %b {value = 0}\n"
+      "  %sb = save %X <- %b\n");
+  CHECK_FALSE(find_capacity_problem(apart));
+  CHECK(space_allocation(apart, "sbuf") == 120000);
+}
