@@ -9,6 +9,11 @@
 from .results import ABResult, Hazard, Iteration, Loop, SimResult, SweepResult, Unit  # noqa: F401
 from .runner import RaceError, TandemError, ab, find_binary, opt, simulate, sweep  # noqa: F401
 from .tracer import TracedKernel, TraceError, parse_shape, tensor, trace  # noqa: F401
+from .nki import imports as _nki_imports
+
+# A published kernel imported after `import tandem` finds NKI's module names (behind a real
+# Neuron installation, which keeps them where there is one).
+_nki_imports.install(first=False)
 
 __all__ = ["trace", "tensor", "parse_shape", "simulate", "ab", "sweep", "opt", "find_binary", "TracedKernel",
            "SimResult", "ABResult", "SweepResult", "Loop", "Iteration", "Unit", "Hazard", "TraceError",

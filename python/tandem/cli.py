@@ -1,15 +1,21 @@
 """`tandem-nki`: trace an NKI-style kernel in a Python file to `.kir` (and optionally simulate it).
 
-    tandem-nki KERNEL.py:function --shapes 128x512,512x512 [--dtype bf16] [-o K.kir]
-               [--param NAME=VALUE ...] [--target trn2] [--no-src]
+    tandem-nki KERNEL.py[:function] --shapes 128x512,512x512 [--dtype bf16] [-o K.kir]
+               [--param NAME=VALUE ...] [--grid 4x2] [--target trn2] [--no-src]
                [--simulate [--passes PIPELINE] [--hw MODEL] [--json]]
+
+The file runs as published: its `neuronxcc.nki` / `nki` imports resolve to Tandem's modules.
+Without `:function`, the file's one `@nki.jit` kernel is traced.
 
 `--shapes` lists the kernel's positional arguments in order, comma-separated:
   `128x512`       an HBM input tensor of that shape (`128x512:f32` gives its element type);
   `2048`          a 1-D input tensor of 2048 elements;
   `1e-5`, `0.5`   a float argument (a number with a dot or an exponent);
   `int:3`         an integer argument.
-`--param NAME=VALUE` passes a keyword argument (an int, a float, or else a string).
+`--param NAME=VALUE` passes a keyword argument: a Python literal (`3`, `1e-5`, `(8, 8)`,
+`True`), an NKI name (`nl.float32`), or else the text as a string.
+`--grid 4x2` launches the kernel over that SPMD grid (`kernel[4, 2]`); the program
+instances run one after another on the model's core.
 
 Exit status: 0; 1 when the kernel cannot be traced (the message is `FILE:LINE:COL: error:
 ...`, located in the kernel's source) or the binary rejects it; with --simulate, the
@@ -17,23 +23,14 @@ binary's status (3: races).
 """
 
 import argparse
-import importlib.util
+import ast
 import os
 import sys
 
+from .kernel_file import load_kernel
+from .launch import KernelFunction
 from .runner import TandemError, _error, _hw_args, find_binary
 from .tracer import TensorSpec, TraceError, parse_shape, trace
-
-
-def _number(text):
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        return float(text)
-    except ValueError:
-        return text
 
 
 def parse_arguments(text: str):
@@ -58,31 +55,41 @@ def parse_arguments(text: str):
     return out
 
 
-def load_kernel(spec: str):
-    path, sep, func = spec.rpartition(":")
-    if not sep or not path or not func:
-        raise ValueError(f"'{spec}' is not KERNEL.py:function")
-    if not os.path.isfile(path):
-        raise ValueError(f"no such file: {path}")
-    directory = os.path.dirname(os.path.abspath(path))
-    if directory not in sys.path:
-        sys.path.insert(0, directory)
-    name = "_tandem_kernel_" + os.path.splitext(os.path.basename(path))[0]
-    module_spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(module_spec)
-    module_spec.loader.exec_module(module)
-    if not hasattr(module, func):
-        raise ValueError(f"{path} has no function '{func}'")
-    return getattr(module, func)
+def parse_param(text: str):
+    """`--param NAME=VALUE`: a Python literal (3, 1e-5, (8, 8), True, 'x'), `nl.NAME` (an NKI
+    name such as nl.float32), else the text itself."""
+    key, eq, value = text.partition("=")
+    if not eq or not key.isidentifier():
+        raise ValueError(f"--param '{text}' is not NAME=VALUE")
+    if value.startswith("nl."):
+        from .nki import language
+
+        return key, getattr(language, value[3:])
+    try:
+        return key, ast.literal_eval(value)
+    except (ValueError, SyntaxError):
+        return key, value
+
+
+def parse_grid(text: str):
+    """`--grid 4x2`: the launch grid."""
+    try:
+        grid = tuple(int(x) for x in text.lower().split("x"))
+    except ValueError:
+        grid = ()
+    if not grid or any(g < 1 for g in grid):
+        raise ValueError(f"--grid '{text}' is not a launch grid like 4 or 4x2")
+    return grid
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="tandem-nki", description="Trace an NKI-style kernel to .kir.",
                                      epilog=__doc__.split("\n\n", 2)[2], formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("kernel", help="KERNEL.py:function")
+    parser.add_argument("kernel", help="KERNEL.py:function (or KERNEL.py with one @nki.jit kernel)")
     parser.add_argument("--shapes", default="", help="the kernel's positional arguments (see below)")
     parser.add_argument("--dtype", default="bf16", help="element type of the input tensors (default bf16)")
     parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="a keyword argument")
+    parser.add_argument("--grid", help="SPMD launch grid, e.g. 4x2 (default: the kernel's own, else one instance)")
     parser.add_argument("--target", default="trn2", help="the model the kernel targets (default trn2)")
     parser.add_argument("--name", help="the kernel's name in .kir (default: the function's)")
     parser.add_argument("--no-src", action="store_true", help="omit the {src = \"file.py:LINE\"} attributes")
@@ -96,14 +103,14 @@ def main(argv=None) -> int:
     try:
         fn = load_kernel(args.kernel)
         positional = parse_arguments(args.shapes)
-        kwargs = {}
-        for p in args.param:
-            key, eq, value = p.partition("=")
-            if not eq or not key.isidentifier():
-                raise ValueError(f"--param '{p}' is not NAME=VALUE")
-            kwargs[key] = _number(value)
+        kwargs = dict(parse_param(p) for p in args.param)
+        if args.grid:
+            fn = (fn if isinstance(fn, KernelFunction) else KernelFunction(fn))[parse_grid(args.grid)]
     except ValueError as e:
         parser.error(str(e))
+    except TraceError as e:
+        print(str(e), file=sys.stderr)
+        return 1
 
     try:
         traced = trace(fn, *positional, dtype=args.dtype, target=args.target, name=args.name,
@@ -113,6 +120,11 @@ def main(argv=None) -> int:
         return 1
     except ValueError as e:  # a bad --dtype
         parser.error(str(e))
+    if traced.kernel.attrs:
+        grid = dict(traced.kernel.attrs).get("spmd_grid")
+        if grid:
+            print(f"tandem-nki: launch grid {grid}: the program instances run one after another on one core",
+                  file=sys.stderr)
 
     if not args.simulate:
         if args.output:
@@ -146,5 +158,20 @@ def main(argv=None) -> int:
         return proc.returncode
 
 
+def run(argv=None) -> int:
+    """main() with the promise kept that no traceback reaches the user: an interrupt exits 130, a
+    defect of the tool one line and status 2."""
+    try:
+        return main(argv)
+    except KeyboardInterrupt:
+        print("tandem-nki: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 1
+    except Exception as e:  # a defect: say so in one line
+        print(f"tandem-nki: internal error: {type(e).__name__}: {e}", file=sys.stderr)
+        return 2
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run())

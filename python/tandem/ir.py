@@ -181,6 +181,9 @@ class Kernel:
     attrs: List[Tuple[str, object]] = field(default_factory=list)
     source: Optional[Location] = None  # the kernel function's def line
 
+    def set_attr(self, key, value):
+        self.attrs = [(k, v) for k, v in self.attrs if k != key] + [(key, value)]
+
     def instructions(self):
         """Every instruction in program order (loop bodies flattened)."""
 

@@ -19,6 +19,7 @@ BINARY_OPS = {
     "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or", "bitwise_xor": "bitwise_xor",
 }
 REDUCE_OPS = {"add": "add", "sum": "add", "max": "max", "maximum": "max", "min": "min", "minimum": "min",
+              "amax": "max", "amin": "min",
               "multiply": "multiply", "prod": "multiply", "mean": "mean"}
 ACTIVATIONS = {"exp", "log", "tanh", "sigmoid", "relu", "gelu", "gelu_apprx_tanh", "silu", "sqrt", "rsqrt",
                "square", "reciprocal", "abs", "negative", "sin", "cos", "erf", "softplus", "mish", "sign",
@@ -117,13 +118,25 @@ def memset_into(dst: Tile, value, engine=None):
 # -- compute -------------------------------------------------------------------------------
 
 
-def matmul(stationary, moving, dst=None, accumulate=False):
+def load_transposed(src, dtype=None, dst=None):
+    """A DMA that writes the 2-D source transposed into SBUF (nl.load_transpose2d,
+    nisa.dma_transpose): a load with `{transpose}`, timed as a load of its bytes."""
+    src = _tile(src, "the source")
+    shape = src.tile_shape() if src.space != "dram" else src.shape
+    if len(shape) != 2:
+        fail(f"a transposing load takes a 2-D source, found {list(shape)}")
+    out = result(dst, (shape[1], shape[0]), to_dtype(dtype) if dtype is not None else src.dtype, "sbuf",
+                  src.name + "_T")
+    if src.space != "dram":
+        check_transposed(out, src)
+    current().emit("load" if src.space == "dram" else "dma_copy", [out], [src], [("transpose", FLAG)])
+    return out
+
+
+def matmul(stationary, moving, dst=None, accumulate=False, flags=()):
     """dst (PSUM, f32) = stationary.T @ moving: K on the partitions of both."""
-    s = _tile(stationary, "stationary")
-    m = _tile(moving, "moving")
-    for t, what in ((s, "stationary"), (m, "moving")):
-        if t.space != "sbuf":
-            fail(f"the {what} operand %{t.name} must be in SBUF, not {SPACE_NAMES[t.space]}")
+    s = _in_sbuf(_tile(stationary, "stationary"), "stationary")
+    m = _in_sbuf(_tile(moving, "moving"), "moving")
     if len(s.shape) < 1 or len(m.shape) < 1 or s.partitions() != m.partitions():
         fail(f"contraction (partition) sizes differ: stationary {list(s.shape)}, moving {list(m.shape)}")
     if s.free() > 128:
@@ -136,9 +149,18 @@ def matmul(stationary, moving, dst=None, accumulate=False):
     if out.partitions() != s.free() or out.free() != m.free():
         fail(f"the destination %{out.name}{list(out.shape)} is not stationary.T @ moving "
              f"[{s.free()}, {m.free()}]")
-    attrs = [("accumulate", FLAG)] if accumulate else []
+    attrs = ([("accumulate", FLAG)] if accumulate else []) + [(f, FLAG) for f in flags]
     current().emit("matmul", [out], [s, m], attrs)
     return out
+
+
+def _in_sbuf(t: Tile, what) -> Tile:
+    """A TensorE operand: in SBUF, or copied there from PSUM first (the copy NKI inserts)."""
+    if t.space == "psum":
+        return tensor_copy(t, dtype=t.dtype)
+    if t.space != "sbuf":
+        fail(f"the {what} operand %{t.name} must be in SBUF, not {SPACE_NAMES[t.space]}")
+    return t
 
 
 def transpose(data, dst=None, engine=None):
@@ -340,6 +362,25 @@ def reduce(op, data, axis, keepdims=False, negate=False, dtype=None, dst=None):
     return out
 
 
+def vector_op(opcode, op, data, reads=(), writes=(), attrs=(), shape=None, dtype=None, dst=None, hint="v"):
+    """A VectorE instruction of the ISA that the models time as `opcode` (tensor_scalar,
+    tensor_tensor or tensor_reduce, by the number of elements it reads: the ISA gives these
+    calls the same per-element cost); `nki` names the call."""
+    x = _tile(data, "data")
+    _on_chip(x, "data")
+    extra = []
+    for t in reads:
+        if isinstance(t, Tile):
+            _on_chip(t, "operand")
+            extra.append(t)
+    out = result(dst, shape or x.tile_shape(), to_dtype(dtype) if dtype is not None else x.dtype, "sbuf", hint)
+    if shape is None:
+        check_same_size(out, x, current().call)
+    current().emit(opcode, [out] + [w for w in writes if w is not None], [x] + extra,
+                   [("op", op)] + list(attrs), engine="dve")
+    return out
+
+
 def memset(shape, value, dtype, dst=None, engine=None):
     out = result(dst, shape, to_dtype(dtype) if dtype is not None else F32, "sbuf", "ms")
     return memset_into(out, value, engine)
@@ -383,7 +424,15 @@ def allocate(shape, dtype, buffer, name, fill=None):
     loc = user_location()
     hint = name or value_name("out" if buffer.space == "dram" else "t")
     dt = to_dtype(dtype) if dtype is not None else F32
+    shared = None
+    if buffer.space == "dram" and ctx.launch_outputs is not None and loc is not None:
+        # One HBM tensor for every program instance of an SPMD launch (tandem.launch).
+        shared = (loc.filename, loc.line, loc.col, tuple(sizes), dt.kir)
+        if shared in ctx.launch_outputs:
+            return ctx.launch_outputs[shared]
     t = ctx.declare(sizes, dt, buffer.space, hint, loc, False, ctx.call, perm)
+    if shared is not None:
+        ctx.launch_outputs[shared] = t
     if fill is not None:
         if buffer.space == "dram":
             fail("nl.zeros/nl.full in HBM: only SBUF and PSUM tiles are initialised by the tracer (memset)")

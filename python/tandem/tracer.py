@@ -28,6 +28,7 @@ from typing import List, Optional, Sequence, Tuple
 from . import ir
 from .ir import Access, Affine, Expr, Index, Instruction, Kernel, Location, Loop, Tensor
 from .psum_start import fold_psum_zeros
+from .reroll import Iterations, NeedsConcrete, loop_key, promote
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -59,6 +60,8 @@ class UnsupportedError(TraceError, AttributeError):
 
 
 def _in_package(filename: str) -> bool:
+    if filename.startswith("<frozen importlib"):  # the import system between the user and the hook
+        return True
     try:
         return os.path.abspath(filename).startswith(_PACKAGE_DIR + os.sep)
     except (TypeError, ValueError):
@@ -181,6 +184,21 @@ class DType:
 
     __str__ = __repr__
 
+    @property
+    def max(self) -> float:
+        """The largest finite value of a float type (`nl.float32.max`)."""
+        return _FLOAT_MAX.get(self.name, float(2 ** (8 * self.itemsize - 1) - 1))
+
+    @property
+    def min(self) -> float:
+        return -self.max if self.name in _FLOAT_MAX else -float(2 ** (8 * self.itemsize - 1))
+
+    @property
+    def dtype(self) -> str:
+        """What numpy takes it for (`np.dtype(nl.float32)`): the numpy type of that name, or raw
+        bytes of its size where numpy has none (bfloat16, the float8 types)."""
+        return _NUMPY_NAMES.get(self.name, f"V{self.itemsize}")
+
 
 DTYPES = {
     "bfloat16": DType("bfloat16", "bf16", 2),
@@ -197,6 +215,10 @@ DTYPES = {
     "uint32": DType("uint32", "u32", 4),
     "bool_": DType("bool_", "u8", 1),
 }
+_FLOAT_MAX = {"bfloat16": 3.3895313892515355e38, "float16": 65504.0, "float32": 3.4028234663852886e38,
+              "tfloat32": 3.4028234663852886e38, "float8_e4m3": 448.0, "float8_e5m2": 57344.0}
+_NUMPY_NAMES = {"float16": "float16", "float32": "float32", "tfloat32": "float32", "int8": "int8", "uint8": "uint8",
+                "int16": "int16", "uint16": "uint16", "int32": "int32", "uint32": "uint32", "bool_": "bool"}
 _ALIASES = {
     "bf16": "bfloat16", "f16": "float16", "fp16": "float16", "half": "float16",
     "f32": "float32", "fp32": "float32", "float": "float32", "tf32": "tfloat32",
@@ -337,36 +359,13 @@ class Sym:
                  "indices (+, -, * by an integer)", call="index")
         return NotImplemented
 
-    def _refuse(self, op):
-        fail(f"'{op}' on loop index {self!r}: .kir indices are affine (+, -, * by an integer)", call="index")
+    def _concrete(self, *_):
+        # `//`, `%`, a list index, a range bound, an if: Python needs the value, so the loops
+        # behind this index run concretely (tandem.reroll).
+        raise NeedsConcrete(loop_key(l.loc) for l in ir.expr_loops(self.expr))
 
-    def __floordiv__(self, o):
-        self._refuse("//")
-
-    def __rfloordiv__(self, o):
-        self._refuse("//")
-
-    def __mod__(self, o):
-        self._refuse("%")
-
-    def __rmod__(self, o):
-        self._refuse("%")
-
-    def __truediv__(self, o):
-        self._refuse("/")
-
-    def __rtruediv__(self, o):
-        self._refuse("/")
-
-    def __pow__(self, o):
-        self._refuse("**")
-
-    def _number(self, *_):
-        fail(f"loop index {self!r} used as a Python number (a list index, a range bound, an if): the tracer "
-             "runs the loop body once with a symbolic index; index tiles with it instead, or use "
-             "nl.static_range to unroll the loop", call="index")
-
-    __index__ = __int__ = __float__ = __bool__ = _number
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __truediv__ = __rtruediv__ = __pow__ = _concrete
+    __index__ = __int__ = __float__ = __bool__ = _concrete
 
     def __lt__(self, o):
         return Predicate(self, "<", o)
@@ -459,9 +458,14 @@ class Predicate:
         self.lhs, self.op, self.rhs = lhs, op, rhs
 
     def __bool__(self):
-        fail(f"a comparison of a loop index ({self.lhs!r} {self.op} {self.rhs!r}) used as a Python bool (an if, "
-             "and/or): the tracer runs the loop body once, for all iterations; use nl.static_range to unroll",
-             call="index")
+        loops = [l for side in (self.lhs, self.rhs) for l in _symbolic_loops(side)]
+        if loops:  # an if on a loop index: the loops run concretely (tandem.reroll)
+            raise NeedsConcrete(loop_key(l.loc) for l in loops)
+        decided = self.always()
+        if decided is None:
+            fail(f"a comparison of an index range ({self.lhs!r} {self.op} {self.rhs!r}) used as a Python bool: it "
+                 "holds for some elements and not others; use it as a mask", call="index")
+        return decided
 
     def __and__(self, o):
         return PredicateAnd([self, o])
@@ -482,6 +486,14 @@ class Predicate:
         return True if all_true else (False if all_false else None)
 
 
+def _symbolic_loops(x):
+    if isinstance(x, Sym):
+        return ir.expr_loops(x.expr)
+    if isinstance(x, IndexRange):
+        return ir.expr_loops(x.offset)
+    return []
+
+
 class PredicateAnd:
     def __init__(self, parts):
         self.parts = parts
@@ -496,15 +508,47 @@ class PredicateAnd:
         return None
 
 
+class MaskCut:
+    """What a mask keeps along one axis of the instruction's tiles: positions [lo, hi) of an
+    index range of `extent` elements (axis 0: the partitions, 1: the first free axis)."""
+
+    def __init__(self, axis: int, extent: int, lo: int, hi: int):
+        self.axis, self.extent, self.lo, self.hi = axis, extent, lo, hi
+
+
 def check_mask(mask):
+    """The mask of the call being traced, as cuts of its tiles (`Context.mask`). A mask that
+    depends on a symbolic loop index makes that loop concrete; then, in each iteration, it keeps
+    a range of the index range it compares (a partial last tile: `i * 128 + ix < 250`)."""
     if mask is None or mask is True:
         return
-    if isinstance(mask, (Predicate, PredicateAnd)):
-        if mask.always() is True:
-            return  # the mask keeps every element: the instruction is unchanged
-        fail("masks that drop elements (a partial last tile) are not supported: the trace would have to "
-             "emit a smaller tile for some iterations; choose shapes the tiles divide exactly", call=None)
-    fail(f"mask {_describe(mask)} is not a comparison of an index with an integer")
+    parts = mask.parts if isinstance(mask, PredicateAnd) else [mask]
+    if not all(isinstance(p, Predicate) for p in parts):
+        fail(f"mask {_describe(mask)} is not a comparison of an index with an integer")
+    cuts = []
+    for p in parts:
+        if p.always() is True:
+            continue  # keeps every element
+        loops = _symbolic_loops(p.lhs) + _symbolic_loops(p.rhs)
+        if loops:
+            raise NeedsConcrete(loop_key(l.loc) for l in loops)
+        cuts.append(_cut(p))
+    ctx = current()
+    ctx.mask = cuts
+
+
+def _cut(p: "Predicate") -> MaskCut:
+    if not isinstance(p.lhs, IndexRange) or not _is_int(p.rhs) or not _is_int(p.lhs.offset):
+        if p.always() is False:
+            return MaskCut(0, 0, 0, 0)  # keeps nothing: the instruction is not emitted
+        fail(f"mask {p.lhs!r} {p.op} {p.rhs!r} must compare an index range (nl.arange, nl.mgrid) with an integer")
+    r, n, off = p.lhs, p.lhs.extent, p.lhs.offset
+    bounds = {"<": (0, p.rhs - off), "<=": (0, p.rhs - off + 1), ">": (p.rhs - off + 1, n), ">=": (p.rhs - off, n)}
+    if p.op not in bounds:
+        fail(f"mask {p.lhs!r} {p.op} {p.rhs!r}: only <, <=, > and >= are supported")
+    lo, hi = bounds[p.op]
+    lo, hi = min(max(lo, 0), n), min(max(hi, 0), n)
+    return MaskCut(0 if r.axis in (None, 0) else r.axis, n, lo, max(lo, hi))
 
 
 # --------------------------------------------------------------------------------------
@@ -525,6 +569,8 @@ class Buf:
         self.read_loops = set()  # loops enclosing an instruction that read it
         self.loc = loc
         self.call = call
+        self.families = []  # (tandem.reroll.Family, member): the rolled loops' lists it belongs to
+        self.blocks = []  # (dimension, member): block indices its accesses take (tandem.reroll.promote)
 
 
 def _describe(x) -> str:
@@ -542,7 +588,8 @@ class Tile:
     loop indices and nl.arange/nl.mgrid ranges gives a sub-view.
     """
 
-    def __init__(self, buf: Buf, index: List[Index], dims: List[Optional[int]], bcast=None):
+    def __init__(self, buf: Buf, index: List[Index], dims: List[Optional[int]], bcast=None, oob=None):
+        self.oob = oob  # why the view reaches out of its tensor, until a mask keeps it in (Context.masked)
         self.buf = buf
         self.index = index  # one per .kir dimension
         self.dims = dims  # logical dimensions: a .kir dimension, or None for an added unit dimension
@@ -589,7 +636,10 @@ class Tile:
         return self.buf.tensor.name
 
     def access(self) -> Access:
-        return Access(self.buf.tensor, [Index(i.lo, i.hi, i.point) for i in self.index])
+        index = [Index(i.lo, i.hi, i.point) for i in self.index]
+        for dim, member in self.buf.blocks:
+            index.insert(dim, Index(member, member + 1, True))
+        return Access(self.buf.tensor, index)
 
     def access_text(self) -> str:
         from .printer import access
@@ -697,7 +747,7 @@ class Tile:
         mine = self.shape
         if len(mine) != len(shape) or any(a != b and a != 1 for a, b in zip(mine, shape)):
             fail(f"cannot broadcast shape {mine} to {shape}", call="broadcast_to")
-        return Tile(self.buf, self.index, self.dims, bcast=shape)
+        return Tile(self.buf, self.index, self.dims, bcast=shape, oob=self.oob)
 
     def reshape(self, shape):
         """Only adds or drops dimensions of size 1 (the access stays the same)."""
@@ -717,7 +767,7 @@ class Tile:
         for d in self.dims:  # dimensions of size 1 that are dropped become single indices
             if d is not None and d not in dims and _extent(self.index[d]) == 1:
                 index[d] = Index(index[d].lo, index[d].hi, True)
-        return Tile(self.buf, index, dims)
+        return Tile(self.buf, index, dims, oob=self.oob)
 
     def __getattr__(self, name):
         if name.startswith("__"):
@@ -776,6 +826,7 @@ def _index_view(t: Tile, key) -> Tile:
     if any(a >= b for (a, _), (b, _) in zip(ordered, ordered[1:])):
         fail("index ranges used out of their grid order (a transposing access pattern): .kir accesses keep the "
              "tensor's dimension order", call="tile[...]")
+    oob = t.oob
     index = [Index(i.lo, i.hi, i.point) for i in t.index]
     dims: List[Optional[int]] = []
     for k, d in zip(key, t.dims):
@@ -794,7 +845,7 @@ def _index_view(t: Tile, key) -> Tile:
                      call="tile[...]")
             if length <= 0:
                 fail(f"empty slice [{_show(start)}:{_show(stop)}]", call="tile[...]")
-            _check_range(start, stop, size, t, d)
+            oob = oob or _check_range(start, stop, size, t, d)
             if d is None:
                 dims.append(None)
                 continue
@@ -806,12 +857,12 @@ def _index_view(t: Tile, key) -> Tile:
             fail("indirect (gather) indexing with a list or tile is not supported", call="tile[...]")
         else:
             v = _bound(k, size, "index")
-            _check_range(v, ir.add(v, 1), size, t, d)
+            oob = oob or _check_range(v, ir.add(v, 1), size, t, d)
             if d is None:
                 continue
             lo = ir.add(base, v)
             index[d] = Index(lo, ir.add(lo, 1), True)
-    return Tile(t.buf, index, dims)
+    return Tile(t.buf, index, dims, oob=oob)
 
 
 def _show(e) -> str:
@@ -821,11 +872,12 @@ def _show(e) -> str:
 
 
 def _check_range(start, stop, size, t, d):
+    """Why [start, stop) reaches out of a dimension of `size`, or None."""
     lo, hi = ir.expr_min(start), ir.expr_max(stop)
     if lo < 0 or hi > size:
-        where = f"dimension of size {size}"
-        fail(f"index out of bounds on %{t.name}: [{_show(start)}:{_show(stop)}] reaches [{lo}, {hi}) in a {where}",
-             call="tile[...]")
+        return (f"index out of bounds on %{t.name}: [{_show(start)}:{_show(stop)}] reaches [{lo}, {hi}) in a "
+                f"dimension of size {size}")
+    return None
 
 
 # --------------------------------------------------------------------------------------
@@ -853,11 +905,11 @@ class _Calling:
         self.ctx, self.call = ctx, call
 
     def __enter__(self):
-        self.saved = self.ctx.call
-        self.ctx.call = self.call
+        self.saved = self.ctx.call, self.ctx.mask
+        self.ctx.call, self.ctx.mask = self.call, []
 
     def __exit__(self, *exc):
-        self.ctx.call = self.saved
+        self.ctx.call, self.ctx.mask = self.saved
         return False
 
 
@@ -890,6 +942,13 @@ class Context:
         self.pending: Optional[TraceError] = None
         self.call = ""
         self.source_attrs = source_attrs
+        self.program = None  # the SPMD program instance being traced: (ids, grid)
+        self.mask: List[MaskCut] = []  # what the current call's mask keeps (check_mask)
+        self.concrete = set()  # keys of the loops that run concretely (tandem.reroll)
+        self.families = []  # the lists of tiles rolled loops made
+        self.emitted: List[Instruction] = []
+        self.notes: List[str] = []
+        self.launch_outputs = None  # HBM tensors a launch allocated, by (line, shape, dtype)
 
     # -- bookkeeping
     def calling(self, call):
@@ -924,6 +983,7 @@ class Context:
     # -- loops
     def open_loop(self, trip: int, kind: str, loc) -> Loop:
         loop = Loop(self.unique(loop_name(loc) or "i"), trip, kind, loc)
+        loop.key = loop_key(loc)
         self.blocks[-1].append(loop)
         self.blocks.append(loop.body)
         self.loops.append(loop)
@@ -971,10 +1031,13 @@ class Context:
                  f"its own any more, read {where} instead")
         n = len(b.loops)
         if n and (len(self.loops) < n or any(a is not c for a, c in zip(self.loops, b.loops))):
-            loop = b.loops[-1]
-            fail(f"tile %{b.tensor.name}, allocated inside loop %{loop.name} at {b.loc}, is used outside that loop: "
-                 "the traced loop body holds one instance of it; allocate it before the loop, with a block "
-                 "dimension indexed by the loop variable (nl.ndarray((n, nl.par_dim(128), ...)))")
+            # A tile made in a loop and used after it: one tile per iteration, so the loop runs
+            # concretely and its tiles become a family (tandem.reroll).
+            outside = [l for i, l in enumerate(b.loops) if i >= len(self.loops) or self.loops[i] is not l]
+            raise NeedsConcrete(loop_key(l.loc) for l in outside)
+        for family, _ in b.families:
+            if not family.promoted:  # a member of a rolled loop's list, used after the loop
+                promote(self, family)
         if writing and t.bcast is not None:
             fail("writing to a broadcast_to view")
 
@@ -1000,12 +1063,15 @@ class Context:
         for t in reads:
             self.check_live(t, False)
         loc = user_location()
-        inst = Instruction(self.inst_name(opcode), opcode, [t.access() for t in writes],
-                           [t.access() for t in reads], list(attrs), engine, loc, self.call)
+        if any(c.lo == c.hi for c in self.mask):
+            return None  # the mask keeps no element
+        inst = Instruction(self.inst_name(opcode), opcode, [self.masked(t) for t in writes],
+                           [self.masked(t) for t in reads], list(attrs), engine, loc, self.call)
         if self.source_attrs and loc is not None:
             inst.attrs.append(("src", f"{os.path.basename(loc.filename)}:{loc.line}"))
         self.check_spaces(inst, self.call)
         self.blocks[-1].append(inst)
+        self.emitted.append(inst)
         for t in reads:
             t.buf.read = True
             t.buf.read_loops.update(self.loops)
@@ -1014,6 +1080,27 @@ class Context:
                 t.buf.producer = inst
         self.last, self.last_block = inst, self.blocks[-1]
         return inst
+
+    def masked(self, t: Tile) -> Access:
+        """The tile's access, cut by the call's mask along the axes whose extent the mask's index
+        range spans; an index out of bounds that no mask brings back is refused here."""
+        a = t.access()
+        for cut in self.mask:
+            logical = t.tile_shape()
+            if cut.axis >= len(logical) or logical[cut.axis] != cut.extent or t.bcast is not None:
+                continue
+            d = t.dims[cut.axis] if cut.axis < len(t.dims) else None
+            if d is None:
+                continue
+            d += sum(1 for dim, _ in t.buf.blocks if dim <= d)
+            ix = a.index[d]
+            a.index[d] = Index(ir.add(ix.lo, cut.lo), ir.add(ix.lo, cut.hi), ix.point and cut.hi - cut.lo == 1)
+        if t.oob is not None:
+            for ix, n in zip(a.index, a.tensor.shape):
+                if ir.expr_min(ix.lo) < 0 or ir.expr_max(ix.hi) > n:
+                    fail(t.oob + ("; the call's mask does not keep it in bounds" if self.mask else
+                                  " (a mask, mask=(index < bound), would keep a partial tile in bounds)"))
+        return a
 
     def forwardable(self, value: Tile) -> bool:
         """The value is a fresh result that only the last instruction wrote and nothing read:
@@ -1114,6 +1201,9 @@ class LoopRange:
         return self._run(ctx)
 
     def _run(self, ctx: Context):
+        if loop_key(self.loc) in ctx.concrete:
+            yield from self._run_concretely(ctx)
+            return
         loop = ctx.open_loop(self.trip, self.kind, self.loc)
         before = _tile_locals(user_frame())
         finished = False
@@ -1122,14 +1212,31 @@ class LoopRange:
             finished = True
             _check_rebinding(loop, before, _tile_locals(user_frame()), self.kind)
         except GeneratorExit:
-            # `break` or `return` inside the body: NKI loops run every iteration.
-            ctx.pending = TraceError(f"the body of loop %{loop.name} left the loop early (break or return); a traced "
-                                     "loop runs all its iterations", self.loc, f"nl.{self.kind}")
+            # `break` or `return` in the body: as in NKI's own tracing, the body as far as it ran
+            # stands for every iteration.
+            ctx.notes.append(f"{self.loc}: the body of loop %{loop.name} leaves it early (break or return); it is "
+                             "traced as far as it runs, for every iteration")
         finally:
             if ctx.loops and ctx.loops[-1] is loop:
                 ctx.close_loop(loop)
         if finished and len(loop.body) == 0:
             pass  # an empty loop prints nothing
+
+
+    def _run_concretely(self, ctx: Context):
+        """One pass of the body per iteration, with the index's value; rolled back into one
+        loop when the iterations agree (tandem.reroll)."""
+        its = Iterations(ctx, self, loop_name(self.loc) or "i")
+        try:
+            for i in range(self.trip):
+                its.begin()
+                yield self.start + i * self.step
+                its.end()
+        except GeneratorExit:  # `break` or `return`: the iterations that ran, as Python runs them
+            its.end()
+            ctx.notes.append(f"{self.loc}: a loop is left early (break or return) after {len(its.blocks)} "
+                             "iterations")
+        its.finish()
 
 
 def _tile_locals(frame):
@@ -1141,14 +1248,11 @@ def _tile_locals(frame):
 def _check_rebinding(loop: Loop, before, after, kind):
     """A variable that held a tile the body read, rebound in the body to a tile the body made,
     carries a value from one iteration to the next through Python: the traced body (run once)
-    would read the old tile in every iteration. Refused."""
+    would read the old tile in every iteration, so the loop runs concretely (tandem.reroll)."""
     for name, buf in after.items():
         old = before.get(name)
         if old is not None and buf is not old and loop in buf.loops and loop in old.read_loops:
-            fail(f"variable '{name}' is rebound in the body of loop %{loop.name} to a tile made there, after the body "
-                 f"read its previous tile %{old.tensor.name}: the traced body runs once, so no iteration would see "
-                 f"the previous one's value; update the tile in place instead ({name}[...] = ..., {name} += ...)",
-                 call=f"nl.{kind}")
+            raise NeedsConcrete([loop_key(loop.loc)])  # each iteration reads the previous one's tile
 
 
 # --------------------------------------------------------------------------------------
@@ -1188,10 +1292,11 @@ class TracedKernel:
     """A traced kernel: the `.kir` text (`.text`), the IR (`.kernel`) and the map from `.kir`
     lines and names back to the Python source."""
 
-    def __init__(self, kernel: Kernel):
+    def __init__(self, kernel: Kernel, notes=()):
         from .printer import print_kernel
 
         self.kernel = kernel
+        self.notes = list(notes)  # what the trace did that the user may not expect (loops left unrolled)
         self.text, self.lines = print_kernel(kernel)
         self.names = {name: loc for name, loc in self.lines.values() if name}
 
@@ -1228,13 +1333,35 @@ def trace(kernel, *args, dtype="bf16", target="trn2", name=None, source_attrs=Tr
     `target` the model the `.kir` names. With `source_attrs`, every instruction carries
     `{src = "file.py:LINE"}`.
     """
-    fn = getattr(kernel, "__wrapped__", kernel)
+    from .launch import KernelFunction
+
+    grid = kernel.grid if isinstance(kernel, KernelFunction) else None
+    fn = kernel.fn if isinstance(kernel, KernelFunction) else getattr(kernel, "__wrapped__", kernel)
+    if isinstance(fn, KernelFunction):
+        grid, fn = grid or fn.grid, fn.fn
     if not callable(fn):
         raise TypeError(f"trace() needs a kernel function, got {kernel!r}")
     if _active() is not None:
         raise TraceError("trace() called while another kernel is being traced", user_location(), "tandem.trace")
     kname = re.sub(r"[^A-Za-z0-9_.]", "_", name or getattr(fn, "__name__", "kernel"))
+    default = to_dtype_outside(dtype)
+    concrete = set()
+    while True:  # again with more loops concrete, each time Python needs a loop index's value
+        ctx = _trace_once(fn, grid, args, kwargs, kname, target, source_attrs, default, concrete)
+        if isinstance(ctx, Context):
+            break
+        if ctx.keys <= concrete:
+            raise TraceError("the tracer could not run the kernel's loops concretely (a defect of the tracer)",
+                             None, "trace")
+        concrete |= ctx.keys
+    fold_psum_zeros(ctx.kernel)
+    return TracedKernel(ctx.kernel, ctx.notes)
+
+
+def _trace_once(fn, grid, args, kwargs, kname, target, source_attrs, default, concrete):
+    """One run of the kernel: its Context, or the NeedsConcrete that stopped it."""
     ctx = Context(kname, target, source_attrs)
+    ctx.concrete = set(concrete)
     try:
         code = fn.__code__
         ctx.kernel.source = Location(code.co_filename, code.co_firstlineno)
@@ -1244,7 +1371,6 @@ def trace(kernel, *args, dtype="bf16", target="trn2", name=None, source_attrs=Tr
         params = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
         params = []
-    default = to_dtype_outside(dtype)
     values = []
     _STATE.ctx = ctx
     try:
@@ -1260,14 +1386,73 @@ def trace(kernel, *args, dtype="bf16", target="trn2", name=None, source_attrs=Tr
                 values.append(ctx.declare(a.shape, dt, "dram", a.name or pname, ctx.kernel.source, False, "input"))
             else:
                 values.append(a)
-        fn(*values, **kwargs)
+        try:
+            _run_kernel(ctx, fn, grid, values, kwargs)
+        except NeedsConcrete as e:
+            return e
         ctx.check_pending()
         if ctx.loops:
             raise TraceError(f"loop %{ctx.loops[-1].name} was never closed", ctx.loops[-1].loc, "trace")
     finally:
         _STATE.ctx = None
-    fold_psum_zeros(ctx.kernel)
-    return TracedKernel(ctx.kernel)
+    return ctx
+
+
+
+def _run_kernel(ctx: Context, fn, grid, values, kwargs):
+    """Call the kernel with its arguments; what it raises becomes a TraceError at the line that
+    raised it."""
+    from .launch import launch
+
+    try:
+        inspect.signature(fn).bind(*values, **kwargs)
+    except TypeError as e:
+        raise TraceError(f"the kernel's arguments do not match its parameters {_parameters(fn)}: {e}",
+                         ctx.kernel.source, getattr(fn, "__name__", "kernel")) from None
+    except ValueError:
+        pass  # no signature to check (a builtin): the call says
+    try:
+        launch(ctx, fn, grid, values, kwargs)
+    except TraceError:
+        raise
+    except RecursionError:
+        raise TraceError("the kernel recursed too deeply", ctx.kernel.source, getattr(fn, "__name__", "kernel")) from None
+    except Exception as e:
+        raise _raised_in_kernel(e, fn) from None
+
+
+def _parameters(fn) -> str:
+    try:
+        return str(inspect.signature(fn))
+    except (TypeError, ValueError):
+        return "(...)"
+
+
+def _raised_in_kernel(e: Exception, fn) -> TraceError:
+    """The kernel's own exception (an assert, a ValueError), located at the innermost line of the
+    user's code it passed through; one raised inside the tracer says so."""
+    tb, user, inside = e.__traceback__, None, False
+    while tb is not None:
+        if _in_package(tb.tb_frame.f_code.co_filename):
+            inside = True
+        else:
+            user, inside = tb, False
+        tb = tb.tb_next
+    loc = None
+    if user is not None:
+        code = user.tb_frame.f_code
+        col = 0
+        try:
+            pos = list(code.co_positions())[user.tb_lasti // 2]
+            col = (pos[2] or 0) + 1 if pos[0] == user.tb_lineno else 0
+        except (AttributeError, IndexError, TypeError):
+            pass
+        loc = Location(code.co_filename, user.tb_lineno, col)
+    text = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+    if inside:
+        return TraceError(f"the tandem tracer failed on this line ({text}); this is a defect of the tracer, please "
+                          "report it with the kernel", loc, getattr(fn, "__name__", "kernel"))
+    return TraceError(f"the kernel raised {text}", loc, getattr(fn, "__name__", "kernel"))
 
 
 def to_dtype_outside(x) -> DType:

@@ -1,26 +1,46 @@
 """An `nki`-like namespace for the tandem tracer.
 
-A kernel written for NKI runs under the tracer by changing its imports:
+A published kernel runs unchanged: while Tandem loads it, `neuronxcc.nki` (and its
+`language`, `isa`, `typing`, `compiler` modules) and the newer API's `nki` resolve to these
+modules (`tandem.nki.imports`). Code written for Tandem may also import them directly:
 
     from tandem import nki
     import tandem.nki.language as nl
     import tandem.nki.isa as nisa
 
-`nki.jit` returns the kernel function unchanged; `tandem.trace` / `tandem.simulate` run it.
+`nki.jit`, `nki.baremetal`, `nki.benchmark` and `nki.profile` (with or without options) make
+the function a `KernelFunction` that `tandem.trace` / `tandem.simulate` run, with its launch
+grid when indexed (`kernel[2, 2]`); the options, which steer the Neuron compiler and runtime,
+change nothing in the trace.
 """
 
-from . import isa, language  # noqa: F401
+from . import compiler, isa, language, typing  # noqa: F401
+from ..launch import KernelFunction
+from ..tracer import TraceError, user_location
 from ._api import unsupported
 
 
-def jit(func=None, **options):
-    """`@nki.jit` (with or without options): marks a kernel; tracing does not need it."""
+def jit(func=None, mode="auto", **options):
+    """`@nki.jit` or `@nki.jit(...)`: a kernel that tandem.trace runs."""
 
     def mark(f):
-        f._nki_jit = options
-        return f
+        return f if isinstance(f, KernelFunction) else KernelFunction(f, options)
 
-    return mark(func) if func is not None else mark
+    return mark(func) if callable(func) else mark
+
+
+baremetal = benchmark = profile = trace = jit
+
+tensor = typing.tensor  # annotation only
+
+
+def simulate_kernel(kernel, *args, **kwargs):
+    """NKI's numerical simulator. Tandem simulates timing, not values: a located error that says
+    what to call instead."""
+    name = getattr(kernel, "__name__", "kernel")
+    raise TraceError(f"nki.simulate_kernel computes the kernel's values, which Tandem does not; for its timing, "
+                     f"use tandem.simulate({name}, shapes...) or tandem-nki FILE.py:{name} --simulate",
+                     user_location(), "nki.simulate_kernel")
 
 
 def __getattr__(name):

@@ -69,11 +69,14 @@ def nc_matmul(*args, **kwargs):
     if dst_form:
         names = ["dst"] + names
     a = bind(names, args, kwargs, required=["stationary", "moving"] + (["dst"] if dst_form else []))
-    refuse_set(a, is_transpose=False, is_stationary_onezero=False, is_moving_onezero=False, tile_position=(),
-               tile_size=())
+    refuse_set(a, tile_position=(), tile_size=())
     if a.get("perf_mode") not in (None, "none") and getattr(a.get("perf_mode"), "name", "none") != "none":
         fail("perf_mode is not supported by the tandem tracer")
-    return ops.matmul(a["stationary"], a["moving"], dst=a.get("dst"), accumulate=dst_form)
+    # is_transpose: the PE transposes through the identity it is given, as a matmul of those
+    # operands; the *_onezero hints change what the ISA computes, not its time.
+    flags = [key for key in ("is_transpose", "is_stationary_onezero", "is_moving_onezero") if a.get(key)]
+    return ops.matmul(a["stationary"], a["moving"], dst=a.get("dst"), accumulate=dst_form and not a.get("is_transpose"),
+                      flags=flags)
 
 
 @api("nisa.nc_transpose")
@@ -186,6 +189,89 @@ def iota(*args, **kwargs):
 def dma_copy(*args, **kwargs):
     a = bind(["dst", "src", "mask", "dge_mode", "name"], args, kwargs, required=["dst", "src"])
     return ops.dma_copy(a["dst"], a["src"])
+
+
+def _dst_first(args, kwargs):
+    return "dst" in kwargs or (len(args) > 1 and is_tile(args[0]) and is_tile(args[1]))
+
+
+@api("nisa.reciprocal")
+def reciprocal(*args, **kwargs):
+    """1 / data on VectorE, timed as a tensor_scalar of its elements (ISA: reciprocal)."""
+    names = (["dst"] if _dst_first(args, kwargs) else []) + ["data", "dtype", "mask", "engine", "name"]
+    a = bind(names, args, kwargs, required=["data"])
+    return ops.vector_op("tensor_scalar", "reciprocal", a["data"], dtype=a.get("dtype"), dst=a.get("dst"),
+                         hint="recip")
+
+
+@api("nisa.tensor_scalar_reduce")
+def tensor_scalar_reduce(*args, **kwargs):
+    """(data op0 operand0) and its reduction along the free axis into reduce_res, on VectorE:
+    a tensor_scalar that also writes reduce_res (ISA: tensor_scalar_reduce)."""
+    names = (["dst"] if _dst_first(args, kwargs) else []) + ["data", "op0", "operand0", "reduce_op", "reduce_res",
+                                                            "reverse0", "dtype", "mask", "name"]
+    a = bind(names, args, kwargs, required=["data", "op0", "operand0", "reduce_op", "reduce_res"])
+    operand = a["operand0"]
+    attrs = [("reduce_op", ops.op_name(a["reduce_op"], ops.REDUCE_OPS, "reduce op")), ("nki", "tensor_scalar_reduce")]
+    if not is_tile(operand):
+        attrs.append(("scalar", float(operand)))
+    return ops.vector_op("tensor_scalar", ops.op_name(a["op0"], ops.BINARY_OPS, "operator"), a["data"],
+                         reads=[operand], writes=[a["reduce_res"]], attrs=attrs, dtype=a.get("dtype"),
+                         dst=a.get("dst"), hint="tsr")
+
+
+@api("nisa.scalar_tensor_tensor")
+def scalar_tensor_tensor(*args, **kwargs):
+    """(data op0 operand0) op1 operand1 on VectorE: a tensor_tensor of its elements (ISA:
+    scalar_tensor_tensor)."""
+    names = (["dst"] if _dst_first(args, kwargs) else []) + ["data", "op0", "operand0", "op1", "operand1",
+                                                            "reverse0", "reverse1", "dtype", "mask", "name"]
+    a = bind(names, args, kwargs, required=["data", "op0", "operand0", "op1", "operand1"])
+    attrs = [("op1", ops.op_name(a["op1"], ops.BINARY_OPS, "operator")), ("nki", "scalar_tensor_tensor")]
+    if not is_tile(a["operand0"]):
+        attrs.append(("scalar", float(a["operand0"])))
+    return ops.vector_op("tensor_tensor", ops.op_name(a["op0"], ops.BINARY_OPS, "operator"), a["data"],
+                         reads=[a["operand0"], a["operand1"]], attrs=attrs, dtype=a.get("dtype"), dst=a.get("dst"),
+                         hint="stt")
+
+
+@api("nisa.bn_stats")
+def bn_stats(*args, **kwargs):
+    """Per-partition mean and variance statistics of data, 6 values per 512 elements, on VectorE:
+    a tensor_reduce of its elements (ISA: bn_stats)."""
+    names = (["dst"] if _dst_first(args, kwargs) else []) + ["data", "mask", "dtype", "name"]
+    a = bind(names, args, kwargs, required=["data"])
+    x = a["data"]
+    groups = -(-x.free() // 512) if is_tile(x) else 1
+    return ops.vector_op("tensor_reduce", "bn_stats", x, shape=(x.partitions(), 6 * groups), dtype=a.get("dtype"),
+                         dst=a.get("dst"), hint="stats")
+
+
+@api("nisa.bn_aggr")
+def bn_aggr(*args, **kwargs):
+    """Mean and variance per partition from bn_stats' statistics, on VectorE (ISA: bn_aggr)."""
+    names = (["dst"] if _dst_first(args, kwargs) else []) + ["data", "mask", "dtype", "name"]
+    a = bind(names, args, kwargs, required=["data"])
+    x = a["data"]
+    return ops.vector_op("tensor_reduce", "bn_aggr", x, shape=(x.partitions(), 2), dtype=a.get("dtype"),
+                         dst=a.get("dst"), hint="aggr")
+
+
+@api("nisa.dma_transpose")
+def dma_transpose(*args, **kwargs):
+    names = (["dst"] if _dst_first(args, kwargs) else []) + ["src", "axes", "mask", "dtype", "name"]
+    a = bind(names, args, kwargs, required=["src"])
+    return ops.load_transposed(a["src"], dtype=a.get("dtype"), dst=a.get("dst"))
+
+
+def get_nc_version():
+    """The NeuronCore generation the model is (trn2: v3)."""
+    return nc_version.gen3
+
+
+class nc_version:
+    gen2 = 2
+    gen3 = 3
 
 
 def __getattr__(name):

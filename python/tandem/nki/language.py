@@ -7,7 +7,9 @@ a located `TraceError`.
 
 from .. import ops
 from ..tracer import (DTYPES, HBM, PRIVATE_HBM, PSUM, SBUF, SHARED_HBM, IndexRange, LoopRange, ParDim, Sym,
-                      Tile, _describe, _is_int, current, fail, unwrap)
+                      Tile, _describe, _is_int, current, fail, to_dtype, unwrap)
+from ..launch import NeuronCores
+from ..launch import spmd_dim as launch_spmd_dim
 from ._api import api, bind, unsupported
 
 # -- element types and memories -----------------------------------------------------------
@@ -24,6 +26,8 @@ uint16 = DTYPES["uint16"]
 int32 = DTYPES["int32"]
 uint32 = DTYPES["uint32"]
 bool_ = DTYPES["bool_"]
+
+fp32 = float32
 
 sbuf = SBUF
 psum = PSUM
@@ -51,17 +55,17 @@ def par_dim(size):
 # -- loops --------------------------------------------------------------------------------
 
 
-def affine_range(start, stop=None, step=1):
+def affine_range(start, stop=None, step=1, directives=None):
     """A loop whose iterations are independent except through accumulation: one `.kir` loop."""
     return LoopRange("affine_range", start, stop, step)
 
 
-def sequential_range(start, stop=None, step=1):
+def sequential_range(start, stop=None, step=1, directives=None):
     """A loop with loop-carried dependences: one `.kir` loop (dependences come from the accesses)."""
     return LoopRange("sequential_range", start, stop, step)
 
 
-def static_range(start, stop=None, step=1):
+def static_range(start, stop=None, step=1, directives=None):
     """Unrolled at trace time: the body is traced once per value."""
     for what, v in (("start", start), ("stop", stop), ("step", step)):
         if isinstance(v, Sym):
@@ -133,9 +137,43 @@ def copy(x, dtype=None, mask=None):
 def matmul(x, y, transpose_x=False, mask=None):
     bind(("x", "y", "transpose_x", "mask"), (x, y), {"mask": mask})
     if not transpose_x:
-        fail("transpose_x=False makes NKI insert a transpose of x that the tracer does not emit; pass x already "
-             "transposed (contraction dimension on the partitions) with transpose_x=True")
+        # NKI transposes x on TensorE first (through PSUM, then copied back to SBUF); so does the trace.
+        xt = ops.transpose(x)
+        x = ops.tensor_copy(xt, dtype=x.dtype)
     return ops.matmul(x, y)
+
+
+@api("nl.load_transpose2d")
+def load_transpose2d(src, dtype=None, mask=None):
+    """HBM to SBUF, transposed on the way (a DMA load with `{transpose}`)."""
+    bind(("src", "dtype", "mask"), (src,), {"mask": mask})
+    return ops.load_transposed(src, dtype)
+
+
+@api("nl.broadcast_to")
+def broadcast_to(src, shape):
+    """A read-only view of src repeated along its size-1 dimensions."""
+    if not isinstance(src, Tile):
+        fail(f"nl.broadcast_to of {_describe(src)}: the tracer broadcasts tiles only")
+    return src.broadcast_to(shape)
+
+
+@api("nl.shared_constant")
+def shared_constant(constant, dtype=None):
+    """A constant the kernel reads from HBM (a numpy array): an HBM tensor of its shape."""
+    shape = getattr(constant, "shape", None)
+    if not shape:
+        fail(f"nl.shared_constant takes an array, found {_describe(constant)}")
+    dt = dtype if dtype is not None else getattr(getattr(constant, "dtype", None), "name", "float32")
+    return ops.allocate(tuple(int(n) for n in shape), dt, SHARED_HBM, "")
+
+
+class finfo:
+    """nl.finfo(dtype): the largest and smallest finite values of a float type."""
+
+    def __init__(self, dtype):
+        t = to_dtype(dtype)
+        self.dtype, self.max, self.min, self.bits = t, t.max, t.min, 8 * t.itemsize
 
 
 @api("nl.transpose")
@@ -243,7 +281,17 @@ class _MGrid:
             if not _is_int(lo) or not _is_int(k.stop) or k.stop <= lo:
                 fail(f"nl.mgrid slice {k!r} must be a non-empty constant range", call="nl.mgrid")
             out.append(IndexRange(lo, k.stop - lo, axis))
-        return out[0] if single else tuple(out)
+        return out[0] if single else _Grid(out)
+
+
+class _Grid(tuple):
+    """What `nl.mgrid[...]` returns: its index ranges, also as `.p` (the partition axis) and
+    `.x`, `.y`, `.z` (the free axes)."""
+
+    p = property(lambda self: self[0])
+    x = property(lambda self: self[1])
+    y = property(lambda self: self[2])
+    z = property(lambda self: self[3])
 
 
 mgrid = _MGrid()
@@ -254,15 +302,44 @@ def ds(start, size):
     return slice(start, start + size)
 
 
+def _program(call, axis):
+    ctx = current(call)
+    ids, grid = ctx.program if ctx.program is not None else ((0,), (1,))
+    if not isinstance(axis, int) or isinstance(axis, bool) or not 0 <= axis < len(grid):
+        fail(f"axis {axis!r} is not an axis of the launch grid {list(grid)}", call=call)
+    return ids, grid
+
+
 def program_id(axis=0):
-    current("nl.program_id")
-    fail("SPMD launch grids are not traced: trace one program instance (replace nl.program_id by a constant)",
-         call="nl.program_id")
+    """This program instance's index along `axis` of the launch grid (`kernel[4, 2]`)."""
+    ids, _ = _program("nl.program_id", axis)
+    return ids[axis]
 
 
-def num_programs(axis=0):
-    current("nl.num_programs")
-    fail("SPMD launch grids are not traced", call="nl.num_programs")
+def num_programs(axis=None):
+    """The launch grid's size along `axis` (all instances when None)."""
+    ids, grid = _program("nl.num_programs", axis or 0)
+    if axis is None:
+        n = 1
+        for g in grid:
+            n *= g
+        return n
+    return grid[axis]
+
+
+def program_ndim():
+    """The number of dimensions of the launch grid."""
+    _, grid = _program("nl.program_ndim", 0)
+    return len(grid)
+
+
+nc = NeuronCores
+spmd_dim = launch_spmd_dim
+
+
+def sizeinbytes(dtype):
+    """Bytes of one element of `dtype`."""
+    return to_dtype(dtype).itemsize
 
 
 def __getattr__(name):

@@ -1,0 +1,72 @@
+"""Loading a kernel file as published: its NKI imports resolve to Tandem's modules
+(tandem.nki.imports), and anything that goes wrong while the file runs is a located
+`TraceError` at the file's own line, never a traceback."""
+
+import importlib.util
+import os
+import sys
+
+from .ir import Location
+from . import launch
+from .launch import KernelFunction
+from .tracer import TraceError, _in_package
+
+
+def load_kernel(spec: str):
+    """`FILE.py:function`, or `FILE.py` when the file defines exactly one NKI kernel: the
+    function. ValueError for a spec that names no file; TraceError when the file fails."""
+    from .nki import imports
+
+    path, sep, func = spec.rpartition(":")
+    if not sep or not path.endswith(".py"):
+        path, func = spec, ""
+    if not path.endswith(".py") and not os.path.isfile(path):
+        raise ValueError(f"'{spec}' is not KERNEL.py[:function]")
+    if not os.path.isfile(path):
+        raise ValueError(f"no such file: {path}")
+    imports.install(first=True)
+    directory = os.path.dirname(os.path.abspath(path))
+    if directory not in sys.path:
+        sys.path.insert(0, directory)
+    name = "_tandem_kernel_" + os.path.splitext(os.path.basename(path))[0]
+    module_spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(module_spec)
+    try:
+        with imports.while_loading(path), launch.calls_skipped():
+            module_spec.loader.exec_module(module)
+    except TraceError:
+        raise
+    except SyntaxError as e:
+        raise TraceError(f"the kernel file is not valid Python: {e.msg}",
+                         Location(e.filename or path, e.lineno or 0, e.offset or 0), "import") from None
+    except Exception as e:
+        raise TraceError(f"loading the kernel file failed: {type(e).__name__}: {e}{_hint(e)}",
+                         _located(e, path), "import") from None
+    if not func:
+        kernels = [n for n, v in vars(module).items() if isinstance(v, KernelFunction)]
+        if len(kernels) != 1:
+            found = ", ".join(kernels) if kernels else "none"
+            raise ValueError(f"{path} defines {len(kernels)} NKI kernels ({found}): name one as {path}:function")
+        func = kernels[0]
+    if not hasattr(module, func):
+        raise ValueError(f"{path} has no function '{func}'")
+    return getattr(module, func)
+
+
+def _hint(e: Exception) -> str:
+    if isinstance(e, ModuleNotFoundError) and e.name in ("numpy", "pandas", "matplotlib"):
+        return (f" (Debian: apt install python3-{e.name}; tandem-nki runs on the python3 first on the PATH, "
+                f"{sys.executable})")
+    return ""
+
+
+def _located(e: Exception, path: str) -> Location:
+    """The innermost line of the kernel file (or another user file) the exception passed through."""
+    tb, found = e.__traceback__, None
+    while tb is not None:
+        if not _in_package(tb.tb_frame.f_code.co_filename) and not tb.tb_frame.f_code.co_filename.startswith("<"):
+            found = tb
+        tb = tb.tb_next
+    if found is None:
+        return Location(path, 1, 1)
+    return Location(found.tb_frame.f_code.co_filename, found.tb_lineno, 1)
