@@ -97,13 +97,11 @@ def grid_of(grid) -> Tuple[int, ...]:
 
 
 def launch(ctx, fn, grid, args, kwargs):
-    """Run `fn` once per program instance of `grid` (once, as instance 0 of a grid of 1, with no
-    grid; a kernel called from inside another runs in its caller's instance)."""
-    if grid is None or ctx.program is not None:
-        if ctx.program is None:
-            return _run_instances(ctx, fn, (1,), args, kwargs)
+    """Run kernel `fn` once per program instance of `grid` (a grid of 1 when None); a kernel
+    called from inside another runs in its caller's instance."""
+    if ctx.program is not None:
         return fn(*args, **kwargs)
-    return _run_instances(ctx, fn, grid, args, kwargs)
+    return _run_instances(ctx, fn, grid or (1,), args, kwargs)
 
 
 def _run_instances(ctx, fn, grid, args, kwargs):

@@ -17,13 +17,18 @@ BINARY_OPS = {
     "add": "add", "subtract": "subtract", "multiply": "multiply", "divide": "divide", "true_divide": "divide",
     "maximum": "max", "minimum": "min", "max": "max", "min": "min", "power": "pow",
     "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or", "bitwise_xor": "bitwise_xor",
+    "left_shift": "left_shift", "right_shift": "right_shift", "equal": "is_equal", "not_equal": "not_equal",
+    "less": "is_lt", "less_equal": "is_le", "greater": "is_gt", "greater_equal": "is_ge",
+    "logical_and": "logical_and", "logical_or": "logical_or", "logical_xor": "logical_xor",
+    "abs_max": "abs_max", "abs_min": "abs_min",
 }
 REDUCE_OPS = {"add": "add", "sum": "add", "max": "max", "maximum": "max", "min": "min", "minimum": "min",
               "amax": "max", "amin": "min",
               "multiply": "multiply", "prod": "multiply", "mean": "mean"}
 ACTIVATIONS = {"exp", "log", "tanh", "sigmoid", "relu", "gelu", "gelu_apprx_tanh", "silu", "sqrt", "rsqrt",
                "square", "reciprocal", "abs", "negative", "sin", "cos", "erf", "softplus", "mish", "sign",
-               "copy", "identity", "gelu_dx", "silu_dx", "arctan", "exp2"}
+               "copy", "identity", "gelu_dx", "silu_dx", "arctan", "exp2", "tan", "ceil", "floor", "trunc", "erf_dx",
+               "gelu_apprx_sigmoid", "gelu_apprx_sigmoid_dx", "invert", "logical_not"}
 
 
 def op_name(op, table, what) -> str:

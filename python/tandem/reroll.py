@@ -170,6 +170,7 @@ class Iterations:
             for dropped, kept in loopmap.items():
                 inner[dropped] = kept
         keep = {id(t) for t in ctx.kernel.tensors}
+        merged = {}
         for made in roles:
             t0 = made[0]
             family = Family(loop, t0)
@@ -185,18 +186,22 @@ class Iterations:
                 if i is None:
                     continue
                 buf.tensor = t0
-                buf.families = [(self._kept_family(f, inner, t0), j) for f, j in buf.families]
+                buf.families = [(self._kept_family(f, inner, t0, merged), j) for f, j in buf.families]
                 buf.families.append((family, i))
                 family.bufs.append((buf, i))
 
-    def _kept_family(self, family, inner, t0):
+    def _kept_family(self, family, inner, t0, merged):
+        """The family of iteration 0 that a dropped iteration's inner family joins (its members
+        move over once); the family itself when it is not a dropped iteration's."""
+        if family in merged:
+            return merged[family]
         if family.loop not in inner:
             return family
         kept_loop = inner[family.loop]
         for f in self.ctx.families:
             if f.loop is kept_loop and f.tensor is t0:
-                for entry in family.bufs:
-                    f.bufs.append(entry)
+                f.bufs.extend(family.bufs)
+                merged[family] = f
                 return f
         return family
 

@@ -194,10 +194,12 @@ class DType:
         return -self.max if self.name in _FLOAT_MAX else -float(2 ** (8 * self.itemsize - 1))
 
     @property
-    def dtype(self) -> str:
+    def dtype(self):
         """What numpy takes it for (`np.dtype(nl.float32)`): the numpy type of that name, or raw
         bytes of its size where numpy has none (bfloat16, the float8 types)."""
-        return _NUMPY_NAMES.get(self.name, f"V{self.itemsize}")
+        import numpy
+
+        return numpy.dtype(_NUMPY_NAMES.get(self.name, f"V{self.itemsize}"))
 
 
 DTYPES = {
@@ -1335,10 +1337,14 @@ def trace(kernel, *args, dtype="bf16", target="trn2", name=None, source_attrs=Tr
     """
     from .launch import KernelFunction
 
+    # A kernel (nki.jit) runs as the program instances of its grid; a plain function (a caller
+    # that launches kernels, or a kernel written without the decorator) runs as it is.
     grid = kernel.grid if isinstance(kernel, KernelFunction) else None
     fn = kernel.fn if isinstance(kernel, KernelFunction) else getattr(kernel, "__wrapped__", kernel)
     if isinstance(fn, KernelFunction):
         grid, fn = grid or fn.grid, fn.fn
+    if isinstance(kernel, KernelFunction) and grid is None:
+        grid = (1,)
     if not callable(fn):
         raise TypeError(f"trace() needs a kernel function, got {kernel!r}")
     if _active() is not None:
@@ -1362,11 +1368,7 @@ def _trace_once(fn, grid, args, kwargs, kname, target, source_attrs, default, co
     """One run of the kernel: its Context, or the NeedsConcrete that stopped it."""
     ctx = Context(kname, target, source_attrs)
     ctx.concrete = set(concrete)
-    try:
-        code = fn.__code__
-        ctx.kernel.source = Location(code.co_filename, code.co_firstlineno)
-    except AttributeError:
-        pass
+    ctx.kernel.source = _def_location(fn)
     try:
         params = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
@@ -1399,6 +1401,23 @@ def _trace_once(fn, grid, args, kwargs, kname, target, source_attrs, default, co
 
 
 
+def _def_location(fn) -> Optional[Location]:
+    """The kernel's `def` line (after its decorators) and column."""
+    try:
+        code = fn.__code__
+    except AttributeError:
+        return None
+    line = code.co_firstlineno
+    for n in range(line, line + 50):
+        text = linecache.getline(code.co_filename, n)
+        m = re.match(r"\s*(async\s+)?def\s", text)
+        if m:
+            return Location(code.co_filename, n, len(text) - len(text.lstrip()) + 1)
+        if not text:
+            break
+    return Location(code.co_filename, line, 0)
+
+
 def _run_kernel(ctx: Context, fn, grid, values, kwargs):
     """Call the kernel with its arguments; what it raises becomes a TraceError at the line that
     raised it."""
@@ -1412,7 +1431,10 @@ def _run_kernel(ctx: Context, fn, grid, values, kwargs):
     except ValueError:
         pass  # no signature to check (a builtin): the call says
     try:
-        launch(ctx, fn, grid, values, kwargs)
+        if grid is None:
+            fn(*values, **kwargs)
+        else:
+            launch(ctx, fn, grid, values, kwargs)
     except TraceError:
         raise
     except RecursionError:

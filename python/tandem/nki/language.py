@@ -27,6 +27,7 @@ int32 = DTYPES["int32"]
 uint32 = DTYPES["uint32"]
 bool_ = DTYPES["bool_"]
 
+float8_e4m3fn = float8_e4m3
 fp32 = float32
 
 sbuf = SBUF
@@ -63,6 +64,46 @@ def affine_range(start, stop=None, step=1, directives=None):
 def sequential_range(start, stop=None, step=1, directives=None):
     """A loop with loop-carried dependences: one `.kir` loop (dependences come from the accesses)."""
     return LoopRange("sequential_range", start, stop, step)
+
+
+def dynamic_range(start, stop=None, step=1):
+    """A loop whose trip count the hardware reads at run time; with the constant bounds a traced
+    kernel has, one `.kir` loop as sequential_range."""
+    return LoopRange("sequential_range", start, stop, step)
+
+
+def no_reorder():
+    """`with nl.no_reorder():` keeps the block in program order, as the trace emits it anyway."""
+    from . import compiler
+
+    return compiler.no_reorder()
+
+
+def device_print(*args, **kwargs):
+    """Prints from the device in NKI's simulator; nothing on the traced kernel."""
+
+
+def is_sbuf(buffer):
+    return getattr(buffer, "space", None) == "sbuf"
+
+
+def is_psum(buffer):
+    return getattr(buffer, "space", None) == "psum"
+
+
+def is_hbm(buffer):
+    return getattr(buffer, "space", None) == "dram"
+
+
+def is_on_chip(buffer):
+    return is_sbuf(buffer) or is_psum(buffer)
+
+
+def expand_dims(data, axis):
+    """A view with a dimension of size 1 added at `axis`."""
+    shape = list(data.shape)
+    shape.insert(axis if axis >= 0 else len(shape) + axis + 1, 1)
+    return data.reshape(tuple(shape))
 
 
 def static_range(start, stop=None, step=1, directives=None):
@@ -217,6 +258,18 @@ erf = _activation("erf")
 softplus = _activation("softplus")
 mish = _activation("mish")
 sign = _activation("sign")
+arctan = _activation("arctan")
+tan = _activation("tan")
+ceil = _activation("ceil")
+floor = _activation("floor")
+trunc = _activation("trunc")
+silu_dx = _activation("silu_dx")
+gelu_dx = _activation("gelu_dx")
+gelu_apprx_sigmoid = _activation("gelu_apprx_sigmoid")
+gelu_apprx_sigmoid_dx = _activation("gelu_apprx_sigmoid_dx")
+erf_dx = _activation("erf_dx")
+invert = _activation("invert")
+logical_not = _activation("logical_not")
 
 
 def _binary(name):
@@ -236,6 +289,22 @@ divide = _binary("divide")
 maximum = _binary("maximum")
 minimum = _binary("minimum")
 power = _binary("power")
+abs_max = _binary("abs_max")
+abs_min = _binary("abs_min")
+equal = _binary("equal")
+not_equal = _binary("not_equal")
+less = _binary("less")
+less_equal = _binary("less_equal")
+greater = _binary("greater")
+greater_equal = _binary("greater_equal")
+logical_and = _binary("logical_and")
+logical_or = _binary("logical_or")
+logical_xor = _binary("logical_xor")
+bitwise_and = _binary("bitwise_and")
+bitwise_or = _binary("bitwise_or")
+bitwise_xor = _binary("bitwise_xor")
+left_shift = _binary("left_shift")
+right_shift = _binary("right_shift")
 
 
 def _reduction(name):

@@ -1,0 +1,320 @@
+"""Kernel files as published: NKI's own imports and decorators, launch grids, lists of tiles,
+the ISA calls public kernels use, and errors that are one located line, never a traceback.
+
+The kernels here are written for these tests, in the shapes public NKI kernels take."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import tandem
+
+
+def run(root, *args):
+    script = os.path.join(root, "python", "tandem-nki")
+    return subprocess.run([sys.executable, script, *args], capture_output=True, text=True)
+
+
+def kernel_file(tmp_path, name, source):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(source).lstrip())
+    return path
+
+
+def body(text):
+    return [l.strip() for l in text.splitlines() if l.strip() and not l.strip().startswith(("tensor ", "kernel "))
+            and l.strip() != "}"]
+
+
+def line_of(path, marker):
+    return next(i + 1 for i, l in enumerate(path.read_text().splitlines()) if marker in l)
+
+
+OLD_API = """
+import numpy as np
+import torch
+from torch_xla.core import xla_model as xm
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+import neuronxcc.nki.isa as nisa
+import neuronxcc.nki.typing as nt
+import neuronxcc.nki.compiler as ncc
+from neuronxcc.nki.language import par_dim
+
+
+@ncc.skip_middle_end_transformations
+@nki.jit(additional_compile_opt="--fast")
+def scale_rows(a: nt.tensor, b: nt.tensor[[256, 512], nl.float32]):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(a.shape[0] // 128):
+        t = nl.ndarray((par_dim(128), 512), dtype=a.dtype, buffer=ncc.sbuf.mod_alloc(base_addr=0))
+        nisa.dma_copy(dst=t, src=a[i * 128:(i + 1) * 128, :])
+        u = nl.multiply(t, 2.0)
+        nl.store(out[i * 128:(i + 1) * 128, :], value=u)
+    return out
+
+
+if __name__ == "__main__":
+    x = torch.rand((256, 512))
+    print(scale_rows(x, x))
+
+y = scale_rows(np.zeros((256, 512)), np.zeros((256, 512)))  # the file's own test code
+"""
+
+
+def test_old_api_file_as_published(root, tmp_path):
+    # neuronxcc.nki and its modules, annotations, compiler directives and allocation buffers,
+    # a framework that is not installed, and a call of the kernel at import: all accepted.
+    path = kernel_file(tmp_path, "scale.py", OLD_API)
+    p = run(root, f"{path}:scale_rows", "--shapes", "256x512,256x512", "--no-src")
+    assert p.returncode == 0, p.stderr
+    assert body(p.stdout) == [
+        "loop %i = 0 to 2 {",
+        "%ld0 = load %t <- %a[%i*128 : %i*128 + 128, 0:512]",
+        '%ts0 = tensor_scalar %u <- %t {op = "multiply", scalar = 2.0}',
+        "%st0 = save %out[%i*128 : %i*128 + 128, 0:512] <- %u",
+    ]
+    assert "Traceback" not in p.stderr
+
+
+NEW_API = """
+import nki
+import nki.language as nl
+import nki.isa as nisa
+
+
+@nki.jit
+def hoisted(lhsT, rhs):
+    K, M = lhsT.shape
+    _, N = rhs.shape
+    result = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.shared_hbm)
+    lhs_tiles = []
+    for k in nl.affine_range(K // 128):
+        t = nl.ndarray((128, M), dtype=lhsT.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=lhsT[k * 128:(k + 1) * 128, :])
+        lhs_tiles.append(t)
+    for n in nl.affine_range(N // 512):
+        acc = nl.ndarray((M, 512), dtype=nl.float32, buffer=nl.psum)
+        for k in nl.affine_range(K // 128):
+            r = nl.ndarray((128, 512), dtype=rhs.dtype, buffer=nl.sbuf)
+            nisa.dma_copy(dst=r, src=rhs[k * 128:(k + 1) * 128, n * 512:(n + 1) * 512])
+            nisa.nc_matmul(dst=acc, stationary=lhs_tiles[k], moving=r)
+        o = nl.ndarray((M, 512), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.tensor_copy(dst=o, src=acc)
+        nisa.dma_copy(dst=result[:, n * 512:(n + 1) * 512], src=o)
+    return result
+"""
+
+
+def test_new_api_list_of_tiles_becomes_a_block_dimension(root, tmp_path):
+    # The newer `nki` package; a Python list filled by one loop and indexed by another's index:
+    # both loops run concretely and roll back up, the list's tiles one tensor with a block
+    # dimension of 4 (K / 128), as an explicit nl.ndarray((4, par_dim(128), M)) would trace.
+    path = kernel_file(tmp_path, "hoisted.py", NEW_API)
+    p = run(root, str(path), "--shapes", "512x128,512x1024", "--no-src")
+    assert p.returncode == 0, p.stderr
+    assert "tensor %t : sbuf[128, 4, 128] bf16" in p.stdout
+    assert body(p.stdout) == [
+        "loop %k = 0 to 4 {",
+        "%ld0 = load %t[0:128, %k, 0:128] <- %lhsT[%k*128 : %k*128 + 128, 0:128]",
+        "loop %n = 0 to 2 {",
+        "loop %k_2 = 0 to 4 {",
+        "%ld4 = load %r <- %rhs[%k_2*128 : %k_2*128 + 128, %n*512 : %n*512 + 512]",
+        "%mm0 = matmul %acc <- %t[0:128, %k_2, 0:128], %r {accumulate}",
+        "%cp0 = tensor_copy %o <- %acc",
+        "%st0 = save %result[0:128, %n*512 : %n*512 + 512] <- %o",
+    ]
+
+
+SPMD = """
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+
+@nki.jit
+def add_tile(a, b):
+    c = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    x = nl.program_id(0) * 128
+    y = nl.program_id(axis=1) * 512
+    assert nl.num_programs(1) == 2 and nl.program_ndim() == 2
+    s = nl.add(nl.load(a[x:x + 128, y:y + 512]), nl.load(b[x:x + 128, y:y + 512]))
+    nl.store(c[x:x + 128, y:y + 512], value=s)
+    return c
+
+
+def add(a, b):
+    return add_tile[a.shape[0] // 128, a.shape[1] // 512](a, b)
+"""
+
+
+def test_spmd_grid_runs_each_program_instance(root, tmp_path):
+    # kernel[2, 2] from a caller, or --grid 2x2: four program instances one after another on the
+    # model's one core, all writing the one output the kernel allocates.
+    path = kernel_file(tmp_path, "spmd.py", SPMD)
+    for args in ([f"{path}:add"], [f"{path}:add_tile", "--grid", "2x2"]):
+        p = run(root, *args, "--shapes", "256x1024,256x1024", "--no-src")
+        assert p.returncode == 0, p.stderr
+        assert p.stdout.startswith('kernel @add') and '{spmd_grid = "2x2", spmd = "sequential"}' in p.stdout
+        assert p.stdout.count("tensor %c : dram[256, 1024] bf16") == 1
+        saves = [l for l in body(p.stdout) if l.startswith("%st")]
+        assert [s.split(" <- ")[0].split("save ")[1] for s in saves] == [
+            "%c[0:128, 0:512]", "%c[0:128, 512:1024]", "%c[128:256, 0:512]", "%c[128:256, 512:1024]"]
+        assert "one after another on one core" in p.stderr
+
+
+def test_isa_calls_of_public_kernels():
+    import tandem.nki.isa as nisa
+    import tandem.nki.language as nl
+
+    def k(X, W):
+        x = nl.load(X)
+        r = nisa.reciprocal(x)
+        stats = nisa.bn_stats(x)
+        mv = nisa.bn_aggr(stats)
+        s = nl.ndarray((128, 1), nl.float32)
+        t = nisa.tensor_scalar_reduce(data=x, op0=nl.multiply, operand0=0.5, reduce_op=nl.add, reduce_res=s)
+        u = nisa.scalar_tensor_tensor(data=x, op0=nl.multiply, operand0=2.0, op1=nl.add, operand1=r)
+        wt = nl.load_transpose2d(W)
+        c = nl.shared_constant(np_like((128, 64)), dtype=nl.float32)
+        tp = nisa.nc_matmul(x[:, 0:128], x[:, 0:128], is_transpose=True)
+
+    text = tandem.trace(k, (128, 512), (64, 128), dtype="f32", source_attrs=False).text
+    assert body(text) == [
+        "%ld0 = load %x <- %X",
+        '%ts0 = tensor_scalar %r <- %x on dve {op = "reciprocal"}',
+        '%red0 = tensor_reduce %stats <- %x on dve {op = "bn_stats"}',
+        '%red1 = tensor_reduce %mv <- %stats on dve {op = "bn_aggr"}',
+        '%ts1 = tensor_scalar %t, %s <- %x on dve {op = "multiply", reduce_op = "add", nki = "tensor_scalar_reduce", '
+        'scalar = 0.5}',
+        '%tt0 = tensor_tensor %u <- %x, %r on dve {op = "multiply", op1 = "add", nki = "scalar_tensor_tensor", '
+        'scalar = 2.0}',
+        "%ld1 = load %wt <- %W {transpose}",
+        "%mm0 = matmul %tp <- %x[0:128, 0:128], %x[0:128, 0:128] {is_transpose}",
+    ]
+    assert "tensor %stats : sbuf[128, 6] f32" in text and "tensor %mv : sbuf[128, 2] f32" in text
+    assert "tensor %wt : sbuf[128, 64] f32" in text and "tensor %c : dram[128, 64] f32" in text
+
+
+class np_like:
+    """An array's shape and dtype, as nl.shared_constant reads them."""
+
+    def __init__(self, shape):
+        self.shape = shape
+
+
+def test_numpy_takes_nki_dtypes():
+    np = pytest.importorskip("numpy")
+    import tandem.nki.language as nl
+
+    assert np.dtype(nl.float32) == np.float32 and np.dtype(nl.bfloat16).itemsize == 2
+    assert nl.float32.max == np.finfo(np.float32).max and nl.finfo(nl.bfloat16).min < -3e38
+    assert nl.sizeinbytes(nl.float8_e4m3) == 1
+
+
+ERRORS = """
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+import torch
+
+
+@nki.jit
+def two(a, b):
+    assert a.shape[1] == 512, "columns must be 512"  # E:assert
+    return nl.load(a)
+
+
+@nki.jit
+def uses_torch(a):
+    t = nl.load(a)
+    return torch.zeros(4)  # E:torch
+"""
+
+
+@pytest.mark.parametrize("args, marker, message", [
+    (["two", "--shapes", "128x512"], "def two", "two: the kernel's arguments do not match its parameters (a, b): "
+                                                  "missing a required argument: 'b'"),
+    (["two", "--shapes", "128x256,128x256"], "E:assert", "two: the kernel raised AssertionError: columns must be 512"),
+    (["uses_torch", "--shapes", "128x512"], "E:torch",
+     "torch.zeros: torch.zeros is used, but torch is not installed"),
+])
+def test_kernel_errors_are_one_located_line(root, tmp_path, args, marker, message):
+    path = kernel_file(tmp_path, "errors.py", ERRORS)
+    p = run(root, f"{path}:{args[0]}", *args[1:])
+    assert p.returncode == 1
+    assert "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert p.stderr.startswith(f"{path}:{line_of(path, marker)}:")
+    assert message in p.stderr
+
+
+def test_an_nki_module_tandem_lacks_fails_at_the_import(root, tmp_path):
+    path = kernel_file(tmp_path, "lacks.py", """
+        import neuronxcc.nki as nki
+        from neuronxcc.nki.kernels.attention import flash_fwd
+    """)
+    p = run(root, str(path), "--shapes", "128x128")
+    assert p.returncode == 1 and "Traceback" not in p.stderr
+    assert p.stderr.startswith(f"{path}:2:")
+    assert "module neuronxcc.nki.kernels is not provided by the tandem tracer" in p.stderr
+
+
+def test_simulate_kernel_says_what_to_call_instead():
+    from tandem import nki
+
+    with pytest.raises(tandem.TraceError, match="nki.simulate_kernel computes the kernel's values"):
+        nki.simulate_kernel(lambda a: None, None)
+
+
+def test_tiles_used_one_after_the_other_fit_in_sbuf(root, tmp_path):
+    # Four 96 KiB-per-partition tiles, each dead before the next is loaded: together 384 KiB,
+    # more than trn2's 208 KiB partitions, but never more than one live at once, so the kernel
+    # simulates under default and auto (it was refused for capacity before SBUF was allocated by
+    # live range).
+    path = kernel_file(tmp_path, "big.py", """
+        import neuronxcc.nki as nki
+        import neuronxcc.nki.language as nl
+
+        @nki.jit
+        def big(a):
+            out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+            for q in nl.static_range(4):
+                t = nl.load(a[:, q * 24576:(q + 1) * 24576])
+                nl.store(out[:, q * 24576:(q + 1) * 24576], value=nl.exp(t))
+            return out
+    """)
+    for passes in ("default", "auto"):
+        p = run(root, str(path), "--shapes", "128x98304:f32", "--simulate", "--passes", passes)
+        assert p.returncode == 0, p.stderr
+        assert p.stdout.startswith("kernel @big on trn2: ")
+
+
+def test_nested_lists_of_tiles_take_a_block_dimension_each():
+    # A list of lists filled by two nested loops and read, tile by tile, by two other loops:
+    # one tensor with a block dimension per list, indexed by the loops that made and read it.
+    import tandem.nki.isa as nisa
+    import tandem.nki.language as nl
+
+    def k(a, out):
+        blocks = []
+        for b in nl.affine_range(2):
+            row = []
+            for j in nl.affine_range(3):
+                t = nl.ndarray((128, 64), dtype=a.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=t, src=a[:, (3 * b + j) * 64:(3 * b + j + 1) * 64])
+                row.append(t)
+            blocks.append(row)
+        for b in nl.affine_range(2):
+            for j in nl.affine_range(3):
+                nl.store(out[:, (b + 2 * j) * 64:(b + 2 * j + 1) * 64], value=blocks[b][j])
+
+    text = tandem.trace(k, (128, 384), (128, 384), source_attrs=False).text
+    assert "tensor %t : sbuf[128, 2, 3, 64] bf16" in text
+    assert body(text) == [
+        "loop %b = 0 to 2 {",
+        "loop %j = 0 to 3 {",
+        "%ld0 = load %t[0:128, %b, %j, 0:64] <- %a[0:128, %j*64 + %b*192 : %j*64 + %b*192 + 64]",
+        "loop %b_2 = 0 to 2 {",
+        "loop %j_2 = 0 to 3 {",
+        "%st0 = save %out[0:128, %j_2*128 + %b_2*64 : %j_2*128 + %b_2*64 + 64] <- %t[0:128, %b_2, %j_2, 0:64]",
+    ]
