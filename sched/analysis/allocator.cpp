@@ -54,20 +54,39 @@ class MaxTree {
   std::vector<Wide> max_, add_;  // a node's maximum includes its own pending add
 };
 
-// Does the access replace every element of the tensor, in every iteration?
-bool covers_whole(const Tensor& t, const Access& a) {
-  if (a.whole()) return true;
-  for (size_t d = 0; d < a.dims.size(); ++d) {
-    const IndexRange& r = a.dims[d];
-    if (!r.lo.is_constant() || !r.hi.is_constant() || r.lo.constant != 0 || r.hi.constant != t.shape[d]) return false;
-  }
-  return true;
-}
-
 bool encloses(const Kernel& k, LoopId outer, LoopId inner) {
   for (LoopId l = inner; l != kNoId; l = k.loops[static_cast<size_t>(l)].parent)
     if (l == outer) return true;
   return false;
+}
+
+// Does the access replace every element of the tensor over one iteration of `outer` (every
+// iteration of the loops inside `outer` around it taken together)? Per dimension: a constant
+// [0, extent), or a range of one extent that one loop inside `outer` moves by at most that
+// extent per iteration, from 0 to the end (a tile of a block dimension written in turn).
+// `block_dims`: dimensions whose one block, fixed within `outer`, stands for the tensor.
+bool covers_whole(const Kernel& k, const Tensor& t, const Access& a, LoopId outer, const std::vector<int>& block_dims) {
+  if (a.whole()) return true;
+  for (size_t d = 0; d < a.dims.size(); ++d) {
+    if (std::find(block_dims.begin(), block_dims.end(), static_cast<int>(d)) != block_dims.end()) continue;
+    const IndexRange& r = a.dims[d];
+    if (r.lo.terms.empty() && r.hi.terms.empty()) {
+      if (r.lo.constant != 0 || r.hi.constant != t.shape[d]) return false;
+      continue;
+    }
+    if (r.lo.terms.size() != 1 || r.hi.terms.size() != 1 || r.lo.uses_register()) return false;
+    const AffineTerm& lo = r.lo.terms[0];
+    const AffineTerm& hi = r.hi.terms[0];
+    if (lo.loop != hi.loop || lo.coeff != hi.coeff || lo.loop < 0 || lo.loop == outer ||
+        (outer != kNoId && !encloses(k, outer, lo.loop)))
+      return false;
+    const int64_t extent = r.hi.constant - r.lo.constant;
+    const int64_t step = lo.coeff < 0 ? -lo.coeff : lo.coeff;
+    const int64_t span = step * (k.loops[static_cast<size_t>(lo.loop)].trip_count() - 1);
+    const int64_t first = r.lo.constant + (lo.coeff < 0 ? -span : 0);
+    if (extent < step || first != 0 || first + span + extent != t.shape[d]) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -128,6 +147,10 @@ void Allocator::compute_live_ranges() {
       }
   }
 
+  blocks_.assign(n, {});
+  for (size_t t = 0; t < n; ++t)
+    if (!uses_[t].empty()) blocks_[t] = find_blocks(static_cast<int>(t));
+
   // Live ranges with the tensors' present buffers.
   live_.assign(n, {});
   buffers_.assign(n, 1);
@@ -151,19 +174,41 @@ LiveInterval Allocator::extend_over_carrying_loops(int tensor, LiveInterval iv, 
   // Does the first use inside `loop` replace the whole tensor, so that nothing an earlier
   // iteration left in it is read? An accumulation replaces it only when its group starts
   // inside the loop (`start` names a loop the loop encloses).
-  auto replaced_at_top = [&](LoopId loop, int open) {
-    const int p = *std::lower_bound(uses.begin(), uses.end(), open);
-    const InstId id = at_[static_cast<size_t>(p)];
+  // A first use inside a loop nested in `loop` replaces it when that loop replaces it at the
+  // top of each of its own iterations, or only writes the tensor and its writes cover all of
+  // it over its iterations (a block dimension filled tile by tile).
+  auto writes_only = [&](InstId id, LoopId loop) {
     const Instruction& in = k_.insts[static_cast<size_t>(id)];
     for (const Access& a : in.reads)
       if (a.tensor_id == tensor) return false;
-    bool whole = false;
-    for (const Access& a : in.writes)
-      if (a.tensor_id == tensor) whole = whole || covers_whole(t, a);
-    if (!whole) return false;
     if (!in.attrs.has(attr::kAccumulate)) return true;
     const LoopId start = accumulation_start(k_, id);
     return start != kNoId && start != loop && encloses(k_, loop, start);
+  };
+  auto covers = [&](InstId id, LoopId loop) {
+    std::vector<int> block_dims;
+    for (const Block& b : blocks_[static_cast<size_t>(tensor)])
+      if (encloses(k_, b.loop, loop)) block_dims.push_back(b.dim);
+    for (const Access& a : k_.insts[static_cast<size_t>(id)].writes)
+      if (a.tensor_id == tensor && covers_whole(k_, t, a, loop, block_dims)) return true;
+    return false;
+  };
+  auto replaced_at_top = [&](LoopId loop, int open, const auto& self) -> bool {
+    const auto first = std::lower_bound(uses.begin(), uses.end(), open);
+    const InstId id = at_[static_cast<size_t>(*first)];
+    LoopId producer = kNoId;  // the loop directly inside `loop` that holds the first use
+    for (LoopId l = k_.insts[static_cast<size_t>(id)].loop; l != loop && l != kNoId;
+         l = k_.loops[static_cast<size_t>(l)].parent)
+      producer = l;
+    if (producer == kNoId) return writes_only(id, loop) && covers(id, loop);
+    if (self(producer, loop_span_[static_cast<size_t>(producer)].first, self)) return true;
+    bool covered = false;
+    for (auto u = first; u != uses.end() && *u <= loop_span_[static_cast<size_t>(producer)].second; ++u) {
+      const InstId user = at_[static_cast<size_t>(*u)];
+      if (!writes_only(user, loop)) return false;
+      covered = covered || covers(user, loop);
+    }
+    return covered;
   };
   std::vector<LoopId> seen;
   for (int p : uses)
@@ -176,12 +221,52 @@ LiveInterval Allocator::extend_over_carrying_loops(int tensor, LiveInterval iv, 
   for (LoopId l : seen) {
     const auto [open, close] = loop_span_[static_cast<size_t>(l)];
     const bool used_outside = uses.front() < open || uses.back() > close;
-    if (l == rotated_on || used_outside || !replaced_at_top(l, open)) {
+    if (l == rotated_on || used_outside || !replaced_at_top(l, open, replaced_at_top)) {
       iv.first = std::min(iv.first, open);
       iv.last = std::max(iv.last, close);
     }
   }
   return iv;
+}
+
+std::vector<Allocator::Block> Allocator::find_blocks(int tensor) const {
+  const Tensor& t = k_.tensors[static_cast<size_t>(tensor)];
+  const SpaceInfo& space = *space_of_[static_cast<size_t>(tensor)]->space;
+  if (t.attrs.has(attr::kBuffers)) return {};
+  // The loop around all uses, then its enclosing ones: each over which every access takes
+  // block `%i` (exactly) of one dimension as long as the loop runs.
+  const std::vector<int>& uses = uses_[static_cast<size_t>(tensor)];
+  auto inst_at = [&](int p) -> const Instruction& { return k_.insts[static_cast<size_t>(at_[static_cast<size_t>(p)])]; };
+  LoopId common = inst_at(uses.front()).loop;
+  for (int p : uses) common = k_.common_loop_of_loops(common, inst_at(p).loop);
+  std::vector<Block> found;
+  for (LoopId l = common; l != kNoId; l = k_.loops[static_cast<size_t>(l)].parent) {
+    const Loop& loop = k_.loops[static_cast<size_t>(l)];
+    for (size_t d = space.partitions > 0 ? 1 : 0; d < t.shape.size(); ++d) {
+      if (loop.lo != 0 || loop.trip_count() != t.shape[d] || t.shape[d] < 2) continue;
+      if (std::any_of(found.begin(), found.end(), [&](const Block& b) { return b.dim == static_cast<int>(d); }))
+        continue;
+      bool every = true;
+      for (int p : uses)
+        for (const auto* list : {&inst_at(p).writes, &inst_at(p).reads})
+          for (const Access& a : *list) {
+            if (a.tensor_id != tensor) continue;
+            if (a.whole() || a.dims.size() != t.shape.size()) {
+              every = false;
+              continue;
+            }
+            const IndexRange& r = a.dims[d];
+            every = every && r.lo.constant == 0 && r.lo.terms.size() == 1 && r.lo.terms[0].loop == l &&
+                    r.lo.terms[0].coeff == 1 && r.hi.constant == 1 && r.hi.terms.size() == 1 &&
+                    r.hi.terms[0].loop == l && r.hi.terms[0].coeff == 1;
+          }
+      if (every) {
+        found.push_back({l, static_cast<int>(d)});
+        break;
+      }
+    }
+  }
+  return found;
 }
 
 LiveInterval Allocator::live_if_rotated(int tensor, LoopId loop) const {
@@ -192,7 +277,8 @@ LiveInterval Allocator::live_if_rotated(int tensor, LoopId loop) const {
 
 int64_t Allocator::footprint(int tensor, int64_t buffers) const {
   const Tensor& t = k_.tensors[static_cast<size_t>(tensor)];
-  const int64_t per_buffer = bytes_per_partition(k_, t);
+  int64_t per_buffer = bytes_per_partition(k_, t);
+  for (const Block& b : blocks_[static_cast<size_t>(tensor)]) per_buffer /= t.shape[static_cast<size_t>(b.dim)];
   if (int64_t all; __builtin_mul_overflow(per_buffer, buffers, &all)) return INT64_MAX;
   return space_of_[static_cast<size_t>(tensor)]->space->footprint(per_buffer, buffers);
 }
@@ -273,7 +359,9 @@ std::optional<CapacityProblem> Allocator::first_problem() const {
         }
       list += (list.empty() ? "" : ", ") + std::string("%") + tensor.name + " " +
               (buffers_[t] > 1 ? std::to_string(buffers_[t]) + " x " : "") +
-              std::to_string(bytes_per_partition(k_, tensor)) + writers;
+              std::to_string(bytes_per_partition(k_, tensor)) +
+              (blocks_[t].empty() ? "" : " (one block live at a time)") +
+              writers;
     }
     const std::string& name = *s.name;
     const std::string need = std::to_string(static_cast<int64_t>(used > INT64_MAX ? INT64_MAX : used));

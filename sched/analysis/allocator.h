@@ -9,6 +9,10 @@
 //   - a loop whose body does not begin its use of the tensor with a write that replaces all of
 //     it (a read first, an accumulation that continues a group, a partial write);
 //   - the loop it rotates on (`rotate`): every buffer of the ring holds a value across iterations.
+// A tensor every access of which takes the block `%i` of one dimension, where loop %i runs over
+// exactly that dimension and holds all its uses, is a tile per iteration of %i (NKI's block
+// dimension, nl.ndarray((n, par_dim(128), ...))): it takes one block's bytes, live as that tile
+// (and so for each such dimension and loop).
 // At every position the live tensors' footprints (SpaceInfo::footprint: bytes per partition, or
 // whole banks per buffer in PSUM) must fit the space. A tensor no instruction uses takes no space.
 #pragma once
@@ -75,6 +79,12 @@ class Allocator {
   std::vector<int64_t> buffers_;               // by tensor
   std::vector<std::vector<int>> uses_;         // by tensor: positions of its users, ascending
   std::vector<SpaceUse*> space_of_;            // by tensor: its bounded space, or nullptr
+  struct Block {
+    LoopId loop = kNoId;  // the loop whose iterations each have a block of their own
+    int dim = -1;         // the dimension it indexes
+  };
+  std::vector<std::vector<Block>> blocks_;     // by tensor
+  std::vector<Block> find_blocks(int tensor) const;
   std::vector<SpaceUse> spaces_;
 };
 

@@ -106,3 +106,78 @@ TEST_CASE("the capacity problem names the point and the tiles live there", "[all
   CHECK_FALSE(find_capacity_problem(apart));
   CHECK(space_allocation(apart, "sbuf") == 120000);
 }
+
+TEST_CASE("a block dimension filled tile by tile by an inner loop is replaced there", "[allocator]") {
+  // %qk's block j is written by iteration j of %j, and all of %qk is read after %j, in each
+  // iteration of %i: nothing is carried from one iteration of %i to the next, so %qk is live
+  // from %j's start to %rd, not over all of %i (a partial write alone would carry it).
+  const Kernel k = test::parse(
+      "  tensor %A : dram[128, 256] f32\n"
+      "  tensor %qk : sbuf[128, 4, 64] f32\n"
+      "  tensor %r : sbuf[128, 4] f32\n"
+      "  loop %i = 0 to 2 {\n"
+      "    loop %j = 0 to 4 {\n"
+      "      %ld = load %qk[0:128, %j, 0:64] <- %A[0:128, %j*64 : %j*64 + 64]\n"
+      "    }\n"
+      "    %rd = tensor_reduce %r <- %qk\n"
+      "    %st = save %A[0:128, 0:4] <- %r\n"
+      "  }\n");
+  Allocator a(k);
+  // Positions: %i opens 0, %j opens 1, %ld 2, %j closes 3, %rd 4, %st 5, %i closes 6.
+  CHECK(a.live(tensor(k, "qk")).first == 1);
+  CHECK(a.live(tensor(k, "qk")).last == 4);
+  // Half the blocks are not a cover: the other half would come from the previous iteration.
+  const Kernel half = test::parse(
+      "  tensor %A : dram[128, 256] f32\n"
+      "  tensor %qk : sbuf[128, 4, 64] f32\n"
+      "  tensor %r : sbuf[128, 4] f32\n"
+      "  loop %i = 0 to 2 {\n"
+      "    loop %j = 0 to 2 {\n"
+      "      %ld = load %qk[0:128, %j, 0:64] <- %A[0:128, %j*64 : %j*64 + 64]\n"
+      "    }\n"
+      "    %rd = tensor_reduce %r <- %qk\n"
+      "    %st = save %A[0:128, 0:4] <- %r\n"
+      "  }\n");
+  Allocator h(half);
+  CHECK(h.live(tensor(half, "qk")).first == 0);
+  CHECK(h.live(tensor(half, "qk")).last == 6);
+}
+
+TEST_CASE("a tile an inner loop replaces at the top of each iteration is replaced in the outer loop",
+          "[allocator]") {
+  // %t is written whole, then read, in each iteration of %j: in %i it is live over %j only.
+  const Kernel k = test::parse(
+      "  tensor %A : dram[128, 512] f32\n"
+      "  tensor %t : sbuf[128, 64] f32\n"
+      "  tensor %u : sbuf[128, 64] f32\n"
+      "  loop %i = 0 to 2 {\n"
+      "    %z = memset %u {value = 0}\n"
+      "    loop %j = 0 to 4 {\n"
+      "      %ld = load %t <- %A[0:128, %j*64 : %j*64 + 64]\n"
+      "      %ad = tensor_tensor %u <- %u, %t\n"
+      "    }\n"
+      "    %st = save %A[0:128, 0:64] <- %u\n"
+      "  }\n");
+  Allocator a(k);
+  // Positions: %i opens 0, %z 1, %j opens 2, %ld 3, %ad 4, %j closes 5, %st 6, %i closes 7.
+  CHECK(a.live(tensor(k, "t")).first == 3);
+  CHECK(a.live(tensor(k, "t")).last == 4);
+  CHECK(a.live(tensor(k, "u")).first == 1);
+  CHECK(a.live(tensor(k, "u")).last == 6);
+}
+
+TEST_CASE("a block dimension indexed by the loop that holds all uses takes one block", "[allocator]") {
+  // %s[:, %i, :] is written and read in iteration %i only: one 256-byte block at a time, not
+  // the 2048 bytes of all eight.
+  const Kernel k = test::parse(
+      "  tensor %A : dram[128, 512] f32\n"
+      "  tensor %s : sbuf[128, 8, 64] f32\n"
+      "  loop %i = 0 to 8 {\n"
+      "    %ld = load %s[0:128, %i, 0:64] <- %A[0:128, %i*64 : %i*64 + 64]\n"
+      "    %st = save %A[0:128, %i*64 : %i*64 + 64] <- %s[0:128, %i, 0:64]\n"
+      "  }\n");
+  Allocator a(k);
+  CHECK(a.peak("sbuf") == 256);
+  CHECK(a.live(tensor(k, "s")).first == 1);
+  CHECK(a.live(tensor(k, "s")).last == 2);
+}
