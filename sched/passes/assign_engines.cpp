@@ -80,12 +80,6 @@ void AssignEnginesPass::run(PassContext& ctx) {
     return;
   }
 
-  // Same-queue order is a dependence (Ordered). Where the graph is still the analysis of the
-  // accesses, re-derive it; where passes have edited it, add only the queue edges.
-  if (!k.deps_listed()) {
-    ctx.deps = build_dep_graph(k);
-    return;
-  }
   // A queue runs a straight run in list-schedule's order where it set one: two transfers it
   // swapped keep that order, not program order's (the split may have cut the queue edge
   // between them so that list-schedule could).
@@ -101,9 +95,25 @@ void AssignEnginesPass::run(PassContext& ctx) {
     }
     return false;
   };
+  auto same_queue = [&](InstId a, InstId b) {
+    const std::string& q = k.insts[a].engine;
+    return !q.empty() && q == k.insts[b].engine && t.is_dma_queue(q);
+  };
+  // Same-queue order is a dependence (Ordered). Where the graph is still the analysis of the
+  // accesses, re-derive it (but for the queue order of pairs list-schedule swapped); where
+  // passes have edited it, add only the queue edges.
+  if (!k.deps_listed()) {
+    ctx.deps = build_dep_graph(k);
+    std::vector<std::pair<InstId, InstId>> reversed;
+    for (const DepEdgeRef& e : ctx.deps.edges())
+      if (e.props.kind == DepKind::Ordered && e.props.distance == 0 && same_queue(e.src, e.dst) &&
+          swapped(e.src, e.dst))
+        reversed.push_back({e.src, e.dst});
+    for (const auto& [a, b] : reversed) ctx.deps.remove(a, b, 0, kNoId);
+    return;
+  }
   for (const DepEdgeRef& e : analyze_dependences(k).edges()) {
-    const std::string& qa = k.insts[e.src].engine;
-    if (qa.empty() || qa != k.insts[e.dst].engine || !t.is_dma_queue(qa)) continue;
+    if (!same_queue(e.src, e.dst)) continue;
     if (e.props.distance == 0 && swapped(e.src, e.dst)) continue;
     if (ctx.deps.add(e.src, e.dst, DepKind::Ordered, e.props.distance, e.props.loop)) ctx.stats.add("ordered_edges_added");
   }
