@@ -222,8 +222,10 @@ def activation(op, data, bias=None, scale=1.0, dtype=None, dst=None, reduce_res=
 
 
 def _column(t: Tile, other: Tile) -> bool:
-    """t is one element per partition of other's partitions (a per-partition scalar)."""
-    return t.free() == 1 and other.free() > 1 and t.partitions() == other.partitions()
+    """t is one element per partition of other's partitions (a per-partition scalar), also as a
+    broadcast_to view of such a column."""
+    own = Tile(t.buf, t.index, t.dims) if t.bcast is not None else t
+    return own.free() == 1 and other.free() > 1 and t.partitions() == other.partitions()
 
 
 def elementwise(op, x, y, dst=None, dtype=None):

@@ -472,6 +472,8 @@ class Predicate:
     def __and__(self, o):
         return PredicateAnd([self, o])
 
+    __rand__ = __and__
+
     def always(self) -> Optional[bool]:
         """True/False when the comparison holds for all / no values; None when it depends."""
         if not _is_int(self.rhs):
@@ -503,6 +505,8 @@ class PredicateAnd:
     def __and__(self, o):
         return PredicateAnd(self.parts + [o])
 
+    __rand__ = __and__
+
     def always(self):
         results = [p.always() if isinstance(p, (Predicate, PredicateAnd)) else None for p in self.parts]
         if all(r is True for r in results):
@@ -524,11 +528,21 @@ def check_mask(mask):
     a range of the index range it compares (a partial last tile: `i * 128 + ix < 250`)."""
     if mask is None or mask is True:
         return
-    parts = mask.parts if isinstance(mask, PredicateAnd) else [mask]
-    if not all(isinstance(p, Predicate) for p in parts):
+    parts, pending = [], [mask]
+    while pending:  # `a & b & c` nests: flatten
+        p = pending.pop(0)
+        if isinstance(p, PredicateAnd):
+            pending = list(p.parts) + pending
+        else:
+            parts.append(p)
+    if not all(isinstance(p, (Predicate, bool)) for p in parts):
         fail(f"mask {_describe(mask)} is not a comparison of an index with an integer")
     cuts = []
     for p in parts:
+        if isinstance(p, bool):  # a comparison of plain integers, decided already
+            if not p:
+                cuts.append(MaskCut(0, 0, 0, 0))
+            continue
         if p.always() is True:
             continue  # keeps every element
         loops = _symbolic_loops(p.lhs) + _symbolic_loops(p.rhs)
@@ -747,6 +761,8 @@ class Tile:
     def broadcast_to(self, shape):
         shape = tuple(int(s) for s in shape)
         mine = self.shape
+        if self.space != "dram" and len(mine) == 1 and len(shape) > 1:
+            mine = (mine[0],) + (1,) * (len(shape) - 1)  # a (P,) reduction is a (P, 1) column
         if len(mine) != len(shape) or any(a != b and a != 1 for a, b in zip(mine, shape)):
             fail(f"cannot broadcast shape {mine} to {shape}", call="broadcast_to")
         return Tile(self.buf, self.index, self.dims, bcast=shape, oob=self.oob)

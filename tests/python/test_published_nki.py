@@ -318,3 +318,29 @@ def test_nested_lists_of_tiles_take_a_block_dimension_each():
         "loop %j_2 = 0 to 3 {",
         "%st0 = save %out[0:128, %j_2*128 + %b_2*64 : %j_2*128 + %b_2*64 + 64] <- %t[0:128, %b_2, %j_2, 0:64]",
     ]
+
+
+def test_masks_columns_and_selects_of_public_kernels():
+    # A mask that is a conjunction (with a comparison of integers Python already decided), a
+    # (P,) reduction broadcast as a (P, 1) column, nl.zeros' lazy_initialization, and
+    # nisa.affine_select on GpSimdE.
+    import tandem.nki.isa as nisa
+    import tandem.nki.language as nl
+
+    def k(X, Y):
+        i_p, i_f = nl.mgrid[0:128, 0:64]
+        acc = nl.zeros((128, 64), nl.float32, lazy_initialization=True)
+        x = nl.load(X[i_p, i_f], mask=(i_p < 128) & (2 < 3) & (i_f < 32))
+        m = nl.max(x, axis=1)
+        acc[...] = nl.subtract(x, m.broadcast_to((128, 64)))
+        s = nisa.affine_select(pred=(i_p >= i_f), on_true_tile=acc, on_false_value=-1e9)
+        nl.store(Y, value=s)
+
+    assert body(tandem.trace(k, (128, 64), (128, 64), dtype="f32", source_attrs=False).text) == [
+        "%ms0 = memset %acc {value = 0}",
+        "%ld0 = load %x[0:128, 0:32] <- %X[0:128, 0:32]",
+        '%red0 = tensor_reduce %m <- %x {op = "max"}',
+        '%ts0 = tensor_scalar %acc <- %x, %m {op = "subtract"}',
+        '%cp0 = tensor_copy %s <- %acc on pool {nki = "affine_select"}',
+        "%st0 = save %Y <- %s",
+    ]

@@ -257,6 +257,18 @@ def bn_aggr(*args, **kwargs):
                          dst=a.get("dst"), hint="aggr")
 
 
+@api("nisa.affine_select")
+def affine_select(*args, **kwargs):
+    """Each element of on_true_tile where the affine predicate holds, else on_false_value, on
+    GpSimdE: a tensor_copy of its elements there (ISA: affine_select)."""
+    names = (["dst"] if _dst_first(args, kwargs) else []) + ["pred", "on_true_tile", "on_false_value", "mask",
+                                                            "dtype", "name"]
+    a = bind(names, args, kwargs, required=["pred", "on_true_tile", "on_false_value"])
+    out = ops.tensor_copy(a["on_true_tile"], dtype=a.get("dtype"), dst=a.get("dst"), engine="pool")
+    current().last.set_attr("nki", "affine_select")
+    return out
+
+
 @api("nisa.dma_transpose")
 def dma_transpose(*args, **kwargs):
     names = (["dst"] if _dst_first(args, kwargs) else []) + ["src", "axes", "mask", "dtype", "name"]

@@ -119,22 +119,22 @@ def static_range(start, stop=None, step=1, directives=None):
 
 
 @api("nl.ndarray")
-def ndarray(shape, dtype, buffer=None, name=""):
+def ndarray(shape, dtype, buffer=None, name="", lazy_initialization=False):
     return ops.allocate(shape, dtype, buffer, name)
 
 
 @api("nl.zeros")
-def zeros(shape, dtype, buffer=None, name=""):
+def zeros(shape, dtype, buffer=None, name="", lazy_initialization=False):
     return ops.allocate(shape, dtype, buffer, name, fill=0)
 
 
 @api("nl.ones")
-def ones(shape, dtype, buffer=None, name=""):
+def ones(shape, dtype, buffer=None, name="", lazy_initialization=False):
     return ops.allocate(shape, dtype, buffer, name, fill=1)
 
 
 @api("nl.full")
-def full(shape, fill_value, dtype, buffer=None, name=""):
+def full(shape, fill_value, dtype, buffer=None, name="", lazy_initialization=False):
     return ops.allocate(shape, dtype, buffer, name, fill=fill_value)
 
 
