@@ -151,11 +151,11 @@ class Iterations:
                 ix.hi = ir.add(ix.hi, ir.scale(iv, step_hi))
         loop.body = blocks[0]
         ctx.blocks[-1].append(loop)
-        self._forget(blocks[1:], loopmaps)
+        self._forget(blocks[1:])
         self._unify(roles, loop, loopmaps)
         return None
 
-    def _forget(self, dropped_blocks, loopmaps):
+    def _forget(self, dropped_blocks):
         """The names the dropped iterations took are free again."""
         ctx = self.ctx
         for block in dropped_blocks:
