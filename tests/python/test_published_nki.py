@@ -269,8 +269,7 @@ def test_simulate_kernel_says_what_to_call_instead():
 def test_tiles_used_one_after_the_other_fit_in_sbuf(root, tmp_path):
     # Four 96 KiB-per-partition tiles, each dead before the next is loaded: together 384 KiB,
     # more than trn2's 208 KiB partitions, but never more than one live at once, so the kernel
-    # simulates under default and auto (it was refused for capacity before SBUF was allocated by
-    # live range).
+    # simulates under default and auto (SBUF is allocated by live range).
     path = kernel_file(tmp_path, "big.py", """
         import neuronxcc.nki as nki
         import neuronxcc.nki.language as nl
