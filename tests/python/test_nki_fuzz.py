@@ -1,0 +1,49 @@
+"""Mutated NKI-style kernel files never end in a traceback: `tandem-nki` exits 0, or 1 with one
+located line (a fixed-seed slice of the mutation campaign; docs/robustness.md)."""
+import os
+import random
+import re
+import subprocess
+import sys
+
+import pytest
+
+from test_published_nki import NEW_API, OLD_API, SPMD
+
+KERNELS = [(OLD_API, "scale_rows", "256x512,256x512"), (NEW_API, "hoisted", "512x128,512x1024"),
+           (SPMD, "add", "256x1024,256x1024")]
+
+
+def mutate(source: str, rng: random.Random) -> str:
+    lines = source.splitlines()
+    for _ in range(rng.randint(1, 3)):
+        i = rng.randrange(len(lines))
+        kind = rng.randrange(6)
+        if kind == 0:
+            lines[i] = re.sub(r"\d+", lambda m: str(rng.choice([0, 1, 3, 127, 129, 513, -1, 10**9])), lines[i], count=1)
+        elif kind == 1:
+            del lines[i]
+        elif kind == 2:
+            lines.insert(i, lines[rng.randrange(len(lines))])
+        elif kind == 3:
+            lines[i] = lines[i].replace(":", "", 1)
+        elif kind == 4:
+            lines[i] = lines[i].replace("affine_range", rng.choice(["static_range", "sequential_range", "range"]))
+        else:
+            lines[i] = lines[i].replace("nl.", rng.choice(["nisa.", "np.", "nl.x"]), 1)
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_mutated_kernel_files_end_in_one_located_line(root, tmp_path, seed):
+    rng = random.Random(seed)
+    source, function, shapes = KERNELS[seed % len(KERNELS)]
+    path = tmp_path / "mutant.py"
+    path.write_text(mutate(source.lstrip(), rng))
+    p = subprocess.run([sys.executable, os.path.join(root, "python", "tandem-nki"), f"{path}:{function}",
+                        "--shapes", shapes, "--no-src"], capture_output=True, text=True, timeout=120)
+    assert "Traceback" not in p.stderr, p.stderr
+    assert p.returncode in (0, 1), p.stderr
+    if p.returncode == 1:
+        errors = [l for l in p.stderr.splitlines() if l.strip() and not l.startswith("tandem-nki: launch grid")]
+        assert len(errors) == 1 and ": error: " in errors[0], p.stderr
