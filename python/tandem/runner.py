@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Iterable, List, Optional, Sequence, Union
 
 from .results import ABResult, Hazard, SimResult, SweepResult
+from .kernel_file import load_kernel
 from .tracer import TracedKernel, trace
 
 _CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -92,6 +93,12 @@ def _error(proc, cmd, kir_path: Optional[str], traced: Optional[TracedKernel]) -
     return TandemError(message, proc.returncode, stderr, cmd, kir_line, source, name)
 
 
+def _is_kernel_file(spec: str) -> bool:
+    """`FILE.py` or `FILE.py:function`: a kernel file, loaded as published (tandem.kernel_file)."""
+    path = spec.rpartition(":")[0] if ".py:" in spec else spec
+    return path.endswith(".py")
+
+
 class _Input:
     """A kernel to run: a .kir file on disk (a traced kernel is written to a temporary one)."""
 
@@ -100,6 +107,8 @@ class _Input:
         self.tmpdir = None
         if isinstance(kernel, TracedKernel):
             self.traced = kernel
+        elif isinstance(kernel, str) and _is_kernel_file(kernel):
+            self.traced = trace(load_kernel(kernel), *args, **kwargs)
         elif isinstance(kernel, (str, os.PathLike)) and os.fspath(kernel).endswith(".kir"):
             if args or kwargs:
                 raise TypeError("a .kir file takes no kernel arguments")
@@ -108,7 +117,8 @@ class _Input:
         elif callable(kernel):
             self.traced = trace(kernel, *args, **kwargs)
         else:
-            raise TypeError(f"expected a kernel function, a TracedKernel or a .kir path, got {kernel!r}")
+            raise TypeError(f"expected a kernel function, a TracedKernel, a KERNEL.py[:function] or a .kir path, got "
+                            f"{kernel!r}")
         self.tmpdir = tempfile.mkdtemp(prefix="tandem-")
         self.path = self.traced.write(os.path.join(self.tmpdir, f"{self.traced.name}.kir"))
 

@@ -343,3 +343,10 @@ def test_masks_columns_and_selects_of_public_kernels():
         '%cp0 = tensor_copy %s <- %acc on pool {nki = "affine_select"}',
         "%st0 = save %Y <- %s",
     ]
+
+
+def test_simulate_takes_a_kernel_file_as_published(tmp_path):
+    # tandem.simulate("FILE.py:function", shapes...) loads the file as tandem-nki does.
+    path = kernel_file(tmp_path, "scale_sim.py", OLD_API)
+    r = tandem.simulate(f"{path}:scale_rows", (256, 512), (256, 512), passes="default")
+    assert r.kernel == "scale_rows" and r.total_ns > 0 and r.races == 0
