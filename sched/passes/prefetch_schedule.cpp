@@ -97,6 +97,22 @@ void PrefetchSchedulePass::run(PassContext& ctx) {
   if (ctx.stats.counters.empty()) ctx.skip(nothing_to_do);
 }
 
+namespace {
+// Is there a path of same-iteration edges from `from` to `to`?
+bool reaches(const DepGraph& g, InstId from, InstId to) {
+  std::vector<InstId> work{from};
+  std::set<InstId> seen{from};
+  while (!work.empty()) {
+    const InstId v = work.back();
+    work.pop_back();
+    if (v == to) return true;
+    for (const DepEdgeRef& e : g.out_edges(v))
+      if (e.props.distance == 0 && seen.insert(e.dst).second) work.push_back(e.dst);
+  }
+  return false;
+}
+}  // namespace
+
 // Before: stamp the incoming order of the large loads. After: chain each to the previous one
 // in that order when they run on different engines (one engine already runs them in order).
 void PrefetchSchedulePass::force_incoming_order(PassContext& ctx) {
@@ -139,27 +155,17 @@ void PrefetchSchedulePass::force_incoming_order(PassContext& ctx) {
       ctx.stats.add("same_engine_pairs");
       continue;
     }
+    if (reaches(ctx.deps, load, before)) {  // the order would close a dependence cycle: keep the graph's
+      ctx.stats.add("order_edges_declined");
+      ctx.note(k.display_name(load) + " keeps its place: following " + k.display_name(before) +
+               " would close a dependence cycle");
+      continue;
+    }
     if (ctx.deps.add(before, load, DepKind::Flow)) ctx.stats.add("order_edges_added");
     ctx.log->debug("{} follows {} (incoming order)", shown(k, load), shown(k, before));
   }
   ctx.mark_deps_listed();
 }
-
-namespace {
-// Is there a path of same-iteration edges from `from` to `to`?
-bool reaches(const DepGraph& g, InstId from, InstId to) {
-  std::vector<InstId> work{from};
-  std::set<InstId> seen{from};
-  while (!work.empty()) {
-    const InstId v = work.back();
-    work.pop_back();
-    if (v == to) return true;
-    for (const DepEdgeRef& e : g.out_edges(v))
-      if (e.props.distance == 0 && seen.insert(e.dst).second) work.push_back(e.dst);
-  }
-  return false;
-}
-}  // namespace
 
 void PrefetchSchedulePass::align_collectives(PassContext& ctx) {
   Kernel& k = ctx.kernel;
