@@ -8,6 +8,11 @@ class App;
 
 namespace tandem::cli {
 
+// --hw's help, one resolution rule for every command (sched/target/target.h, resolve_model).
+inline constexpr const char* kHwHelp =
+    "hardware model: a name (trn2: <name>.yaml in the directories `tandem models dirs` lists) or a model file "
+    "(a path, or a name ending in .yaml); default: the kernel's target";
+
 void add_opt_command(CLI::App& root, int& exit_code);
 void add_sim_command(CLI::App& root, int& exit_code);
 void add_ab_command(CLI::App& root, int& exit_code);

@@ -17,11 +17,18 @@ void add_models_command(CLI::App& root, int& exit_code) {
     exit_code = 0;
   });
   auto name = std::make_shared<std::string>();
-  CLI::App* show = cmd->add_subcommand("show", "print a model's file, engines, queues and opcodes");
+  CLI::App* show = cmd->add_subcommand(
+      "show", "print a model's file, every parameter with its unit and source comment, and its opcodes");
   show->add_option("model", *name, "a model name (trn2) or a model file")->required();
   show->callback([name, &exit_code] {
-    const bool file = name->find_first_of("/.") != std::string::npos;
-    std::cout << describe_model(*(file ? load_target(*name) : find_target(*name)));
+    std::cout << describe_model(*resolve_model(*name));
+    exit_code = 0;
+  });
+  auto pair = std::make_shared<std::vector<std::string>>();
+  CLI::App* diff = cmd->add_subcommand("diff", "print the parameters that differ between two models (names or files)");
+  diff->add_option("models", *pair, "model A and model B")->required()->expected(2);
+  diff->callback([pair, &exit_code] {
+    std::cout << diff_models(*resolve_model(pair->at(0)), *resolve_model(pair->at(1)));
     exit_code = 0;
   });
 }

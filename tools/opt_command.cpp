@@ -60,7 +60,7 @@ void add_opt_command(CLI::App& root, int& exit_code) {
   cmd->add_flag("--verify", args->verify,
                 "after each pass, check by symbolic execution that the kernel still computes what the input did "
                 "(docs/checker.md); name the first pass that changed it");
-  cmd->add_option("--hw", args->hw, "hardware model file to use instead of the kernel's target");
+  cmd->add_option("--hw", args->hw, kHwHelp);
   cmd->add_option("-o,--output", args->out, "write the result here (atomically) instead of stdout");
   cmd->callback([args, &exit_code] { exit_code = run_opt(*args); });
 }

@@ -89,7 +89,7 @@ void add_sim_command(CLI::App& root, int& exit_code) {
       "Metrics and the JSON schema (tandem.sim/1) are defined in docs/metrics.md.\n"
       "Exit codes: 0 clean; 1 bad input; 2 internal error; 3 the race checker found races (docs/checker.md).");
   cmd->add_option("file", args->file, "kernel in the .kir text format")->required();
-  cmd->add_option("--hw", args->hw, "hardware model file (default: models/<the kernel's target>.yaml)");
+  cmd->add_option("--hw", args->hw, kHwHelp);
   cmd->add_option("--passes", args->passes, "pass pipeline to run before simulating: `default` (the seed pipeline), `auto` (buffers from the model), `none`, or passes separated by commas (tandem opt --help lists them)")->capture_default_str();
   cmd->add_flag("--json", args->json, "print the tandem.sim/1 JSON document instead of the summary");
   cmd->add_flag("--stats", args->stats, "print each pass's statistics to stderr");

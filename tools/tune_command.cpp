@@ -24,7 +24,7 @@ void add_tune_command(CLI::App& root, int& exit_code) {
       "Exit codes: 0 found; 1 bad input, or no clean point; 130 interrupted (Ctrl-C), after printing and writing "
       "the best found so far.");
   cmd->add_option("kernel", args->kernel, "kernel in the .kir text format")->required();
-  cmd->add_option("--hw", args->hw, "hardware model file to use instead of the kernel's target");
+  cmd->add_option("--hw", args->hw, kHwHelp);
   cmd->add_option("--space", args->space, "a space file (YAML, docs/tune.md) that narrows or widens the derived space");
   cmd->add_option("-j,--jobs", args->jobs, "points simulated at once")->capture_default_str();
   cmd->add_option("--budget", args->budget, "stop after N points, or after a time: 30s, 2m, 1h (default: no limit)");

@@ -270,7 +270,7 @@ class SimResult:
 
 class ABResult:
     """Two simulations of one kernel (`tandem ab`, the `tandem.ab/1` document): `a` and `b`
-    (SimResult, with `a_pipeline`, `b_pipeline`), `rows` (the document's `diff`: name, a, b,
+    (SimResult, with `a_pipeline`, `b_pipeline`, `a_model`, `b_model`), `rows` (the document's `diff`: name, a, b,
     delta, ratio) and `ratios`, B / A by row name (`"total_ns"`, `"loop %k ii_ns"`,
     `"pe busy_ns"`; None where A is 0)."""
 
@@ -280,8 +280,10 @@ class ABResult:
         self.json = doc
         self.a_pipeline = doc["a"]["pipeline"]
         self.b_pipeline = doc["b"]["pipeline"]
-        self.a = SimResult(doc["a"]["result"], traced, self.a_pipeline)
-        self.b = SimResult(doc["b"]["result"], traced, self.b_pipeline)
+        self.a_model = doc["a"]["model"]
+        self.b_model = doc["b"]["model"]
+        self.a = SimResult(doc["a"]["result"], traced, self.a_pipeline, self.a_model)
+        self.b = SimResult(doc["b"]["result"], traced, self.b_pipeline, self.b_model)
         self.rows = list(doc.get("diff", []))
         self.ratios = {row["name"]: row["ratio"] for row in self.rows}
 
@@ -295,7 +297,10 @@ class ABResult:
         return _pandas().DataFrame(self.rows)
 
     def __repr__(self):
-        return f"ABResult(A {self.a_pipeline}: {self.a.total_ns} ns, B {self.b_pipeline}: {self.b.total_ns} ns)"
+        def side(pipeline, model):
+            return pipeline if self.a_model == self.b_model else f"{pipeline} on {model}"
+        return (f"ABResult(A {side(self.a_pipeline, self.a_model)}: {self.a.total_ns} ns, "
+                f"B {side(self.b_pipeline, self.b_model)}: {self.b.total_ns} ns)")
 
 
 class SweepResult:

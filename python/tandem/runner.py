@@ -134,17 +134,10 @@ class _Input:
 
 
 def _hw_args(hw: Optional[str]) -> List[str]:
-    """`hw` is a model name (the kernel's target, models/<hw>.yaml) or a model file."""
+    """`hw` is a model name or a model file, resolved by the binary as `--hw` is (docs/models.md)."""
     if hw is None:
         return []
-    if os.sep in hw or hw.endswith((".yaml", ".yml")):
-        return ["--hw", hw]
-    return ["--hw", os.path.join(_models_dir(), f"{hw}.yaml")]
-
-
-def _models_dir() -> str:
-    env = os.environ.get("TANDEM_MODELS_DIR")
-    return env if env else os.path.join(_CHECKOUT, "models")
+    return ["--hw", hw]
 
 
 def _document(stdout: str) -> dict:
@@ -204,14 +197,21 @@ def simulate(kernel, *args, hw: Optional[str] = None, passes: str = "default", t
         src.close()
 
 
-def ab(kernel, *args, a: str = "none", b: str = "default", hw: Optional[str] = None,
+def ab(kernel, *args, a: Optional[str] = None, b: Optional[str] = None, hw: Optional[str] = None,
+       hw_a: Optional[str] = None, hw_b: Optional[str] = None, passes: str = "default",
        timeout: Optional[float] = None, **kwargs) -> ABResult:
-    """Simulate a kernel under pipelines `a` and `b` (`tandem ab`, each run its own process):
-    an `ABResult` with both results and the B / A ratios."""
-    src = _Input(kernel, args, _trace_kwargs(hw, kwargs) if callable(kernel) and not isinstance(
+    """Simulate a kernel under pipelines `a` and `b` (default: `none` and `default`), or on
+    models `hw_a` and `hw_b` (a hardware A/B, both sides under `passes` unless `a`/`b` say
+    otherwise), each run its own process (`tandem ab`): an `ABResult` with both results and
+    the B / A ratios."""
+    hardware = hw_a is not None or hw_b is not None
+    a = a if a is not None else (passes if hardware else "none")
+    b = b if b is not None else (passes if hardware else "default")
+    src = _Input(kernel, args, _trace_kwargs(hw or hw_a, kwargs) if callable(kernel) and not isinstance(
         kernel, TracedKernel) else kwargs)
     try:
         cmd = [find_binary(), "ab", src.path, f"--a={a}", f"--b={b}", "--json"] + _hw_args(hw)
+        cmd += (["--hw-a", hw_a] if hw_a else []) + (["--hw-b", hw_b] if hw_b else [])
         proc = _run(cmd, timeout)
         if proc.returncode != 0:
             raise _error(proc, cmd, src.path, src.traced)

@@ -11,7 +11,7 @@ namespace tandem {
 KernelInput read_and_schedule(const std::string& file, const std::string& hw, const std::string& passes,
                               const RunOptions& run_options) {
   ParseOptions popts;
-  if (!hw.empty()) popts.target_override = load_target(hw);
+  if (!hw.empty()) popts.target_override = resolve_model(hw);
   // Check the pipeline before reading the kernel: a typo in --passes should not wait.
   std::vector<PipelineStep> steps = parse_pipeline(passes);
   for (const auto& p : run_options.print_after)

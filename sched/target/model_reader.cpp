@@ -56,6 +56,7 @@ struct Key {
   Need need;
   // Reads the value into `into` and checks it; `what` names it in messages ("dma.engines").
   std::function<void(ModelReader&, const YAML::Node& value, T& into, const std::string& what)> read;
+  const char* unit = "";  // of a number, as `tandem models show` prints it
 };
 
 template <class T>
@@ -129,7 +130,23 @@ class ModelReader {
         continue;
       }
       k.read(*this, v, into, prefix + k.name);
+      record(v, prefix + k.name, k.unit);
     }
+  }
+
+  // Records a value the file sets (a scalar or a list of scalars) for `tandem models show`
+  // and `diff`.
+  void record(const YAML::Node& v, const std::string& path, const std::string& unit) {
+    std::string text;
+    if (v.IsScalar()) {
+      text = v.Scalar();
+    } else if (v.IsSequence() && v.size() > 0 && std::all_of(v.begin(), v.end(), [](const YAML::Node& e) { return e.IsScalar(); })) {
+      for (const YAML::Node& e : v) text += (text.empty() ? "" : ", ") + e.Scalar();
+      text = "[" + text + "]";
+    } else {
+      return;
+    }
+    parameters_.push_back({path, text, unit, y_.loc(v).line});
   }
 
   // A mapping of name -> entry, each entry read by `table` into a fresh T named by its key.
@@ -150,6 +167,11 @@ class ModelReader {
 
   [[noreturn]] void fail(const YAML::Node& n, const std::string& msg) const { y_.fail(n, msg); }
   SourceLoc loc(const YAML::Node& n) const { return y_.loc(n); }
+  std::vector<ModelParameter> take_parameters() {
+    std::stable_sort(parameters_.begin(), parameters_.end(),
+                     [](const ModelParameter& a, const ModelParameter& b) { return a.line < b.line; });
+    return std::move(parameters_);
+  }
 
   std::set<std::string> engine_names_, space_names_, opcode_names_;
   bool has_dma_ = false;
@@ -160,6 +182,7 @@ class ModelReader {
   void set_loc(OpcodeInfo& op, const YAML::Node& key) { op.loc = y_.loc(key); }
 
   std::vector<Error> missing_timing_;
+  std::vector<ModelParameter> parameters_;
   YamlFile y_;
 };
 
@@ -189,8 +212,10 @@ auto engines_field(std::set<std::string> T::*f) {
 
 const Table<OpCost>& cost_table() {  // engines.<e>.costs.<op> written as {cycles, latency}
   static const Table<OpCost> t = {
-      {"cycles", Need::Always, [](R& r, const Node& n, OpCost& c, const std::string& w) { c.cycles = r.formula(n, w); }},
-      {"latency", Need::Optional, [](R& r, const Node& n, OpCost& c, const std::string& w) { c.latency = r.formula(n, w); }},
+      {"cycles", Need::Always, [](R& r, const Node& n, OpCost& c, const std::string& w) { c.cycles = r.formula(n, w); },
+       "cycles"},
+      {"latency", Need::Optional, [](R& r, const Node& n, OpCost& c, const std::string& w) { c.latency = r.formula(n, w); },
+       "cycles"},
   };
   return t;
 }
@@ -202,8 +227,10 @@ void read_costs(R& r, const Node& n, EngineInfo& e, const std::string& what) {
     const std::string cwhat = what + "." + op;
     if (!r.opcode_names_.count(op)) r.fail(c.first, "unknown opcode '" + op + "' in " + what);
     OpCost cost{CostFormula{}, std::nullopt};
-    if (c.second.IsScalar()) cost.cycles = r.formula(c.second, cwhat);  // `op: "FORMULA"`
-    else r.section(c.second, cost_table(), cost, cwhat, cwhat + ".");
+    if (c.second.IsScalar()) {  // `op: "FORMULA"`
+      cost.cycles = r.formula(c.second, cwhat);
+      r.record(c.second, cwhat, "cycles");
+    } else r.section(c.second, cost_table(), cost, cwhat, cwhat + ".");
     e.costs.emplace(op, std::move(cost));
   }
 }
@@ -211,9 +238,9 @@ void read_costs(R& r, const Node& n, EngineInfo& e, const std::string& what) {
 const Table<EngineInfo>& engine_table() {
   static const Table<EngineInfo> t = {
       {"kind", Need::Optional, text_field(&EngineInfo::kind)},
-      {"clock_ghz", Need::Timing, number_field(&EngineInfo::clock_ghz, kClockGhz)},
-      {"min_ii_cycles", Need::Optional, number_field(&EngineInfo::min_ii_cycles, kCycles)},
-      {"lanes", Need::Optional, count_field(&EngineInfo::lanes, 1)},
+      {"clock_ghz", Need::Timing, number_field(&EngineInfo::clock_ghz, kClockGhz), "GHz"},
+      {"min_ii_cycles", Need::Optional, number_field(&EngineInfo::min_ii_cycles, kCycles), "cycles"},
+      {"lanes", Need::Optional, count_field(&EngineInfo::lanes, 1), "lanes"},
       {"costs", Need::Optional, read_costs},
   };
   return t;
@@ -227,15 +254,15 @@ const Table<SpaceInfo>& space_table() {
          if (!role) r.fail(n, "unknown role '" + n.as<std::string>() + "' in " + w + " (use dram, onchip)");
          s.role = *role;
        }},
-      {"partitions", Need::Optional, count_field(&SpaceInfo::partitions)},
-      {"bytes_per_partition", Need::Optional, count_field(&SpaceInfo::bytes_per_partition, 0, kMaxBytes)},
-      {"banks", Need::Optional, count_field(&SpaceInfo::banks)},
+      {"partitions", Need::Optional, count_field(&SpaceInfo::partitions), "partitions"},
+      {"bytes_per_partition", Need::Optional, count_field(&SpaceInfo::bytes_per_partition, 0, kMaxBytes), "bytes"},
+      {"banks", Need::Optional, count_field(&SpaceInfo::banks), "banks"},
       {"register_prefix", Need::Optional, text_field(&SpaceInfo::register_prefix)},
-      {"registers", Need::Optional, count_field(&SpaceInfo::registers)},
-      {"register_bytes", Need::Optional, count_field(&SpaceInfo::register_bytes, 0, kMaxBytes)},
+      {"registers", Need::Optional, count_field(&SpaceInfo::registers), "registers"},
+      {"register_bytes", Need::Optional, count_field(&SpaceInfo::register_bytes, 0, kMaxBytes), "bytes"},
       {"readers", Need::Optional, engines_field(&SpaceInfo::readers)},
       {"writers", Need::Optional, engines_field(&SpaceInfo::writers)},
-      {"bandwidth_bytes_per_cycle", Need::Optional, number_field(&SpaceInfo::bandwidth_bytes_per_cycle, kBytesPerCycle)},
+      {"bandwidth_bytes_per_cycle", Need::Optional, number_field(&SpaceInfo::bandwidth_bytes_per_cycle, kBytesPerCycle), "bytes/cycle"},
   };
   return t;
 }
@@ -291,39 +318,39 @@ const Table<OpcodeInfo>& opcode_table() {
 const Table<std::pair<double, double>>& efficiency_point_table() {  // dma.efficiency[]
   static const Table<std::pair<double, double>> t = {
       {"bytes_per_partition", Need::Always,
-       [](R& r, const Node& n, std::pair<double, double>& p, const std::string& w) { p.first = r.number(n, w, kBytesPerPartition); }},
+       [](R& r, const Node& n, std::pair<double, double>& p, const std::string& w) { p.first = r.number(n, w, kBytesPerPartition); }, "bytes"},
       {"efficiency", Need::Always,
        [](R& r, const Node& n, std::pair<double, double>& p, const std::string& w) {
          p.second = r.number(n, w, kFraction);
-       }},
+       }, "fraction"},
   };
   return t;
 }
 
 const Table<Target>& dma_table() {
   static const Table<Target> t = {
-      {"engines", Need::Timing, [](R& r, const Node& n, Target& m, const std::string& w) { m.dma.engines = r.count(n, w, 1, 64); }},
+      {"engines", Need::Timing, [](R& r, const Node& n, Target& m, const std::string& w) { m.dma.engines = r.count(n, w, 1, 64); }, "engines"},
       {"queues", Need::Always,
        [](R& r, const Node& n, Target& m, const std::string& w) {
          const int64_t queues = r.count(n, w, 1, kMaxCount);
          for (int64_t q = 0; q < queues; ++q) m.dma_queues.push_back("q" + std::to_string(q));
-       }},
+       }, "queues"},
       {"partitions_per_engine", Need::Timing,
-       [](R& r, const Node& n, Target& m, const std::string& w) { m.dma.partitions_per_engine = r.count(n, w, 1, kMaxCount); }},
+       [](R& r, const Node& n, Target& m, const std::string& w) { m.dma.partitions_per_engine = r.count(n, w, 1, kMaxCount); }, "partitions"},
       {"bandwidth_bytes_per_ns", Need::Timing,
-       [](R& r, const Node& n, Target& m, const std::string& w) { m.dma.bandwidth_bytes_per_ns = r.number(n, w, kBytesPerNs); }},
+       [](R& r, const Node& n, Target& m, const std::string& w) { m.dma.bandwidth_bytes_per_ns = r.number(n, w, kBytesPerNs); }, "bytes/ns"},
       {"fixed_cost_ns", Need::Timing,
-       [](R& r, const Node& n, Target& m, const std::string& w) { m.dma.fixed_cost_ns = r.number(n, w, kNanoseconds); }},
+       [](R& r, const Node& n, Target& m, const std::string& w) { m.dma.fixed_cost_ns = r.number(n, w, kNanoseconds); }, "ns"},
       {"engine_overhead_ns", Need::Optional,
-       [](R& r, const Node& n, Target& m, const std::string& w) { m.dma.engine_overhead_ns = r.number(n, w, kNanoseconds); }},
+       [](R& r, const Node& n, Target& m, const std::string& w) { m.dma.engine_overhead_ns = r.number(n, w, kNanoseconds); }, "ns"},
       {"descriptor_overhead_ns", Need::Optional,
-       [](R& r, const Node& n, Target& m, const std::string& w) { m.dma.descriptor_overhead_ns = r.number(n, w, kNanoseconds); }},
+       [](R& r, const Node& n, Target& m, const std::string& w) { m.dma.descriptor_overhead_ns = r.number(n, w, kNanoseconds); }, "ns"},
       {"efficiency", Need::Optional,
        [](R& r, const Node& n, Target& m, const std::string& w) {
          if (!n.IsSequence()) r.fail(n, w + " must be a list of {bytes_per_partition, efficiency}");
          for (const auto& point : n) {
            std::pair<double, double> p;
-           r.section(point, efficiency_point_table(), p, w + "[]", "");
+           r.section(point, efficiency_point_table(), p, w + "[]", w + "[" + std::to_string(m.dma.efficiency.size()) + "].");
            if (!m.dma.efficiency.empty() && p.first <= m.dma.efficiency.back().first)
              r.fail(point["bytes_per_partition"], w + " points must have increasing bytes_per_partition");
            m.dma.efficiency.push_back(p);
@@ -355,7 +382,7 @@ const Table<Target>& collective_table() {
       {"link_bandwidth_bytes_per_ns", Need::Always,
        [](R& r, const Node& n, Target& m, const std::string& w) {
          m.collective.link_bandwidth_bytes_per_ns = r.number(n, w, kBytesPerNs);
-       }},
+       }, "bytes/ns"},
   };
   return t;
 }
@@ -363,7 +390,7 @@ const Table<Target>& collective_table() {
 const Table<Target>& model_table() {  // the top level
   static const Table<Target> t = {
       {"name", Need::Always, text_field(&Target::name)},
-      {"reference_clock_ghz", Need::Timing, number_field(&Target::reference_clock_ghz, kClockGhz)},
+      {"reference_clock_ghz", Need::Timing, number_field(&Target::reference_clock_ghz, kClockGhz), "GHz"},
       {"spaces", Need::Always,
        [](R& r, const Node& n, Target& m, const std::string& w) {
          m.spaces = r.named(n, space_table(), w, "space");
@@ -379,12 +406,12 @@ const Table<Target>& model_table() {  // the top level
          if (!n.IsSequence()) r.fail(n, w + " must be a list of {space, engines}");
          for (const auto& rule : n) {
            ConflictRule c;
-           r.section(rule, conflict_table(), c, w + "[]", w + "[].");
+           r.section(rule, conflict_table(), c, w + "[]", w + "[" + std::to_string(m.conflicts.size()) + "].");
            if (c.engines.size() < 2) r.fail(rule, "a conflict needs at least two engines");
            m.conflicts.push_back(std::move(c));
          }
        }},
-      {"semaphores", Need::Optional, count_field(&Target::semaphores)},
+      {"semaphores", Need::Optional, count_field(&Target::semaphores), "semaphores"},
       {"opcodes", Need::Always,
        [](R& r, const Node& n, Target& m, const std::string& w) { m.opcodes = r.named(n, opcode_table(), w, "opcode"); }},
   };
@@ -421,6 +448,7 @@ Target ModelReader::read() {
         missing_timing_.emplace_back(op.loc,
                                      "opcode '" + name + "' runs on '" + e + "' but engines." + e + ".costs has no entry for it");
   t.missing_timing = std::move(missing_timing_);
+  t.parameters = take_parameters();
   t.index_opcodes();
   return t;
 }

@@ -1,6 +1,8 @@
 #include "sched/target/target.h"
 
 #include <algorithm>
+#include <array>
+#include <map>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -201,17 +203,148 @@ std::string model_path_for(const std::string& name) {
   return "";
 }
 
-std::shared_ptr<const Target> find_target(const std::string& name, SourceLoc where) {
-  bool plain = !name.empty() && name.find_first_of("/\\.") == std::string::npos;
-  std::string path = plain ? model_path_for(name) : "";
+bool is_model_name(const std::string& name_or_file) {
+  const auto ends_with = [&](const std::string& suffix) {
+    return name_or_file.size() >= suffix.size() &&
+           name_or_file.compare(name_or_file.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return !name_or_file.empty() && name_or_file.find_first_of("/\\") == std::string::npos && !ends_with(".yaml") &&
+         !ends_with(".yml");
+}
+
+std::string resolve_model_file(const std::string& name_or_file, SourceLoc where) {
+  if (!is_model_name(name_or_file)) return name_or_file;
+  std::string path = model_path_for(name_or_file);
   if (path.empty()) {
     std::string looked;
     for (const std::string& d : model_dirs()) looked += (looked.empty() ? "" : ", ") + d;
-    throw Error(where, "unknown target '" + name + "': no " + name + ".yaml in " +
+    throw Error(where, "unknown model '" + name_or_file + "': no " + name_or_file + ".yaml in " +
                            (looked.empty() ? std::string("any model directory") : looked) +
                            " (set TANDEM_MODELS_DIR or pass --hw FILE)");
   }
-  return load_target(path);
+  return path;
+}
+
+std::shared_ptr<const Target> find_target(const std::string& name, SourceLoc where) {
+  if (!is_model_name(name))
+    throw Error(where, "unknown target '" + name + "': a target is a model name (trn2), not a file; pass --hw FILE");
+  return load_target(resolve_model_file(name, where));
+}
+
+std::shared_ptr<const Target> resolve_model(const std::string& name_or_file, SourceLoc where) {
+  return load_target(resolve_model_file(name_or_file, where));
+}
+
+namespace {
+
+// The column of a line's comment ('#' at its start or after a space, outside quotes), or npos.
+size_t comment_column(const std::string& line) {
+  char quote = 0;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quote) {
+      if (c == quote) quote = 0;
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+    } else if (c == '#' && (i == 0 || line[i - 1] == ' ' || line[i - 1] == '\t')) {
+      return i;
+    }
+  }
+  return std::string::npos;
+}
+
+std::string trimmed(const std::string& s) {
+  const size_t a = s.find_first_not_of(" \t#"), b = s.find_last_not_of(" \t\r");
+  return a == std::string::npos || b < a ? "" : s.substr(a, b - a + 1);
+}
+
+// Each line's comment (1-based), where a value's source is cited: the text after its '#',
+// joined with the comment-only lines right below that continue it (their '#' further right
+// than the line's first character); for an indented line without one, the comment-only
+// lines right above it at its indentation.
+std::vector<std::string> line_comments(const std::string& file) {
+  std::vector<std::string> lines{""};
+  std::ifstream in(file);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  auto comment_only = [&](size_t j) {
+    const size_t at = comment_column(lines[j]);
+    return at != std::string::npos && at == lines[j].find_first_not_of(' ') ? at : std::string::npos;
+  };
+  std::vector<std::string> comments(lines.size());
+  for (size_t i = 1; i < lines.size(); ++i) {
+    const size_t indent = lines[i].find_first_not_of(' ');
+    if (indent == std::string::npos || comment_only(i) != std::string::npos) continue;
+    const size_t at = comment_column(lines[i]);
+    std::string text;
+    if (at != std::string::npos) {
+      text = trimmed(lines[i].substr(at));
+      for (size_t j = i + 1; j < lines.size() && comment_only(j) != std::string::npos && comment_only(j) > indent; ++j)
+        text += " " + trimmed(lines[j].substr(comment_only(j)));
+    } else if (indent > 0) {  // (the file's own header is not a value's source)
+      size_t first = i;
+      while (first > 1 && comment_only(first - 1) == indent) --first;
+      for (size_t j = first; j < i; ++j) text += (text.empty() ? "" : " ") + trimmed(lines[j].substr(indent));
+    }
+    comments[i] = text;
+  }
+  return comments;
+}
+
+// `text` padded to `width` and a two-space gap (a longer text keeps the gap).
+std::string column(const std::string& text, size_t width) {
+  return text + std::string(std::max(width, text.size()) - text.size() + 2, ' ');
+}
+
+}  // namespace
+
+std::string describe_parameters(const Target& t) {
+  const std::vector<std::string> comments = line_comments(t.file);
+  size_t width = 0, value_width = 0;
+  for (const ModelParameter& p : t.parameters) {
+    width = std::max(width, p.path.size());
+    value_width = std::min<size_t>(std::max(value_width, p.value.size()), 24);
+  }
+  std::ostringstream o;
+  o << column("parameter", width) << column("value", value_width) << column("unit", 10) << "source (the file's comment)\n";
+  for (const ModelParameter& p : t.parameters) {
+    if (p.path.rfind("opcodes.", 0) == 0) continue;  // the opcode table below
+    const size_t line = static_cast<size_t>(p.line);
+    const std::string comment = line < comments.size() ? comments[line] : "";
+    o << column(p.path, width) << column(p.value, value_width) << column(p.unit.empty() ? "-" : p.unit, 10)
+      << (comment.empty() ? "-" : comment) << "\n";
+  }
+  return o.str();
+}
+
+std::string diff_models(const Target& a, const Target& b) {
+  std::map<std::string, std::pair<const ModelParameter*, const ModelParameter*>> by_path;
+  std::vector<std::string> order;
+  for (const ModelParameter& p : a.parameters) {
+    if (!by_path.count(p.path)) order.push_back(p.path);
+    by_path[p.path].first = &p;
+  }
+  for (const ModelParameter& p : b.parameters) {
+    if (!by_path.count(p.path)) order.push_back(p.path);
+    by_path[p.path].second = &p;
+  }
+  std::vector<std::array<std::string, 4>> rows;
+  for (const std::string& path : order) {
+    const auto [pa, pb] = by_path.at(path);
+    if (pa && pb && pa->value == pb->value) continue;
+    rows.push_back({path, pa ? pa->value : "(unset)", pb ? pb->value : "(unset)", (pa ? pa : pb)->unit});
+  }
+  std::ostringstream o;
+  o << "A: " << a.name << ": " << a.file << " (" << a.file_hash << ")\n";
+  o << "B: " << b.name << ": " << b.file << " (" << b.file_hash << ")\n";
+  if (rows.empty()) return o.str() + "no parameter differs\n";
+  std::array<size_t, 3> width{};
+  for (const auto& r : rows)
+    for (size_t i = 0; i < 3; ++i) width[i] = std::min<size_t>(std::max(width[i], r[i].size()), 32);
+  o << "\n" << column("parameter", width[0]) << column("A", width[1]) << column("B", width[2]) << "unit\n";
+  for (const auto& r : rows)
+    o << column(r[0], width[0]) << column(r[1], width[1]) << column(r[2], width[2]) << (r[3].empty() ? "-" : r[3]) << "\n";
+  o << "\n" << rows.size() << (rows.size() == 1 ? " parameter differs" : " parameters differ") << "\n";
+  return o.str();
 }
 
 std::string describe_model(const Target& t) {
@@ -220,6 +353,7 @@ std::string describe_model(const Target& t) {
   o << "engines:";
   for (const auto& [name, e] : t.engines) o << " " << name << (e.kind.empty() ? "" : " (" + e.kind + ")");
   o << "\nDMA: " << t.dma_queues.size() << " queues on " << t.dma.engines << " engines\n\n";
+  o << describe_parameters(t) << "\n";
   size_t width = 6, class_width = 5;
   for (const auto& [name, op] : t.opcodes) {
     width = std::max(width, name.size());

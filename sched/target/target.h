@@ -140,6 +140,14 @@ struct CollectiveModel {
   double link_bandwidth_bytes_per_ns = 0;  // 0: collectives move no data (start-up only)
 };
 
+// A value a model file sets, as written, with its unit ("" for a name or a list).
+struct ModelParameter {
+  std::string path;  // "dma.fixed_cost_ns", "engines.pe.costs.matmul"
+  std::string value;
+  std::string unit;
+  int line = 0;      // in the model file
+};
+
 struct Target {
   std::string name;
   std::string file;  // the model file it was read from
@@ -156,6 +164,7 @@ struct Target {
   // The keys `tandem sim` needs and this file lacks (docs/models.md, "required: sim"), in
   // the order the reader met them; `tandem opt` does without them.
   std::vector<Error> missing_timing;
+  std::vector<ModelParameter> parameters;  // every value the file sets, in file order
 
   const OpcodeInfo* opcode(const std::string& name) const;
   const SpaceInfo* space(const std::string& name) const;
@@ -215,6 +224,14 @@ std::shared_ptr<const Target> read_target(const std::string& path);
 // running binary's share directory (bin/../share/tandem/models). Cached per path.
 std::shared_ptr<const Target> find_target(const std::string& name, SourceLoc where = {});
 
+// The one rule for a model given by the user (--hw, a sweep's `model`, Python's `hw=`): a
+// value with no path separator that does not end in .yaml or .yml is a model name, found as
+// find_target finds it; anything else is a model file.
+bool is_model_name(const std::string& name_or_file);
+std::shared_ptr<const Target> resolve_model(const std::string& name_or_file, SourceLoc where = {});
+// The file resolve_model reads (a name's <name>.yaml, or the file as given).
+std::string resolve_model_file(const std::string& name_or_file, SourceLoc where = {});
+
 // Where find_target looks for `name`, or "" when not found.
 std::string model_path_for(const std::string& name);
 // The directories find_target searches, in order.
@@ -225,5 +242,9 @@ size_t dtype_bytes(const std::string& dtype);  // 0 for an unknown dtype
 // `tandem models show`: the model's file and hash, its engines and DMA queues, and a table of
 // the opcodes it offers (class, engines, tags, cost per engine).
 std::string describe_model(const Target& t);
+// Every value the file sets: path, value, unit and the file's comment on its line (its source).
+std::string describe_parameters(const Target& t);
+// `tandem models diff`: the values that differ between two models, or that one sets alone.
+std::string diff_models(const Target& a, const Target& b);
 
 }  // namespace tandem

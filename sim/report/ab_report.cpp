@@ -75,7 +75,7 @@ std::string format_ab_race_banner(const AbInput& a, const AbInput& b) {
     const SimResult r = parse_sim_json(in.sim_json);
     const size_t n = r.hazards.size();
     if (n == 0) return;
-    banner += std::string("RACES: ") + name + " (" + in.pipeline + ") races: " + std::to_string(n) +
+    banner += std::string("RACES: ") + name + " (" + in.label() + ") races: " + std::to_string(n) +
               (n == 1 ? " race" : " races") + "; the schedule breaks program order and its figures are not a valid result\n";
     for (const HazardReport& h : r.hazards) banner += "  " + h.message + "\n";
   };
@@ -88,11 +88,17 @@ std::string format_ab_summary(const AbInput& a, const AbInput& b) {
   const SimResult ra = parse_sim_json(a.sim_json), rb = parse_sim_json(b.sim_json);
   std::ostringstream o;
   if (const std::string banner = format_ab_race_banner(a, b); !banner.empty()) o << banner << "\n";
-  o << "kernel @" << ra.kernel << " on " << ra.model << "\n";
-  o << "  A: " << a.pipeline << "\n  B: " << b.pipeline << "\n";
-  if (!ra.provenance.model_file.empty())
-    o << "  model file " << ra.provenance.model_file << " (" << ra.provenance.model_hash << "), tandem "
-      << ra.provenance.tandem << "\n";
+  auto model_file = [](const SimResult& r) {
+    return "model file " + r.provenance.model_file + " (" + r.provenance.model_hash + ")";
+  };
+  if (a.model.empty() && b.model.empty()) {
+    o << "kernel @" << ra.kernel << " on " << ra.model << "\n";
+    o << "  A: " << a.pipeline << "\n  B: " << b.pipeline << "\n";
+    if (!ra.provenance.model_file.empty()) o << "  " << model_file(ra) << ", tandem " << ra.provenance.tandem << "\n";
+  } else {
+    o << "kernel @" << ra.kernel << ", tandem " << ra.provenance.tandem << "\n";
+    o << "  A: " << a.label() << ", " << model_file(ra) << "\n  B: " << b.label() << ", " << model_file(rb) << "\n";
+  }
   o << "\n";
   o << fmt::sprintf("%-46s %16s %16s %16s %9s\n", "", "A", "B", "B - A", "B / A");
   for (const Row& r : compare(ra, rb)) {
@@ -125,8 +131,8 @@ std::string format_ab_json(const AbInput& a, const AbInput& b) {
   if (races_a) racy.push_back("a");
   if (races_b) racy.push_back("b");
   Json out = {{"schema", "tandem.ab/1"},
-              {"a", {{"pipeline", a.pipeline}, {"races", races_a}, {"result", ja}}},
-              {"b", {{"pipeline", b.pipeline}, {"races", races_b}, {"result", jb}}},
+              {"a", {{"pipeline", a.pipeline}, {"model", ja.at("model")}, {"races", races_a}, {"result", ja}}},
+              {"b", {{"pipeline", b.pipeline}, {"model", jb.at("model")}, {"races", races_b}, {"result", jb}}},
               {"racy", racy},
               {"diff", diff}};
   return out.dump(2) + "\n";

@@ -413,21 +413,21 @@ std::string html_sim_report(const std::string& sim_json) {
   return page("Tandem: @" + r.kernel + " on " + r.model, sim_body(r));
 }
 
-std::string html_ab_report(const std::string& pipeline_a, const std::string& sim_json_a, const std::string& pipeline_b,
+std::string html_ab_report(const std::string& label_a, const std::string& sim_json_a, const std::string& label_b,
                            const std::string& sim_json_b, const std::string& ab_summary) {
   const SimResult a = parse_sim_json(sim_json_a), b = parse_sim_json(sim_json_b);
   std::ostringstream o;
   std::string racy;
-  if (!a.hazards.empty()) racy += "A (" + pipeline_a + ")";
-  if (!b.hazards.empty()) racy += (racy.empty() ? "" : " and ") + std::string("B (") + pipeline_b + ")";
+  if (!a.hazards.empty()) racy += "A (" + label_a + ")";
+  if (!b.hazards.empty()) racy += (racy.empty() ? "" : " and ") + std::string("B (") + label_b + ")";
   const bool both = !a.hazards.empty() && !b.hazards.empty();
   if (!racy.empty())
     o << "<p class=\"race-banner ab-races\">Races in " << esc(racy) << ": " << (both ? "their schedules break" : "its schedule breaks")
       << " program order, so this comparison does not tell which pipeline is faster</p>\n";
   o << "<pre class=\"ab\">" << esc(ab_summary) << "</pre>\n<div class=\"columns\">\n<div class=\"a\">\n<h2>A: "
-    << esc(pipeline_a) << "</h2>\n" << sim_body(a) << "</div>\n<div class=\"b\">\n<h2>B: " << esc(pipeline_b) << "</h2>\n"
+    << esc(label_a) << "</h2>\n" << sim_body(a) << "</div>\n<div class=\"b\">\n<h2>B: " << esc(label_b) << "</h2>\n"
     << sim_body(b) << "</div>\n</div>\n";
-  return page("Tandem A/B: @" + a.kernel + " on " + a.model, o.str());
+  return page("Tandem A/B: @" + a.kernel + " on " + (a.model == b.model ? a.model : a.model + " and " + b.model), o.str());
 }
 
 std::string html_sweep_report(const std::string& title, const std::vector<std::string>& parameters, const std::string& csv_text) {

@@ -15,8 +15,8 @@ namespace tandem {
 // breakdown, each loop's II against its bound.
 std::string html_sim_report(const std::string& sim_json);
 
-// Two simulations side by side, under their pipelines, with the A/B table.
-std::string html_ab_report(const std::string& pipeline_a, const std::string& sim_json_a, const std::string& pipeline_b,
+// Two simulations side by side, labelled by their pipelines (and models), with the A/B table.
+std::string html_ab_report(const std::string& label_a, const std::string& sim_json_a, const std::string& label_b,
                            const std::string& sim_json_b, const std::string& ab_summary);
 
 // A sweep's CSV: each metric against each varied parameter (one series per kernel), and the

@@ -119,6 +119,20 @@ def test_ab_ratios(pandas):
     assert len(table) == len(ab.rows) > 0
 
 
+def test_hardware_ab():
+    import matmul
+
+    shapes = ((1024, 512), (1024, 1024), (512, 1024))
+    ab = tandem.ab(matmul.matmul_tiled, *shapes, hw_a="trn1", hw_b="trn2")
+    assert (ab.a_pipeline, ab.b_pipeline) == ("default", "default")
+    assert (ab.a_model, ab.b_model) == ("trn1", "trn2")
+    assert "default on trn1" in repr(ab)
+    # Each side is the simulation tandem.simulate runs on that model.
+    b = tandem.simulate(matmul.matmul_tiled, *shapes, hw="trn2", timeline=False)
+    assert b.total_ns == ab.b.total_ns
+    assert ab.ratio("total_ns") == pytest.approx(ab.b.total_ns / ab.a.total_ns, rel=1e-12)
+
+
 def test_sweep_over_pipelines_and_models(pandas):
     import softmax
 

@@ -38,10 +38,11 @@ std::string run_point(const SweepSpec& spec, const SweepTable& table, size_t poi
   const size_t n = spec.points.size();
   const std::string& kernel = spec.kernels[point / n];
   const std::vector<std::string>& values = spec.points[point % n];
-  const std::string base = sweep_base_model(spec, point / n);
-  std::string hw = spec.model;
+  const std::string base = sweep_base_model(spec, point / n, values);
+  std::string hw = spec.model_files.empty() ? spec.model : base;
   const std::string yaml = point_model_yaml(spec, base, values);
-  if (!yaml.empty()) {
+  const bool edited = !yaml.empty();
+  if (edited) {
     hw = scratch + "/point-" + std::to_string(point) + ".yaml";
     std::ofstream(hw) << yaml;
   }
@@ -51,7 +52,7 @@ std::string run_point(const SweepSpec& spec, const SweepTable& table, size_t poi
     SimResult r = schedule_and_simulate(kernel, hw, point_pipeline(spec, values), ropts, SimOptions{});
     // A point's own model lives in the scratch directory: name the model it derives from (the
     // hash stays the point's own model's).
-    if (hw != spec.model) {
+    if (edited) {
       std::error_code ec;
       const std::filesystem::path from = std::filesystem::weakly_canonical(base, ec);
       r.provenance.model_file = ec ? base : from.string();
@@ -60,7 +61,7 @@ std::string run_point(const SweepSpec& spec, const SweepTable& table, size_t poi
   } catch (const MiscompileError& e) {
     return "m" + e.message();
   } catch (const Error& e) {
-    if (e.loc().file && hw != spec.model && e.loc().file == std::string(hw))
+    if (e.loc().file && edited && e.loc().file == std::string(hw))
       throw Error(base + " with this point's values: " + e.message());
     throw;
   }

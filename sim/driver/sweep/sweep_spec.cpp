@@ -124,11 +124,20 @@ class SweepReader {
   }
 
   void read_model(const YAML::Node& n) {
+    spec_.model = model_file(n);
+  }
+
+  // A model name (resolve_model's rule) or a file relative to the sweep file.
+  std::string model_file(const YAML::Node& n) {
     const std::string m = y_.str(n, "model");
-    std::string path = model_path_for(m);
-    if (path.empty()) path = relative_to(directory_of(spec_.file), m);
-    if (!std::ifstream(path)) y_.fail(n, "model '" + m + "' is neither a model name nor a file");
-    spec_.model = path;
+    std::string path;
+    try {
+      path = is_model_name(m) ? resolve_model_file(m) : relative_to(directory_of(spec_.file), m);
+    } catch (const Error& e) {
+      y_.fail(n, e.message());
+    }
+    if (!std::ifstream(path)) y_.fail(n, "model '" + m + "': cannot open " + path);
+    return path;
   }
 
   void check_pipeline(const YAML::Node& at, const std::string& text) { check_pipeline_value(y_, at, text); }
@@ -139,6 +148,10 @@ class SweepReader {
     p.name = key.as<std::string>();
     if (p.name == "pipeline") {
       p.kind = SweepParameter::Pipeline;
+      return p;
+    }
+    if (p.name == "model") {
+      p.kind = SweepParameter::Model;
       return p;
     }
     if (names_a_pass(p.name)) {
@@ -153,10 +166,17 @@ class SweepReader {
     return p;
   }
 
-  std::vector<std::string> base_models() const {
-    std::set<std::string> models;
-    for (size_t k = 0; k < spec_.kernels.size(); ++k) models.insert(sweep_base_model(spec_, k));
-    return {models.begin(), models.end()};
+  std::vector<std::string> base_models() const { return sweep_base_models(spec_); }
+
+  // The values of a `model` parameter, read before the other parameters: the model fields
+  // are checked against every model the points use.
+  void read_model_values(const YAML::Node& values) {
+    if (spec_.model.size()) y_.fail(values, "the sweep names a model and varies `model`; give one or the other");
+    for (const YAML::Node& v : values) {
+      const std::string m = y_.str(v, "model");
+      spec_.model_files[m] = model_file(v);
+      load_target(spec_.model_files[m])->require_timing();
+    }
   }
 
   // Checks one value of parameter `p` at `node`.
@@ -165,6 +185,8 @@ class SweepReader {
     const std::string v = node.Scalar();
     if (p.kind == SweepParameter::Pipeline) {
       check_pipeline(node, v);
+    } else if (p.kind == SweepParameter::Model) {
+      // read_model_values has resolved it.
     } else if (p.kind == SweepParameter::PassOption) {
       check_pass_option_value(y_, node, p.name, v);
     } else {
@@ -180,6 +202,7 @@ class SweepReader {
 
   void read_product(const YAML::Node& n) {
     if (!n.IsMap() || n.size() == 0) y_.fail(n, "parameters must map each parameter to its list of values");
+    if (n["model"] && n["model"].IsSequence()) read_model_values(n["model"]);
     std::vector<std::vector<std::string>> lists;
     for (const auto& kv : n) {
       SweepParameter p = classify(kv.first);
@@ -210,6 +233,10 @@ class SweepReader {
   void read_points(const YAML::Node& n) {
     if (!n.IsSequence() || n.size() == 0) y_.fail(n, "points must be a non-empty list of {parameter: value} mappings");
     if (!n[0].IsMap() || n[0].size() == 0) y_.fail(n[0], "a point must be a {parameter: value} mapping");
+    std::vector<YAML::Node> models;
+    for (const YAML::Node& point : n)
+      if (point.IsMap() && point["model"]) models.push_back(point["model"]);
+    if (!models.empty()) read_model_values(YAML::Node(models));
     for (const auto& kv : n[0]) spec_.parameters.push_back(classify(kv.first));
     for (const YAML::Node& point : n) {
       if (!point.IsMap() || point.size() != spec_.parameters.size())
@@ -304,8 +331,18 @@ void check_pass_option_value(const YamlFile& y, const YAML::Node& at, const std:
 
 SweepSpec load_sweep(const std::string& path) { return SweepReader(path).read(); }
 
-std::string sweep_base_model(const SweepSpec& spec, size_t kernel) {
+std::string sweep_base_model(const SweepSpec& spec, size_t kernel, const std::vector<std::string>& values) {
+  for (size_t i = 0; i < spec.parameters.size(); ++i)
+    if (spec.parameters[i].kind == SweepParameter::Model) return spec.model_files.at(values[i]);
   return spec.model.empty() ? spec.kernel_targets[kernel] : spec.model;
+}
+
+std::vector<std::string> sweep_base_models(const SweepSpec& spec) {
+  std::set<std::string> models;
+  for (const auto& [value, file] : spec.model_files) models.insert(file);
+  if (models.empty())
+    for (size_t k = 0; k < spec.kernels.size(); ++k) models.insert(spec.model.empty() ? spec.kernel_targets[k] : spec.model);
+  return {models.begin(), models.end()};
 }
 
 std::string point_pipeline(const SweepSpec& spec, const std::vector<std::string>& values) {

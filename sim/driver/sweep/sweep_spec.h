@@ -4,6 +4,7 @@
 // when the file is read; errors name file:line:col.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -12,9 +13,9 @@
 namespace tandem {
 
 struct SweepParameter {
-  enum Kind { ModelField, PassOption, Pipeline };
+  enum Kind { ModelField, PassOption, Pipeline, Model };
   Kind kind = ModelField;
-  std::string name;  // as written: "dma.queues", "address-rotation.buffers", "pipeline"
+  std::string name;  // as written: "dma.queues", "address-rotation.buffers", "pipeline", "model"
 };
 
 struct SweepSpec {
@@ -22,6 +23,7 @@ struct SweepSpec {
   std::vector<std::string> kernels;  // paths, each glob's matches sorted
   std::vector<std::string> kernel_targets;  // each kernel's own target model file
   std::string model;                 // base model file; "" = each kernel's target model
+  std::map<std::string, std::string> model_files;  // each value of a `model` parameter -> its file
   std::string pipeline = "default";  // base pipeline
   std::vector<SweepParameter> parameters;
   std::vector<std::vector<std::string>> points;  // one value per parameter
@@ -36,8 +38,11 @@ SweepSpec load_sweep(const std::string& path);
 // The metric names a sweep may record, and those it records when it names none.
 const std::vector<std::string>& known_sweep_metrics();
 
-// The base model file of kernel number `kernel` in the sweep.
-std::string sweep_base_model(const SweepSpec& spec, size_t kernel);
+// The base model file of kernel number `kernel` at a point: the point's `model`, else the
+// sweep's, else the kernel's own target.
+std::string sweep_base_model(const SweepSpec& spec, size_t kernel, const std::vector<std::string>& values);
+// Every base model file the sweep's points use.
+std::vector<std::string> sweep_base_models(const SweepSpec& spec);
 
 // The pipeline of a point: the base (or the point's `pipeline`) with its pass options set.
 std::string point_pipeline(const SweepSpec& spec, const std::vector<std::string>& values);

@@ -31,8 +31,8 @@ constexpr const char* kProvenanceColumns = "run_pipeline,model_file,model_hash,t
 
 SweepTable::SweepTable(const SweepSpec& spec) : spec_(spec) {
   std::set<std::string> engines;
-  for (size_t k = 0; k < spec.kernels.size(); ++k)
-    for (const auto& [name, e] : load_target(sweep_base_model(spec, k))->engines) engines.insert(name);
+  for (const std::string& model : sweep_base_models(spec))
+    for (const auto& [name, e] : load_target(model)->engines) engines.insert(name);
   engines_.assign(engines.begin(), engines.end());
   for (const std::string& m : spec.metrics) {
     if (m == "utilization") {
