@@ -1,11 +1,13 @@
 // tandem sim: schedule a kernel, simulate it on a hardware model and report.
 #include <charconv>
+#include <filesystem>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
 
 #include "sched/support/error.h"
 #include "sched/support/output.h"
+#include "sim/report/csv_tables.h"
 #include "sim/report/html_report.h"
 #include "sim/report/report.h"
 #include "sim/driver/simulate_file.h"
@@ -23,6 +25,7 @@ struct SimArgs {
   std::string out;
   std::string trace;
   std::string report;
+  std::string csv_dir;
   bool json = false;
   bool stats = false;
   bool profile = false;
@@ -52,6 +55,15 @@ void parse_perturb(const std::string& text, SimOptions& o) {
   }
 }
 
+// --csv DIR: the directory made if missing, each table written whole or not at all.
+void write_csv_tables(const SimResult& result, const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir))
+    throw Error("--csv " + dir + ": cannot make a directory there" + (ec ? ": " + ec.message() : std::string()));
+  for (const auto& [name, text] : format_csv_tables(result)) write_file_atomic(dir + "/" + name, text);
+}
+
 int run_sim(const SimArgs& a) {
   RunOptions ropts;
   ropts.stats = a.stats;
@@ -74,6 +86,7 @@ int run_sim(const SimArgs& a) {
   std::string text = a.json ? format_json(result) : format_summary(result);
   if (a.profile && !a.json) text += format_profile(result);
   if (!a.report.empty()) write_file_atomic(a.report, html_sim_report(format_json(result)));
+  if (!a.csv_dir.empty()) write_csv_tables(result, a.csv_dir);
   emit(text, a.out);
   return result.hazards.empty() ? 0 : 3;
 }
@@ -112,6 +125,9 @@ void add_sim_command(CLI::App& root, int& exit_code) {
   cmd->add_option("--report", args->report,
                   "write a self-contained HTML report: timeline of the main loop's first, middle and last "
                   "iteration, overlap per iteration, unit utilisation and stalls, II against its bound");
+  cmd->add_option("--csv", args->csv_dir,
+                  "also write the result as CSV tables into this directory (made if missing): units.csv, loops.csv, "
+                  "iterations.csv, profile.csv; columns as in the JSON (docs/metrics.md)");
   cmd->add_option("--iterations-kept", args->iterations_kept,
                   "iterations per loop kept in the report; longer loops keep their first and last halves")
       ->capture_default_str()

@@ -37,6 +37,9 @@ void add_tune_command(CLI::App& root, int& exit_code) {
   cmd->add_flag("--resume", args->resume,
                 "take the points already in --log as evaluated (same kernel, model and space): an interrupted search "
                 "goes on where it stopped");
+  cmd->add_flag("--json", args->json,
+                "print the tandem.tune/1 JSON document (docs/tune.md) instead of the text: the space, what was "
+                "rejected and why, the best point against its bound, the seeds, the top points");
   cmd->add_flag("--explain-space", args->explain_space, "also print each dimension's values and the dimensions left out");
   cmd->add_flag("--list-points", args->list_points,
                 "print every point's pipeline, one a line (the space in point order), and search nothing");

@@ -285,6 +285,13 @@ void write_file_atomic(const std::string& path, const std::string& content) {
   out.commit();
 }
 
+std::string csv_cell(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c == '\n' ? ' ' : c);
+  return q + "\"";
+}
+
 std::string read_input_file(const std::string& path, const std::string& what) {
   const SourceLoc loc{intern_file_name(path), 0, 0};
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);

@@ -53,6 +53,10 @@ class OutputFile {
   int write_error_ = 0;  // errno of the first failed write, reported by commit()
 };
 
+// One CSV cell: as it is, or quoted (quotes doubled, newlines as spaces) when it holds a
+// comma, a quote or a newline.
+std::string csv_cell(const std::string& s);
+
 // Writes `content` to `path` through an OutputFile; throws Error when it cannot.
 void write_file_atomic(const std::string& path, const std::string& content);
 

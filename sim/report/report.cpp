@@ -135,6 +135,10 @@ std::string format_json(const SimResult& r) {
                        {"end_ns", ns(sp.end_ps)}});
     j["timeline"] = {{"loop", r.timeline_loop}, {"spans", spans}};
   }
+  // Each figure's unit, by the scope of the object it sits in (the metric table's).
+  Json units = Json::object();
+  for (const MetricInfo& m : metric_table()) units[metric_scope_name(m.scope)][m.name] = m.unit;
+  j["units"] = units;
   return j.dump(2) + "\n";
 }
 

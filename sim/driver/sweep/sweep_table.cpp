@@ -17,13 +17,6 @@ namespace tandem {
 
 namespace {
 
-std::string csv_cell(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c == '\n' ? ' ' : c);
-  return q + "\"";
-}
-
 // After the error column: where each point's result came from (empty for a failed point).
 constexpr const char* kProvenanceColumns = "run_pipeline,model_file,model_hash,tandem";
 

@@ -16,6 +16,9 @@
 #include <random>
 #include <sstream>
 
+#include <fmt/printf.h>
+#include <nlohmann/json.hpp>
+
 #include "sched/ir/printer.h"
 #include "sched/passes/schedule_file.h"
 #include "sched/support/error.h"
@@ -420,6 +423,155 @@ std::string sim_json(const TuneRun& args, const std::string& pipeline) {
   return run_isolated([&] { return format_json(schedule_and_simulate(args.kernel, args.hw, pipeline, RunOptions{}, sopts)); });
 }
 
+
+// ---- the result: one tandem.tune/1 document (docs/tune.md), printed as text or JSON ----
+
+using Json = nlohmann::ordered_json;
+
+// The space and the search: what was tried, rejected and why.
+Json summarize_search(const TuneRun& args, const TuneSpace& space, const Search& search, bool exhaustive,
+                      const Budget& budget, bool interrupted, double seconds) {
+  Json j = {{"schema", "tandem.tune/1"}, {"kernel", args.kernel}, {"model", args.hw}};
+  Json dims = Json::array();
+  for (const TuneDimension& d : space.dims) dims.push_back({{"name", d.name}, {"values", d.values}});
+  j["space"] = {{"points", space.size()}, {"dimensions", dims}, {"left_out", space.left_out}};
+  j["search"] = (exhaustive ? "exhaustive (" + std::to_string(space.size()) + " points)"
+                            : "coordinate descent from each seed" +
+                                  std::string(budget.points || budget.seconds > 0 ? ", random restarts (seed 1)" : "")) +
+                (budget.points ? ", budget " + std::to_string(budget.points) + " points"
+                               : budget.seconds > 0 ? ", budget " + args.budget : "") +
+                (interrupted ? ", interrupted" : "");
+  j["interrupted"] = interrupted;
+  size_t repeated = 0;
+  Json rejected = Json::object(), examples = Json::object();
+  size_t total_rejected = 0;
+  std::map<std::string, size_t> by_status;
+  for (const Eval& e : search.evals()) {
+    repeated += e.repeated;
+    if (e.status == "ok") continue;
+    ++by_status[e.status];
+    ++total_rejected;
+    if (!examples.contains(e.status)) examples[e.status] = printable(e.pipeline + ": " + e.message, 300);
+  }
+  for (const auto& [status, n] : by_status) rejected[status] = n;
+  j["evaluated"] = {{"points", search.evals().size()}, {"simulated", search.simulated()}, {"repeated", repeated},
+                    {"resumed", search.resumed()}, {"log", args.log}, {"seconds", seconds}};
+  j["rejected"] = {{"points", total_rejected}, {"by_status", rejected}, {"examples", examples}};
+  j["best"] = nullptr;
+  j["seeds"] = Json::array();
+  j["top"] = Json::array();
+  j["units"] = {{"total_ns", "ns"}, {"lower_bound_ns", "ns"}, {"of_bound", "fraction"}, {"speedup_of_best", "ratio"},
+                {"seconds", "s"}};
+  return j;
+}
+
+// The best point against its bound, the seed pipelines against it (from the search when it
+// evaluated them, else simulated now, outside the budget; `none` aside), the top points and
+// the command that reproduces the best.
+void add_best(Json& j, const TuneRun& args, const Search& search, const Eval& best, const std::string& unconfirmed) {
+  j["best"] = {{"pipeline", best.pipeline},
+               {"total_ns", best.total_ns},
+               {"lower_bound_ns", best.bound_ns},
+               {"lower_bound_resource", best.bound_resource},
+               {"of_bound", best.total_ns > 0 ? best.bound_ns / best.total_ns : 1.0},
+               {"unconfirmed", unconfirmed}};
+  for (const std::string& seed : tune_seeds()) {
+    if (seed == "none") continue;
+    std::string status = "ok";
+    double ns = kNoTime;
+    const auto& evals = search.evals();
+    auto e = std::find_if(evals.begin(), evals.end(), [&](const Eval& x) { return x.pipeline == seed; });
+    if (e != evals.end()) {
+      status = e->status;
+      ns = e->total_ns;
+    } else {
+      RunOptions ropts;
+      ropts.verify = true;
+      const IsolatedOutcome out = run_isolated_outcome(
+          [&] {
+            const SimResult r = schedule_and_simulate(args.kernel, args.hw, seed, ropts, SimOptions{});
+            return std::string(r.hazards.empty() ? "" : "racy ") + std::to_string(r.total_ps);
+          },
+          args.point_timeout);
+      if (!out.ok) status = "error";
+      else if (out.output.rfind("racy ", 0) == 0) status = "racy";
+      else ns = std::stod(out.output) / 1000;
+    }
+    Json ref = {{"pipeline", seed}, {"status", status}};
+    if (status == "ok") {
+      ref["total_ns"] = ns;
+      ref["speedup_of_best"] = ns / best.total_ns;
+    }
+    j["seeds"].push_back(ref);
+  }
+  const std::vector<const Eval*> ranking = search.ranking();
+  for (size_t i = 0; i < ranking.size() && i < static_cast<size_t>(args.top); ++i)
+    j["top"].push_back({{"rank", i + 1}, {"total_ns", ranking[i]->total_ns}, {"pipeline", ranking[i]->pipeline}});
+  j["reproduce"] = "tandem sim " + args.kernel + (args.hw.empty() ? "" : " --hw " + args.hw) +
+                   " --passes=" + quoted(best.pipeline);
+}
+
+std::string format_tune_text(const Json& j, bool explain_space) {
+  std::ostringstream o;
+  const std::string hw = j.at("model");
+  o << "tune: " << j.at("kernel").get<std::string>() << (hw.empty() ? "" : " on " + hw) << "\n";
+  const Json& space = j.at("space");
+  o << "space: " << space.at("points").get<size_t>() << " points";
+  bool first = true;
+  for (const Json& d : space.at("dimensions")) {
+    o << (first ? ": " : " x ") << d.at("name").get<std::string>() << " (" << d.at("values").size() << ")";
+    first = false;
+  }
+  o << "\n";
+  if (explain_space) {
+    for (const Json& d : space.at("dimensions")) {
+      o << "  " << d.at("name").get<std::string>() << ":";
+      for (const Json& v : d.at("values")) o << " " << v.get<std::string>();
+      o << "\n";
+    }
+    for (const Json& why : space.at("left_out")) o << "  left out: " << why.get<std::string>() << "\n";
+  }
+  o << "search: " << j.at("search").get<std::string>() << "\n";
+  const Json& ev = j.at("evaluated");
+  o << "evaluated: " << ev.at("points").get<size_t>() << " points, " << ev.at("simulated").get<size_t>() << " simulated ("
+    << ev.at("repeated").get<size_t>() << " had an earlier point's schedule) in " << fmt::sprintf("%.1f", ev.at("seconds").get<double>())
+    << " s";
+  if (ev.at("resumed").get<size_t>()) o << "; " << ev.at("resumed").get<size_t>() << " from " << ev.at("log").get<std::string>();
+  o << "\n";
+  const Json& rejected = j.at("rejected");
+  o << "rejected: " << rejected.at("points").get<size_t>();
+  first = true;
+  for (const auto& [status, n] : rejected.at("by_status").items()) {
+    o << (first ? " (" : ", ") << n.get<size_t>() << " " << status;
+    first = false;
+  }
+  o << (first ? "" : ")") << "\n";
+  for (const auto& [status, text] : rejected.at("examples").items()) o << "  e.g. " << status << ": " << text.get<std::string>() << "\n";
+  if (j.at("best").is_null()) return o.str();
+
+  const Json& best = j.at("best");
+  o << "best: " << best.at("pipeline").get<std::string>() << "\n";
+  if (const std::string why = best.at("unconfirmed"); !why.empty())
+    o << "  (race-free at nominal timing; not checked under perturbed timing: " << why << ")\n";
+  o << "  total_ns " << fmt_ns(best.at("total_ns")) << "; lower_bound_ns " << fmt_ns(best.at("lower_bound_ns")) << " ("
+    << best.at("lower_bound_resource").get<std::string>() << "), "
+    << fmt::sprintf("%.2f%%", 100 * best.at("of_bound").get<double>()) << " of it\n";
+  for (const Json& seed : j.at("seeds")) {
+    const std::string name = seed.at("pipeline");
+    if (seed.at("status") == "ok")
+      o << fmt::sprintf("  %s: %s ns; speedup of the best %.3fx\n", name, fmt_ns(seed.at("total_ns")),
+                        seed.at("speedup_of_best").get<double>());
+    else
+      o << "  " << name << ": rejected (" << seed.at("status").get<std::string>() << ")\n";
+  }
+  o << "top " << j.at("top").size() << ":\n";
+  for (const Json& t : j.at("top"))
+    o << fmt::sprintf("  %2zu  %12s ns  ", t.at("rank").get<size_t>(), fmt_ns(t.at("total_ns"))) << t.at("pipeline").get<std::string>()
+      << "\n";
+  o << "reproduce: " << j.at("reproduce").get<std::string>() << "\n";
+  return o.str();
+}
+
 }  // namespace
 
 int run_tune(const TuneRun& args) {
@@ -510,108 +662,21 @@ int run_tune(const TuneRun& args) {
   }
 
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  std::ostringstream o;
-  o << "tune: " << args.kernel << (args.hw.empty() ? "" : " on " + args.hw) << "\n";
-  o << "space: " << size << " points";
-  for (const TuneDimension& d : space.dims) o << (&d == &space.dims[0] ? ": " : " x ") << d.name << " (" << d.values.size() << ")";
-  o << "\n";
-  if (args.explain_space) {
-    for (const TuneDimension& d : space.dims) {
-      o << "  " << d.name << ":";
-      for (const std::string& v : d.values) o << " " << v;
-      o << "\n";
-    }
-    for (const std::string& why : space.left_out) o << "  left out: " << why << "\n";
-  }
-  o << "search: "
-    << (exhaustive ? "exhaustive (" + std::to_string(size) + " points)"
-                   : "coordinate descent from each seed" +
-                         std::string(budget.points || budget.seconds > 0 ? ", random restarts (seed 1)" : ""))
-    << (budget.points ? ", budget " + std::to_string(budget.points) + " points"
-                      : budget.seconds > 0 ? ", budget " + args.budget : "")
-    << (interrupted ? ", interrupted" : "") << "\n";
-  size_t repeated = 0;
-  std::map<std::string, size_t> rejected;
-  std::map<std::string, std::string> example;
-  for (const Eval& e : search.evals()) {
-    repeated += e.repeated;
-    if (e.status == "ok") continue;
-    ++rejected[e.status];
-    if (!example.count(e.status)) example[e.status] = e.pipeline + ": " + e.message;
-  }
-  char secs[32];
-  std::snprintf(secs, sizeof secs, "%.1f", seconds);
-  o << "evaluated: " << search.evals().size() << " points, " << search.simulated() << " simulated (" << repeated
-    << " had an earlier point's schedule) in " << secs << " s";
-  if (search.resumed()) o << "; " << search.resumed() << " from " << args.log;
-  o << "\n";
-  size_t total_rejected = 0;
-  for (const auto& [status, n] : rejected) total_rejected += n;
-  o << "rejected: " << total_rejected;
-  for (const auto& [status, n] : rejected) o << (&status == &rejected.begin()->first ? " (" : ", ") << n << " " << status;
-  o << (rejected.empty() ? "" : ")") << "\n";
-  for (const auto& [status, text] : example) o << "  e.g. " << status << ": " << printable(text, 300) << "\n";
-
+  Json summary = summarize_search(args, space, search, exhaustive, budget, interrupted, seconds);
+  if (best) add_best(summary, args, search, *best, unconfirmed);
+  const std::string text = format_tune_text(summary, args.explain_space);
+  std::fputs((args.json ? summary.dump(2) + "\n" : text).c_str(), stdout);
+  std::fflush(stdout);
   if (!best) {
-    std::fputs(o.str().c_str(), stdout);
-    std::fflush(stdout);
     if (interrupted) return 130;
     if (!search.ranking().empty())
       throw Error(args.kernel + ": the " + std::to_string(kConfirmTries) +
                   " fastest clean points race under perturbed timing; narrow the space (see the rejected points above)");
     throw Error(args.kernel + ": no point of the space is race-free and passes --verify (see the rejected points above)");
   }
-  o << "best: " << best->pipeline << "\n";
-  if (!unconfirmed.empty()) o << "  (race-free at nominal timing; not checked under perturbed timing: " << unconfirmed << ")\n";
-  char pct[32];
-  std::snprintf(pct, sizeof pct, "%.2f%%", best->total_ns > 0 ? 100 * best->bound_ns / best->total_ns : 100.0);
-  o << "  total_ns " << fmt_ns(best->total_ns) << "; lower_bound_ns " << fmt_ns(best->bound_ns) << " ("
-    << best->bound_resource << "), " << pct << " of it\n";
-  // The references: the seed pipelines as they are (`none` aside), from the search when it
-  // evaluated them, else simulated now (outside the budget).
   std::vector<std::pair<std::string, double>> references;
-  for (const std::string& seed : tune_seeds()) {
-    if (seed == "none") continue;
-    std::string status = "ok";
-    double ns = kNoTime;
-    const auto& evals = search.evals();
-    auto e = std::find_if(evals.begin(), evals.end(), [&](const Eval& x) { return x.pipeline == seed; });
-    if (e != evals.end()) {
-      status = e->status;
-      ns = e->total_ns;
-    } else {
-      RunOptions ropts;
-      ropts.verify = true;
-      const IsolatedOutcome out = run_isolated_outcome(
-          [&] {
-            const SimResult r = schedule_and_simulate(args.kernel, args.hw, seed, ropts, SimOptions{});
-            return std::string(r.hazards.empty() ? "" : "racy ") + std::to_string(r.total_ps);
-          },
-          args.point_timeout);
-      if (!out.ok) status = "error";
-      else if (out.output.rfind("racy ", 0) == 0) status = "racy";
-      else ns = std::stod(out.output) / 1000;
-    }
-    char line[160];
-    if (status == "ok")
-      std::snprintf(line, sizeof line, "  %s: %s ns; speedup of the best %.3fx\n", seed.c_str(), fmt_ns(ns).c_str(),
-                    ns / best->total_ns);
-    else
-      std::snprintf(line, sizeof line, "  %s: rejected (%s)\n", seed.c_str(), status.c_str());
-    o << line;
-    references.emplace_back(seed, status == "ok" ? ns : kNoTime);
-  }
-  const std::vector<const Eval*> ranking = search.ranking();
-  o << "top " << std::min<size_t>(args.top, ranking.size()) << ":\n";
-  for (size_t i = 0; i < ranking.size() && i < static_cast<size_t>(args.top); ++i) {
-    char line[64];
-    std::snprintf(line, sizeof line, "  %2zu  %12s ns  ", i + 1, fmt_ns(ranking[i]->total_ns).c_str());
-    o << line << ranking[i]->pipeline << "\n";
-  }
-  o << "reproduce: tandem sim " << args.kernel << (args.hw.empty() ? "" : " --hw " + args.hw)
-    << " --passes=" << quoted(best->pipeline) << "\n";
-  std::fputs(o.str().c_str(), stdout);
-  std::fflush(stdout);
+  for (const Json& seed : summary.at("seeds"))
+    references.emplace_back(seed.at("pipeline"), seed.at("status") == "ok" ? seed.at("total_ns").get<double>() : kNoTime);
 
   if (!args.out.empty()) {
     KernelInput in = read_and_schedule(args.kernel, args.hw, best->pipeline, RunOptions{});
@@ -621,7 +686,7 @@ int run_tune(const TuneRun& args) {
     std::vector<std::pair<std::string, std::string>> sims = {{best->pipeline, sim_json(args, best->pipeline)}};
     for (const auto& [seed, ns] : references)
       if (ns != kNoTime && seed != best->pipeline) sims.emplace_back(seed, sim_json(args, seed));
-    write_file_atomic(args.report, html_tune_report("Tandem tune: " + args.kernel, o.str(), search.best_so_far(), references, sims));
+    write_file_atomic(args.report, html_tune_report("Tandem tune: " + args.kernel, text, search.best_so_far(), references, sims));
   }
   return interrupted ? 130 : 0;
 }

@@ -21,6 +21,7 @@ struct TuneRun {
   bool list_points = false;    // print every point's pipeline, one a line, and search nothing
   std::string log;             // every evaluated point appended here, if set
   bool resume = false;         // take the points already in `log` as evaluated
+  bool json = false;           // print the tandem.tune/1 document instead of the text
 };
 
 // Exhaustive up to this many points (or the --budget N given, when larger); above it,
