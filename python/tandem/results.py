@@ -7,15 +7,25 @@ python3-matplotlib; scripts/setup installs both); without them those methods rai
 ImportError that says so, and everything else works.
 """
 
+import sys
 from typing import Dict, List, Optional
+
+
+def _not_installed(what: str, module: str, package: str) -> ImportError:
+    """What to install, and for which interpreter: a python3 other than Debian's (a pyenv or
+    venv one first on the PATH) does not see the Debian packages."""
+    here = sys.executable or "python3"
+    other = "" if here == "/usr/bin/python3" else (
+        f"; this is {here}, which does not see Debian's packages: run /usr/bin/python3, or install {module} for it")
+    return ImportError(f"{what} needs {module}, which is not installed for this python3 "
+                       f"(Debian: apt-get install {package}; scripts/setup installs it{other})")
 
 
 def _pandas():
     try:
         import pandas
     except ImportError as e:
-        raise ImportError("to_pandas() needs pandas, which is not installed "
-                          "(Debian: apt-get install python3-pandas; scripts/setup installs it)") from e
+        raise _not_installed("to_pandas()", "pandas", "python3-pandas") from e
     return pandas
 
 
@@ -23,8 +33,7 @@ def _pyplot():
     try:
         import matplotlib.pyplot as plt
     except ImportError as e:
-        raise ImportError("plots need matplotlib, which is not installed "
-                          "(Debian: apt-get install python3-matplotlib; scripts/setup installs it)") from e
+        raise _not_installed("a plot", "matplotlib", "python3-matplotlib") from e
     return plt
 
 

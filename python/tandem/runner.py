@@ -57,15 +57,19 @@ class RaceError(TandemError):
 
 
 def find_binary() -> str:
-    """$TANDEM_BIN, else build/bin/tandem of this checkout, else `tandem` on the PATH."""
+    """$TANDEM_BIN, else build/bin/tandem of this checkout, else PREFIX/bin/tandem of the
+    prefix this package is installed in (PREFIX/lib/python3/dist-packages), else `tandem` on
+    the PATH."""
     env = os.environ.get("TANDEM_BIN")
     if env:
         if not os.access(env, os.X_OK):
             raise TandemError(f"TANDEM_BIN={env} is not an executable file", returncode=-1)
         return env
-    local = os.path.join(_CHECKOUT, "build", "bin", "tandem")
-    if os.access(local, os.X_OK):
-        return local
+    package = os.path.dirname(os.path.abspath(__file__))
+    for local in (os.path.join(_CHECKOUT, "build", "bin", "tandem"),
+                  os.path.normpath(os.path.join(package, "..", "..", "..", "..", "bin", "tandem"))):
+        if os.access(local, os.X_OK) and os.path.isfile(local):
+            return local
     found = shutil.which("tandem")
     if found:
         return found

@@ -197,7 +197,12 @@ class DType:
     def dtype(self):
         """What numpy takes it for (`np.dtype(nl.float32)`): the numpy type of that name, or raw
         bytes of its size where numpy has none (bfloat16, the float8 types)."""
-        import numpy
+        from .results import _not_installed
+
+        try:
+            import numpy
+        except ImportError as e:
+            raise _not_installed("np.dtype() of an NKI type", "numpy", "python3-numpy") from e
 
         return numpy.dtype(_NUMPY_NAMES.get(self.name, f"V{self.itemsize}"))
 

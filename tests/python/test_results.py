@@ -100,8 +100,12 @@ def test_missing_pandas_and_matplotlib_say_so(softmax_run, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
     with pytest.raises(ImportError, match="to_pandas\\(\\) needs pandas.*python3-pandas"):
         r.to_pandas()
-    with pytest.raises(ImportError, match="plots need matplotlib.*python3-matplotlib"):
+    with pytest.raises(ImportError, match="a plot needs matplotlib.*python3-matplotlib"):
         r.plot_overlap()
+    # Under another interpreter than Debian's, the message says which one runs.
+    monkeypatch.setattr(sys, "executable", "/opt/venv/bin/python3")
+    with pytest.raises(ImportError, match="this is /opt/venv/bin/python3, which does not see Debian's packages"):
+        r.to_pandas()
 
 
 def test_ab_ratios(pandas):
