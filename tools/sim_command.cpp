@@ -24,6 +24,9 @@ struct SimArgs {
   std::string passes = "none";
   std::string out;
   std::string trace;
+  std::string trace_loops;
+  std::string trace_iterations;
+  std::string trace_max_bytes;
   std::string report;
   std::string csv_dir;
   bool json = false;
@@ -64,12 +67,49 @@ void write_csv_tables(const SimResult& result, const std::string& dir) {
   for (const auto& [name, text] : format_csv_tables(result)) write_file_atomic(dir + "/" + name, text);
 }
 
+// --trace-loops %k,%j  --trace-iterations A:B  --trace-max-bytes N[k|M|G]
+TraceFilter parse_trace_filter(const SimArgs& a) {
+  TraceFilter f;
+  for (size_t at = 0; at < a.trace_loops.size();) {
+    const size_t comma = std::min(a.trace_loops.find(',', at), a.trace_loops.size());
+    std::string iv = a.trace_loops.substr(at, comma - at);
+    if (!iv.empty()) f.loops.insert(iv[0] == '%' ? iv : "%" + iv);
+    at = comma + 1;
+  }
+  auto count = [](const std::string& text, const std::string& option) {
+    int64_t v = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || v < 0) throw Error(option + " needs whole numbers, not '" + text + "'");
+    return std::make_pair(v, std::string(end, text.data() + text.size()));
+  };
+  if (!a.trace_iterations.empty()) {
+    const size_t colon = a.trace_iterations.find(':');
+    const std::string first = a.trace_iterations.substr(0, colon);
+    const std::string end = colon == std::string::npos ? "" : a.trace_iterations.substr(colon + 1);
+    const auto [from, rest1] = count(first, "--trace-iterations A:B");
+    const auto [to, rest2] = count(end, "--trace-iterations A:B");
+    if (colon == std::string::npos || !rest1.empty() || !rest2.empty() || to <= from)
+      throw Error("--trace-iterations needs A:B, iterations A to B - 1 with A < B, not '" + a.trace_iterations + "'");
+    f.first_iteration = from;
+    f.end_iteration = to;
+  }
+  if (!a.trace_max_bytes.empty()) {
+    const auto [v, unit] = count(a.trace_max_bytes, "--trace-max-bytes");
+    const int64_t scale = unit.empty() ? 1 : unit == "k" ? 1000 : unit == "M" ? 1000000 : unit == "G" ? 1000000000 : 0;
+    if (scale == 0 || v == 0) throw Error("--trace-max-bytes needs a size such as 50M (k, M, G), not '" + a.trace_max_bytes + "'");
+    f.max_bytes = v * scale;
+  }
+  if (!f.empty() && a.trace.empty()) throw Error("--trace-loops, --trace-iterations and --trace-max-bytes go with --trace FILE");
+  return f;
+}
+
 int run_sim(const SimArgs& a) {
   RunOptions ropts;
   ropts.stats = a.stats;
   SimOptions sopts;
   sopts.iterations_kept = a.iterations_kept;
   sopts.trace_path = a.trace;
+  sopts.trace_filter = parse_trace_filter(a);
   sopts.check_races = !a.no_race_check;
   sopts.capture_timeline = !a.report.empty();
   sopts.progress = a.progress;
@@ -122,6 +162,12 @@ void add_sim_command(CLI::App& root, int& exit_code) {
                   "also simulate K perturbed runs (seeds 1..K, each in its own process) and report any race they find")
       ->check(CLI::Range(0, 100000));
   cmd->add_option("--trace", args->trace, "write a Trace Event JSON timeline (open it in ui.perfetto.dev)");
+  cmd->add_option("--trace-loops", args->trace_loops,
+                  "%k,%j: the trace keeps only instances inside these loops (the figures are the whole run's)");
+  cmd->add_option("--trace-iterations", args->trace_iterations,
+                  "A:B: the trace keeps iterations A to B - 1 of each instance's outermost kept loop");
+  cmd->add_option("--trace-max-bytes", args->trace_max_bytes,
+                  "N[k|M|G]: stop adding instances to the trace past this size, and mark where it was cut");
   cmd->add_option("--report", args->report,
                   "write a self-contained HTML report: timeline of the main loop's first, middle and last "
                   "iteration, overlap per iteration, unit utilisation and stalls, II against its bound");

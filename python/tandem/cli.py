@@ -43,8 +43,13 @@ def parse_arguments(text: str):
             out.append(float(item[6:]))
         elif "x" in item.lower() or ":" in item:
             shape, _, dtype = item.partition(":")
-            out.append(TensorSpec(parse_shape(shape), dtype or None))
+            dims = parse_shape(shape)
+            if any(d <= 0 for d in dims):
+                raise ValueError(f"--shapes item '{item}': every dimension of a shape must be positive")
+            out.append(TensorSpec(dims, dtype or None))
         elif item.isdigit():
+            if int(item) <= 0:
+                raise ValueError(f"--shapes item '{item}': a length must be positive")
             out.append(TensorSpec((int(item),)))
         else:
             try:

@@ -60,7 +60,8 @@ class UnsupportedError(TraceError, AttributeError):
 
 
 def _in_package(filename: str) -> bool:
-    if filename.startswith("<frozen importlib"):  # the import system between the user and the hook
+    # The import system between the user and the hook, and the tandem-nki launcher.
+    if filename.startswith("<frozen importlib") or os.path.basename(filename) == "tandem-nki":
         return True
     try:
         return os.path.abspath(filename).startswith(_PACKAGE_DIR + os.sep)

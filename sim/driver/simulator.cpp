@@ -112,7 +112,7 @@ SimResult run_simulation(const SimProgram& p, const SimOptions& options) {
   g_context = ctx;
   std::unique_ptr<TraceWriter> trace;
   if (!options.trace_path.empty()) {
-    trace = std::make_unique<TraceWriter>(options.trace_path, p);
+    trace = std::make_unique<TraceWriter>(options.trace_path, p, options.trace_filter);
   }
   for (const SimChannel& c : p.channels) {
     const SimInst& src = p.insts[static_cast<size_t>(c.src)];

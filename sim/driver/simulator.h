@@ -6,6 +6,7 @@
 
 #include "sim/lower/program.h"
 #include "sim/observe/sim_result.h"
+#include "sim/observe/trace_writer.h"
 
 namespace tandem {
 
@@ -13,6 +14,7 @@ struct SimOptions {
   size_t iterations_kept = 10000;  // per loop; beyond it, the first and last half are kept
   size_t window = 256;             // keys a semaphore buffers beyond its distance
   std::string trace_path;          // write a Trace Event JSON file here, if set
+  TraceFilter trace_filter;        // what the trace keeps
   bool check_races = true;         // run the race checker (docs/checker.md)
   bool capture_timeline = false;   // keep the main loop's first, middle and last iterations (reports)
   // Jitter every duration by a factor in [1 - spread, 1 + spread], drawn per dynamic

@@ -39,11 +39,17 @@ std::string quoted(const std::string& s) {
 }
 
 constexpr int kBarrierTrack = 0;  // tids: 0 barriers, unit + 1 for units
+constexpr int kLoopTracks = 1 << 30;  // tid of loop l's track: kLoopTracks + l
 
 }  // namespace
 
-TraceWriter::TraceWriter(const std::string& path, const SimProgram& program)
-    : file_(path), p_(program), out_(file_.stream()), slot_end_(program.units.size()) {
+TraceWriter::TraceWriter(const std::string& path, const SimProgram& program, const TraceFilter& filter)
+    : file_(path), p_(program), filter_(filter), out_(file_.stream()), slot_end_(program.units.size()) {
+  const std::vector<Loop>& loops = program.kernel->loops;
+  for (const std::string& iv : filter_.loops)
+    if (std::none_of(loops.begin(), loops.end(), [&](const Loop& l) { return l.iv == iv; }))
+      throw Error("--trace-loops: the kernel has no loop " + iv);
+  for (const Loop& l : loops) loop_kept_.push_back(filter_.loops.empty() || filter_.loops.count(l.iv));
   std::fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", out_);
   event("{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":" +
         quoted("@" + program.kernel->name + " on " + program.model->name) + "}}");
@@ -61,6 +67,48 @@ void TraceWriter::event(const std::string& json) {
   if (!first_) std::fputs(",\n", out_);
   first_ = false;
   std::fputs(json.c_str(), out_);
+  bytes_ += static_cast<int64_t>(json.size()) + 2;
+}
+
+bool TraceWriter::keeps(const InstanceRecord& r) const {
+  const SimInst& inst = p_.insts[static_cast<size_t>(r.inst)];
+  for (LoopId l : inst.nest)
+    if (loop_kept_[static_cast<size_t>(l)]) {
+      const int64_t iteration = r.loop_counts[l] - 1;
+      return iteration >= filter_.first_iteration && iteration < filter_.end_iteration;
+    }
+  return filter_.loops.empty();
+}
+
+bool TraceWriter::over_budget() { return filter_.max_bytes > 0 && bytes_ >= filter_.max_bytes; }
+
+bool TraceWriter::mark_iterations(const InstanceRecord& r) {
+  bool in_kept_loop = false;
+  for (LoopId l : p_.insts[static_cast<size_t>(r.inst)].nest) {
+    if (!loop_kept_[static_cast<size_t>(l)]) continue;
+    auto [it, fresh] = iteration_starts_.try_emplace({l, r.loop_counts[l]}, r.start, r.loop_ivs[l]);
+    if (!fresh) it->second.first = std::min(it->second.first, r.start);
+    in_kept_loop = true;
+  }
+  return in_kept_loop;
+}
+
+void TraceWriter::write_iteration_markers() {
+  std::set<LoopId> named;
+  for (const auto& [key, start] : iteration_starts_) {
+    const auto& [loop, count] = key;
+    const Loop& l = p_.kernel->loops[static_cast<size_t>(loop)];
+    const std::string tid = std::to_string(kLoopTracks + loop);
+    if (named.insert(loop).second) {
+      event("{\"ph\":\"M\",\"pid\":1,\"tid\":" + tid + ",\"name\":\"thread_name\",\"args\":{\"name\":" +
+            quoted("loop " + l.iv + " iterations") + "}}");
+      event("{\"ph\":\"M\",\"pid\":1,\"tid\":" + tid + ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":" +
+            std::to_string(-1000 + loop) + "}}");
+    }
+    event("{\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":" + tid + ",\"ts\":" + thousandths(ns(start.first)) +
+          ",\"name\":" + quoted(l.iv.substr(1) + "=" + std::to_string(start.second)) + ",\"cat\":\"iteration\"," +
+          "\"args\":{\"iteration\":" + std::to_string(count - 1) + "}}");
+  }
 }
 
 std::string TraceWriter::instance_name(const InstanceRecord& r) const {
@@ -87,7 +135,7 @@ int TraceWriter::track(int unit, int64_t from, int64_t to) {
   if (k > 0 && named_.insert(tid).second) {
     const std::string t = std::to_string(tid);
     event("{\"ph\":\"M\",\"pid\":1,\"tid\":" + t + ",\"name\":\"thread_name\",\"args\":{\"name\":" +
-          quoted(p_.units[static_cast<size_t>(unit)].name + " (" + std::to_string(k + 1) + ")") + "}}");
+          quoted(p_.units[static_cast<size_t>(unit)].name + " in flight " + std::to_string(k + 1)) + "}}");
     event("{\"ph\":\"M\",\"pid\":1,\"tid\":" + t + ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":" +
           std::to_string((unit + 1) * 1000 + static_cast<int>(k)) + "}}");
   }
@@ -100,7 +148,29 @@ void TraceWriter::duration(const char* ph, int tid, int64_t at, const std::strin
         ",\"name\":" + name + ",\"cat\":" + quoted(cat) + (args.empty() ? "" : ",\"args\":{" + args + "}") + "}");
 }
 
+void TraceWriter::note_accesses(const InstanceRecord& r) {
+  const Instruction& in = p_.kernel->insts[static_cast<size_t>(r.inst)];
+  const bool accumulate = reads_accumulator(*p_.kernel, r.inst, r.loop_ivs);
+  for (const auto* list : {&in.writes, &in.reads})
+    for (const tandem::Access& a : *list) {
+      const SpaceInfo* sp = p_.kernel->target->space(p_.kernel->tensors[static_cast<size_t>(a.tensor_id)].space);
+      if (sp && sp->partitions > 0)
+        accesses_.push_back({r.start, r.complete, a.tensor_id, list == &in.writes && !accumulate});
+    }
+}
+
 void TraceWriter::record(const InstanceRecord& r) {
+  // Live bytes count every instance, kept or not.
+  note_accesses(r);
+  if (truncated_at_ >= 0 || !keeps(r)) return;
+  if (over_budget()) {
+    truncated_at_ = r.start;
+    return;
+  }
+  if (mark_iterations(r)) {
+    kept_from_ = std::min(kept_from_, r.start);
+    kept_to_ = std::max(kept_to_, r.complete);
+  }
   const SimInst& inst = p_.insts[static_cast<size_t>(r.inst)];
   const std::string name = quoted(instance_name(r));
   const int64_t from = ns(r.start), to = ns(r.complete);
@@ -156,14 +226,6 @@ void TraceWriter::record(const InstanceRecord& r) {
     }
     duration("E", tid, to, name, cat, args);
   }
-  const Instruction& in = p_.kernel->insts[static_cast<size_t>(r.inst)];
-  const bool accumulate = reads_accumulator(*p_.kernel, r.inst, r.loop_ivs);
-  for (const auto* list : {&in.writes, &in.reads})
-    for (const tandem::Access& a : *list) {
-      const SpaceInfo* sp = p_.kernel->target->space(p_.kernel->tensors[static_cast<size_t>(a.tensor_id)].space);
-      if (sp && sp->partitions > 0)
-        accesses_.push_back({r.start, r.complete, a.tensor_id, list == &in.writes && !accumulate});
-    }
 }
 
 void TraceWriter::remember(const InstanceRecord& r, const Span& span) {
@@ -172,6 +234,10 @@ void TraceWriter::remember(const InstanceRecord& r, const Span& span) {
 }
 
 void TraceWriter::finish() {
+  write_iteration_markers();
+  if (truncated_at_ >= 0)
+    event("{\"ph\":\"i\",\"s\":\"g\",\"pid\":1,\"tid\":0,\"ts\":" + thousandths(ns(truncated_at_)) +
+          ",\"name\":" + quoted("trace cut here: --trace-max-bytes " + std::to_string(filter_.max_bytes) + " reached") + "}");
   // Live bytes: a tensor's value is live from the start of its write to the end of its last
   // read before the next write.
   std::stable_sort(accesses_.begin(), accesses_.end(), [](const Access& a, const Access& b) { return a.start < b.start; });
@@ -203,14 +269,33 @@ void TraceWriter::finish() {
     }
   }
   for (auto& [t, l] : live) close(t, l);
+  // The counters over the time the kept loop instances span (the whole run without a filter):
+  // the level when it begins, then each change.
+  const bool whole = filter_.empty() || kept_from_ == INT64_MAX;
+  const int64_t from = whole ? 0 : ns(kept_from_), to = whole ? INT64_MAX : ns(kept_to_);
   for (const auto& [space, by_time] : deltas) {
-    int64_t level = 0;
-    for (const auto& [t, d] : by_time) {
-      if (d == 0 && t != by_time.begin()->first) continue;  // a value replaced by the next at once
-      level += d;
+    auto counter = [&](int64_t t, int64_t level) {
       event("{\"ph\":\"C\",\"pid\":1,\"ts\":" + thousandths(t) + ",\"name\":" + quoted(space + " live bytes") +
             ",\"args\":{\"bytes\":" + std::to_string(level) + "}}");
+    };
+    int64_t level = 0;
+    bool started = false;
+    for (const auto& [t, d] : by_time) {
+      if (!whole && t <= from) {
+        level += d;
+        continue;
+      }
+      if (!started && !whole) counter(from, level);
+      if (t > to) {
+        started = true;
+        break;
+      }
+      level += d;
+      if (d == 0 && started) continue;  // a value replaced by the next at once
+      started = true;
+      counter(t, level);
     }
+    if (!started && !whole) counter(from, level);
   }
   std::fputs("\n]}\n", out_);
   out_ = nullptr;

@@ -14,6 +14,8 @@ Exits 1 with a message on the first violation of:
 - flows: every 's' has one 'f' with its id, no earlier than the 's', and each end lies inside
   a slice of its own track (the slice the arrow is drawn from or to);
 - counters: per counter, strictly increasing timestamps and values >= 0;
+- iteration marks (instants of category "iteration"): on a named track, in time order per
+  track, numbered 0, 1, 2... (args.iteration) without a gap from the first kept;
 - every track with slices is named."""
 import collections
 import decimal
@@ -45,6 +47,8 @@ def main(path):
     slices = collections.defaultdict(list)  # tid -> [(start, end, name, is_phase)]
     flows = collections.defaultdict(list)
     counters = collections.defaultdict(list)
+    iterations = collections.defaultdict(list)  # tid -> [(ts, iteration)]
+    instants = []  # the names of the other instants
     open_slices = collections.defaultdict(list)  # tid -> stack of (start, 'B' event)
     last_ts = {}  # tid -> the time of its last 'B' or 'E'
     for e in events:
@@ -78,6 +82,12 @@ def main(path):
             flows[e["id"]].append((ph, e["tid"], ts))
         elif ph == "C":
             counters[e["name"]].append((ts, e["args"]["bytes"]))
+        elif ph == "i" and e.get("cat") == "iteration":
+            iterations[e["tid"]].append((ts, e["args"]["iteration"]))
+        elif ph == "i" and e.get("tid") != 0:
+            instants.append(e["name"])
+        elif ph == "i" and e.get("s") == "g":
+            instants.append(e["name"])
     for tid, stack in open_slices.items():
         if stack:
             fail(f"track {names.get(tid, tid)}: {stack[-1][1]['name']} never ends")
@@ -116,12 +126,23 @@ def main(path):
                 fail(f"counter {name}: time {t1} ns does not follow {t0} ns")
         if any(v < 0 for _, v in points):
             fail(f"counter {name} goes negative")
+    for tid, marks in iterations.items():
+        if tid not in names:
+            fail(f"iteration marks on unnamed track {tid}")
+        numbers = [n for _, n in sorted(marks)]
+        if numbers != list(range(numbers[0], numbers[0] + len(numbers))):
+            fail(f"track {names[tid]}: iteration marks out of order or with gaps: {numbers[:10]}...")
     by_name = {}
     for tid, spans in slices.items():
         by_name[names[tid]] = (sum(1 for s in spans if not s[3]), sum(1 for s in spans if s[3]))
     for name in sorted(by_name):
         instances, phases = by_name[name]
         print(f"track {name}: {instances} slices" + (f", {phases} phases" if phases else ""))
+    for tid in sorted(iterations, key=lambda t: names[t]):
+        numbers = sorted(n for _, n in iterations[tid])
+        print(f"marks on {names[tid]}: {len(numbers)}, iterations {numbers[0]} to {numbers[-1]}")
+    for name in instants:
+        print(f"instant: {name}")
     print(f"flows: {len(flows)}")
     for name in sorted(counters):
         print(f"counter {name}: peak {max(v for _, v in counters[name])}")

@@ -55,3 +55,20 @@ def test_usage_errors_exit_2(root):
     assert p.returncode == 2 and "has no function 'nope'" in p.stderr
     p = run(root, f"{root}/workloads/nki/softmax.py:softmax", "--shapes", "256xq")
     assert p.returncode == 2 and "is not a shape" in p.stderr
+    # A shape with a dimension that is not positive is the option's error, not the launcher's.
+    p = run(root, f"{root}/workloads/nki/softmax.py:softmax", "--shapes", "0x512")
+    assert p.returncode == 2 and "--shapes item '0x512': every dimension of a shape must be positive" in p.stderr
+    assert "tandem-nki:" not in p.stderr.split("error:")[0].replace("tandem-nki: ", "")
+
+
+def test_arguments_that_do_not_match_the_kernel_are_located(root):
+    """--shapes with too many or too few items, or a --param the kernel does not take: one
+    line at the kernel's definition, exit 1."""
+    for args, why in ((["--shapes", "1024x1024,1024x1024"], "too many positional arguments"),
+                      (["--shapes", "1024x1024", "--param", "UNROLL=2"], "unexpected keyword argument 'UNROLL'")):
+        p = run(root, f"{root}/workloads/nki/softmax.py:softmax", *args)
+        assert p.returncode == 1
+        line = p.stderr.strip()
+        assert "\n" not in line and "Traceback" not in line
+        assert line.startswith(f"{root}/workloads/nki/softmax.py:13:1: error: softmax: the kernel's arguments "
+                               "do not match its parameters (a_tensor): ") and line.endswith(why)
