@@ -23,6 +23,7 @@ struct OptArgs {
   bool stats = false;
   bool list_passes = false;
   bool verify = false;
+  bool time_passes = false;
 };
 
 int run_opt(const OptArgs& a) {
@@ -34,6 +35,7 @@ int run_opt(const OptArgs& a) {
   RunOptions ropts;
   ropts.stats = a.stats;
   ropts.verify = a.verify;
+  ropts.time_passes = a.time_passes;
   ropts.print_after.insert(a.print_after.begin(), a.print_after.end());
   KernelInput in = read_and_schedule(a.file, a.hw, a.passes, ropts);
   std::string text = print_kernel(in.kernel, &in.deps);
@@ -60,6 +62,8 @@ void add_opt_command(CLI::App& root, int& exit_code) {
   cmd->add_flag("--verify", args->verify,
                 "after each pass, check by symbolic execution that the kernel still computes what the input did "
                 "(docs/checker.md); name the first pass that changed it");
+  cmd->add_flag("--time-passes", args->time_passes,
+                "print each pass's wall time, and the checks' between passes, to stderr after the pipeline");
   cmd->add_option("--hw", args->hw, kHwHelp);
   cmd->add_option("-o,--output", args->out, "write the result here (atomically) instead of stdout");
   cmd->callback([args, &exit_code] { exit_code = run_opt(*args); });

@@ -1,11 +1,16 @@
-// Shared by the commands: where their text output goes.
+// Shared by the commands: where their text output goes, and its colour on a terminal.
 #pragma once
 
 #include <string>
 
 namespace tandem::cli {
 
-// Writes `text` to stdout, or atomically to `path` when one is given.
+// Writes `text` to stdout, or atomically to `path` when one is given. On a terminal (and
+// without NO_COLOR), the first line (the kernel and its time) is bold and race banners red.
 void emit(const std::string& text, const std::string& path);
+
+// A message for stderr: on a terminal (and without NO_COLOR), the location bold and
+// `error:` bold red, as compilers print them; else as it is.
+std::string for_stderr(const std::string& message);
 
 }  // namespace tandem::cli

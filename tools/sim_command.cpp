@@ -31,6 +31,7 @@ struct SimArgs {
   std::string csv_dir;
   bool json = false;
   bool stats = false;
+  bool time_passes = false;
   bool profile = false;
   bool no_race_check = false;
   bool progress = false;
@@ -106,6 +107,7 @@ TraceFilter parse_trace_filter(const SimArgs& a) {
 int run_sim(const SimArgs& a) {
   RunOptions ropts;
   ropts.stats = a.stats;
+  ropts.time_passes = a.time_passes;
   SimOptions sopts;
   sopts.iterations_kept = a.iterations_kept;
   sopts.trace_path = a.trace;
@@ -146,6 +148,7 @@ void add_sim_command(CLI::App& root, int& exit_code) {
   cmd->add_option("--passes", args->passes, "pass pipeline to run before simulating: `default` (the seed pipeline), `auto` (buffers from the model), `none`, or passes separated by commas (tandem opt --help lists them)")->capture_default_str();
   cmd->add_flag("--json", args->json, "print the tandem.sim/1 JSON document instead of the summary");
   cmd->add_flag("--stats", args->stats, "print each pass's statistics to stderr");
+  cmd->add_flag("--time-passes", args->time_passes, "print each pass's wall time to stderr (as tandem opt --time-passes)");
   cmd->add_flag("--profile", args->profile,
                 "append a per-instruction table to the summary: instances, busy time, share, stalls by cause, "
                 "longest first (the JSON always has it as profile[])");

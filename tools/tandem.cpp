@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "sched/support/error.h"
+#include "tools/output.h"
 #include "sched/support/log.h"
 #include "sched/support/provenance.h"
 #include "sched/support/suggest.h"
@@ -92,14 +93,14 @@ int main(int argc, char** argv) {
       return 0;
     }
     const std::string why = misspelt(app, argc, argv);
-    std::cerr << "error: " << (why.empty() ? e.what() : why) << " (see tandem --help)\n";
+    std::cerr << tandem::cli::for_stderr("error: " + (why.empty() ? std::string(e.what()) : why) + " (see tandem --help)") << "\n";
     return 1;
   } catch (const tandem::Error& e) {
     std::cout.flush();
-    std::cerr << tandem::format_error(e) << "\n";
+    std::cerr << tandem::cli::for_stderr(tandem::format_error(e)) << "\n";
     return 1;
   } catch (const std::exception& e) {
-    std::cerr << "internal error: " << e.what() << "\n";
+    std::cerr << tandem::cli::for_stderr(std::string("internal error: ") + e.what()) << "\n";
     return 2;
   }
   return exit_code;

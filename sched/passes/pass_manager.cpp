@@ -1,5 +1,7 @@
 #include "sched/passes/pass_manager.h"
 
+#include <algorithm>
+#include <chrono>
 #include <memory>
 #include <optional>
 #ifdef __GLIBC__
@@ -7,6 +9,8 @@
 #endif
 #include <ostream>
 #include <stdexcept>
+
+#include <fmt/format.h>
 
 #include "sched/analysis/allocator.h"
 #include "sched/analysis/dependence_analysis.h"
@@ -94,6 +98,38 @@ const PassInfo* find_pass(const std::string& name) {
   return nullptr;
 }
 
+namespace {
+
+// --time-passes: wall time per pass step (in pipeline order) and per kind of check, as
+// LLVM's -time-passes prints it.
+class PassTimes {
+ public:
+  void start() { from_ = Clock::now(); }
+  // Adds the time since start() (or the last stop()) to `what`.
+  void stop(const std::string& what) {
+    const Clock::time_point now = Clock::now();
+    auto it = std::find_if(rows_.begin(), rows_.end(), [&](const auto& r) { return r.first == what; });
+    if (it == rows_.end()) it = rows_.insert(rows_.end(), {what, 0.0});
+    it->second += std::chrono::duration<double, std::milli>(now - from_).count();
+    from_ = now;
+  }
+  std::string table() const {
+    double total = 0;
+    for (const auto& [what, ms] : rows_) total += ms;
+    std::string out = "=== pass execution time (wall) ===\n";
+    for (const auto& [what, ms] : rows_)
+      out += fmt::format("  {:10.3f} ms {:6.1f}%  {}\n", ms, total > 0 ? 100 * ms / total : 0.0, what);
+    return out + fmt::format("  {:10.3f} ms {:6.1f}%  total\n", total, 100.0);
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point from_ = Clock::now();
+  std::vector<std::pair<std::string, double>> rows_;
+};
+
+}  // namespace
+
 void run_pipeline(Kernel& k, DepGraph& g, const std::vector<PipelineStep>& steps, const RunOptions& opts,
                   std::ostream& diag) {
   // --verify: the original runs once; the pipeline's result is compared with it at the end
@@ -116,13 +152,16 @@ void run_pipeline(Kernel& k, DepGraph& g, const std::vector<PipelineStep>& steps
   // it is always checked (the input's acyclicity is the caller's).
   std::optional<uint64_t> checked_addition;
   std::vector<uint8_t> checked_erased;
+  PassTimes times;
   for (size_t i = 0; i < steps.size(); ++i) {
     const PipelineStep& step = steps[i];
     PassStats stats;
     PassContext ctx{k, g, stats, logger("sched." + step.pass->name)};
     for (size_t j = i + 1; j < steps.size(); ++j) ctx.later.emplace_back(steps[j].pass->name, steps[j].options);
+    times.start();
     step.pass->create(step.options)->run(ctx);
     g.grow(k.insts.size());
+    times.stop(step.text);
     if (!ctx.unchanged) {  // a pass skipped whole before changing anything cannot have broken it
       const std::vector<std::string> problems = find_structural_problems(k, g, checks);
       if (!problems.empty())
@@ -140,6 +179,7 @@ void run_pipeline(Kernel& k, DepGraph& g, const std::vector<PipelineStep>& steps
     }
     checked_erased.resize(k.insts.size());
     for (size_t v = 0; v < k.insts.size(); ++v) checked_erased[v] = k.insts[v].erased;
+    times.stop("structural checks after each pass");
     if (opts.stats) {
       diag << "=== stats: " << step.text << " ===\n";
       for (const auto& [name, value] : stats.counters) diag << "  " << name << ": " << value << "\n";
@@ -157,10 +197,13 @@ void run_pipeline(Kernel& k, DepGraph& g, const std::vector<PipelineStep>& steps
   // on 100k instructions.
   malloc_trim(0);
 #endif
+  times.start();
   if (reference && !steps.empty() && reference->difference(k))
     for (const auto& [step, kernel] : after_pass)
       if (auto difference = reference->difference(kernel))
         throw MiscompileError("--verify: pass " + step->text + " changed what the kernel computes: " + *difference);
+  if (reference) times.stop("--verify");
+  if (opts.time_passes) diag << times.table();
 }
 
 }  // namespace tandem
