@@ -94,7 +94,8 @@ class Loop:
     """A loop's initiation interval against its bound, and its per-iteration ledger."""
 
     FIELDS = ("name", "trip_count", "dynamic_iterations", "ii_ns", "ii_bound_ns", "resource_bound_ns",
-              "bound_resource", "recurrence_bound_ns", "recurrence_cause", "efficiency", "dma_busy_ns", "overlap", "exposed_dma_ns",
+              "bound_resource", "recurrence_bound_ns", "recurrence_cause", "span_ns", "span_bound_ns", "efficiency",
+              "dma_busy_ns", "overlap", "exposed_dma_ns",
               "wmmas", "wmma_bubble_cycles_per_iteration", "iterations_folded")
 
     def __init__(self, d: dict, source=None):

@@ -164,6 +164,11 @@ SimResult run_simulation(const SimProgram& p, const SimOptions& options) {
   if (static_cast<double>(r.total_ps) < static_cast<double>(r.lower_bound_ps) * slack - 1)
     throw std::logic_error("simulated time " + std::to_string(r.total_ps) + " ps is below the model's lower bound " +
                            std::to_string(r.lower_bound_ps) + " ps (" + r.lower_bound_resource + ")");
+  // Each loop's span holds its busiest resource's work (docs/metrics.md): so efficiency <= 1.
+  for (const LoopResult& l : r.loops)
+    if (static_cast<double>(l.span_ps) < static_cast<double>(l.span_bound_ps) * slack - 1)
+      throw std::logic_error("loop " + l.iv + ": span " + std::to_string(l.span_ps) + " ps is below its bound " +
+                             std::to_string(l.span_bound_ps) + " ps (" + l.bound_resource + ")");
   return r;
 }
 

@@ -139,8 +139,9 @@ Ledger::Ledger(SimContext& ctx, size_t iterations_kept, bool capture_timeline, T
 }
 
 void Ledger::Iter::reset() {
-  // index and kept are set when the slot's next iteration opens (iteration(), open_to()), iv by
+  // kept is set when the slot's next iteration opens (iteration(), open_to()), iv by
   // each record of it (iteration()): finalize() needs a record, so it never reads a stale one.
+  start = std::numeric_limits<Picos>::max();
   end = 0;
   received = 0;
   dma_min_start = std::numeric_limits<Picos>::max();
@@ -193,7 +194,6 @@ void Ledger::IterRing::pop_front() {
   while (s.base + static_cast<int64_t>(s.pending.size()) <= index) {
     const int64_t next = s.base + static_cast<int64_t>(s.pending.size());
     Iter& fresh = s.pending.push_back();
-    fresh.index = next;
     fresh.kept = next < s.listed_below || next >= s.listed_from;
   }
 }
@@ -376,6 +376,7 @@ inline void Ledger::add_wmma(Iter& it, const InstanceRecord& r) {
   for (const LoopId* l = plan.nest; l != plan.nest_end; ++l) {
     LoopState& s = loops_[static_cast<size_t>(*l)];
     Iter& it = iteration(s, r.loop_counts[*l] - 1, r.loop_ivs[*l]);
+    it.start = std::min(it.start, r.start);
     it.end = std::max(it.end, r.complete);
     merge_interval(s.dma_wall, r.start, r.complete);
     it.dma.add(r.start, r.complete);
@@ -399,6 +400,7 @@ inline void Ledger::add_wmma(Iter& it, const InstanceRecord& r) {
   for (const LoopId* l = plan.nest; l != plan.nest_end; ++l) {
     LoopState& s = loops_[static_cast<size_t>(*l)];
     Iter& it = iteration(s, r.loop_counts[*l] - 1, r.loop_ivs[*l]);
+    it.start = std::min(it.start, r.start);
     it.end = std::max(it.end, r.complete);
     if (it.kept) {
       Listed& d = *it.listed;
@@ -426,6 +428,7 @@ void Ledger::record(const InstanceRecord& r) {
       LoopState& s = loops_[static_cast<size_t>(*l)];
       Iter& it = iteration(s, r.loop_counts[*l] - 1, r.loop_ivs[*l]);
       if (it.kept) it.listed->start = std::min(it.listed->start, r.start);
+      it.start = std::min(it.start, r.start);
       it.end = std::max(it.end, r.complete);
       ++it.received;
     }
@@ -499,7 +502,15 @@ void Ledger::barrier_wait(const InstanceRecord& r, Picos waited, bool released_b
   // Steady-state II: per entry of the loop, the time from the end of its first iteration to
   // the end of its last over the iterations in between. Ends leave at the bottleneck's rate,
   // also when a pattern repeats every few iterations; starts bunch up while loads run ahead.
-  if (it.iv == s.lo) s.first_end = it.end;
+  if (it.iv == s.lo) {
+    s.first_end = it.end;
+    s.entry_start = it.start;
+    s.entry_end = it.end;
+  }
+  // Span: per entry, its earliest start to its latest end (fill and drain included).
+  s.entry_start = std::min(s.entry_start, it.start);
+  s.entry_end = std::max(s.entry_end, it.end);
+  if (it.iv == s.hi - 1) s.result.span_ps += s.entry_end - s.entry_start;
   if (it.iv == s.hi - 1 && s.result.trip_count > 1) {
     s.steady_ps += it.end - s.first_end;
     s.steady_intervals += s.result.trip_count - 1;
@@ -509,7 +520,7 @@ void Ledger::barrier_wait(const InstanceRecord& r, Picos waited, bool released_b
   // Filled here and copied once into its place: at the end of the head, or over the oldest of
   // the tail's ring (emplace_back() would zero the slot first).
   IterationResult r;
-  r.index = it.index;
+  r.index = s.base;  // `it` is pending.front()
   r.iv = it.iv;
   Listed& d = *it.listed;
   r.start_ps = d.start == kNever ? 0 : d.start;
@@ -653,9 +664,13 @@ void Ledger::compute_bounds(SimResult& out) {
     l.recurrence_bound_ps = b.recurrence_ps;
     l.recurrence_cause = b.recurrence_cause;
     l.ii_bound_ps = std::max(l.resource_bound_ps, l.recurrence_bound_ps);
-    // Against the hardware alone: what the schedule leaves on the table, including what its own
-    // recurrences (barriers, cut or kept edges) cost; ii_bound_ns says how much of that is theirs.
-    l.efficiency = l.ii_ps > 0 ? static_cast<double>(l.resource_bound_ps) / static_cast<double>(l.ii_ps) : 0.0;
+    // The loop as a whole against the hardware alone: its busiest resource must do every
+    // iteration's work inside the loop's span, fill and drain included, so the span cannot
+    // beat it (a loop of few iterations can beat the per-iteration figures, by work run ahead
+    // of its first iteration's end). What the schedule leaves on the table includes what its
+    // own recurrences (barriers, cut or kept edges) cost; ii_bound_ns says how much is theirs.
+    l.span_bound_ps = l.resource_bound_ps * l.dynamic_iterations;
+    l.efficiency = l.span_ps > 0 ? static_cast<double>(l.span_bound_ps) / static_cast<double>(l.span_ps) : 0.0;
   }
 }
 

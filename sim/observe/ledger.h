@@ -123,17 +123,18 @@ class Ledger final : public InstanceObserver {
   };
   struct alignas(128) Iter {  // 128 bytes: the index is a shift; what every record touches first
     int64_t iv = 0;
+    Picos start = std::numeric_limits<Picos>::max();
     Picos end = 0;
     int64_t received = 0;
     Picos dma_min_start = std::numeric_limits<Picos>::max();
     Picos dma_max_end = 0;
     Picos wmma_bubble = 0;
     int64_t wmmas = 0;
+    // (Its index among the loop's iterations is the position in `pending` plus `base`.)
     // Listed in the result (a long loop lists its first and last ones): only then is
     // `listed` written or read.
     bool kept = true;
     SpanSet dma;
-    int64_t index = 0;
     Listed* listed = nullptr;  // its slot's (IterRing keeps it)
     // Back to a fresh iteration, keeping the span storage (no allocation per iteration).
     void reset();
@@ -172,6 +173,7 @@ class Ledger final : public InstanceObserver {
     Picos first_end = 0;         // end of the current entry's first iteration
     Picos steady_ps = 0;         // summed over entries: first to last end
     int64_t steady_intervals = 0;
+    Picos entry_start = 0, entry_end = 0;  // the current entry's earliest start and latest end
     std::vector<IterationResult> head;
     // The last iterations finalized, a ring: tail[tail_next] is the oldest once it is full.
     std::vector<IterationResult> tail;
@@ -192,7 +194,6 @@ class Ledger final : public InstanceObserver {
     if (offset == s.pending.size()) {
       if (!s.active) activate(s);
       Iter& fresh = s.pending.push_back();
-      fresh.index = index;
       fresh.kept = index < s.listed_below || index >= s.listed_from;
     } else if (offset > s.pending.size()) {
       open_to(s, index);

@@ -48,7 +48,9 @@ struct LoopResult {
   Picos recurrence_bound_ps = 0;     // max over dependence cycles of latency / distance
   std::string recurrence_cause;      // that cycle's instructions, "%ld -> %mm -> %ld"
   Picos ii_bound_ps = 0;             // max of the two
-  double efficiency = 0;             // ii_bound / ii
+  Picos span_ps = 0;                 // summed over entries: earliest start to latest end
+  Picos span_bound_ps = 0;           // resource_bound x dynamic_iterations: span cannot beat it
+  double efficiency = 0;             // span_bound / span
   Picos dma_busy_ps = 0;
   Picos overlapped_dma_ps = 0;
   Picos exposed_dma_ps = 0;         // wall time: some transfer moving, no compute engine of the loop busy

@@ -346,10 +346,7 @@ std::string sim_body(const SimResult& r) {
   }
 
   for (const LoopResult& loop : r.loops) {
-    o << "<h2>Loop " << esc(loop.iv) << "</h2>\n<p class=\"ii\">II " << fmt(ns(loop.ii_ps)) << " ns against a bound of "
-      << fmt(ns(loop.ii_bound_ps)) << " ns (" << esc(loop.bound_resource) << " " << fmt(ns(loop.resource_bound_ps))
-      << " ns, recurrence " << fmt(ns(loop.recurrence_bound_ps)) << " ns): efficiency "
-      << fmt(100 * loop.efficiency, "%.1f") << "%</p>\n";
+    o << "<h2>Loop " << esc(loop.iv) << "</h2>\n<p class=\"ii\">" << esc(format_loop_bounds(loop)) << "</p>\n";
     Series overlap{"overlap %", {}, {}}, exposed{"exposed DMA ns", {}, {}};
     for (const IterationResult& it : loop.iterations) {
       const double index = static_cast<double>(it.index);

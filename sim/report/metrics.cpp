@@ -82,6 +82,8 @@ double metric_value(Metric m, const MetricSubject& s) {
     case Metric::loop_ii_bound_ns: return ns(need(s.loop, m).ii_bound_ps);
     case Metric::loop_resource_bound_ns: return ns(need(s.loop, m).resource_bound_ps);
     case Metric::loop_recurrence_bound_ns: return ns(need(s.loop, m).recurrence_bound_ps);
+    case Metric::loop_span_ns: return ns(need(s.loop, m).span_ps);
+    case Metric::loop_span_bound_ns: return ns(need(s.loop, m).span_bound_ps);
     case Metric::loop_efficiency: return need(s.loop, m).efficiency;
     case Metric::loop_dma_busy_ns: return ns(need(s.loop, m).dma_busy_ps);
     case Metric::loop_overlap: return need(s.loop, m).overlap();

@@ -54,6 +54,16 @@ Json unit_json(const SimResult& r, const UnitResult& u) {
 
 }  // namespace
 
+std::string format_loop_bounds(const LoopResult& l) {
+  std::string text = "II " + fmt("%.3f", ns(l.ii_ps)) + " ns; per iteration " + l.bound_resource + " needs " +
+                     fmt("%.3f", ns(l.resource_bound_ps)) + " ns";
+  if (!l.recurrence_cause.empty())
+    text += " and the recurrence " + l.recurrence_cause + " " + fmt("%.3f", ns(l.recurrence_bound_ps)) + " ns";
+  return text + "; span " + fmt("%.3f", ns(l.span_ps)) + " ns against its bound " + fmt("%.3f", ns(l.span_bound_ps)) +
+         " ns (" + l.bound_resource + ": " + std::to_string(l.dynamic_iterations) + " x " +
+         fmt("%.3f", ns(l.resource_bound_ps)) + " ns): efficiency " + fmt("%.1f", 100 * l.efficiency) + "%";
+}
+
 std::string format_json(const SimResult& r) {
   const MetricSubject kernel{r};
   Json engines = Json::array(), queues = Json::array(), loops = Json::array();
@@ -78,7 +88,7 @@ std::string format_json(const SimResult& r) {
     lj["bound_resource"] = l.bound_resource;
     put(lj, Metric::loop_recurrence_bound_ns, s);
     lj["recurrence_cause"] = l.recurrence_cause;
-    for (Metric m : {Metric::loop_efficiency, Metric::loop_dma_busy_ns,
+    for (Metric m : {Metric::loop_span_ns, Metric::loop_span_bound_ns, Metric::loop_efficiency, Metric::loop_dma_busy_ns,
                      Metric::loop_overlap, Metric::loop_exposed_dma_ns, Metric::loop_wmmas, Metric::loop_wmma_bubble_cycles})
       put(lj, m, s);
     lj["iterations_folded"] = l.folded;
@@ -197,6 +207,8 @@ SimResult parse_sim_json(const std::string& sim_json) {
     l.bound_resource = lj.at("bound_resource");
     l.recurrence_bound_ps = ps_from_ns(lj.at("recurrence_bound_ns"));
     l.recurrence_cause = lj.value("recurrence_cause", "");
+    l.span_ps = ps_from_ns(lj.at("span_ns"));
+    l.span_bound_ps = ps_from_ns(lj.at("span_bound_ns"));
     l.efficiency = lj.at("efficiency");
     l.dma_busy_ps = ps_from_ns(lj.at("dma_busy_ns"));
     l.overlapped_dma_ps = static_cast<Picos>(std::llround(lj.at("overlap").get<double>() * static_cast<double>(l.dma_busy_ps)));
@@ -260,12 +272,9 @@ std::string format_summary(const SimResult& r) {
                       ns(u.stall_ps[2]), ns(u.stall_ps[3]), ns(u.stall_ps[4]));
   }
   for (const LoopResult& l : r.loops) {
-    o << "\nloop " << l.iv << " (" << l.dynamic_iterations << " iterations): II " << fmt("%.3f", ns(l.ii_ps))
-      << " ns, bound " << fmt("%.3f", ns(l.ii_bound_ps)) << " ns ("
-      << (l.recurrence_bound_ps > l.resource_bound_ps ? "recurrence " + l.recurrence_cause : l.bound_resource)
-      << "), efficiency "
-      << fmt("%.1f", 100 * l.efficiency) << "%, DMA overlapped " << fmt("%.1f", 100 * l.overlap()) << "%, exposed DMA "
-      << fmt("%.3f", ns(l.exposed_dma_ps)) << " ns\n";
+    o << "\nloop " << l.iv << " (" << l.dynamic_iterations << " iterations): " << format_loop_bounds(l)
+      << "; DMA overlapped " << fmt("%.1f", 100 * l.overlap()) << "%, exposed DMA " << fmt("%.3f", ns(l.exposed_dma_ps))
+      << " ns\n";
     if (l.wmma_instances > 0)
       o << "  WMMA issue bubbles: " << fmt("%.2f", l.wmma_bubble_cycles_per_iteration(r.reference_clock_ghz))
         << " cycles per iteration over " << l.wmma_instances / std::max<int64_t>(1, l.dynamic_iterations)

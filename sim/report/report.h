@@ -11,6 +11,9 @@ namespace tandem {
 
 std::string format_summary(const SimResult& r);
 std::string format_json(const SimResult& r);
+// A loop's II and what bounds it, in words: the per-iteration needs (busiest resource,
+// recurrence), then the span against its bound and the efficiency, their ratio.
+std::string format_loop_bounds(const LoopResult& l);
 // tandem sim --profile: one row per instruction, longest busy time first (the JSON's profile[]).
 std::string format_profile(const SimResult& r);
 // A tandem.sim/1 document read back (what a run in another process found): the inverse of
