@@ -103,5 +103,12 @@ int main(int argc, char** argv) {
     std::cerr << tandem::cli::for_stderr(std::string("internal error: ") + e.what()) << "\n";
     return 2;
   }
+  // Results printed to stdout must have reached it: a full disk is an error, not exit 0.
+  std::cout.flush();
+  if (std::fflush(stdout) != 0 || std::ferror(stdout) || std::cout.fail()) {
+    std::cerr << tandem::cli::for_stderr("error: cannot write the results to standard output: they are incomplete")
+              << "\n";
+    return 1;
+  }
   return exit_code;
 }

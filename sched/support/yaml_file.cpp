@@ -3,6 +3,7 @@
 #include "sched/support/suggest.h"
 
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "sched/support/output.h"
@@ -21,7 +22,9 @@ YamlFile::YamlFile(const std::string& path, const std::string& what) : path_(pat
 }
 
 // Every reader takes a mapping key as a name; a key that is itself a list or mapping
-// (`{{}: 1}`) is the user's error, located here once for all readers. A node is checked once
+// (`{{}: 1}`) is the user's error, and so is a key that repeats in its mapping (YAML 1.2
+// requires unique keys; yaml-cpp keeps both, and a reader would see only the first), each
+// located here once for all readers. A node is checked once
 // (aliases share nodes: `*a` repeated must not make the walk exponential); yaml-cpp bounds
 // the nesting depth while parsing.
 void YamlFile::check_keys(const YAML::Node& root) const {
@@ -33,11 +36,17 @@ void YamlFile::check_keys(const YAML::Node& root) const {
     if (!(n.IsSequence() || n.IsMap()) || !seen.insert(n.Mark().pos).second) continue;
     if (n.IsSequence())
       for (const auto& e : n) todo.push_back(e);
-    if (n.IsMap())
+    if (n.IsMap()) {
+      std::map<std::string, YAML::Node> keys;
       for (const auto& kv : n) {
         if (!kv.first.IsScalar()) fail(kv.first, "a mapping key must be a name, not a list or mapping");
+        const auto [first, fresh] = keys.emplace(kv.first.Scalar(), kv.first);
+        if (!fresh)
+          fail(kv.first, "key '" + kv.first.Scalar() + "' repeats in this mapping (first at line " +
+                             std::to_string(loc(first->second).line) + "); give each key once");
         todo.push_back(kv.second);
       }
+    }
   }
 }
 
