@@ -163,14 +163,36 @@ def main(argv=None) -> int:
         return proc.returncode
 
 
+class _Stopped(BaseException):
+    """SIGTERM or SIGHUP, raised where the process is, so that what it started is undone on the
+    way out: subprocess.run kills the `tandem sim` child, the temporary directory goes."""
+
+    def __init__(self, signum):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _stop(signum, frame):
+    raise _Stopped(signum)
+
+
 def run(argv=None) -> int:
-    """main() with the promise kept that no traceback reaches the user: an interrupt exits 130, a
-    defect of the tool one line and status 2."""
+    """main() with the promise kept that no traceback reaches the user: an interrupt exits 130,
+    SIGTERM and SIGHUP 128 + the signal (after stopping the simulation and removing the
+    temporary files), a defect of the tool one line and status 2."""
+    import signal
+
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(signum) is signal.SIG_DFL:
+            signal.signal(signum, _stop)
     try:
         return main(argv)
     except KeyboardInterrupt:
         print("tandem-nki: interrupted", file=sys.stderr)
         return 130
+    except _Stopped as e:
+        print(f"tandem-nki: stopped by {signal.Signals(e.signum).name}", file=sys.stderr)
+        return 128 + e.signum
     except BrokenPipeError:
         return 1
     except Exception as e:  # a defect: say so in one line

@@ -106,6 +106,25 @@ void unregister_temporary(int slot) {
   g_slots[slot].state.store(0, std::memory_order_release);
 }
 
+}  // namespace
+
+std::string temporary_path(const std::string& name) {
+  const char* tmpdir = std::getenv("TMPDIR");
+  return std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/" + name;
+}
+
+ScratchFile::ScratchFile(const std::string& path, const std::string& content) : path_(path) {
+  slot_ = register_temporary(path_);
+  write_file_atomic(path_, content);
+}
+
+ScratchFile::~ScratchFile() {
+  unregister_temporary(slot_);
+  ::unlink(path_.c_str());
+}
+
+namespace {
+
 // ---- paths ----
 
 std::string dir_of(const std::string& path) {

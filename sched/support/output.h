@@ -57,6 +57,23 @@ class OutputFile {
 // comma, a quote or a newline.
 std::string csv_cell(const std::string& s);
 
+// `name` in $TMPDIR (else /tmp).
+std::string temporary_path(const std::string& name);
+
+// A file written for the time of a scope: removed when destroyed and on those signals.
+class ScratchFile {
+ public:
+  ScratchFile(const std::string& path, const std::string& content);
+  ~ScratchFile();
+  ScratchFile(const ScratchFile&) = delete;
+  ScratchFile& operator=(const ScratchFile&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  int slot_ = -1;
+};
+
 // Writes `content` to `path` through an OutputFile; throws Error when it cannot.
 void write_file_atomic(const std::string& path, const std::string& content);
 

@@ -54,7 +54,8 @@ Child spawn(const std::function<std::string()>& job) {
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
     // Dies with the parent: an interrupted sweep (SIGTERM, SIGKILL) leaves no point running.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    // SIGTERM, so that the point removes its scratch files first (sched/support/output.h).
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (::getppid() != parent) _exit(1);
     ::close(fd[0]);
     std::string answer;

@@ -72,3 +72,44 @@ def test_arguments_that_do_not_match_the_kernel_are_located(root):
         assert "\n" not in line and "Traceback" not in line
         assert line.startswith(f"{root}/workloads/nki/softmax.py:13:1: error: softmax: the kernel's arguments "
                                "do not match its parameters (a_tensor): ") and line.endswith(why)
+
+
+LONG_KERNEL = """from tandem import nki
+import tandem.nki.language as nl
+@nki.jit
+def k(a, trips):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(trips):
+        nl.store(out, value=nl.exp(nl.load(a)))
+    return out
+"""
+
+
+def test_sigterm_and_sighup_stop_the_simulation_and_leave_nothing(root, tmp_path):
+    """SIGTERM or SIGHUP to tandem-nki alone (a job runner stopping it): its `tandem sim` child
+    stops too, its temporary directory goes, and it exits 128 + the signal with one line."""
+    import signal
+    import time
+
+    src = tmp_path / "k.py"
+    src.write_text(LONG_KERNEL)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        p = subprocess.Popen([sys.executable, os.path.join(root, "python", "tandem-nki"), f"{src}:k", "--shapes",
+                              "128x512,int:1000000000000", "--simulate"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=dict(os.environ, TMPDIR=str(scratch)))
+        deadline = time.time() + 60
+        children = []
+        while not children and time.time() < deadline:
+            time.sleep(0.2)
+            children = subprocess.run(["pgrep", "-P", str(p.pid)], capture_output=True, text=True).stdout.split()
+        assert children, "tandem sim never started"
+        p.send_signal(signum)
+        _, err = p.communicate(timeout=60)
+        assert p.returncode == 128 + signum
+        assert err.strip() == f"tandem-nki: stopped by {signal.Signals(signum).name}"
+        time.sleep(0.5)
+        assert not any(os.path.exists(f"/proc/{c}") and "tandem" in open(f"/proc/{c}/cmdline").read()
+                       for c in children), "the tandem sim child outlived tandem-nki"
+        assert list(scratch.iterdir()) == []

@@ -29,8 +29,8 @@ namespace tandem {
 
 namespace {
 
-// One point, in its own process: the point's model (if it sets model fields) goes to a file
-// of the sweep's scratch directory; a model error names the point rather than that file.
+// One point, in its own process: the point's model (if it sets model fields) goes to a scratch
+// file named from `scratch`; a model error names the point rather than that file.
 // The answer: "r" RACES "\n" CELLS for a simulated point, "m" MESSAGE for one whose pipeline
 // fails --verify.
 std::string run_point(const SweepSpec& spec, const SweepTable& table, size_t point, const std::string& scratch,
@@ -42,15 +42,16 @@ std::string run_point(const SweepSpec& spec, const SweepTable& table, size_t poi
   std::string hw = spec.model_files.empty() ? spec.model : base;
   const std::string yaml = point_model_yaml(spec, base, values);
   const bool edited = !yaml.empty();
+  std::unique_ptr<ScratchFile> point_model;
   if (edited) {
-    hw = scratch + "/point-" + std::to_string(point) + ".yaml";
-    std::ofstream(hw) << yaml;
+    point_model = std::make_unique<ScratchFile>(scratch + "-point-" + std::to_string(point) + ".yaml", yaml);
+    hw = point_model->path();
   }
   RunOptions ropts;
   ropts.verify = verify;
   try {
     SimResult r = schedule_and_simulate(kernel, hw, point_pipeline(spec, values), ropts, SimOptions{});
-    // A point's own model lives in the scratch directory: name the model it derives from (the
+    // A point's own model is a scratch file: name the model it derives from (the
     // hash stays the point's own model's).
     if (edited) {
       std::error_code ec;
@@ -67,29 +68,17 @@ std::string run_point(const SweepSpec& spec, const SweepTable& table, size_t poi
   }
 }
 
-// A scratch directory for the points' models, removed at the end.
-struct Scratch {
-  std::string path;
-  Scratch() {
-    char name[] = "/tmp/tandem-sweep-XXXXXX";
-    if (!::mkdtemp(name)) throw std::runtime_error("cannot create a scratch directory");
-    path = name;
-  }
-  ~Scratch() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path, ignored);
-  }
-};
-
 }  // namespace
 
 int run_sweep(const SweepRun& args) {
   if (args.jobs < 1) throw Error("-j must be at least 1");
   const SweepSpec spec = load_sweep(args.file);
   const SweepTable table(spec);
-  const Scratch scratch;
+  // The points' models: $TMPDIR/tandem-sweep-PID-point-N.yaml, each removed by its point's
+  // process when done or signalled (a point dies with the sweep: SIGTERM).
+  const std::string scratch = temporary_path("tandem-sweep-" + std::to_string(::getpid()));
   const bool verify = args.verify || spec.verify;
-  auto job = [&](size_t point) { return run_point(spec, table, point, scratch.path, verify); };
+  auto job = [&](size_t point) { return run_point(spec, table, point, scratch, verify); };
 #ifdef TANDEM_HAVE_MPI
   std::unique_ptr<MpiPool> mpi;
   if (launched_under_mpi()) mpi = std::make_unique<MpiPool>();
