@@ -1,5 +1,7 @@
 #include "sim/driver/simulator.h"
 
+#include <fmt/format.h>
+
 #include <cctype>
 #include <chrono>
 #include <condition_variable>
@@ -174,7 +176,29 @@ SimResult run_simulation(const SimProgram& p, const SimOptions& options) {
 
 }  // namespace
 
+namespace {
+
+// Simulated time is whole picoseconds in 64 bits, and the DMA bandwidth model multiplies times
+// by rates: a run must stay far below 2^63 ps. Its time is at most every instance's duration
+// one after another (the units never all wait: a deadlock is reported apart).
+constexpr long double kTimeLimitPs = 1e16L;  // 10^4 s
+
+void check_time_limit(const SimProgram& p, const SimOptions& options) {
+  long double serial = 0;
+  for (const SimInst& inst : p.insts)
+    serial += static_cast<long double>(inst.dynamic_count) *
+              (static_cast<long double>(inst.latency_ps) + inst.data_ps + inst.link_ps + inst.pipe_ps);
+  serial *= 1 + (options.perturb_seed ? options.perturb_spread : 0.0);
+  if (serial > kTimeLimitPs)
+    throw Error(p.model->file + ": on this model the kernel could run up to " + fmt::format("{:.3g}", static_cast<double>(serial / 1e12L)) +
+                " s of simulated time (its instances one after another), past the simulator's limit of 10^4 s; "
+                "check the model's clocks, costs and bandwidths");
+}
+
+}  // namespace
+
 SimResult simulate(const SimProgram& p, const SimOptions& options) {
+  check_time_limit(p, options);
   static bool elaborated = false;
   if (elaborated) throw std::logic_error("simulate() runs once per process (SystemC elaborates once)");
   elaborated = true;

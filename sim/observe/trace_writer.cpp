@@ -274,8 +274,9 @@ void TraceWriter::finish() {
   const bool whole = filter_.empty() || kept_from_ == INT64_MAX;
   const int64_t from = whole ? 0 : ns(kept_from_), to = whole ? INT64_MAX : ns(kept_to_);
   for (const auto& [space, by_time] : deltas) {
+    const std::string counter_name = quoted(space + " live bytes");
     auto counter = [&](int64_t t, int64_t level) {
-      event("{\"ph\":\"C\",\"pid\":1,\"ts\":" + thousandths(t) + ",\"name\":" + quoted(space + " live bytes") +
+      event("{\"ph\":\"C\",\"pid\":1,\"ts\":" + thousandths(t) + ",\"name\":" + counter_name +
             ",\"args\":{\"bytes\":" + std::to_string(level) + "}}");
     };
     int64_t level = 0;

@@ -4,8 +4,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -203,7 +205,7 @@ class Search {
       add(e, keys_.count(i) && done[i] ? &keys_[i] : nullptr);
     }
     keys_.clear();
-    if (log_) std::fflush(log_);
+    flush_log();
     progress();
   }
 
@@ -228,9 +230,19 @@ class Search {
     }
     const bool fresh = !resume || !std::filesystem::exists(path) || std::filesystem::is_empty(path);
     log_ = std::fopen(path.c_str(), fresh ? "w" : "a");
-    if (!log_) throw Error("--log " + path + ": cannot write it");
+    if (!log_) throw Error("--log " + path + ": cannot write it: " + std::strerror(errno));
+    log_path_ = path;
     if (fresh) std::fprintf(log_, "%s\n", header.c_str());
-    std::fflush(log_);
+    flush_log();
+  }
+
+  // A log that cannot take the batch's rows would make a later --resume start over: stop now.
+  void flush_log() {
+    if (!log_) return;
+    errno = 0;
+    if (std::fflush(log_) != 0 || std::ferror(log_))
+      throw Error("--log " + log_path_ + ": cannot append to it" + (errno ? std::string(": ") + std::strerror(errno) : "") +
+                  "; the search stops (the log holds the points written before)");
   }
 
   size_t resumed() const { return resumed_; }
@@ -359,6 +371,7 @@ class Search {
   std::map<size_t, std::string> keys_;     // this batch: index -> key of the points simulated
   size_t simulated_ = 0;
   std::FILE* log_ = nullptr;
+  std::string log_path_;
   size_t resumed_ = 0;
 };
 
