@@ -51,7 +51,8 @@ std::string for_stderr(const std::string& message) {
   if (!colour(STDERR_FILENO)) return message;
   for (const char* tag : {"internal error:", "error:"}) {
     const size_t at = message.find(tag);
-    if (at == std::string::npos || (at > 0 && message.compare(at - 2, 2, ": ") != 0)) continue;
+    // At the start, or after a location's ": ".
+    if (at == std::string::npos || (at > 0 && (at < 2 || message.compare(at - 2, 2, ": ") != 0))) continue;
     const std::string where = message.substr(0, at);
     return (where.empty() ? "" : kBold + where + kReset) + kBoldRed + tag + kReset + message.substr(at + std::strlen(tag));
   }
