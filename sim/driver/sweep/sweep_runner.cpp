@@ -1,10 +1,14 @@
 #include "sim/driver/sweep/sweep_runner.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -92,6 +96,12 @@ int run_sweep(const SweepRun& args) {
   const std::string out = args.out.empty() ? std::filesystem::path(args.file).stem().string() + ".csv" : args.out;
   if (std::filesystem::exists(out) && !std::filesystem::is_regular_file(out))
     throw Error("-o " + out + ": the CSV must be a regular file (it is appended to, then rewritten sorted)");
+  // One sweep writes a CSV at a time: another one's rows would interleave with ours and one of
+  // the two rewrites would drop the other's. Held until the process ends.
+  const int lock = ::open(out.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (lock < 0) throw Error("-o " + out + ": cannot write it: " + std::strerror(errno));
+  if (::flock(lock, LOCK_EX | LOCK_NB) != 0)
+    throw Error("-o " + out + ": another tandem sweep is writing this CSV; give each sweep its own file");
   if (args.resume) {
     // A row cut by an interrupted write (no newline at its end) is dropped; its point runs again.
     const std::string torn = drop_torn_row(out);
@@ -131,7 +141,9 @@ int run_sweep(const SweepRun& args) {
       row = table.row(point, racy ? "racy" : "ok", o.output.substr(eol + 1), "");
     }
     std::fputs((row + "\n").c_str(), csv);
-    std::fflush(csv);
+    if (std::fflush(csv) != 0 || std::ferror(csv))
+      throw Error("-o " + out + ": cannot append a row (" + std::strerror(errno) +
+                  "); the sweep stops: --resume runs the missing points once there is room");
     ++finished;
     failed += !ok;
     const double seconds = progress.seconds();
