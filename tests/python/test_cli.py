@@ -97,7 +97,7 @@ def test_sigterm_and_sighup_stop_the_simulation_and_leave_nothing(root, tmp_path
     scratch.mkdir()
     for signum in (signal.SIGTERM, signal.SIGHUP):
         p = subprocess.Popen([sys.executable, os.path.join(root, "python", "tandem-nki"), f"{src}:k", "--shapes",
-                              "128x512,int:1000000000000", "--simulate"], stdout=subprocess.PIPE,
+                              "128x512,int:1000000000", "--simulate"], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True, env=dict(os.environ, TMPDIR=str(scratch)))
         deadline = time.time() + 60
         children = []
