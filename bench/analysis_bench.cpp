@@ -18,7 +18,8 @@ void BM_Parse(benchmark::State& state) {
   std::string text = unrolled_gemm(state.range(0), false);
   for (auto _ : state) benchmark::DoNotOptimize(tandem::parse_kernel(text, "bench.kir"));
   state.SetComplexityN(state.range(0));
-  state.counters["insts/s"] = benchmark::Counter(static_cast<double>(state.range(0)), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["insts/s"] =
+      benchmark::Counter(static_cast<double>(state.range(0)), benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void analyze(benchmark::State& state, bool in_loop) {
@@ -27,7 +28,8 @@ void analyze(benchmark::State& state, bool in_loop) {
   for (auto _ : state) edges = tandem::analyze_dependences(k).num_edges();
   state.SetComplexityN(state.range(0));
   state.counters["edges"] = static_cast<double>(edges);
-  state.counters["insts/s"] = benchmark::Counter(static_cast<double>(state.range(0)), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["insts/s"] =
+      benchmark::Counter(static_cast<double>(state.range(0)), benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void BM_AnalyzeStraightLine(benchmark::State& state) { analyze(state, false); }

@@ -21,7 +21,8 @@ inline std::string unrolled_gemm(int64_t instructions, bool in_loop) {
     << "  tensor %A : dram[128, 1048576] bf16\n  tensor %B : dram[1048576, 512] bf16\n"
     << "  tensor %C : dram[128, 512] bf16\n  tensor %acc : psum[128, 512] f32\n"
     << "  tensor %o : sbuf[128, 512] bf16\n";
-  for (int t = 0; t < 8; ++t) s << "  tensor %a" << t << " : sbuf[128, 128] bf16\n  tensor %b" << t << " : sbuf[128, 128] bf16\n";
+  for (int t = 0; t < 8; ++t)
+    s << "  tensor %a" << t << " : sbuf[128, 128] bf16\n  tensor %b" << t << " : sbuf[128, 128] bf16\n";
   if (in_loop) s << "  loop %r = 0 to 4 {\n";
   int64_t emitted = 0;
   for (int64_t j = 0; emitted < instructions; ++j) {

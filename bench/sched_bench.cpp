@@ -63,7 +63,8 @@ std::string family_text(char family, int64_t n) {
     for (int t = 0; t < 8; ++t) s << "  tensor %t" << t << " : sbuf[128, 128] bf16\n";
   } else {
     s << "  tensor %X : dram[128, 1048576] bf16\n  tensor %Y : dram[128, 1048576] bf16\n";
-    for (int t = 0; t < 8; ++t) s << "  tensor %t" << t << " : sbuf[128, 128] bf16\n  tensor %u" << t << " : sbuf[128, 128] bf16\n";
+    for (int t = 0; t < 8; ++t)
+      s << "  tensor %t" << t << " : sbuf[128, 128] bf16\n  tensor %u" << t << " : sbuf[128, 128] bf16\n";
   }
   if (loop) s << "  loop %i = 0 to 4 {\n";
   int64_t emitted = 0;
@@ -200,17 +201,17 @@ int main(int argc, char** argv) {
   std::vector<int64_t> sizes;
   for (int64_t n : {1000, 3000, 10000, 30000, 100000})
     if (n <= max_n) sizes.push_back(n);
-  const std::vector<std::pair<char, const char*>> families = {
-      {'a', "straight-line load/activation/save"},
-      {'b', "load/activation/save in a loop"},
-      {'c', "GEMM body in a loop"},
-      {'d', "N tensors (load/save of each) in a loop"},
-      {'e', "N / 4 sibling loops, a tile each"}};
+  const std::vector<std::pair<char, const char*>> families = {{'a', "straight-line load/activation/save"},
+                                                              {'b', "load/activation/save in a loop"},
+                                                              {'c', "GEMM body in a loop"},
+                                                              {'d', "N tensors (load/save of each) in a loop"},
+                                                              {'e', "N / 4 sibling loops, a tile each"}};
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
   const std::vector<std::string> stages = {"parse", "analysis", "default", "auto", "sim"};
-  std::printf("CPU seconds (min of 3 under %.0f s), peak RSS MB; default/auto: parse + analysis + passes + printing; "
-              "sim: tandem sim --passes=default (parse to simulation, race checker on); limit %d s\n",
-              kRepeatBelowS, limit_s);
+  std::printf(
+      "CPU seconds (min of 3 under %.0f s), peak RSS MB; default/auto: parse + analysis + passes + printing; "
+      "sim: tandem sim --passes=default (parse to simulation, race checker on); limit %d s\n",
+      kRepeatBelowS, limit_s);
   for (const auto& [family, title] : families) {
     std::printf("\n(%c) %s\n", family, title);
     std::printf("%8s", "n");
@@ -233,8 +234,9 @@ int main(int argc, char** argv) {
         else if (stages[s] == "parse")
           std::snprintf(cell, sizeof cell, "%.3f s %.0f MB", r.seconds, r.peak_mb);
         else
-          std::snprintf(cell, sizeof cell, "%.3f s %.0f MB %.0fk e%s", r.seconds, r.peak_mb, r.edges / 1000,
-                        r.out_mb > 0 ? (" " + std::to_string(static_cast<int>(std::ceil(r.out_mb))) + "MBo").c_str() : "");
+          std::snprintf(
+              cell, sizeof cell, "%.3f s %.0f MB %.0fk e%s", r.seconds, r.peak_mb, r.edges / 1000,
+              r.out_mb > 0 ? (" " + std::to_string(static_cast<int>(std::ceil(r.out_mb))) + "MBo").c_str() : "");
         std::printf(" | %-30s", cell);
         std::fflush(stdout);
       }

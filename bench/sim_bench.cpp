@@ -34,13 +34,13 @@
 #include <vector>
 
 #include "bench/bench_kernels.h"
-#include "tests/oracle/event_loop.h"
 #include "sched/analysis/dependence_analysis.h"
 #include "sched/ir/parser.h"
 #include "sched/passes/pass_manager.h"
 #include "sched/target/target.h"
 #include "sim/driver/simulator.h"
 #include "sim/observe/race_checker.h"
+#include "tests/oracle/event_loop.h"
 
 #include <systemc>
 
@@ -163,8 +163,9 @@ Measure simulate_in_child(const std::string& text, size_t iterations_kept, bool 
     o.check_races = check_races;
     const double t0 = cpu_now();
     SimResult r = simulate(p, o);
-    return Measure{cpu_now() - t0, r.total_ps, p.dynamic_instructions, 0, static_cast<long long>(r.hazards.size()),
-                   r.systemc_waits, r.systemc_deltas};
+    return Measure{
+        cpu_now() - t0,  r.total_ps,      p.dynamic_instructions, 0, static_cast<long long>(r.hazards.size()),
+        r.systemc_waits, r.systemc_deltas};
   });
 }
 
@@ -275,8 +276,8 @@ Measure systemc_ceiling_in_child(int64_t trips) {
     const double t0 = cpu_now();
     sc_core::sc_start();
     const double s = cpu_now() - t0;
-    return Measure{s, static_cast<long long>(sc_core::sc_time_stamp().value()), 3 * design->consumed, 0, 0, 0,
-                   static_cast<long long>(sc_core::sc_delta_count())};
+    return Measure{s, static_cast<long long>(sc_core::sc_time_stamp().value()), 3 * design->consumed, 0, 0,
+                   0, static_cast<long long>(sc_core::sc_delta_count())};
   });
 }
 
@@ -313,19 +314,22 @@ int main(int argc, char** argv) {
   row("plain event loop, no checker", base_nc);
   std::printf("  race checker cost: simulator %.2fx, event loop %.2fx (target <= 1.5x)\n", sim.seconds / sim_nc.seconds,
               base.seconds / base_nc.seconds);
-  std::printf("  ratio simulator / event loop, both checking: %.2f; neither: %.2f (target >= 0.5; 20 M instructions/s)\n",
-              rate(sim) / rate(base), rate(sim_nc) / rate(base_nc));
+  std::printf(
+      "  ratio simulator / event loop, both checking: %.2f; neither: %.2f (target >= 0.5; 20 M instructions/s)\n",
+      rate(sim) / rate(base), rate(sim_nc) / rate(base_nc));
   const Measure ceiling = best_of_3([&] { return systemc_ceiling_in_child<BareGemm>(gemm_trips); });
-  std::printf("  SystemC ceiling (bare threads, one timed wait and one notification per instance): %.3f s, %.2f M "
-              "instructions/s; the simulator without the checker reaches %.2f of it\n",
-              ceiling.seconds, rate(ceiling), rate(sim_nc) / rate(ceiling));
+  std::printf(
+      "  SystemC ceiling (bare threads, one timed wait and one notification per instance): %.3f s, %.2f M "
+      "instructions/s; the simulator without the checker reaches %.2f of it\n",
+      ceiling.seconds, rate(ceiling), rate(sim_nc) / rate(ceiling));
   const Measure methods = best_of_3([&] { return systemc_ceiling_in_child<BareGemmMethods>(gemm_trips); });
   std::printf("  the same as bare method processes (next_trigger, no thread switch): %.3f s, %.2f M instructions/s%s\n",
               methods.seconds, rate(methods), methods.total_ps == ceiling.total_ps ? "" : " (NOT the same schedule)");
   auto per = [](long long n, const Measure& m) { return static_cast<double>(n) / static_cast<double>(m.instances); };
-  std::printf("  SystemC kernel per instance: simulator %.2f waits of a unit, %.2f delta cycles; ceiling %.2f delta "
-              "cycles\n",
-              per(sim_nc.waits, sim_nc), per(sim_nc.deltas, sim_nc), per(ceiling.deltas, ceiling));
+  std::printf(
+      "  SystemC kernel per instance: simulator %.2f waits of a unit, %.2f delta cycles; ceiling %.2f delta "
+      "cycles\n",
+      per(sim_nc.waits, sim_nc), per(sim_nc.deltas, sim_nc), per(ceiling.deltas, ceiling));
   const bool same = sim.total_ps == base.total_ps && sim_nc.total_ps == base.total_ps && sim.races == base.races;
   std::printf("  same schedule and races: %s\n", same ? "yes" : "NO");
 
@@ -359,7 +363,8 @@ int main(int argc, char** argv) {
 
   const std::string loop = two_stage(long_trips);
   Measure mem = simulate_in_child(loop, 1000);
-  std::printf("Loop of %lld iterations (%lld dynamic instructions)\n", static_cast<long long>(long_trips), mem.instances);
+  std::printf("Loop of %lld iterations (%lld dynamic instructions)\n", static_cast<long long>(long_trips),
+              mem.instances);
   std::printf("  %8.3f s  %7.2f M instructions/s  peak resident %.1f MB (target < 200 MB)\n", mem.seconds, rate(mem),
               static_cast<double>(mem.peak_kb) / 1024);
   return same ? 0 : 1;

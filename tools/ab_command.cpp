@@ -23,7 +23,8 @@ void add_ab_command(CLI::App& root, int& exit_code) {
   cmd->add_option("file", args->file, "kernel in the .kir text format")->required();
   cmd->add_option("--a", args->a, "pipeline A (e.g. none; default: --passes)");
   cmd->add_option("--b", args->b, "pipeline B (e.g. default; default: --passes)");
-  cmd->add_option("--passes", *passes, "the pipeline of a side that names none (a hardware A/B)")->capture_default_str();
+  cmd->add_option("--passes", *passes, "the pipeline of a side that names none (a hardware A/B)")
+      ->capture_default_str();
   cmd->add_option("--hw", *hw, std::string(kHwHelp) + "; both sides");
   cmd->add_option("--hw-a", args->hw_a, "model A, a name or a file (default: --hw): a hardware A/B");
   cmd->add_option("--hw-b", args->hw_b, "model B (default: --hw)");

@@ -31,7 +31,8 @@ int run_opt(const OptArgs& a) {
     std::cout << describe_passes();
     return 0;
   }
-  if (a.file.empty() || a.passes.empty()) throw Error("tandem opt needs a kernel file and --passes (see tandem opt --help)");
+  if (a.file.empty() || a.passes.empty())
+    throw Error("tandem opt needs a kernel file and --passes (see tandem opt --help)");
   RunOptions ropts;
   ropts.stats = a.stats;
   ropts.verify = a.verify;
@@ -49,11 +50,14 @@ int run_opt(const OptArgs& a) {
 void add_opt_command(CLI::App& root, int& exit_code) {
   auto args = std::make_shared<OptArgs>();
   CLI::App* cmd = root.add_subcommand("opt", "Run a pass pipeline over a kernel and print the resulting kernel.");
-  cmd->footer("\nPipelines are comma-separated passes with options: "
-              "--passes='assign-engines{queues=4,policy=balance}'.\n\n" +
-              describe_passes());
+  cmd->footer(
+      "\nPipelines are comma-separated passes with options: "
+      "--passes='assign-engines{queues=4,policy=balance}'.\n\n" +
+      describe_passes());
   cmd->add_option("file", args->file, "kernel in the .kir text format");
-  cmd->add_option("--passes", args->passes, "pass pipeline to run: `default` (the seed pipeline), `auto` (buffers from the model), `none` (no pass), or passes separated by commas");
+  cmd->add_option("--passes", args->passes,
+                  "pass pipeline to run: `default` (the seed pipeline), `auto` (buffers from the model), `none` (no "
+                  "pass), or passes separated by commas");
   cmd->add_flag("--list-passes", args->list_passes, "print the pass table (passes, options, defaults) and exit");
   cmd->add_flag("--print-deps", args->print_deps,
                 "after the kernel, print every dependence edge: dep %src -> %dst KIND [distance=N]");

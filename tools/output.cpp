@@ -54,7 +54,8 @@ std::string for_stderr(const std::string& message) {
     // At the start, or after a location's ": ".
     if (at == std::string::npos || (at > 0 && (at < 2 || message.compare(at - 2, 2, ": ") != 0))) continue;
     const std::string where = message.substr(0, at);
-    return (where.empty() ? "" : kBold + where + kReset) + kBoldRed + tag + kReset + message.substr(at + std::strlen(tag));
+    return (where.empty() ? "" : kBold + where + kReset) + kBoldRed + tag + kReset +
+           message.substr(at + std::strlen(tag));
   }
   return message;
 }

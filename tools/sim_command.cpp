@@ -7,10 +7,10 @@
 
 #include "sched/support/error.h"
 #include "sched/support/output.h"
+#include "sim/driver/simulate_file.h"
 #include "sim/report/csv_tables.h"
 #include "sim/report/html_report.h"
 #include "sim/report/report.h"
-#include "sim/driver/simulate_file.h"
 #include "tools/commands.h"
 #include "tools/output.h"
 
@@ -52,7 +52,8 @@ void parse_perturb(const std::string& text, SimOptions& o) {
     if (comma != std::string::npos) {
       const std::string spread = text.substr(comma + 1);
       o.perturb_spread = std::stod(spread, &used);
-      if (used != spread.size() || !(o.perturb_spread >= 0 && o.perturb_spread < 1)) throw std::invalid_argument(spread);
+      if (used != spread.size() || !(o.perturb_spread >= 0 && o.perturb_spread < 1))
+        throw std::invalid_argument(spread);
     }
   } catch (const std::exception&) {
     throw Error("--perturb needs SEED[,SPREAD]: a seed from 1 and a spread in [0, 1), not '" + text + "'");
@@ -97,10 +98,12 @@ TraceFilter parse_trace_filter(const SimArgs& a) {
   if (!a.trace_max_bytes.empty()) {
     const auto [v, unit] = count(a.trace_max_bytes, "--trace-max-bytes");
     const int64_t scale = unit.empty() ? 1 : unit == "k" ? 1000 : unit == "M" ? 1000000 : unit == "G" ? 1000000000 : 0;
-    if (scale == 0 || v == 0) throw Error("--trace-max-bytes needs a size such as 50M (k, M, G), not '" + a.trace_max_bytes + "'");
+    if (scale == 0 || v == 0)
+      throw Error("--trace-max-bytes needs a size such as 50M (k, M, G), not '" + a.trace_max_bytes + "'");
     f.max_bytes = v * scale;
   }
-  if (!f.empty() && a.trace.empty()) throw Error("--trace-loops, --trace-iterations and --trace-max-bytes go with --trace FILE");
+  if (!f.empty() && a.trace.empty())
+    throw Error("--trace-loops, --trace-iterations and --trace-max-bytes go with --trace FILE");
   return f;
 }
 
@@ -123,7 +126,8 @@ int run_sim(const SimArgs& a) {
       throw Error("--max-instances needs a count from 0 to 2^63 - 1, not '" + a.max_instances + "'");
   }
   if (!a.perturb.empty()) parse_perturb(a.perturb, sopts);
-  if (a.perturb_runs > 0 && a.no_race_check) throw Error("--perturb-runs runs the race checker; it cannot go with --no-race-check");
+  if (a.perturb_runs > 0 && a.no_race_check)
+    throw Error("--perturb-runs runs the race checker; it cannot go with --no-race-check");
   const SimResult result = simulate_with_perturbed_runs(a.file, a.hw, a.passes, ropts, sopts, a.perturb_runs);
   std::string text = a.json ? format_json(result) : format_summary(result);
   if (a.profile && !a.json) text += format_profile(result);
@@ -145,10 +149,14 @@ void add_sim_command(CLI::App& root, int& exit_code) {
       "Exit codes: 0 clean; 1 bad input; 2 internal error; 3 the race checker found races (docs/checker.md).");
   cmd->add_option("file", args->file, "kernel in the .kir text format")->required();
   cmd->add_option("--hw", args->hw, kHwHelp);
-  cmd->add_option("--passes", args->passes, "pass pipeline to run before simulating: `default` (the seed pipeline), `auto` (buffers from the model), `none`, or passes separated by commas (tandem opt --help lists them)")->capture_default_str();
+  cmd->add_option("--passes", args->passes,
+                  "pass pipeline to run before simulating: `default` (the seed pipeline), `auto` (buffers from the "
+                  "model), `none`, or passes separated by commas (tandem opt --help lists them)")
+      ->capture_default_str();
   cmd->add_flag("--json", args->json, "print the tandem.sim/1 JSON document instead of the summary");
   cmd->add_flag("--stats", args->stats, "print each pass's statistics to stderr");
-  cmd->add_flag("--time-passes", args->time_passes, "print each pass's wall time to stderr (as tandem opt --time-passes)");
+  cmd->add_flag("--time-passes", args->time_passes,
+                "print each pass's wall time to stderr (as tandem opt --time-passes)");
   cmd->add_flag("--profile", args->profile,
                 "append a per-instruction table to the summary: instances, busy time, share, stalls by cause, "
                 "longest first (the JSON always has it as profile[])");

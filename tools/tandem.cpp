@@ -8,11 +8,11 @@
 #include <CLI/CLI.hpp>
 
 #include "sched/support/error.h"
-#include "tools/output.h"
 #include "sched/support/log.h"
 #include "sched/support/provenance.h"
 #include "sched/support/suggest.h"
 #include "tools/commands.h"
+#include "tools/output.h"
 
 namespace {
 
@@ -93,7 +93,9 @@ int main(int argc, char** argv) {
       return 0;
     }
     const std::string why = misspelt(app, argc, argv);
-    std::cerr << tandem::cli::for_stderr("error: " + (why.empty() ? std::string(e.what()) : why) + " (see tandem --help)") << "\n";
+    std::cerr << tandem::cli::for_stderr("error: " + (why.empty() ? std::string(e.what()) : why) +
+                                         " (see tandem --help)")
+              << "\n";
     return 1;
   } catch (const tandem::Error& e) {
     std::cout.flush();

@@ -10,13 +10,16 @@ namespace tandem::cli {
 
 void add_tune_command(CLI::App& root, int& exit_code) {
   auto args = std::make_shared<TuneRun>();
-  CLI::App* cmd = root.add_subcommand("tune", "Search pass options and pipelines for the fastest clean schedule of a kernel.");
+  CLI::App* cmd =
+      root.add_subcommand("tune", "Search pass options and pipelines for the fastest clean schedule of a kernel.");
   cmd->footer(
       "\nThe space is derived from the kernel: the seed pipelines (auto when registered, default, none) and the pass "
-      "options that change its schedule (buffers per rotated tile, prefetch distance, collective alignment, list-schedule "
+      "options that change its schedule (buffers per rotated tile, prefetch distance, collective alignment, "
+      "list-schedule "
       "priority, engine policy, WMMA order and distance); --space narrows or widens it (docs/tune.md). Up to " +
       std::to_string(kTuneExhaustiveLimit) +
-      " points (or --budget N when larger) it tries every point; above, coordinate descent from each seed, then from the best point, with "
+      " points (or --budget N when larger) it tries every point; above, coordinate descent from each seed, then from "
+      "the best point, with "
       "random restarts (fixed seed) while a budget is left. Each point runs in its own process with --verify; only "
       "race-free points that pass it count, and the best is confirmed race-free under perturbed timing. Prints the "
       "best pipeline (tandem sim --passes='BEST' reproduces its time), its time against the lower bound, the seeds' "
@@ -40,7 +43,8 @@ void add_tune_command(CLI::App& root, int& exit_code) {
   cmd->add_flag("--json", args->json,
                 "print the tandem.tune/1 JSON document (docs/tune.md) instead of the text: the space, what was "
                 "rejected and why, the best point against its bound, the seeds, the top points");
-  cmd->add_flag("--explain-space", args->explain_space, "also print each dimension's values and the dimensions left out");
+  cmd->add_flag("--explain-space", args->explain_space,
+                "also print each dimension's values and the dimensions left out");
   cmd->add_flag("--list-points", args->list_points,
                 "print every point's pipeline, one a line (the space in point order), and search nothing");
   cmd->add_option("--report", args->report,

@@ -236,7 +236,9 @@ std::vector<Allocator::Block> Allocator::find_blocks(int tensor) const {
   // The loop around all uses, then its enclosing ones: each over which every access takes
   // block `%i` (exactly) of one dimension as long as the loop runs.
   const std::vector<int>& uses = uses_[static_cast<size_t>(tensor)];
-  auto inst_at = [&](int p) -> const Instruction& { return k_.insts[static_cast<size_t>(at_[static_cast<size_t>(p)])]; };
+  auto inst_at = [&](int p) -> const Instruction& {
+    return k_.insts[static_cast<size_t>(at_[static_cast<size_t>(p)])];
+  };
   LoopId common = inst_at(uses.front()).loop;
   for (int p : uses) common = k_.common_loop_of_loops(common, inst_at(p).loop);
   std::vector<Block> found;
@@ -336,8 +338,8 @@ std::optional<CapacityProblem> Allocator::first_problem() const {
   for (size_t t = 0; t < k_.tensors.size(); ++t) {
     if (!space_of_[t] || uses_[t].empty()) continue;
     if (int64_t all; __builtin_mul_overflow(bytes_per_partition(k_, k_.tensors[t]), buffers_[t], &all))
-      return CapacityProblem{k_.tensors[t].loc, "tensor %" + k_.tensors[t].name + " with buffers = " +
-                                                    std::to_string(buffers_[t]) +
+      return CapacityProblem{k_.tensors[t].loc, "tensor %" + k_.tensors[t].name +
+                                                    " with buffers = " + std::to_string(buffers_[t]) +
                                                     " needs more bytes per partition than 64 bits count"};
   }
   for (const SpaceUse& s : spaces_) {
@@ -360,8 +362,7 @@ std::optional<CapacityProblem> Allocator::first_problem() const {
       list += (list.empty() ? "" : ", ") + std::string("%") + tensor.name + " " +
               (buffers_[t] > 1 ? std::to_string(buffers_[t]) + " x " : "") +
               std::to_string(bytes_per_partition(k_, tensor)) +
-              (blocks_[t].empty() ? "" : " (one block live at a time)") +
-              writers;
+              (blocks_[t].empty() ? "" : " (one block live at a time)") + writers;
     }
     const std::string& name = *s.name;
     const std::string need = std::to_string(static_cast<int64_t>(used > INT64_MAX ? INT64_MAX : used));

@@ -72,18 +72,18 @@ class Allocator {
   SourceLoc loc_at(int position) const;
 
   const Kernel& k_;
-  std::vector<int> inst_pos_;                  // by instruction, -1 when erased
+  std::vector<int> inst_pos_;                   // by instruction, -1 when erased
   std::vector<std::pair<int, int>> loop_span_;  // by loop: its open and close positions
-  std::vector<int32_t> at_;                    // by position: instruction id, or -1 - loop id
-  std::vector<LiveInterval> live_;             // by tensor
-  std::vector<int64_t> buffers_;               // by tensor
-  std::vector<std::vector<int>> uses_;         // by tensor: positions of its users, ascending
-  std::vector<SpaceUse*> space_of_;            // by tensor: its bounded space, or nullptr
+  std::vector<int32_t> at_;                     // by position: instruction id, or -1 - loop id
+  std::vector<LiveInterval> live_;              // by tensor
+  std::vector<int64_t> buffers_;                // by tensor
+  std::vector<std::vector<int>> uses_;          // by tensor: positions of its users, ascending
+  std::vector<SpaceUse*> space_of_;             // by tensor: its bounded space, or nullptr
   struct Block {
     LoopId loop = kNoId;  // the loop whose iterations each have a block of their own
     int dim = -1;         // the dimension it indexes
   };
-  std::vector<std::vector<Block>> blocks_;     // by tensor
+  std::vector<std::vector<Block>> blocks_;  // by tensor
   std::vector<Block> find_blocks(int tensor) const;
   std::vector<SpaceUse> spaces_;
 };

@@ -23,7 +23,6 @@ namespace {
 // `{accumulate}` makes the written accesses read-modify-write (matmul into PSUM).
 bool accumulates(const Instruction& in) { return in.attrs.has(attr::kAccumulate); }
 
-
 // Where an instruction sits: its program position and its loop nest.
 struct InstPlace {
   int pos = -1;
@@ -75,8 +74,10 @@ class RangeIndex {
     key_ = dim;
     std::vector<std::pair<Span, size_t>> filed;
     for (size_t i = 0; i < count; ++i) {
-      if (const std::optional<Span> s = range(i)) filed.push_back({*s, i});
-      else rest_.push_back(i);
+      if (const std::optional<Span> s = range(i))
+        filed.push_back({*s, i});
+      else
+        rest_.push_back(i);
     }
     const auto by_range = [](const auto& x, const auto& y) {
       return std::make_pair(x.first.lo, x.first.hi) < std::make_pair(y.first.lo, y.first.hi);
@@ -84,7 +85,8 @@ class RangeIndex {
     // Often in order already: slices of a tensor taken one after the other.
     if (!std::is_sorted(filed.begin(), filed.end(), by_range)) std::stable_sort(filed.begin(), filed.end(), by_range);
     for (const auto& [s, i] : filed) {
-      if (groups_.empty() || groups_.back().range.lo != s.lo || groups_.back().range.hi != s.hi) groups_.push_back({s, {}});
+      if (groups_.empty() || groups_.back().range.lo != s.lo || groups_.back().range.hi != s.hi)
+        groups_.push_back({s, {}});
       groups_.back().entries.push_back(i);  // ascending: `filed` was sorted stably
       longest_ = std::max(longest_, s.hi - s.lo);
     }
@@ -129,8 +131,10 @@ class RangeIndex {
       passed |= i + 1 < last;
       last = i;
       if (visit(i)) return passed;
-      if (--c.next > 0 && c.entry() >= a) std::push_heap(heap.begin(), heap.end());
-      else heap.pop_back();
+      if (--c.next > 0 && c.entry() >= a)
+        std::push_heap(heap.begin(), heap.end());
+      else
+        heap.pop_back();
     }
     return passed || last > a;
   }
@@ -149,7 +153,7 @@ class RangeIndex {
 struct Resource {
   std::vector<Entry> writes;
   std::vector<Entry> reads;
-  const Tensor* tensor = nullptr;  // nullptr for a DMA queue
+  const Tensor* tensor = nullptr;     // nullptr for a DMA queue
   const IndexRange* whole = nullptr;  // the full range of each dimension (Analyzer::whole_of)
   RangeIndex write_index, read_index;
   size_t writes_before = 0, reads_before = 0;  // entries before the visited position (Analyzer::list_at)
@@ -159,7 +163,7 @@ struct Resource {
 struct Relation {
   LoopId carrier = kNoId;  // the loop whose iterations differ by `distance`
   int64_t distance = 0;
-  int shared_depth = 0;    // loops at depth <= this enclose both at the same iteration
+  int shared_depth = 0;  // loops at depth <= this enclose both at the same iteration
 };
 
 // What part of X's access the writes seen so far leave uncovered. Constant accesses (all
@@ -175,8 +179,7 @@ class Coverage {
     if (covers_alone) {
       left_.clear();
       cleared_ = true;
-    }
-    else if (exact_ && write) {
+    } else if (exact_ && write) {
       std::vector<Box> next;
       for (const Box& b : left_)
         for (Box& piece : subtract(b, *write)) next.push_back(std::move(piece));
@@ -264,12 +267,14 @@ class Analyzer {
         for (const Access& a : in.writes) visit(id, a.tensor_id, &a, /*is_write=*/false, start);
       }
       for (const Access& a : in.writes) visit(id, a.tensor_id, &a, /*is_write=*/true);
-      if (!in.engine.empty() && k_.target->is_dma_queue(in.engine)) visit(id, queue_index_.at(in.engine), nullptr, true);
+      if (!in.engine.empty() && k_.target->is_dma_queue(in.engine))
+        visit(id, queue_index_.at(in.engine), nullptr, true);
     }
 
     DepGraph g(k_.insts.size());
     std::vector<uint32_t> out_degree(k_.insts.size(), 0), in_degree(k_.insts.size(), 0);
-    for (const auto& [key, kind] : edges_) ++out_degree[static_cast<size_t>(key.src)], ++in_degree[static_cast<size_t>(key.dst)];
+    for (const auto& [key, kind] : edges_)
+      ++out_degree[static_cast<size_t>(key.src)], ++in_degree[static_cast<size_t>(key.dst)];
     g.reserve_edges(out_degree, in_degree);
     for (const auto& [key, kind] : edges_)
       g.add_unique(key.src, key.dst, DepEdge{kind, key.distance, key.loop, false, implies_.count(key) > 0});
@@ -293,7 +298,8 @@ class Analyzer {
   };
 
   void add_edge(InstId src, InstId dst, DepKind kind, int distance, LoopId loop) {
-    auto [it, fresh] = edges_.try_emplace(Key{src, dst, distance, distance ? loop : kNoId}, kind);  // no node when present
+    auto [it, fresh] =
+        edges_.try_emplace(Key{src, dst, distance, distance ? loop : kNoId}, kind);  // no node when present
     if (!fresh && kind > it->second) it->second = kind;
     if (fresh && distance == 0 && stable(dst, common_depth(src, dst))) succ_[src].push_back(dst);
   }
@@ -511,7 +517,8 @@ class Analyzer {
       for (const Entry& e : list) {
         const std::optional<Span> s = constant_range(dim_range(r, e.access, d));
         if (!s) continue;
-        if (!first) first = s, varies[d] = 1;
+        if (!first)
+          first = s, varies[d] = 1;
         else if (s->lo != first->lo || s->hi != first->hi) {
           varies[d] = 2;
           break;
@@ -649,8 +656,10 @@ class Analyzer {
           return false;
         }
         bool ordered = false;
-        if (queue) add_edge(w.inst, x, kind_for(true, is_write, queue), 0, kNoId);
-        else ordered = order(w.inst, x, rel.shared_depth, kind_for(true, is_write, queue));
+        if (queue)
+          add_edge(w.inst, x, kind_for(true, is_write, queue), 0, kNoId);
+        else
+          ordered = order(w.inst, x, rel.shared_depth, kind_for(true, is_write, queue));
         writes_done &= ordered;
         cover_depth = std::min(cover_depth, rel.shared_depth);
         if (cov.add(constant_box(r, w.access), covers(r, w.access, dst, rel))) {
@@ -671,8 +680,10 @@ class Analyzer {
         const bool passed_read = r.read_index.scan_back(ra, rb, hull(r, dst, r.read_index.key()), [&](size_t i) {
           const Entry& rd = r.reads[i];
           Relation rel{kNoId, 0, common_depth(rd.inst, x)};
-          if (!may_overlap(r, rd.access, dst, rel)) reads_done = false;
-          else reads_done &= order(rd.inst, x, rel.shared_depth, DepKind::Anti);
+          if (!may_overlap(r, rd.access, dst, rel))
+            reads_done = false;
+          else
+            reads_done &= order(rd.inst, x, rel.shared_depth, DepKind::Anti);
           return false;
         });
         if (passed_read) reads_done = false;
@@ -704,7 +715,8 @@ class Analyzer {
         int d = min_distance(r, w.access, dst, l);
         if (!d) return false;
         add_edge(w.inst, x, kind_for(true, is_write, queue), d, l);
-        if (d == 1 && cov.add(constant_box(r, w.access), covers(r, w.access, dst, Relation{l, 1, k_.loops[l].depth - 1}))) {
+        if (d == 1 &&
+            cov.add(constant_box(r, w.access), covers(r, w.access, dst, Relation{l, 1, k_.loops[l].depth - 1}))) {
           cover_pos = w.pos;
           return true;
         }
@@ -737,7 +749,7 @@ class Analyzer {
   std::vector<Resource> resources_;
   std::unordered_map<std::string, size_t> queue_index_;
   std::map<std::vector<int64_t>, std::vector<IndexRange>> whole_by_shape_;
-  std::vector<LoopId> nest_pool_;  // every instruction's loop nest (InstPlace)
+  std::vector<LoopId> nest_pool_;                                  // every instruction's loop nest (InstPlace)
   mutable std::vector<std::pair<int64_t, int64_t>> seen_scratch_;  // build_index's
   // The edge maps' nodes from one arena, released at once: a node per edge allocated and
   // freed one by one was a twentieth of `tandem opt` on 100k instructions. (Same containers,
@@ -750,8 +762,8 @@ class Analyzer {
   std::vector<int> reached_;
   OpClassOf op_class_{k_};  // stable()'s
   int stamp_ = -1;
-  const bool has_register_file_ = std::any_of(k_.tensors.begin(), k_.tensors.end(),
-                                              [](const Tensor& t) { return t.register_file; });
+  const bool has_register_file_ =
+      std::any_of(k_.tensors.begin(), k_.tensors.end(), [](const Tensor& t) { return t.register_file; });
 };
 
 }  // namespace
@@ -839,8 +851,9 @@ void check_acyclic(const Kernel& k, const DepGraph& g) {
   std::vector<InstId> parent(g.num_vertices(), kNoId);
   std::vector<boost::default_color_type> colors(g.num_vertices());
   try {
-    boost::depth_first_search(order, CycleFinder{{}, &parent},
-                              boost::make_iterator_property_map(colors.begin(), boost::get(boost::vertex_index, graph)));
+    boost::depth_first_search(
+        order, CycleFinder{{}, &parent},
+        boost::make_iterator_property_map(colors.begin(), boost::get(boost::vertex_index, graph)));
   } catch (const CycleFinder::Found& f) {
     // Cycle: to -> ... -> from -> to. Report it at an explicit edge on it, if there is one.
     std::vector<InstId> cycle{f.from};

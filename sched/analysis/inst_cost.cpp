@@ -10,7 +10,9 @@ namespace tandem {
 
 namespace {
 
-int64_t extent(const Kernel& k, const IndexRange& d) { return std::max<int64_t>(1, value_range(k, d.hi - d.lo).second); }
+int64_t extent(const Kernel& k, const IndexRange& d) {
+  return std::max<int64_t>(1, value_range(k, d.hi - d.lo).second);
+}
 
 // Contiguous runs per partition row of an access (its descriptors per partition, ARCH-v2):
 // the first dimension is the partition (or, off chip, the row a partition receives); a run
@@ -42,7 +44,8 @@ OperandShape operand_shape(const Kernel& k, const Access& a) {
   }
   for (size_t d = first_free; d < ext.size(); ++d) s.free *= ext[d];
   s.dtype = tensor.dtype;
-  s.elem_bytes = tensor.register_file && space ? space->register_bytes : static_cast<int64_t>(dtype_bytes(tensor.dtype));
+  s.elem_bytes =
+      tensor.register_file && space ? space->register_bytes : static_cast<int64_t>(dtype_bytes(tensor.dtype));
   return s;
 }
 
@@ -110,7 +113,8 @@ int64_t largest_bytes(const std::vector<OperandShape>& reads, const std::vector<
 std::optional<CollectiveCost> collective_cost(const Kernel& k, const Instruction& in) {
   const Target& t = *k.target;
   const OpcodeInfo* op = t.opcode(in.opcode);
-  if (!op || op->op_class != OpClass::Collective || !(t.collective.link_bandwidth_bytes_per_ns > 0)) return std::nullopt;
+  if (!op || op->op_class != OpClass::Collective || !(t.collective.link_bandwidth_bytes_per_ns > 0))
+    return std::nullopt;
   std::vector<OperandShape> reads, writes;
   for (const Access& a : in.reads) reads.push_back(operand_shape(k, a));
   for (const Access& a : in.writes) writes.push_back(operand_shape(k, a));

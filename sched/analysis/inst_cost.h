@@ -48,7 +48,7 @@ std::optional<ComputeCycles> compute_cycles(const Kernel& k, const Instruction& 
 // its largest operand 2 (ranks - 1) / ranks times, the others (ranks - 1) / ranks) and the
 // time they take over the link. nullopt unless `in` is a collective on a model with a link.
 struct CollectiveCost {
-  DmaTransfer dma;   // over every DMA engine
+  DmaTransfer dma;  // over every DMA engine
   int64_t link_ps = 0;
 };
 std::optional<CollectiveCost> collective_cost(const Kernel& k, const Instruction& in);

@@ -34,7 +34,8 @@ void index_loops(const BoundsInput& in) {
     // Nests list the loops outermost first: the loops around both are their common prefix.
     const std::vector<LoopId>& a = in.insts[static_cast<size_t>(in.edges[e].src)].nest;
     const std::vector<LoopId>& b = in.insts[static_cast<size_t>(in.edges[e].dst)].nest;
-    for (size_t i = 0; i < a.size() && i < b.size() && a[i] == b[i]; ++i) in.edges_in_loop[static_cast<size_t>(a[i])].push_back(e);
+    for (size_t i = 0; i < a.size() && i < b.size() && a[i] == b[i]; ++i)
+      in.edges_in_loop[static_cast<size_t>(a[i])].push_back(e);
   }
 }
 
@@ -59,14 +60,16 @@ ResourceBound busiest(const BoundsInput& in, LoopId loop) {
   std::vector<int64_t> pipe_work(in.pipes.size(), 0);
   for_each_inst(in, loop, [&](const BoundsInst& inst) {
     if (inst.units.empty() || inst.is_barrier) return;
-    const int64_t n = loop == kNoId ? inst.dynamic_count : instances_within(k, k.insts[static_cast<size_t>(inst.id)].loop, loop);
+    const int64_t n =
+        loop == kNoId ? inst.dynamic_count : instances_within(k, k.insts[static_cast<size_t>(inst.id)].loop, loop);
     unit_work[static_cast<size_t>(inst.units[0])] += inst.cycles_ps * n;
     queue_data[static_cast<size_t>(inst.units[0])] += inst.data_ps * n;
     if (inst.pipe >= 0) pipe_work[static_cast<size_t>(inst.pipe)] += inst.pipe_ps * n;
     if (inst.moves_dma)
       for (int i = 0; i < inst.dma.engine_count; ++i)
         engine_work[static_cast<size_t>((inst.dma.first_engine + i) % dma.engines)] +=
-            static_cast<double>(n) * inst.dma.engine_bytes() / (dma.bandwidth_bytes_per_ns / 1000.0 * inst.dma.efficiency);
+            static_cast<double>(n) * inst.dma.engine_bytes() /
+            (dma.bandwidth_bytes_per_ns / 1000.0 * inst.dma.efficiency);
   });
   ResourceBound b;
   for (size_t u = 0; u < unit_work.size(); ++u)
@@ -234,8 +237,9 @@ LoopBounds loop_bounds(const BoundsInput& in, LoopId loop) {
   }
   const int64_t window = fences_queues ? in.dma_fixed_ps + out.resource.dma_engine_ps : 0;
   // Recurrence bound: the dependence cycles through this loop's body, latency over distance.
-  using G = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, boost::property<boost::vertex_index_t, int>,
-                                  boost::property<boost::edge_weight_t, double, boost::property<boost::edge_weight2_t, double>>>;
+  using G = boost::adjacency_list<
+      boost::vecS, boost::vecS, boost::directedS, boost::property<boost::vertex_index_t, int>,
+      boost::property<boost::edge_weight_t, double, boost::property<boost::edge_weight2_t, double>>>;
   // The vertices: the loop's instructions that run on a unit, numbered in increasing order.
   std::vector<InstId> inst_of;
   for (InstId id : inside)
@@ -254,7 +258,7 @@ LoopBounds loop_bounds(const BoundsInput& in, LoopId loop) {
     const BoundsInst& src = insts[static_cast<size_t>(c.src)];
     // As the simulator publishes: an Anti edge is released once a compute engine has
     // consumed its inputs; a transfer reads until its last byte.
-    const int64_t latency = c.kind == DepKind::Ordered                        ? 0
+    const int64_t latency = c.kind == DepKind::Ordered                           ? 0
                             : c.kind == DepKind::Anti && !runs_on_queue(in, src) ? src.cycles_ps
                                                                                  : src.latency_ps;
     boost::add_edge(static_cast<size_t>(a), static_cast<size_t>(b),
@@ -273,8 +277,8 @@ LoopBounds loop_bounds(const BoundsInput& in, LoopId loop) {
       // (A queue's next transfer, or its arrival at a barrier, comes once this transfer's
       // setup, its cycles, is done; the data is waited for only through edges.)
       const int64_t w = a.is_barrier ? 0 : a.cycles_ps;
-      boost::add_edge(static_cast<size_t>(vertex(a.id)), static_cast<size_t>(vertex(b.id)), {static_cast<double>(w), wrap ? 1.0 : 0.0},
-                      g);
+      boost::add_edge(static_cast<size_t>(vertex(a.id)), static_cast<size_t>(vertex(b.id)),
+                      {static_cast<double>(w), wrap ? 1.0 : 0.0}, g);
     }
   }
   // ... and with one barrier, from one release to the next.
@@ -294,8 +298,9 @@ LoopBounds loop_bounds(const BoundsInput& in, LoopId loop) {
   }
   if (!any) return out;
   std::vector<boost::graph_traits<G>::edge_descriptor> critical;
-  double ratio = boost::maximum_cycle_ratio(cyc, boost::get(boost::vertex_index, cyc), boost::get(boost::edge_weight, cyc),
-                                            boost::get(boost::edge_weight2, cyc), &critical);
+  double ratio =
+      boost::maximum_cycle_ratio(cyc, boost::get(boost::vertex_index, cyc), boost::get(boost::edge_weight, cyc),
+                                 boost::get(boost::edge_weight2, cyc), &critical);
   if (ratio <= 0) return out;
   out.recurrence_ps = static_cast<int64_t>(ratio);
   // The cycle that sets it, by instruction: "%ld -> %mm -> %ld" (a barrier by its name).

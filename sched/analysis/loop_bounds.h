@@ -22,17 +22,17 @@ namespace tandem {
 // What the bounds depend on, per static instruction (times in picoseconds).
 struct BoundsInst {
   InstId id = kNoId;
-  std::string name;            // "%la"
-  std::vector<int> units;      // its unit; a barrier: every unit it fences; empty: not run
+  std::string name;        // "%la"
+  std::vector<int> units;  // its unit; a barrier: every unit it fences; empty: not run
   bool is_barrier = false;
-  int64_t cycles_ps = 0;       // unit occupancy (a transfer: its queue's setup stage)
-  int64_t latency_ps = 0;      // start to completion
-  int64_t data_ps = 0;         // a transfer: its data phase alone on its engines
-  bool moves_dma = false;      // a transfer or a collective: `dma` crosses the DMA engines
+  int64_t cycles_ps = 0;   // unit occupancy (a transfer: its queue's setup stage)
+  int64_t latency_ps = 0;  // start to completion
+  int64_t data_ps = 0;     // a transfer: its data phase alone on its engines
+  bool moves_dma = false;  // a transfer or a collective: `dma` crosses the DMA engines
   DmaTransfer dma;
-  int pipe = -1;               // a register load from a space with bandwidth: its pipe
+  int pipe = -1;  // a register load from a space with bandwidth: its pipe
   int64_t pipe_ps = 0;
-  std::vector<LoopId> nest;    // enclosing loops, outermost first
+  std::vector<LoopId> nest;  // enclosing loops, outermost first
   int64_t dynamic_count = 1;
 };
 
@@ -48,17 +48,17 @@ struct BoundsEdge {
 
 struct ResourceBound {
   int64_t ps = 0;
-  std::string resource;    // "pe", "q3", "dma engine 0", "wave:lds pipe"
+  std::string resource;       // "pe", "q3", "dma engine 0", "wave:lds pipe"
   int64_t dma_engine_ps = 0;  // the busiest DMA engine's work
   int64_t dma_total_ps = 0;   // all DMA engines' work together
 };
 
 struct BoundsInput {
   const Kernel* kernel = nullptr;
-  std::vector<std::string> units;   // compute engines and DMA queues
+  std::vector<std::string> units;  // compute engines and DMA queues
   std::vector<bool> unit_is_queue;
   std::vector<std::string> pipes;
-  std::vector<BoundsInst> insts;    // indexed by InstId
+  std::vector<BoundsInst> insts;  // indexed by InstId
   std::vector<BoundsEdge> edges;
   // Per unit and loop: the unit's instructions directly in the loop's body, in its order.
   std::vector<std::vector<std::vector<InstId>>> streams;  // [unit][loop]
@@ -75,9 +75,9 @@ struct BoundsInput {
 };
 
 struct LoopBounds {
-  ResourceBound resource;           // per iteration
-  int64_t recurrence_ps = 0;        // 0: no cycle
-  std::string recurrence_cause;     // "%ld -> %mm -> %ld", or a barrier's window
+  ResourceBound resource;        // per iteration
+  int64_t recurrence_ps = 0;     // 0: no cycle
+  std::string recurrence_cause;  // "%ld -> %mm -> %ld", or a barrier's window
 };
 
 // The input from a kernel that assign-engines may not have run on: an instruction without an

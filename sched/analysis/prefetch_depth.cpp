@@ -68,7 +68,8 @@ double one_buffer_chain_ns(const BoundsInput& in, const DepGraph& g, LoopId loop
   std::vector<InstId> reached, todo;
   const ChainState::Restore restore{state, reached};
   for (InstId w : writers)
-    if (inside(w) && waiting[static_cast<size_t>(w)] < 0) waiting[static_cast<size_t>(w)] = 0, reached.push_back(w), todo.push_back(w);
+    if (inside(w) && waiting[static_cast<size_t>(w)] < 0)
+      waiting[static_cast<size_t>(w)] = 0, reached.push_back(w), todo.push_back(w);
   while (!todo.empty()) {
     const InstId v = todo.back();
     todo.pop_back();
@@ -104,8 +105,8 @@ double one_buffer_chain_ns(const BoundsInput& in, const DepGraph& g, LoopId loop
       if (!same_iteration(in_edge) || !timed[src]) continue;
       const Span& p = at[src];
       const DepEdge& e = in_edge.props;
-      const bool per_tile = p.instances > 1 && k.insts[src].loop != k.insts[v].loop &&
-                            edge_tile_map(k, static_cast<InstId>(src), v, e);
+      const bool per_tile =
+          p.instances > 1 && k.insts[src].loop != k.insts[v].loop && edge_tile_map(k, static_cast<InstId>(src), v, e);
       s.start = std::max(s.start, per_tile ? p.start + p.one : p.end);
       last_wait = std::max(last_wait, p.end);
     }
@@ -114,7 +115,8 @@ double one_buffer_chain_ns(const BoundsInput& in, const DepGraph& g, LoopId loop
     timed[static_cast<size_t>(v)] = 1;
     for (const DepEdgeRef& out_edge : g.outgoing(v)) {
       const size_t dst = static_cast<size_t>(out_edge.dst);
-      if (same_iteration(out_edge) && waiting[dst] >= 0 && --waiting[dst] == 0) todo.push_back(static_cast<InstId>(dst));
+      if (same_iteration(out_edge) && waiting[dst] >= 0 && --waiting[dst] == 0)
+        todo.push_back(static_cast<InstId>(dst));
     }
   }
   double chain = 0;

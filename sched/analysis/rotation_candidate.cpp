@@ -62,7 +62,10 @@ bool rewritten_whole(const Kernel& k, LoopId loop, int tensor, const std::vector
       for (LoopId l : nested) ivs[static_cast<size_t>(l)] = k.loops[static_cast<size_t>(l)].lo;
       while (true) {  // odometer over the nested loops, innermost fastest
         Box b;
-        if (!box_of(t, a, [&](const AffineTerm& term) -> std::optional<int64_t> { return ivs[static_cast<size_t>(term.loop)]; }, b))
+        if (!box_of(
+                t, a,
+                [&](const AffineTerm& term) -> std::optional<int64_t> { return ivs[static_cast<size_t>(term.loop)]; },
+                b))
           return false;
         boxes.push_back(std::move(b));
         if (boxes.size() > kMaxInstances) return false;

@@ -1,10 +1,10 @@
 #include "sched/analysis/structural_verifier.h"
 
 #include <algorithm>
-#include <map>
-#include <set>
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <set>
 #include <string_view>
 
 #include "sched/analysis/allocator.h"
@@ -45,7 +45,8 @@ class Verifier {
     return "unnamed " + in.opcode + " #" + std::to_string(id);
   }
   std::string loop_name(LoopId l) const {
-    return valid_loop(l) ? "loop " + k_.loops[static_cast<size_t>(l)].iv : "loop #" + std::to_string(l) + " (no such loop)";
+    return valid_loop(l) ? "loop " + k_.loops[static_cast<size_t>(l)].iv
+                         : "loop #" + std::to_string(l) + " (no such loop)";
   }
   std::string block_name(LoopId l) const { return l == kNoId ? "the kernel body" : "the body of " + loop_name(l); }
 
@@ -59,7 +60,8 @@ class Verifier {
     tensor_space_.assign(k_.tensors.size(), nullptr);
     const SpaceInfo* space = nullptr;
     for (size_t i = 0; i < k_.tensors.size(); ++i)
-      repeated[i] = tensor_names_.insert(k_.tensors[i].name, static_cast<int>(i), TensorName{k_}) != static_cast<int>(i);
+      repeated[i] =
+          tensor_names_.insert(k_.tensors[i].name, static_cast<int>(i), TensorName{k_}) != static_cast<int>(i);
     for (size_t i = 0; i < k_.tensors.size(); ++i) {
       const Tensor& t = k_.tensors[i];
       if (repeated[i]) problem("tensor %" + t.name + " is declared twice");
@@ -92,10 +94,12 @@ class Verifier {
         s += (s.empty() ? "" : ", ") + inst_name(id) + " appears " + std::to_string(inst_seen[i]) + " times";
       }
     }
-    for (const auto& [loop, what] : broken) problem(block_name(loop) + " is not a permutation of its instructions: " + what);
+    for (const auto& [loop, what] : broken)
+      problem(block_name(loop) + " is not a permutation of its instructions: " + what);
     for (size_t l = 0; l < k_.loops.size(); ++l) {
       if (loop_seen[l] == 0) problem(loop_name(static_cast<LoopId>(l)) + " is in no block");
-      if (loop_seen[l] > 1) problem(loop_name(static_cast<LoopId>(l)) + " appears " + std::to_string(loop_seen[l]) + " times");
+      if (loop_seen[l] > 1)
+        problem(loop_name(static_cast<LoopId>(l)) + " appears " + std::to_string(loop_seen[l]) + " times");
     }
     structure_ok_ = problems_.size() == before;
   }
@@ -109,7 +113,8 @@ class Verifier {
           continue;
         }
         const Instruction& in = k_.insts[static_cast<size_t>(s.id)];
-        if (in.erased) problem(inst_name(s.id) + " is erased but still in " + block_name(loop));
+        if (in.erased)
+          problem(inst_name(s.id) + " is erased but still in " + block_name(loop));
         else if (in.loop != loop)
           problem(inst_name(s.id) + " is in " + block_name(loop) + " but records " + block_name(in.loop));
         ++inst_seen[static_cast<size_t>(s.id)];
@@ -121,13 +126,18 @@ class Verifier {
         continue;
       }
       const Loop& l = k_.loops[static_cast<size_t>(s.id)];
-      if (l.parent != loop) problem(loop_name(s.id) + " is in " + block_name(loop) + " but records " + block_name(l.parent));
+      if (l.parent != loop)
+        problem(loop_name(s.id) + " is in " + block_name(loop) + " but records " + block_name(l.parent));
       const int depth = loop == kNoId ? 1 : k_.loops[static_cast<size_t>(loop)].depth + 1;
-      if (l.depth != depth) problem(loop_name(s.id) + " has depth " + std::to_string(l.depth) + " but is nested " + std::to_string(depth) + " deep");
-      if (l.hi <= l.lo) problem(loop_name(s.id) + " runs no iteration (" + std::to_string(l.lo) + " to " + std::to_string(l.hi) + ")");
+      if (l.depth != depth)
+        problem(loop_name(s.id) + " has depth " + std::to_string(l.depth) + " but is nested " + std::to_string(depth) +
+                " deep");
+      if (l.hi <= l.lo)
+        problem(loop_name(s.id) + " runs no iteration (" + std::to_string(l.lo) + " to " + std::to_string(l.hi) + ")");
       if (l.iv.size() < 2 || l.iv[0] != '%') problem("loop variable '" + l.iv + "' does not start with %");
       for (LoopId p = loop; valid_loop(p); p = k_.loops[static_cast<size_t>(p)].parent)
-        if (k_.loops[static_cast<size_t>(p)].iv == l.iv) problem(loop_name(s.id) + " shadows an enclosing loop's variable");
+        if (k_.loops[static_cast<size_t>(p)].iv == l.iv)
+          problem(loop_name(s.id) + " shadows an enclosing loop's variable");
       if (loop_seen[static_cast<size_t>(s.id)]++ == 0) walk(s.id, l.body, inst_seen, loop_seen, placed_in);
     }
   }
@@ -147,10 +157,13 @@ class Verifier {
         if (loop_vars.count(in.name)) problem("instruction %" + in.name + " has the name of a loop variable");
       }
       const OpcodeInfo* op = opcode(in.opcode);
-      if (!op) problem(inst_name(id) + " has opcode '" + in.opcode + "', which target '" + k_.target->name + "' does not have");
+      if (!op)
+        problem(inst_name(id) + " has opcode '" + in.opcode + "', which target '" + k_.target->name +
+                "' does not have");
       if (op && !in.engine.empty() && !k_.target->can_run(*op, in.engine))
         problem(inst_name(id) + " runs on '" + in.engine + "', which cannot run '" + in.opcode + "'");
-      if (!valid_loop(in.loop) && in.loop != kNoId) problem(inst_name(id) + " records " + loop_name(in.loop));
+      if (!valid_loop(in.loop) && in.loop != kNoId)
+        problem(inst_name(id) + " records " + loop_name(in.loop));
       else if (structure_ok_)
         if (std::string p = start_problem(k_, id); !p.empty()) problem(inst_name(id) + ": " + p);
       for (const Access& a : in.reads) access(id, a);
@@ -161,12 +174,13 @@ class Verifier {
   bool encloses(LoopId loop, InstId id) const {
     if (!structure_ok_) {  // follow parents carefully: they may be broken
       int guard = 0;
-      for (LoopId l = k_.insts[static_cast<size_t>(id)].loop; valid_loop(l) && guard++ <= static_cast<int>(k_.loops.size());
-           l = k_.loops[static_cast<size_t>(l)].parent)
+      for (LoopId l = k_.insts[static_cast<size_t>(id)].loop;
+           valid_loop(l) && guard++ <= static_cast<int>(k_.loops.size()); l = k_.loops[static_cast<size_t>(l)].parent)
         if (l == loop) return true;
       return false;
     }
-    const LoopId innermost = inst_loop_.empty() ? k_.insts[static_cast<size_t>(id)].loop : inst_loop_[static_cast<size_t>(id)];
+    const LoopId innermost =
+        inst_loop_.empty() ? k_.insts[static_cast<size_t>(id)].loop : inst_loop_[static_cast<size_t>(id)];
     for (LoopId l = innermost; l != kNoId; l = k_.loops[static_cast<size_t>(l)].parent)  // as Kernel::in_loop
       if (l == loop) return true;
     return false;
@@ -206,7 +220,8 @@ class Verifier {
             once(who() + " names " + term.symbol + " in its access to " + tensor() + ", which is no loop's variable");
             in_scope = false;
           } else if (!encloses(term.loop, id)) {
-            once(who() + " names loop variable " + term.symbol + " outside its loop (in its access to " + tensor() + ")");
+            once(who() + " names loop variable " + term.symbol + " outside its loop (in its access to " + tensor() +
+                 ")");
             in_scope = false;
           }
         }
@@ -243,7 +258,8 @@ class Verifier {
     if (!valid_kind) problem(line() + " has no valid kind");
     if (distance < 0) problem(line() + " has distance " + std::to_string(distance));
     if (distance > 0) {
-      if (!valid_loop(loop)) problem(line() + " at distance " + std::to_string(distance) + " has no carrying loop");
+      if (!valid_loop(loop))
+        problem(line() + " at distance " + std::to_string(distance) + " has no carrying loop");
       else if (!encloses(loop, src) || !encloses(loop, dst))
         problem(line() + " is carried by " + loop_name(loop) + ", which does not enclose both");
     }
@@ -285,10 +301,10 @@ class Verifier {
 
   const Kernel& k_;
   const DepGraph& g_;
-  NameIndex tensor_names_;  // tensors() fills it
-  std::vector<const SpaceInfo*> tensor_space_;  // and this: each tensor's space, nullptr if none
+  NameIndex tensor_names_;                                          // tensors() fills it
+  std::vector<const SpaceInfo*> tensor_space_;                      // and this: each tensor's space, nullptr if none
   std::vector<std::pair<std::string, const OpcodeInfo*>> opcodes_;  // opcode()'s
-  std::vector<uint8_t> erased_;         // edges() fills them
+  std::vector<uint8_t> erased_;                                     // edges() fills them
   std::vector<LoopId> inst_loop_;
   bool structure_ok_ = false;
   std::vector<std::string> problems_;

@@ -34,7 +34,8 @@ struct StructureChecks {
 
 // Every problem found, each in words naming the instruction, loop or tensor; empty when the
 // kernel is well formed.
-std::vector<std::string> find_structural_problems(const Kernel& k, const DepGraph& g, const StructureChecks& checks = {});
+std::vector<std::string> find_structural_problems(const Kernel& k, const DepGraph& g,
+                                                  const StructureChecks& checks = {});
 
 // The first problem, and how many more there are ("...; and 2 more problems").
 std::string describe_structural_problems(const std::vector<std::string>& problems);

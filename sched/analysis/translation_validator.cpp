@@ -158,7 +158,7 @@ class Executor {
   std::vector<int64_t> ivs_;
   std::map<std::string, int64_t> registers_;
   std::vector<std::pair<std::string, int64_t>> advance_;  // per loop; empty register: none
-  std::vector<uint64_t> static_hash_;                      // per instruction
+  std::vector<uint64_t> static_hash_;                     // per instruction
   std::vector<std::vector<Segment>> memory_;
   std::set<int> written_;
 };

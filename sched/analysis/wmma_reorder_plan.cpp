@@ -5,8 +5,8 @@
 #include <functional>
 #include <limits>
 #include <map>
-#include <set>
 #include <numeric>
+#include <set>
 
 #include "sched/ir/attribute_keys.h"
 #include "sched/ir/kernel_queries.h"
@@ -38,9 +38,9 @@ class ExplicitOrder : public WmmaOrderProvider {
     std::vector<int> identity(wmmas.size());
     std::iota(identity.begin(), identity.end(), 0);
     if (sorted != identity)
-      throw Error(k.loops[k.insts[wmmas[0]].loop].loc,
-                  "wmma-reorder: order=" + text_ + " is not a permutation of 0.." + std::to_string(wmmas.size() - 1) +
-                      " (the loop has " + std::to_string(wmmas.size()) + " WMMAs)");
+      throw Error(k.loops[k.insts[wmmas[0]].loop].loc, "wmma-reorder: order=" + text_ + " is not a permutation of 0.." +
+                                                           std::to_string(wmmas.size() - 1) + " (the loop has " +
+                                                           std::to_string(wmmas.size()) + " WMMAs)");
     return {perm_, ""};
   }
 
@@ -177,7 +177,8 @@ std::unique_ptr<WmmaOrderProvider> make_wmma_order(const std::string& mode, cons
       if (end == std::string::npos) end = explicit_order.size();
       const std::string part = explicit_order.substr(start, end - start);
       if (part.empty() || part.size() > 4 || !std::all_of(part.begin(), part.end(), ::isdigit))
-        throw Error("wmma-reorder: order=" + explicit_order + " must be WMMA positions separated by ':' (e.g. 3:2:1:0)");
+        throw Error("wmma-reorder: order=" + explicit_order +
+                    " must be WMMA positions separated by ':' (e.g. 3:2:1:0)");
       perm.push_back(std::stoi(part));
       start = end + 1;
     }
@@ -244,7 +245,8 @@ WmmaReorderPlan plan_wmma_reorder(const Kernel& k, LoopId loop, const DepGraph& 
       if (!delta || *delta == 0) continue;
       if (!addressed_by_advance(body_load.reads[0], advance)) {
         std::string through;
-        for (const AffineTerm& t : body_load.reads[0].dims[0].lo.terms) through += (through.empty() ? "" : " and ") + t.symbol;
+        for (const AffineTerm& t : body_load.reads[0].dims[0].lo.terms)
+          through += (through.empty() ? "" : " and ") + t.symbol;
         not_a_pair[b] = k.display_name(p) + " and " + k.display_name(b) + " are addressed " +
                         (through.empty() ? "by constants" : "through " + through) +
                         (advance ? ", not through " + advance->first + ", which the loop advances"
@@ -284,7 +286,9 @@ WmmaReorderPlan plan_wmma_reorder(const Kernel& k, LoopId loop, const DepGraph& 
     if (lp.consumers.empty()) {
       auto why = not_a_pair.find(id);
       return skip(k.display_name(id) + " feeds no WMMA" +
-                  (why == not_a_pair.end() ? "" : " of its iteration, and no preheader load pairs with it (" + why->second + ")"));
+                  (why == not_a_pair.end()
+                       ? ""
+                       : " of its iteration, and no preheader load pairs with it (" + why->second + ")"));
     }
     plan.loads.push_back(std::move(lp));
   }
@@ -314,7 +318,8 @@ WmmaReorderPlan plan_wmma_reorder(const Kernel& k, LoopId loop, const DepGraph& 
   if (distance < 0 && plan.loads.empty()) distance = 0;  // nothing to place
   if (distance < 0) {
     int64_t latency = 0, issue = std::numeric_limits<int64_t>::max();
-    for (const LoadPlacement& lp : plan.loads) latency = std::max(latency, cycles_of(k, lp.load, attr::kLatencyCycles, true));
+    for (const LoadPlacement& lp : plan.loads)
+      latency = std::max(latency, cycles_of(k, lp.load, attr::kLatencyCycles, true));
     for (InstId w : old_wmmas) issue = std::min(issue, cycles_of(k, w, attr::kIssueCycles, false));
     if (latency <= 0 || issue <= 0) return skip("no ds_load latency or WMMA issue cycles known; give distance=N");
     distance = static_cast<int>(std::max<int64_t>(1, (latency + issue - 1) / issue));
@@ -333,8 +338,8 @@ WmmaReorderPlan plan_wmma_reorder(const Kernel& k, LoopId loop, const DepGraph& 
   for (InstId w : old_wmmas)
     for (const DepEdgeRef& e : g.out_edges(w))
       if (e.props.distance == 0 && new_pos.count(e.dst) && new_pos[e.dst] < new_pos[w])
-        return skip("the order puts " + k.display_name(e.dst) + " before " + k.display_name(w) + ", which it depends on (" +
-                    dep_kind_name(e.props.kind) + ")");
+        return skip("the order puts " + k.display_name(e.dst) + " before " + k.display_name(w) +
+                    ", which it depends on (" + dep_kind_name(e.props.kind) + ")");
 
   // Placement: `distance` slots before the first consumer; a negative slot wraps to the
   // previous iteration, but never before the last WMMA reading the load's registers (slot n:
@@ -416,7 +421,8 @@ WmmaReorderPlan plan_wmma_reorder(const Kernel& k, LoopId loop, const DepGraph& 
   for (size_t i = 0; i < nl; ++i)
     for (size_t j = i + 1; j < nl; ++j)
       for (InstId c : plan.loads[i].consumers) {
-        if (std::find(plan.loads[j].consumers.begin(), plan.loads[j].consumers.end(), c) == plan.loads[j].consumers.end())
+        if (std::find(plan.loads[j].consumers.begin(), plan.loads[j].consumers.end(), c) ==
+            plan.loads[j].consumers.end())
           continue;
         for (const Access& a : k.insts[c].reads)
           if (overlap(regs_of(a), regs_of(k.insts[plan.loads[i].load].writes[0])) &&
@@ -432,7 +438,8 @@ WmmaReorderPlan plan_wmma_reorder(const Kernel& k, LoopId loop, const DepGraph& 
     return Window{pos_in_body[lp.load], last};
   };
   std::vector<int> group_first(nl, m);
-  for (size_t i = 0; i < nl; ++i) group_first[root(i)] = std::min(group_first[root(i)], pos_in_body[plan.loads[i].load]);
+  for (size_t i = 0; i < nl; ++i)
+    group_first[root(i)] = std::min(group_first[root(i)], pos_in_body[plan.loads[i].load]);
   std::map<size_t, int> virtual_of;  // group root -> virtual number
   std::vector<size_t> by_position(nl);
   std::iota(by_position.begin(), by_position.end(), 0);
@@ -447,8 +454,9 @@ WmmaReorderPlan plan_wmma_reorder(const Kernel& k, LoopId loop, const DepGraph& 
       if (!overlap(regs_of(k.insts[la.load].writes[0]), regs_of(k.insts[lb.load].writes[0]))) continue;
       if (!intersect(window(la), window(lb))) continue;
       if (root(a) == root(b))  // one operand group: moving either would split a consumer's read
-        return skip(k.display_name(la.load) + " and " + k.display_name(lb.load) +
-                    " write the same registers for one operand group, and the new order makes both values live at once");
+        return skip(
+            k.display_name(la.load) + " and " + k.display_name(lb.load) +
+            " write the same registers for one operand group, and the new order makes both values live at once");
       const size_t later = group_first[root(a)] > group_first[root(b)] ? root(a) : root(b);
       virtual_of[later] = next_virtual + static_cast<int>(plan.virtuals.size());
       VirtualRegister v;
@@ -471,8 +479,8 @@ WmmaReorderPlan plan_wmma_reorder(const Kernel& k, LoopId loop, const DepGraph& 
       };
       const InstId earlier = plan.loads[root(a) == later ? b : a].load;  // the producer it collides with
       const std::string what = (prefetched ? "prefetched " : "") + k.display_name(v.loads[0]) +
-                               (prefetched ? " has no legal slot: its registers" : ": its registers") + " collide with " +
-                               k.display_name(earlier) + "'s in the new order";
+                               (prefetched ? " has no legal slot: its registers" : ": its registers") +
+                               " collide with " + k.display_name(earlier) + "'s in the new order";
       // Its consumers must read the group whole: a read mixing it with other registers cannot move.
       for (InstId c : consumers)
         for (size_t ri = 0; ri < k.insts[c].reads.size(); ++ri) {

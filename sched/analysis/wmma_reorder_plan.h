@@ -49,8 +49,8 @@ struct VirtualRegister {
 
 struct WmmaReorderPlan {
   LoopId loop = kNoId;
-  std::string skip_reason;  // set: leave the loop exactly as it is
-  int distance = 0;         // WMMA slots between a load and its first consumer
+  std::string skip_reason;        // set: leave the loop exactly as it is
+  int distance = 0;               // WMMA slots between a load and its first consumer
   std::optional<int64_t> stride;  // per-iteration offset read off preheader/body pairs
   std::vector<InstId> wmmas;      // new issue order
   std::vector<InstId> body;       // new body: loads and WMMAs

@@ -15,7 +15,7 @@ namespace tandem {
 struct AffineTerm {
   std::string symbol;  // "%k" for a loop induction variable, "v10" for an address register
   int64_t coeff = 1;
-  int loop = -1;       // resolved LoopId of an induction variable; -1 for a register
+  int loop = -1;  // resolved LoopId of an induction variable; -1 for a register
 };
 
 struct AffineExpr {

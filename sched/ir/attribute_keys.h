@@ -15,11 +15,11 @@ inline constexpr const char* kAdvance = "advance";                     // "v10 +
 inline constexpr const char* kPrefetchDistance = "prefetch_distance";  // prefetch-schedule{after,prefetch-distance}
 
 // Instructions.
-inline constexpr const char* kAccumulate = "accumulate";                 // a write that adds to what is there
-inline constexpr const char* kStart = "start";                           // the loop whose first iteration starts the group
-inline constexpr const char* kOrder = "order";                           // list-schedule: position in its run
-inline constexpr const char* kPrefetch = "prefetch";                     // prefetch-schedule: incoming-order stamp
-inline constexpr const char* kFence = "fence";                           // a barrier's engines ("act,dve")
+inline constexpr const char* kAccumulate = "accumulate";  // a write that adds to what is there
+inline constexpr const char* kStart = "start";            // the loop whose first iteration starts the group
+inline constexpr const char* kOrder = "order";            // list-schedule: position in its run
+inline constexpr const char* kPrefetch = "prefetch";      // prefetch-schedule: incoming-order stamp
+inline constexpr const char* kFence = "fence";            // a barrier's engines ("act,dve")
 inline constexpr const char* kSeparationBarrier = "separation_barrier";  // the split's stage divider
 inline constexpr const char* kZeroInit = "zero_init";                    // the split's memset of an index tile
 inline constexpr const char* kValue = "value";                           // memset's value

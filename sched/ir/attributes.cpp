@@ -62,10 +62,13 @@ static std::string quote(const std::string& s) {
 }
 
 bool is_scheduling_attribute(const std::string& key) {
-  static const std::set<std::string> keys = {
-      attr::kOrder, attr::kPrefetch, attr::kFence,  // list-schedule, prefetch-schedule, the split's barrier
-      attr::kSeparationBarrier, attr::kZeroInit,    // separate-load-compute's markers
-      attr::kIssueCycles, attr::kLatencyCycles};    // per-instruction costs (seed 004)
+  static const std::set<std::string> keys = {attr::kOrder,
+                                             attr::kPrefetch,
+                                             attr::kFence,  // list-schedule, prefetch-schedule, the split's barrier
+                                             attr::kSeparationBarrier,
+                                             attr::kZeroInit,  // separate-load-compute's markers
+                                             attr::kIssueCycles,
+                                             attr::kLatencyCycles};  // per-instruction costs (seed 004)
   return keys.count(key) > 0;
 }
 

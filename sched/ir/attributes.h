@@ -39,8 +39,10 @@ class Attributes {
  private:
   // One bit per key, by its length and end characters: a key whose bit is clear is absent.
   static uint64_t key_bit(std::string_view key) {
-    return key.empty() ? 1 : uint64_t{1} << ((key.size() * 7 + static_cast<unsigned char>(key.front()) +
-                                              static_cast<unsigned char>(key.back())) & 63);
+    return key.empty() ? 1
+                       : uint64_t{1} << ((key.size() * 7 + static_cast<unsigned char>(key.front()) +
+                                          static_cast<unsigned char>(key.back())) &
+                                         63);
   }
   const AttrValue* scan(std::string_view key) const;
 

@@ -6,11 +6,16 @@ namespace tandem {
 
 const char* dep_kind_name(DepKind k) {
   switch (k) {
-    case DepKind::Invalid: return "invalid";
-    case DepKind::Ordered: return "ordered";
-    case DepKind::Anti: return "anti";
-    case DepKind::Output: return "output";
-    case DepKind::Flow: return "flow";
+    case DepKind::Invalid:
+      return "invalid";
+    case DepKind::Ordered:
+      return "ordered";
+    case DepKind::Anti:
+      return "anti";
+    case DepKind::Output:
+      return "output";
+    case DepKind::Flow:
+      return "flow";
   }
   return "?";
 }

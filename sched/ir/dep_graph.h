@@ -161,8 +161,8 @@ class DepGraph {
 
  private:
   std::optional<Edge> lookup(InstId src, InstId dst, int distance, LoopId loop) const;
-  std::unique_ptr<Graph> g_;  // never null but in a moved-from graph
-  uint64_t last_addition_ = 0;  // 0: no edge was ever added
+  std::unique_ptr<Graph> g_;              // never null but in a moved-from graph
+  uint64_t last_addition_ = 0;            // 0: no edge was ever added
   static inline uint64_t additions_ = 0;  // one thread per process (see PooledListS)
 };
 

@@ -172,7 +172,8 @@ void Kernel::move_all_before(const std::vector<InstId>& moved, InstId before) {
 void Kernel::insert_before_loop(LoopId loop, InstId inst) {
   edited();
   std::vector<Stmt>& block = block_of(loops[loop].parent);
-  auto it = std::find_if(block.begin(), block.end(), [&](const Stmt& s) { return s.kind == Stmt::kLoop && s.id == loop; });
+  auto it =
+      std::find_if(block.begin(), block.end(), [&](const Stmt& s) { return s.kind == Stmt::kLoop && s.id == loop; });
   assert(it != block.end() && "insert_before_loop: loop is not in its parent block");
   block.insert(it, Stmt{Stmt::kInst, inst});
   insts[inst].loop = loops[loop].parent;
@@ -235,8 +236,8 @@ std::vector<Access> Kernel::live_out_registers() const {
     const int64_t first = close == std::string::npos ? -1 : number(open + 1, ranged ? colon : close);
     const int64_t last = !ranged ? first : number(colon + 1, close);
     const SpaceInfo* rf = t == kNoId ? nullptr : target->space(tensors[static_cast<size_t>(t)].space);
-    if (!rf || !tensors[static_cast<size_t>(t)].register_file || close + 1 != group.size() || first < 0 || last < first ||
-        last >= rf->registers)
+    if (!rf || !tensors[static_cast<size_t>(t)].register_file || close + 1 != group.size() || first < 0 ||
+        last < first || last >= rf->registers)
       throw Error(loc, "live_out names '" + group + "', not a register group of the register file such as v[100:107]");
     Access a;
     a.tensor = tensors[static_cast<size_t>(t)].name;

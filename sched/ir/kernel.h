@@ -15,8 +15,8 @@
 #include "sched/ir/affine.h"
 #include "sched/ir/attribute_keys.h"
 #include "sched/ir/attributes.h"
-#include "sched/support/name_index.h"
 #include "sched/support/error.h"
+#include "sched/support/name_index.h"
 
 namespace tandem {
 
@@ -35,11 +35,11 @@ constexpr int kMaxDynamicCountLog2 = 48;
 constexpr int64_t kMaxDynamicCount = int64_t{1} << kMaxDynamicCountLog2;
 
 struct Tensor {
-  std::string name;   // without the %; a register file's implicit tensor is named by its prefix ("v")
-  std::string space;  // a memory space of the target
+  std::string name;            // without the %; a register file's implicit tensor is named by its prefix ("v")
+  std::string space;           // a memory space of the target
   std::vector<int64_t> shape;  // SBUF/PSUM: shape[0] is the partition dimension
   std::string dtype;
-  Attributes attrs;   // `address = N` fixes the tensor's address
+  Attributes attrs;  // `address = N` fixes the tensor's address
   SourceLoc loc;
   bool register_file = false;  // implicit, never printed as a declaration
   int virtual_number = -1;     // a virtual register file (vreg<N>): N
@@ -65,7 +65,7 @@ struct Access {
 };
 
 struct Instruction {
-  std::string name;    // without '%'; empty when unnamed
+  std::string name;  // without '%'; empty when unnamed
   std::string opcode;
   std::string engine;  // engine or DMA queue; empty = the scheduler assigns one
   std::vector<Access> writes;
@@ -101,7 +101,7 @@ struct Loop {
 struct ExplicitDep {
   InstId src = kNoId;
   InstId dst = kNoId;
-  int kind = 0;      // DepKind, kept as int so that this header does not need the graph
+  int kind = 0;  // DepKind, kept as int so that this header does not need the graph
   int distance = 0;
   LoopId loop = kNoId;  // carrying loop when distance > 0
   SourceLoc loc;

@@ -127,12 +127,14 @@ std::string start_problem(const Kernel& k, InstId id) {
   if (!v) return "";
   const std::string shown = "start = " + format_attr_value(*v);
   if (!std::holds_alternative<std::string>(*v))
-    return shown + ": start names the loop whose first iteration starts the accumulation group, as a string "
-                   "(start = \"%k\")";
+    return shown +
+           ": start names the loop whose first iteration starts the accumulation group, as a string "
+           "(start = \"%k\")";
   if (!in.attrs.has(attr::kAccumulate))
     return shown + " needs {accumulate}: without it every instance overwrites what it writes";
   const LoopId start = accumulation_start(k, id);
-  if (start == kNoId) return shown + ": no loop enclosing the instruction has the variable " + std::get<std::string>(*v);
+  if (start == kNoId)
+    return shown + ": no loop enclosing the instruction has the variable " + std::get<std::string>(*v);
   for (const Access& a : in.writes)
     for (const IndexRange& r : a.dims)
       for (const AffineExpr* e : {&r.lo, &r.hi})
@@ -157,7 +159,8 @@ void OpClassOf::look_up(size_t i) {
 LoadStage load_stage(const Kernel& k, const DepGraph& g, LoopId loop) {
   LoadStage s;
   for (const Stmt& st : k.loops[static_cast<size_t>(loop)].body)
-    if (st.kind == Stmt::kInst && k.insts[static_cast<size_t>(st.id)].attrs.has(attr::kSeparationBarrier)) s.barrier = st.id;
+    if (st.kind == Stmt::kInst && k.insts[static_cast<size_t>(st.id)].attrs.has(attr::kSeparationBarrier))
+      s.barrier = st.id;
   if (s.barrier == kNoId) return s;
   for (const DepEdgeRef& e : g.in_edges(s.barrier))
     if (e.props.kind == DepKind::Flow && e.props.distance == 0 && k.insts[static_cast<size_t>(e.src)].loop == loop &&

@@ -7,25 +7,44 @@ namespace tandem {
 
 const char* token_name(Tok t) {
   switch (t) {
-    case Tok::End: return "end of file";
-    case Tok::Ident: return "identifier";
-    case Tok::Percent: return "%name";
-    case Tok::At: return "@name";
-    case Tok::Int: return "integer";
-    case Tok::Real: return "number";
-    case Tok::String: return "string";
-    case Tok::LBrace: return "'{'";
-    case Tok::RBrace: return "'}'";
-    case Tok::LBracket: return "'['";
-    case Tok::RBracket: return "']'";
-    case Tok::Comma: return "','";
-    case Tok::Colon: return "':'";
-    case Tok::Equal: return "'='";
-    case Tok::Plus: return "'+'";
-    case Tok::Minus: return "'-'";
-    case Tok::Star: return "'*'";
-    case Tok::LArrow: return "'<-'";
-    case Tok::RArrow: return "'->'";
+    case Tok::End:
+      return "end of file";
+    case Tok::Ident:
+      return "identifier";
+    case Tok::Percent:
+      return "%name";
+    case Tok::At:
+      return "@name";
+    case Tok::Int:
+      return "integer";
+    case Tok::Real:
+      return "number";
+    case Tok::String:
+      return "string";
+    case Tok::LBrace:
+      return "'{'";
+    case Tok::RBrace:
+      return "'}'";
+    case Tok::LBracket:
+      return "'['";
+    case Tok::RBracket:
+      return "']'";
+    case Tok::Comma:
+      return "','";
+    case Tok::Colon:
+      return "':'";
+    case Tok::Equal:
+      return "'='";
+    case Tok::Plus:
+      return "'+'";
+    case Tok::Minus:
+      return "'-'";
+    case Tok::Star:
+      return "'*'";
+    case Tok::LArrow:
+      return "'<-'";
+    case Tok::RArrow:
+      return "'->'";
   }
   return "?";
 }
@@ -154,16 +173,36 @@ Token Lexer::next() {
     ++j;
   } else {
     switch (c) {
-      case '{': t.kind = Tok::LBrace; break;
-      case '}': t.kind = Tok::RBrace; break;
-      case '[': t.kind = Tok::LBracket; break;
-      case ']': t.kind = Tok::RBracket; break;
-      case ',': t.kind = Tok::Comma; break;
-      case ':': t.kind = Tok::Colon; break;
-      case '=': t.kind = Tok::Equal; break;
-      case '+': t.kind = Tok::Plus; break;
-      case '-': t.kind = Tok::Minus; break;
-      case '*': t.kind = Tok::Star; break;
+      case '{':
+        t.kind = Tok::LBrace;
+        break;
+      case '}':
+        t.kind = Tok::RBrace;
+        break;
+      case '[':
+        t.kind = Tok::LBracket;
+        break;
+      case ']':
+        t.kind = Tok::RBracket;
+        break;
+      case ',':
+        t.kind = Tok::Comma;
+        break;
+      case ':':
+        t.kind = Tok::Colon;
+        break;
+      case '=':
+        t.kind = Tok::Equal;
+        break;
+      case '+':
+        t.kind = Tok::Plus;
+        break;
+      case '-':
+        t.kind = Tok::Minus;
+        break;
+      case '*':
+        t.kind = Tok::Star;
+        break;
       default:
         throw Error(t.loc, "unexpected character '" + printable(std::string(1, c)) + "'");
     }

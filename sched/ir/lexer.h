@@ -12,15 +12,24 @@ namespace tandem {
 
 enum class Tok {
   End,
-  Ident,      // opcode, keyword, register (v10), attribute key
-  Percent,    // %name or %123 (text holds the part after %)
-  At,         // @name
+  Ident,    // opcode, keyword, register (v10), attribute key
+  Percent,  // %name or %123 (text holds the part after %)
+  At,       // @name
   Int,
   Real,
-  String,     // text holds the unescaped contents
-  LBrace, RBrace, LBracket, RBracket, Comma, Colon, Equal, Plus, Minus, Star,
-  LArrow,     // <-
-  RArrow,     // ->
+  String,  // text holds the unescaped contents
+  LBrace,
+  RBrace,
+  LBracket,
+  RBracket,
+  Comma,
+  Colon,
+  Equal,
+  Plus,
+  Minus,
+  Star,
+  LArrow,  // <-
+  RArrow,  // ->
 };
 
 // A token's text is a view into the source, or for a string with escapes into its unescaped

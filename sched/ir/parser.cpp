@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <charconv>
 #include <climits>
-#include <map>
 #include <cmath>
+#include <map>
 #include <set>
 #include <unordered_map>
 
@@ -102,12 +102,18 @@ class Parser {
 
   static std::string describe(const Token& t) {
     switch (t.kind) {
-      case Tok::End: return "end of file";
-      case Tok::Ident: return "'" + printable(t.text) + "'";
-      case Tok::Percent: return "'%" + printable(t.text) + "'";
-      case Tok::At: return "'@" + printable(t.text) + "'";
-      case Tok::String: return "string \"" + printable(t.text) + "\"";
-      default: return "'" + printable(t.text) + "'";
+      case Tok::End:
+        return "end of file";
+      case Tok::Ident:
+        return "'" + printable(t.text) + "'";
+      case Tok::Percent:
+        return "'%" + printable(t.text) + "'";
+      case Tok::At:
+        return "'@" + printable(t.text) + "'";
+      case Tok::String:
+        return "string \"" + printable(t.text) + "\"";
+      default:
+        return "'" + printable(t.text) + "'";
     }
   }
 
@@ -155,8 +161,8 @@ class Parser {
   // Returns the declaration's index in declared_.
   int declare(std::string_view name, const SourceLoc& loc, const char* what) {
     auto clash = [&](const SourceLoc& other) {
-      fail(loc, std::string("duplicate name '%") + printable(name) + "': " + what + " clashes with the one declared at " +
-                    other.str());
+      fail(loc, std::string("duplicate name '%") + printable(name) + "': " + what +
+                    " clashes with the one declared at " + other.str());
     };
     if (auto iv = loop_vars_.find(name); iv != loop_vars_.end()) clash(iv->second);
     const int id = static_cast<int>(declared_.size());
@@ -195,7 +201,8 @@ class Parser {
     // body of 100k lines, whose tokens are not kept.
     for (size_t i = 1; head_ + i < ahead_.size(); ++i) {
       const Tok k = ahead_[head_ + i].kind;
-      if (k == Tok::RBrace || k == Tok::LBrace || k == Tok::End) return k == Tok::RBrace && peek(i + 1).kind == Tok::LBrace;
+      if (k == Tok::RBrace || k == Tok::LBrace || k == Tok::End)
+        return k == Tok::RBrace && peek(i + 1).kind == Tok::LBrace;
     }
     const auto [brace, brace_follows] = lexer_.next_brace();
     return brace == Tok::RBrace && brace_follows;
@@ -244,7 +251,8 @@ class Parser {
       case Tok::String:
         if (neg) fail(t.loc, "'-' before a string");
         return std::string(t.text);
-      default: fail(t.loc, "expected an attribute value (integer, number or string), found " + describe(t));
+      default:
+        fail(t.loc, "expected an attribute value (integer, number or string), found " + describe(t));
     }
   }
 
@@ -276,8 +284,8 @@ class Parser {
     t.loc = name.loc;
     declare(name.text, name.loc, "tensor");
     if (k_.target->register_file(t.name))
-      fail(name.loc, "tensor %" + t.name + " has the name of register file '" + t.name + "' of target '" +
-                         k_.target->name + "'");
+      fail(name.loc,
+           "tensor %" + t.name + " has the name of register file '" + t.name + "' of target '" + k_.target->name + "'");
     expect(Tok::Colon, "':' after the tensor name");
     const Token space = expect(Tok::Ident, "memory space");
     t.space = space.text;
@@ -394,7 +402,8 @@ class Parser {
     int kind_index = -1;
     for (int i = 1; i < 5; ++i)
       if (kind.text == kDepKindNames[i]) kind_index = i;
-    if (kind_index < 0) fail(kind.loc, "unknown dependence kind '" + printable(kind.text) + "' (use flow, anti, output, ordered)");
+    if (kind_index < 0)
+      fail(kind.loc, "unknown dependence kind '" + printable(kind.text) + "' (use flow, anti, output, ordered)");
     p.dep.kind = kind_index;
     while (at(Tok::Ident) && (peek().text == "distance" || peek().text == "loop") && peek(1).kind == Tok::Equal) {
       const std::string_view key = next().text;
@@ -442,7 +451,8 @@ class Parser {
         p.dep.loop = common;
       }
       if (p.dep.distance > 0 && p.dep.loop == kNoId)
-        fail(p.dep.loc, "a loop-carried dependence needs a loop enclosing both %" + printable(p.src) + " and %" + printable(p.dst));
+        fail(p.dep.loc, "a loop-carried dependence needs a loop enclosing both %" + printable(p.src) + " and %" +
+                            printable(p.dst));
       if (p.dep.distance == 0) p.dep.loop = kNoId;
       k_.explicit_deps.push_back(p.dep);
     }
@@ -585,8 +595,8 @@ class Parser {
       } while (true);
       expect(Tok::RBracket, "',' or ']' in the access");
       if (a.dims.size() != t.shape.size())
-        fail(a.loc, "access to %" + printable(t.name) + " has " + std::to_string(a.dims.size()) + " indices but the tensor has " +
-                        std::to_string(t.shape.size()) + " dimensions");
+        fail(a.loc, "access to %" + printable(t.name) + " has " + std::to_string(a.dims.size()) +
+                        " indices but the tensor has " + std::to_string(t.shape.size()) + " dimensions");
       for (size_t d = 0; d < a.dims.size(); ++d) check_bounds(t, a.dims[d], d, dim_locs_[d]);
     }
     return a;
@@ -608,11 +618,13 @@ class Parser {
       last = parse_int("register number");
     }
     expect(Tok::RBracket, "']' after the register group");
-    if (first > last) fail(a.loc, "register group " + printable(prefix.text) + "[" + std::to_string(first) + ":" +
-                                      std::to_string(last) + "] is reversed");
+    if (first > last)
+      fail(a.loc, "register group " + printable(prefix.text) + "[" + std::to_string(first) + ":" +
+                      std::to_string(last) + "] is reversed");
     if (first < 0 || last >= rf->registers)
-      fail(a.loc, "register group " + printable(prefix.text) + "[" + std::to_string(first) + ":" + std::to_string(last) +
-                      "] is outside the register file (" + std::to_string(rf->registers) + " registers)");
+      fail(a.loc, "register group " + printable(prefix.text) + "[" + std::to_string(first) + ":" +
+                      std::to_string(last) + "] is outside the register file (" + std::to_string(rf->registers) +
+                      " registers)");
     IndexRange r;
     r.lo.constant = first;
     r.hi.constant = last + 1;
@@ -716,14 +728,15 @@ class Parser {
   void check_bounds(const Tensor& t, const IndexRange& r, size_t d, const SourceLoc& loc) const {
     const auto dim = [&] { return "dimension " + std::to_string(d) + " of %" + printable(t.name); };  // for a message
     if (reach(r.lo) >= kIndexLimit || reach(r.hi) >= kIndexLimit)
-      fail(loc, "access out of bounds: " + dim() + " reaches beyond 2^62, where index arithmetic would overflow, but its size is " +
+      fail(loc, "access out of bounds: " + dim() +
+                    " reaches beyond 2^62, where index arithmetic would overflow, but its size is " +
                     std::to_string(t.shape[d]));
     if (r.lo.uses_register() || r.hi.uses_register()) return;  // register value known only at run time
     const int64_t lo_min = value_range(k_, r.lo).first;
     const int64_t hi_max = value_range(k_, r.hi).second;
     if (lo_min < 0 || hi_max > t.shape[d])
-      fail(loc, "access out of bounds: " + dim() + " reaches [" + std::to_string(lo_min) + ", " + std::to_string(hi_max) +
-                    ") but its size is " + std::to_string(t.shape[d]));
+      fail(loc, "access out of bounds: " + dim() + " reaches [" + std::to_string(lo_min) + ", " +
+                    std::to_string(hi_max) + ") but its size is " + std::to_string(t.shape[d]));
     if (least_extent(k_, r) <= 0) fail(loc, "empty index range in " + dim());
   }
 
@@ -737,9 +750,9 @@ class Parser {
   std::vector<Declared> declared_;
   std::unordered_map<std::string_view, SourceLoc> loop_vars_;
   std::vector<PendingDep> pending_deps_;
-  std::vector<int64_t> shape_;  // parse_tensor's dimensions
+  std::vector<int64_t> shape_;       // parse_tensor's dimensions
   std::vector<SourceLoc> dim_locs_;  // parse_access's index positions
-  int64_t count_ = 0;  // dynamic instructions and loop iterations of the block being read
+  int64_t count_ = 0;                // dynamic instructions and loop iterations of the block being read
 };
 
 }  // namespace

@@ -68,8 +68,10 @@ class TextBuffer {
 
 // An expression's text (AffineExpr::str, without its string for a constant).
 void put_expr(TextBuffer& out, const AffineExpr& e) {
-  if (e.is_constant()) out << e.constant;
-  else out << e.str();
+  if (e.is_constant())
+    out << e.constant;
+  else
+    out << e.str();
 }
 
 // print_access, written to `out`.
@@ -110,8 +112,10 @@ void put_attrs(TextBuffer& out, const Attributes& attrs) {
     out << key;
     if (std::holds_alternative<std::monostate>(value)) continue;
     out << " = ";
-    if (const int64_t* v = std::get_if<int64_t>(&value)) out << *v;
-    else out << format_attr_value(value);
+    if (const int64_t* v = std::get_if<int64_t>(&value))
+      out << *v;
+    else
+      out << format_attr_value(value);
   }
   out << '}';
 }
@@ -198,7 +202,8 @@ void put_deps(TextBuffer& out, const Kernel& k, const DepGraph& g, bool explicit
   std::vector<uint32_t> sorted(lines.size());
   {
     std::vector<size_t> next(group.begin(), group.end() - 1);
-    for (size_t i = 0; i < lines.size(); ++i) sorted[next[static_cast<size_t>(lines[i].src)]++] = static_cast<uint32_t>(i);
+    for (size_t i = 0; i < lines.size(); ++i)
+      sorted[next[static_cast<size_t>(lines[i].src)]++] = static_cast<uint32_t>(i);
   }
   out << before_first;
   for (size_t p = 0; p < order.size(); ++p) {

@@ -23,17 +23,24 @@ namespace tandem {
 std::vector<PassOptionSpec> AddressRotationPass::options() {
   return {
       {"space", PassOptionSpec::Choice, "sbuf", "the memory space whose tensors are rotated", rotatable_spaces()},
-      {"buffers", PassOptionSpec::String, "auto",
-       "buffers per rotated tensor: auto (the largest of 4, 3, 2 that fits, one when two do not), model (a tile a transfer writes or "
+      {"buffers",
+       PassOptionSpec::String,
+       "auto",
+       "buffers per rotated tensor: auto (the largest of 4, 3, 2 that fits, one when two do not), model (a tile a "
+       "transfer writes or "
        "reads: ceil(lifetime / the loop's resource bound per iteration) + 1 from the model, else 4; as many as "
        "fit, one when two do not; none in a loop whose writer-to-last-reader chains fit in that bound) or a "
        "number from 2 to 16",
        {}},
-      {"nested", PassOptionSpec::Flag, "",
+      {"nested",
+       PassOptionSpec::Flag,
+       "",
        "also ring a tile that loops nested in the ringing loop rewrite whole, piece by piece, before any read of "
        "it (a strip loaded tile by tile)",
        {}},
-      {"tiles", PassOptionSpec::String, "",
+      {"tiles",
+       PassOptionSpec::String,
+       "",
        "ring only these tensors, %names separated by '|' (e.g. %a|%b); a later address-rotation step rings the "
        "rest, so each tile can get its own buffers (empty: every candidate)",
        {}},
@@ -84,7 +91,7 @@ void AddressRotationPass::run(PassContext& ctx) {
   const std::vector<std::vector<InstId>> users = users_by_tensor(k);
   const std::vector<int> pos = program_positions(k);
   std::optional<DepGraph> derived;  // analysis of the accesses, when needed
-  int at_bound_tiles = 0;  // left on one buffer: their loop runs at its bound without a ring
+  int at_bound_tiles = 0;           // left on one buffer: their loop runs at its bound without a ring
   // The costs and units the bounds analysis sees (loop_bounds.h), before the ring changes edges.
   std::optional<BoundsInput> bounds;
   if (from_model_) bounds = bounds_input(k, g);
@@ -135,8 +142,8 @@ void AddressRotationPass::run(PassContext& ctx) {
     // 4 buffers, as under buffers=auto.)
     const ResourceBound ii = from_model_ ? loop_resource_bound(*bounds, loop) : ResourceBound{};
     const bool at_bound = from_model_ && !rings.empty() && std::all_of(rings.begin(), rings.end(), [&](const Ring& r) {
-      return r.chain_ns > 0 && r.chain_ns * 1000 <= static_cast<double>(ii.ps);
-    });
+                            return r.chain_ns > 0 && r.chain_ns * 1000 <= static_cast<double>(ii.ps);
+                          });
     for (const Ring& r : rings) {
       if (!wanted[r.ti]) continue;
       Tensor& t = k.tensors[r.ti];
@@ -144,10 +151,11 @@ void AddressRotationPass::run(PassContext& ctx) {
       const std::vector<InstId>& writers = r.c.writers;
       const std::optional<PrefetchDepth>& depth = r.depth;
       if (at_bound) {
-        ctx.note(fmt::format("{}: %{} stays on one buffer: its writer to its last reader take {:.1f} ns, within "
-                             "the loop's resource bound per iteration ({:.1f} ns, {}), so the loop reaches that "
-                             "bound without a ring",
-                             where, t.name, r.chain_ns, static_cast<double>(ii.ps) / 1000, ii.resource));
+        ctx.note(
+            fmt::format("{}: %{} stays on one buffer: its writer to its last reader take {:.1f} ns, within "
+                        "the loop's resource bound per iteration ({:.1f} ns, {}), so the loop reaches that "
+                        "bound without a ring",
+                        where, t.name, r.chain_ns, static_cast<double>(ii.ps) / 1000, ii.resource));
         ++at_bound_tiles;
         continue;
       }
@@ -168,14 +176,16 @@ void AddressRotationPass::run(PassContext& ctx) {
             ctx.stats.add("tensors_left_for_capacity");
             continue;
           }
-          ctx.note(where + ": %" + t.name + " over " + std::to_string(n) + " buffers, not " + std::to_string(want) + why);
+          ctx.note(where + ": %" + t.name + " over " + std::to_string(n) + " buffers, not " + std::to_string(want) +
+                   why);
         }
       }
       if (depth)
-        ctx.log->debug("{}: %{} load latency {:.1f} ns, resource bound {:.1f} ns per iteration ({}), lifetime "
-                       "{:.1f} ns: {} buffers wanted",
-                       where, t.name, depth->load_latency_ns, depth->ii_ns, depth->bound_resource, depth->lifetime_ns,
-                       depth->buffers);
+        ctx.log->debug(
+            "{}: %{} load latency {:.1f} ns, resource bound {:.1f} ns per iteration ({}), lifetime "
+            "{:.1f} ns: {} buffers wanted",
+            where, t.name, depth->load_latency_ns, depth->ii_ns, depth->bound_resource, depth->lifetime_ns,
+            depth->buffers);
       if (footprint(t, n) > free)  // a number of buffers the user gave
         throw Error(t.loc, "address-rotation: %" + t.name + " needs " + std::to_string(n) + " x " +
                                std::to_string(one) + " " + unit + " in " + space_ + " but only " +
@@ -263,9 +273,10 @@ void AddressRotationPass::run(PassContext& ctx) {
         for (const DepEdgeRef& r : g.outgoing(x)) {  // edges read in place: no copy per user
           const DepEdge& e = r.props;
           const InstId dst = r.dst;
-          covered = e.distance == 0 && dst != x && is_user(dst) &&
-                    (e.kind == DepKind::Flow || e.kind == DepKind::Output || (!completion && e.kind == DepKind::Anti)) &&
-                    !per_tile(x, dst, 0) && stands_for_all(dst);
+          covered =
+              e.distance == 0 && dst != x && is_user(dst) &&
+              (e.kind == DepKind::Flow || e.kind == DepKind::Output || (!completion && e.kind == DepKind::Anti)) &&
+              !per_tile(x, dst, 0) && stands_for_all(dst);
           if (covered) break;
         }
         if (!covered) sources.push_back(x);

@@ -20,7 +20,7 @@ class AddressRotationPass : public Pass {
  private:
   std::string space_;
   std::vector<std::string> tiles_;  // the tensors to ring (empty: every candidate)
-  int64_t buffers_;  // 0 = auto or model
+  int64_t buffers_;                 // 0 = auto or model
   bool from_model_ = false;
   bool nested_ = false;  // also ring tiles nested loops rewrite whole before any read
 };

@@ -16,7 +16,9 @@ namespace tandem {
 std::vector<PassOptionSpec> AssignEnginesPass::options() {
   return {
       {"queues", PassOptionSpec::Int, "0", "DMA queues to spread transfers over (0 = all the target has)", {}},
-      {"policy", PassOptionSpec::Choice, "first",
+      {"policy",
+       PassOptionSpec::Choice,
+       "first",
        "first: the first engine the target lists for the opcode; balance: the least loaded of them "
        "(by dynamic instruction count)",
        {"first", "balance"}},
@@ -115,7 +117,8 @@ void AssignEnginesPass::run(PassContext& ctx) {
   for (const DepEdgeRef& e : analyze_dependences(k).edges()) {
     if (!same_queue(e.src, e.dst)) continue;
     if (e.props.distance == 0 && swapped(e.src, e.dst)) continue;
-    if (ctx.deps.add(e.src, e.dst, DepKind::Ordered, e.props.distance, e.props.loop)) ctx.stats.add("ordered_edges_added");
+    if (ctx.deps.add(e.src, e.dst, DepKind::Ordered, e.props.distance, e.props.loop))
+      ctx.stats.add("ordered_edges_added");
   }
 }
 

@@ -5,10 +5,10 @@
 #include <map>
 #include <queue>
 
+#include <spdlog/spdlog.h>
 #include <boost/graph/compressed_sparse_row_graph.hpp>
 #include <boost/graph/topological_sort.hpp>
 #include <boost/range/iterator_range.hpp>
-#include <spdlog/spdlog.h>
 
 #include "sched/ir/kernel_queries.h"
 
@@ -19,12 +19,15 @@
 namespace tandem {
 
 std::vector<PassOptionSpec> ListSchedulePass::options() {
-  return {{"priority", PassOptionSpec::Choice, "critical-path",
+  return {{"priority",
+           PassOptionSpec::Choice,
+           "critical-path",
            "critical-path: longest path to the end of the run first; program-order: keep the text's order",
            {"critical-path", "program-order"}}};
 }
 
-ListSchedulePass::ListSchedulePass(const PassOptions& o) : program_order_(o.get_string("priority") == "program-order") {}
+ListSchedulePass::ListSchedulePass(const PassOptions& o)
+    : program_order_(o.get_string("priority") == "program-order") {}
 
 namespace {
 

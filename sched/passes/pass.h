@@ -22,7 +22,7 @@ struct PassOptionSpec {
   enum Type { Int, Flag, String, Choice };
   std::string name;
   Type type = Int;
-  std::string default_value;         // text form; "" for a flag means off
+  std::string default_value;  // text form; "" for a flag means off
   std::string help;
   std::vector<std::string> choices;  // for Choice
 };

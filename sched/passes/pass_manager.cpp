@@ -16,14 +16,14 @@
 #include "sched/analysis/dependence_analysis.h"
 #include "sched/analysis/structural_verifier.h"
 #include "sched/analysis/translation_validator.h"
-#include "sched/support/error.h"
 #include "sched/ir/printer.h"
 #include "sched/passes/address_rotation.h"
-#include "sched/passes/wmma_reorder.h"
 #include "sched/passes/assign_engines.h"
 #include "sched/passes/list_schedule.h"
 #include "sched/passes/prefetch_schedule.h"
 #include "sched/passes/separate_load_compute.h"
+#include "sched/passes/wmma_reorder.h"
+#include "sched/support/error.h"
 #include "sched/support/log.h"
 
 namespace tandem {
@@ -145,7 +145,8 @@ void run_pipeline(Kernel& k, DepGraph& g, const std::vector<PipelineStep>& steps
     checks.capacity = !find_capacity_problem(k);
     const std::vector<std::string> problems = find_structural_problems(k, g, checks);
     if (!problems.empty())
-      throw std::logic_error("the kernel given to the pipeline is ill-formed: " + describe_structural_problems(problems));
+      throw std::logic_error("the kernel given to the pipeline is ill-formed: " +
+                             describe_structural_problems(problems));
   }
   // Acyclicity after a pass: found again only if that pass added an edge or brought an
   // erased instruction back, the only changes that can close a cycle. After the first pass

@@ -56,9 +56,10 @@ class MiscompileError : public Error {
 
 struct RunOptions {
   bool stats = false;
-  bool verify = false;  // check the result still computes what the input did; if not, name the first pass that changed it
+  bool verify =
+      false;  // check the result still computes what the input did; if not, name the first pass that changed it
   std::set<std::string> print_after;  // pass names
-  bool time_passes = false;  // after the pipeline, each pass's wall time and the checks' (to diag)
+  bool time_passes = false;           // after the pipeline, each pass's wall time and the checks' (to diag)
 };
 
 // Runs `steps` in order. Statistics and --print-after output go to `diag`.

@@ -10,8 +10,8 @@
 #include <sstream>
 
 #include "sched/passes/pass_manager.h"
-#include "sched/support/suggest.h"
 #include "sched/support/error.h"
+#include "sched/support/suggest.h"
 
 namespace tandem {
 
@@ -184,8 +184,9 @@ void parse_into(const std::string& text, size_t base, std::vector<PipelineStep>&
       ++i;
     std::string name = text.substr(start, i - start);
     if (name.empty())
-      throw Error(at_col(base + i), i < text.size() ? "expected a pass name, found '" + printable(std::string(1, text[i])) + "'"
-                                                    : "expected a pass name after ','");
+      throw Error(at_col(base + i), i < text.size()
+                                        ? "expected a pass name, found '" + printable(std::string(1, text[i])) + "'"
+                                        : "expected a pass name after ','");
     const PassInfo* pass = find_pass(name);
     const NamedPipeline* named = nullptr;
     for (const auto& p : named_pipelines())
@@ -228,7 +229,8 @@ void parse_into(const std::string& text, size_t base, std::vector<PipelineStep>&
           ++i;
           skip_ws();
           size_t vstart = i;
-          while (i < text.size() && text[i] != ',' && text[i] != '}' && !std::isspace(static_cast<unsigned char>(text[i])))
+          while (i < text.size() && text[i] != ',' && text[i] != '}' &&
+                 !std::isspace(static_cast<unsigned char>(text[i])))
             ++i;
           value = text.substr(vstart, i - vstart);
           has_value = true;

@@ -18,19 +18,27 @@ namespace tandem {
 std::vector<PassOptionSpec> PrefetchSchedulePass::options() {
   return {
       {"after", PassOptionSpec::Flag, "", "the run after the list scheduler (resolves what the first run marked)", {}},
-      {"cc-dma-alignment", PassOptionSpec::Int, "0",
+      {"cc-dma-alignment",
+       PassOptionSpec::Int,
+       "0",
        "0: nothing; 1: pin the loads feeding each collective behind its previous store; "
        "2 (after only): keep the loop's other loads from overlapping a collective",
        {}},
-      {"force-incoming-order", PassOptionSpec::Int, "-1",
+      {"force-incoming-order",
+       PassOptionSpec::Int,
+       "-1",
        "loads of SBUF tensors of at least this many bytes (partitions x bytes per partition) follow their "
        "incoming order; -1: off",
        {}},
-      {"prefetch-distance", PassOptionSpec::Int, "0",
+      {"prefetch-distance",
+       PassOptionSpec::Int,
+       "0",
        "after, an experiment beyond the seed: let loads run this many iterations ahead of compute "
        "(needs that many + 1 buffers); 0: the split's barrier holds loads to one iteration",
        {}},
-      {"loops", PassOptionSpec::String, "",
+      {"loops",
+       PassOptionSpec::String,
+       "",
        "the loops prefetch-distance applies to, induction variables separated by '|' (e.g. %k|%j), so that each "
        "loop can get its own distance from its own step (empty: every loop)",
        {}},
@@ -50,7 +58,9 @@ PrefetchSchedulePass::PrefetchSchedulePass(const PassOptions& o)
   if (distance_ < 0) throw Error("prefetch-schedule: prefetch-distance must not be negative");
   if (distance_ > 0 && !after_)
     throw Error("prefetch-schedule: prefetch-distance applies after the scheduler (prefetch-schedule{after,...})");
-  if (!loops_.empty() && distance_ == 0) throw Error("prefetch-schedule: loops needs prefetch-distance above 0 (it names the loops the distance applies to)");
+  if (!loops_.empty() && distance_ == 0)
+    throw Error(
+        "prefetch-schedule: loops needs prefetch-distance above 0 (it names the loops the distance applies to)");
 }
 
 namespace {
@@ -121,7 +131,8 @@ void PrefetchSchedulePass::force_incoming_order(PassContext& ctx) {
   auto qualifies = [&](InstId id) {  // a large SBUF load
     if (!is_load(k, id) || k.insts[id].writes.empty()) return false;
     const Tensor& t = k.tensors[k.insts[id].writes[0].tensor_id];
-    return k.target->role_of(t.space) == SpaceRole::OnChip && partitions_of(k, t) * bytes_per_partition(k, t) >= min_bytes_;
+    return k.target->role_of(t.space) == SpaceRole::OnChip &&
+           partitions_of(k, t) * bytes_per_partition(k, t) >= min_bytes_;
   };
   if (!after_) {
     int64_t n = 0;
@@ -231,7 +242,9 @@ void PrefetchSchedulePass::set_distance(PassContext& ctx, LoopId loop, int64_t d
   }
   // With no compute engine, no unit would arrive at the barrier and nothing would release it.
   if (fence.empty()) {
-    ctx.skip(where + ": no compute engine runs in the kernel, so the barrier would fence no unit; it keeps fencing the DMA queues");
+    ctx.skip(
+        where +
+        ": no compute engine runs in the kernel, so the barrier would fence no unit; it keeps fencing the DMA queues");
     return;
   }
   for (InstId l : loads)
@@ -245,7 +258,8 @@ void PrefetchSchedulePass::set_distance(PassContext& ctx, LoopId loop, int64_t d
     }
   k.insts[barrier].attrs.set(attr::kFence, fence);
   for (InstId l : loads)
-    if (ctx.deps.add(barrier, l, DepKind::Flow, static_cast<int>(distance + 1), loop)) ctx.stats.add("distance_edges_added");
+    if (ctx.deps.add(barrier, l, DepKind::Flow, static_cast<int>(distance + 1), loop))
+      ctx.stats.add("distance_edges_added");
   // Those edges, and rotation's, count iterations within one entry of the loop. A loop nested
   // in another is entered again for each outer iteration, and the first loads of an entry
   // would then wait for nothing, overwriting buffers the previous entry's last compute still

@@ -25,7 +25,8 @@ namespace tandem {
 class PrefetchSchedulePass : public Pass {
  public:
   static constexpr const char* kHelp =
-      "prefetch scheduling (seed 000): incoming-order pinning of large loads, collective/DMA alignment, prefetch distance";
+      "prefetch scheduling (seed 000): incoming-order pinning of large loads, collective/DMA alignment, prefetch "
+      "distance";
   static std::vector<PassOptionSpec> options();
 
   explicit PrefetchSchedulePass(const PassOptions& o);
@@ -45,7 +46,7 @@ class PrefetchSchedulePass : public Pass {
   int64_t cc_mode_;
   int64_t min_bytes_;
   std::vector<std::string> loops_;  // the loops prefetch-distance applies to (empty: all)
-  int64_t distance_;  // 0: leave the split's one-iteration prefetch as it is
+  int64_t distance_;                // 0: leave the split's one-iteration prefetch as it is
 };
 
 }  // namespace tandem

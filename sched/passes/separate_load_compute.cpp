@@ -23,11 +23,16 @@ namespace tandem {
 
 std::vector<PassOptionSpec> SeparateLoadComputePass::options() {
   return {
-      {"memset", PassOptionSpec::Flag, "",
+      {"memset",
+       PassOptionSpec::Flag,
+       "",
        "indirect loads (gathers) join the load class; a gather whose index tile is in SBUF gets a zero-init "
        "memset_<tensor> Flow-wired before it",
        {}},
-      {"post-ada", PassOptionSpec::Flag, "", "also move the qualified loads physically before the first non-load instruction",
+      {"post-ada",
+       PassOptionSpec::Flag,
+       "",
+       "also move the qualified loads physically before the first non-load instruction",
        {}},
   };
 }
@@ -139,8 +144,8 @@ class MoveBlocker {
 
  private:
   const Kernel& k_;
-  const std::vector<InstId> order_;  // the loop's instructions in program order
-  std::vector<int>& pos_;            // by instruction: its place in order_
+  const std::vector<InstId> order_;                     // the loop's instructions in program order
+  std::vector<int>& pos_;                               // by instruction: its place in order_
   std::unordered_map<int, std::vector<InstId>> users_;  // by tensor: the loop's users of it, in order
 };
 
@@ -240,7 +245,8 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop, Shared& share
         for (const DepEdgeRef& out : g.outgoing(e.src)) {
           const DepEdge& f = out.props;
           const InstId f_dst = out.dst;
-          if (f.kind == DepKind::Flow && f.distance == 0 && k.in_loop(f_dst, loop) && only_compute_engine(k, f_dst) == engine)
+          if (f.kind == DepKind::Flow && f.distance == 0 && k.in_loop(f_dst, loop) &&
+              only_compute_engine(k, f_dst) == engine)
             return "";
         }
       }
@@ -249,8 +255,9 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop, Shared& share
     // use different buffers and the order comes back at distance N.
     // (Spelled out only for a cut it refuses: naming an unnamed instruction walks the program.)
     const auto cut = [&] {
-      return "the cut of " + k.display_name(e.src) + " -> " + k.display_name(e.dst) + " " + dep_kind_name(e.props.kind) +
-             (e.props.distance ? " distance=" + std::to_string(e.props.distance) : "") + " would not be restored: ";
+      return "the cut of " + k.display_name(e.src) + " -> " + k.display_name(e.dst) + " " +
+             dep_kind_name(e.props.kind) + (e.props.distance ? " distance=" + std::to_string(e.props.distance) : "") +
+             " would not be restored: ";
     };
     if (e.props.distance == 0) return cut() + "it orders two loads of one iteration, which no rotation separates";
     const Instruction& src = k.insts[e.src];
@@ -313,7 +320,8 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop, Shared& share
     std::optional<MoveBlocker> move_blocker;  // built when first asked
     for (InstId id : body) {
       const Instruction& in = k.insts[id];
-      if (in.attrs.has(attr::kZeroInit) || in.attrs.has(attr::kSeparationBarrier)) continue;  // already stage 0 / the fence
+      if (in.attrs.has(attr::kZeroInit) || in.attrs.has(attr::kSeparationBarrier))
+        continue;  // already stage 0 / the fence
       if (load_class(id))
         candidates.push_back(id), candidate_set[static_cast<size_t>(id)] = 1;
       else if (anchor == kNoId)
@@ -350,7 +358,9 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop, Shared& share
     // back into it since (prefetch-schedule's across loop entries) is kept, not cut again.
     auto unrestored_cut = [&](InstId id) -> std::string {
       if (is_staged(id)) return "";
-      const auto in_stage = [&](InstId x) { return candidate_set[static_cast<size_t>(x)] && !out_set[static_cast<size_t>(x)]; };
+      const auto in_stage = [&](InstId x) {
+        return candidate_set[static_cast<size_t>(x)] && !out_set[static_cast<size_t>(x)];
+      };
       for (const DepEdgeRef& e : g.incoming(id)) {
         if (!cuttable(k, loop, e) || e.props.is_explicit || k.insts[e.src].attrs.has(attr::kZeroInit)) continue;
         if (std::string why = unrestored(e, in_stage); !why.empty()) return why;
@@ -380,8 +390,7 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop, Shared& share
     for (const auto& p : kept_ordered) kept_set.insert(p.first);
     for (InstId id : candidates) {
       if (out_set[static_cast<size_t>(id)]) {
-        if (!kept_set.count(id))
-          ctx.log->debug("{}: disqualified {} due to flow dependencies", where, shown(k, id));
+        if (!kept_set.count(id)) ctx.log->debug("{}: disqualified {} due to flow dependencies", where, shown(k, id));
         continue;
       }
       ctx.log->debug("{}: found {} without flow dependencies", where, shown(k, id));
@@ -441,7 +450,8 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop, Shared& share
       }
       InstId zero = kNoId;
       for (InstId r : region_of(k, loop))
-        if (k.insts[r].attrs.has(attr::kZeroInit) && k.insts[r].writes[0].tensor_id == gather.reads[1].tensor_id) zero = r;
+        if (k.insts[r].attrs.has(attr::kZeroInit) && k.insts[r].writes[0].tensor_id == gather.reads[1].tensor_id)
+          zero = r;
       if (zero == kNoId) {
         const OpcodeInfo* op = t.first_of_class(OpClass::Memset);
         if (!op) throw Error(gather.loc, "separate-load-compute{memset}: target '" + t.name + "' has no memset opcode");
@@ -536,7 +546,8 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop, Shared& share
       for (const ExplicitDep& d : k.explicit_deps)
         if (d.src == e.src && d.dst == e.dst) at = d.loc;
       throw Error(at, "Unexpected edge found. Disable separation pass. (" + k.display_name(e.src) + " -> " +
-                          k.display_name(e.dst) + " " + dep_kind_name(e.props.kind) + " survives the cut in " + where + ")");
+                          k.display_name(e.dst) + " " + dep_kind_name(e.props.kind) + " survives the cut in " + where +
+                          ")");
     }
 
   ctx.stats.add("loops_split");

@@ -7,10 +7,10 @@ namespace tandem {
 // Seed 000, Separate-Load-and-Compute: in each loop body, loads whose source no instruction
 // of the loop produces qualify for a load stage; their predecessor edges from the loop are
 // cut (only orders something restores: a load whose order would need a second buffer
-// qualifies only if an address-rotation later in the pipeline rings it), and a CoreBarrier `separation_barrier` before the first non-load instruction waits
-// for them (Flow) and holds every compute instruction after it (Flow). The base variant
-// moves nothing; {memset} adds gathers with a zero-initialised SBUF index tile; {post-ada}
-// physically moves the qualified loads before the barrier.
+// qualifies only if an address-rotation later in the pipeline rings it), and a CoreBarrier `separation_barrier` before
+// the first non-load instruction waits for them (Flow) and holds every compute instruction after it (Flow). The base
+// variant moves nothing; {memset} adds gathers with a zero-initialised SBUF index tile; {post-ada} physically moves the
+// qualified loads before the barrier.
 class SeparateLoadComputePass : public Pass {
  public:
   static constexpr const char* kHelp =

@@ -13,13 +13,18 @@ namespace tandem {
 
 std::vector<PassOptionSpec> WmmaReorderPass::options() {
   return {
-      {"mode", PassOptionSpec::Choice, "vgpr",
+      {"mode",
+       PassOptionSpec::Choice,
+       "vgpr",
        "where the order comes from: vgpr (least A/B operand register pressure, from a_tile/b_tile attributes), "
        "explicit (order=), reverse",
        {"vgpr", "explicit", "reverse"}},
       {"order", PassOptionSpec::String, "", "mode=explicit: new position -> old WMMA position, e.g. 3:2:1:0", {}},
-      {"distance", PassOptionSpec::Int, "-1",
-       "WMMA slots between a ds_load and its first consumer; -1 derives it from ds_load latency over WMMA issue cycles", {}},
+      {"distance",
+       PassOptionSpec::Int,
+       "-1",
+       "WMMA slots between a ds_load and its first consumer; -1 derives it from ds_load latency over WMMA issue cycles",
+       {}},
   };
 }
 
@@ -54,7 +59,9 @@ void WmmaReorderPass::run(PassContext& ctx) {
   for (const Tensor& t : k.tensors) next_virtual = std::max(next_virtual, t.virtual_number + 1);
   for (LoopId loop = 0; loop < static_cast<LoopId>(k.loops.size()); ++loop) {
     const std::vector<Stmt>& body = k.loops[loop].body;
-    if (std::none_of(body.begin(), body.end(), [&](const Stmt& s) { return s.kind == Stmt::kInst && k.target->has_tag(k.insts[s.id].opcode, OpTag::Wmma); }))
+    if (std::none_of(body.begin(), body.end(), [&](const Stmt& s) {
+          return s.kind == Stmt::kInst && k.target->has_tag(k.insts[s.id].opcode, OpTag::Wmma);
+        }))
       continue;
     const std::string where = "loop " + k.loops[loop].iv;
     WmmaReorderPlan plan = plan_wmma_reorder(k, loop, ctx.deps, *order_, distance_, next_virtual);
@@ -96,7 +103,8 @@ void WmmaReorderPass::run(PassContext& ctx) {
       const int file = k.virtual_register_file(k.insts[v.loads[0]].writes[0].tensor_id, v.number);
       for (InstId l : v.loads) {
         retarget(k, k.insts[l].writes[0], file);
-        if (auto pre = preheader_copy.find(l); pre != preheader_copy.end()) retarget(k, k.insts[pre->second].writes[0], file);
+        if (auto pre = preheader_copy.find(l); pre != preheader_copy.end())
+          retarget(k, k.insts[pre->second].writes[0], file);
       }
       for (const auto& [consumer, read] : v.reads) retarget(k, k.insts[consumer].reads[read], file);
       ctx.log->debug("{}: {} moved to {}", where, shown(k, v.loads[0]), k.tensors[file].name);

@@ -46,7 +46,8 @@ std::vector<Box> subtract(const Box& a, const Box& b) {
 
 std::string box_text(const Box& b) {
   std::string s = "[";
-  for (size_t d = 0; d < b.size(); ++d) s += (d ? ", " : "") + std::to_string(b[d].first) + ":" + std::to_string(b[d].second);
+  for (size_t d = 0; d < b.size(); ++d)
+    s += (d ? ", " : "") + std::to_string(b[d].first) + ":" + std::to_string(b[d].second);
   return s + "]";
 }
 

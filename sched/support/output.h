@@ -49,7 +49,7 @@ class OutputFile {
   std::string target_;  // where a temporary is renamed to (symlinks followed)
   std::string tmp_;     // the temporary; empty when writing through
   std::FILE* out_ = nullptr;
-  int slot_ = -1;       // the temporary's entry in the signal-cleanup registry
+  int slot_ = -1;        // the temporary's entry in the signal-cleanup registry
   int write_error_ = 0;  // errno of the first failed write, reported by commit()
 };
 

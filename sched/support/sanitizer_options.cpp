@@ -10,11 +10,14 @@ const char* __asan_default_options() {
   // them wrongly. Leak checking is off: LeakSanitizer's tracer faults at exit on SystemC's
   // coroutine stacks in about one run of three ("Tracer caught signal 11", exit 86 on a clean
   // run); ASAN_OPTIONS=detect_leaks=1 turns it on by hand (lsan.supp then applies).
-  return "suppressions=" TANDEM_SANITIZE_DIR "/asan.supp:detect_leaks=0:detect_stack_use_after_return=0:exitcode=86:"
+  return "suppressions=" TANDEM_SANITIZE_DIR
+         "/asan.supp:detect_leaks=0:detect_stack_use_after_return=0:exitcode=86:"
          "log_path=/tmp/tandem-sanitizer";
 }
 const char* __lsan_default_options() {
   return "suppressions=" TANDEM_SANITIZE_DIR "/lsan.supp:fast_unwind_on_malloc=0:exitcode=86";
 }
-const char* __ubsan_default_options() { return "print_stacktrace=1:halt_on_error=1:exitcode=86:log_path=/tmp/tandem-sanitizer"; }
+const char* __ubsan_default_options() {
+  return "print_stacktrace=1:halt_on_error=1:exitcode=86:log_path=/tmp/tandem-sanitizer";
+}
 }

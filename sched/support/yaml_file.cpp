@@ -75,7 +75,8 @@ void YamlFile::only_keys(const YAML::Node& n, const std::vector<std::string>& kn
       ok |= key == k;
       list += (list.empty() ? "" : ", ") + k;
     }
-    if (!ok) fail(kv.first, "unknown field '" + key + "' in " + where + did_you_mean(key, known) + " (known: " + list + ")");
+    if (!ok)
+      fail(kv.first, "unknown field '" + key + "' in " + where + did_you_mean(key, known) + " (known: " + list + ")");
   }
 }
 

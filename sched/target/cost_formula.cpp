@@ -96,7 +96,8 @@ class CostFormulaParser {
       const std::string text = s_.substr(start, i_ - start);
       char* end = nullptr;
       double v = std::strtod(text.c_str(), &end);
-      if (end != text.c_str() + text.size() || (i_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[i_])) || s_[i_] == '_'))) {
+      if (end != text.c_str() + text.size() ||
+          (i_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[i_])) || s_[i_] == '_'))) {
         i_ = start;
         fail("malformed number in cost formula");
       }
@@ -139,7 +140,8 @@ class CostFormulaParser {
     if (!eat(')')) fail("expected ',' or ')' in " + name + "(...)");
     if (args.size() < min_args || args.size() > max_args) {
       i_ = start;
-      fail(name + "() takes " + (min_args == max_args ? std::string("1 argument") : "2 to " + std::to_string(max_args) + " arguments"));
+      fail(name + "() takes " +
+           (min_args == max_args ? std::string("1 argument") : "2 to " + std::to_string(max_args) + " arguments"));
     }
     return add({op, 0, -1, args});
   }
@@ -164,15 +166,24 @@ double CostFormula::eval_node(int n, const std::vector<double>& v) const {
   const Node& node = nodes_[n];
   auto arg = [&](size_t i) { return eval_node(node.args[i], v); };
   switch (node.op) {
-    case Op::Const: return node.value;
-    case Op::Var: return v[node.var];
-    case Op::Neg: return -arg(0);
-    case Op::Add: return arg(0) + arg(1);
-    case Op::Sub: return arg(0) - arg(1);
-    case Op::Mul: return arg(0) * arg(1);
-    case Op::Div: return arg(0) / arg(1);
-    case Op::Ceil: return std::ceil(arg(0));
-    case Op::Floor: return std::floor(arg(0));
+    case Op::Const:
+      return node.value;
+    case Op::Var:
+      return v[node.var];
+    case Op::Neg:
+      return -arg(0);
+    case Op::Add:
+      return arg(0) + arg(1);
+    case Op::Sub:
+      return arg(0) - arg(1);
+    case Op::Mul:
+      return arg(0) * arg(1);
+    case Op::Div:
+      return arg(0) / arg(1);
+    case Op::Ceil:
+      return std::ceil(arg(0));
+    case Op::Floor:
+      return std::floor(arg(0));
     case Op::Min:
     case Op::Max: {
       double r = arg(0);

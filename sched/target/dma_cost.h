@@ -24,8 +24,8 @@ struct DmaTransfer {
 
 // The shape of a transfer as the DMA system sees it.
 struct DmaShape {
-  double bytes = 0;             // the bytes that land
-  int64_t partitions = 0;       // of its on-chip side; 0: no partitioned side
+  double bytes = 0;        // the bytes that land
+  int64_t partitions = 0;  // of its on-chip side; 0: no partitioned side
   int64_t first_partition = 0;
   int64_t runs_per_partition = 1;  // contiguous runs (descriptors) per partition row
 };

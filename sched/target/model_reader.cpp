@@ -10,9 +10,9 @@
 #include <functional>
 #include <mutex>
 
+#include "sched/support/provenance.h"
 #include "sched/support/yaml_file.h"
 #include "sched/target/target.h"
-#include "sched/support/provenance.h"
 
 namespace tandem {
 
@@ -34,12 +34,12 @@ class ModelReader;
 struct Range {
   double min, max;
 };
-constexpr Range kClockGhz{1e-3, 1e3};           // 1 MHz to 1 THz: a cycle is 1 to 10^6 ps
-constexpr Range kBytesPerNs{1e-3, 1e5};         // a byte moves in 10 fs to 1 ms
+constexpr Range kClockGhz{1e-3, 1e3};    // 1 MHz to 1 THz: a cycle is 1 to 10^6 ps
+constexpr Range kBytesPerNs{1e-3, 1e5};  // a byte moves in 10 fs to 1 ms
 constexpr Range kBytesPerCycle{1e-3, 1e5};
-constexpr Range kNanoseconds{0, 1e6};           // up to 1 ms per transfer
+constexpr Range kNanoseconds{0, 1e6};  // up to 1 ms per transfer
 constexpr Range kCycles{0, 1e6};
-constexpr Range kFraction{1e-3, 1};             // an efficiency
+constexpr Range kFraction{1e-3, 1};  // an efficiency
 constexpr Range kBytesPerPartition{0, 1e12};
 constexpr int64_t kMaxCount = int64_t{1} << 16;  // partitions, banks, semaphores, queues, lanes
 constexpr int64_t kMaxBytes = int64_t{1} << 40;  // bytes per partition
@@ -140,7 +140,8 @@ class ModelReader {
     std::string text;
     if (v.IsScalar()) {
       text = v.Scalar();
-    } else if (v.IsSequence() && v.size() > 0 && std::all_of(v.begin(), v.end(), [](const YAML::Node& e) { return e.IsScalar(); })) {
+    } else if (v.IsSequence() && v.size() > 0 &&
+               std::all_of(v.begin(), v.end(), [](const YAML::Node& e) { return e.IsScalar(); })) {
       for (const YAML::Node& e : v) text += (text.empty() ? "" : ", ") + e.Scalar();
       text = "[" + text + "]";
     } else {
@@ -214,8 +215,8 @@ const Table<OpCost>& cost_table() {  // engines.<e>.costs.<op> written as {cycle
   static const Table<OpCost> t = {
       {"cycles", Need::Always, [](R& r, const Node& n, OpCost& c, const std::string& w) { c.cycles = r.formula(n, w); },
        "cycles"},
-      {"latency", Need::Optional, [](R& r, const Node& n, OpCost& c, const std::string& w) { c.latency = r.formula(n, w); },
-       "cycles"},
+      {"latency", Need::Optional,
+       [](R& r, const Node& n, OpCost& c, const std::string& w) { c.latency = r.formula(n, w); }, "cycles"},
   };
   return t;
 }
@@ -230,7 +231,8 @@ void read_costs(R& r, const Node& n, EngineInfo& e, const std::string& what) {
     if (c.second.IsScalar()) {  // `op: "FORMULA"`
       cost.cycles = r.formula(c.second, cwhat);
       r.record(c.second, cwhat, "cycles");
-    } else r.section(c.second, cost_table(), cost, cwhat, cwhat + ".");
+    } else
+      r.section(c.second, cost_table(), cost, cwhat, cwhat + ".");
     e.costs.emplace(op, std::move(cost));
   }
 }
@@ -262,7 +264,8 @@ const Table<SpaceInfo>& space_table() {
       {"register_bytes", Need::Optional, count_field(&SpaceInfo::register_bytes, 0, kMaxBytes), "bytes"},
       {"readers", Need::Optional, engines_field(&SpaceInfo::readers)},
       {"writers", Need::Optional, engines_field(&SpaceInfo::writers)},
-      {"bandwidth_bytes_per_cycle", Need::Optional, number_field(&SpaceInfo::bandwidth_bytes_per_cycle, kBytesPerCycle), "bytes/cycle"},
+      {"bandwidth_bytes_per_cycle", Need::Optional, number_field(&SpaceInfo::bandwidth_bytes_per_cycle, kBytesPerCycle),
+       "bytes/cycle"},
   };
   return t;
 }
@@ -318,39 +321,59 @@ const Table<OpcodeInfo>& opcode_table() {
 const Table<std::pair<double, double>>& efficiency_point_table() {  // dma.efficiency[]
   static const Table<std::pair<double, double>> t = {
       {"bytes_per_partition", Need::Always,
-       [](R& r, const Node& n, std::pair<double, double>& p, const std::string& w) { p.first = r.number(n, w, kBytesPerPartition); }, "bytes"},
+       [](R& r, const Node& n, std::pair<double, double>& p, const std::string& w) {
+         p.first = r.number(n, w, kBytesPerPartition);
+       },
+       "bytes"},
       {"efficiency", Need::Always,
        [](R& r, const Node& n, std::pair<double, double>& p, const std::string& w) {
          p.second = r.number(n, w, kFraction);
-       }, "fraction"},
+       },
+       "fraction"},
   };
   return t;
 }
 
 const Table<Target>& dma_table() {
   static const Table<Target> t = {
-      {"engines", Need::Timing, [](R& r, const Node& n, Target& m, const std::string& w) { m.dma.engines = r.count(n, w, 1, 64); }, "engines"},
+      {"engines", Need::Timing,
+       [](R& r, const Node& n, Target& m, const std::string& w) { m.dma.engines = r.count(n, w, 1, 64); }, "engines"},
       {"queues", Need::Always,
        [](R& r, const Node& n, Target& m, const std::string& w) {
          const int64_t queues = r.count(n, w, 1, kMaxCount);
          for (int64_t q = 0; q < queues; ++q) m.dma_queues.push_back("q" + std::to_string(q));
-       }, "queues"},
+       },
+       "queues"},
       {"partitions_per_engine", Need::Timing,
-       [](R& r, const Node& n, Target& m, const std::string& w) { m.dma.partitions_per_engine = r.count(n, w, 1, kMaxCount); }, "partitions"},
+       [](R& r, const Node& n, Target& m, const std::string& w) {
+         m.dma.partitions_per_engine = r.count(n, w, 1, kMaxCount);
+       },
+       "partitions"},
       {"bandwidth_bytes_per_ns", Need::Timing,
-       [](R& r, const Node& n, Target& m, const std::string& w) { m.dma.bandwidth_bytes_per_ns = r.number(n, w, kBytesPerNs); }, "bytes/ns"},
+       [](R& r, const Node& n, Target& m, const std::string& w) {
+         m.dma.bandwidth_bytes_per_ns = r.number(n, w, kBytesPerNs);
+       },
+       "bytes/ns"},
       {"fixed_cost_ns", Need::Timing,
-       [](R& r, const Node& n, Target& m, const std::string& w) { m.dma.fixed_cost_ns = r.number(n, w, kNanoseconds); }, "ns"},
+       [](R& r, const Node& n, Target& m, const std::string& w) { m.dma.fixed_cost_ns = r.number(n, w, kNanoseconds); },
+       "ns"},
       {"engine_overhead_ns", Need::Optional,
-       [](R& r, const Node& n, Target& m, const std::string& w) { m.dma.engine_overhead_ns = r.number(n, w, kNanoseconds); }, "ns"},
+       [](R& r, const Node& n, Target& m, const std::string& w) {
+         m.dma.engine_overhead_ns = r.number(n, w, kNanoseconds);
+       },
+       "ns"},
       {"descriptor_overhead_ns", Need::Optional,
-       [](R& r, const Node& n, Target& m, const std::string& w) { m.dma.descriptor_overhead_ns = r.number(n, w, kNanoseconds); }, "ns"},
+       [](R& r, const Node& n, Target& m, const std::string& w) {
+         m.dma.descriptor_overhead_ns = r.number(n, w, kNanoseconds);
+       },
+       "ns"},
       {"efficiency", Need::Optional,
        [](R& r, const Node& n, Target& m, const std::string& w) {
          if (!n.IsSequence()) r.fail(n, w + " must be a list of {bytes_per_partition, efficiency}");
          for (const auto& point : n) {
            std::pair<double, double> p;
-           r.section(point, efficiency_point_table(), p, w + "[]", w + "[" + std::to_string(m.dma.efficiency.size()) + "].");
+           r.section(point, efficiency_point_table(), p, w + "[]",
+                     w + "[" + std::to_string(m.dma.efficiency.size()) + "].");
            if (!m.dma.efficiency.empty() && p.first <= m.dma.efficiency.back().first)
              r.fail(point["bytes_per_partition"], w + " points must have increasing bytes_per_partition");
            m.dma.efficiency.push_back(p);
@@ -382,7 +405,8 @@ const Table<Target>& collective_table() {
       {"link_bandwidth_bytes_per_ns", Need::Always,
        [](R& r, const Node& n, Target& m, const std::string& w) {
          m.collective.link_bandwidth_bytes_per_ns = r.number(n, w, kBytesPerNs);
-       }, "bytes/ns"},
+       },
+       "bytes/ns"},
   };
   return t;
 }
@@ -397,8 +421,11 @@ const Table<Target>& model_table() {  // the top level
          for (const auto& kv : n) check_space(r, kv.second, m.spaces.at(kv.first.as<std::string>()));
        }},
       {"engines", Need::Always,
-       [](R& r, const Node& n, Target& m, const std::string& w) { m.engines = r.named(n, engine_table(), w, "engine"); }},
-      {"dma", Need::Optional, [](R& r, const Node& n, Target& m, const std::string& w) { r.section(n, dma_table(), m, w, w + "."); }},
+       [](R& r, const Node& n, Target& m, const std::string& w) {
+         m.engines = r.named(n, engine_table(), w, "engine");
+       }},
+      {"dma", Need::Optional,
+       [](R& r, const Node& n, Target& m, const std::string& w) { r.section(n, dma_table(), m, w, w + "."); }},
       {"collective", Need::Optional,
        [](R& r, const Node& n, Target& m, const std::string& w) { r.section(n, collective_table(), m, w, w + "."); }},
       {"conflicts", Need::Optional,
@@ -413,7 +440,9 @@ const Table<Target>& model_table() {  // the top level
        }},
       {"semaphores", Need::Optional, count_field(&Target::semaphores), "semaphores"},
       {"opcodes", Need::Always,
-       [](R& r, const Node& n, Target& m, const std::string& w) { m.opcodes = r.named(n, opcode_table(), w, "opcode"); }},
+       [](R& r, const Node& n, Target& m, const std::string& w) {
+         m.opcodes = r.named(n, opcode_table(), w, "opcode");
+       }},
   };
   return t;
 }
@@ -445,8 +474,8 @@ Target ModelReader::read() {
   for (const auto& [name, op] : t.opcodes)
     for (const std::string& e : op.engines)
       if (e != "dma" && !t.engines.at(e).costs.count(name))
-        missing_timing_.emplace_back(op.loc,
-                                     "opcode '" + name + "' runs on '" + e + "' but engines." + e + ".costs has no entry for it");
+        missing_timing_.emplace_back(
+            op.loc, "opcode '" + name + "' runs on '" + e + "' but engines." + e + ".costs has no entry for it");
   t.missing_timing = std::move(missing_timing_);
   t.parameters = take_parameters();
   t.index_opcodes();

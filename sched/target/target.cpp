@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <array>
-#include <map>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <map>
 #include <sstream>
 
 #include "sched/support/error.h"
@@ -16,33 +16,41 @@ namespace tandem {
 
 const char* op_class_name(OpClass c) {
   switch (c) {
-    case OpClass::Load: return "load";
-    case OpClass::IndirectLoad: return "indirect_load";
-    case OpClass::Store: return "store";
-    case OpClass::Memset: return "memset";
-    case OpClass::Compute: return "compute";
-    case OpClass::Collective: return "collective";
-    case OpClass::Barrier: return "barrier";
-    case OpClass::Branch: return "branch";
+    case OpClass::Load:
+      return "load";
+    case OpClass::IndirectLoad:
+      return "indirect_load";
+    case OpClass::Store:
+      return "store";
+    case OpClass::Memset:
+      return "memset";
+    case OpClass::Compute:
+      return "compute";
+    case OpClass::Collective:
+      return "collective";
+    case OpClass::Barrier:
+      return "barrier";
+    case OpClass::Branch:
+      return "branch";
   }
   return "?";
 }
 
 std::optional<OpClass> parse_op_class(const std::string& name) {
-  for (OpClass c : {OpClass::Load, OpClass::IndirectLoad, OpClass::Store, OpClass::Memset,
-                    OpClass::Compute, OpClass::Collective, OpClass::Barrier, OpClass::Branch})
+  for (OpClass c : {OpClass::Load, OpClass::IndirectLoad, OpClass::Store, OpClass::Memset, OpClass::Compute,
+                    OpClass::Collective, OpClass::Barrier, OpClass::Branch})
     if (name == op_class_name(c)) return c;
   return std::nullopt;
 }
 
-bool is_dma_class(OpClass c) {
-  return c == OpClass::Load || c == OpClass::IndirectLoad || c == OpClass::Store;
-}
+bool is_dma_class(OpClass c) { return c == OpClass::Load || c == OpClass::IndirectLoad || c == OpClass::Store; }
 
 const char* op_tag_name(OpTag t) {
   switch (t) {
-    case OpTag::Wmma: return "wmma";
-    case OpTag::LdsLoad: return "lds_load";
+    case OpTag::Wmma:
+      return "wmma";
+    case OpTag::LdsLoad:
+      return "lds_load";
   }
   return "?";
 }
@@ -55,9 +63,12 @@ std::optional<OpTag> parse_op_tag(const std::string& name) {
 
 const char* space_role_name(SpaceRole r) {
   switch (r) {
-    case SpaceRole::None: return "none";
-    case SpaceRole::Dram: return "dram";
-    case SpaceRole::OnChip: return "onchip";
+    case SpaceRole::None:
+      return "none";
+    case SpaceRole::Dram:
+      return "dram";
+    case SpaceRole::OnChip:
+      return "onchip";
   }
   return "?";
 }
@@ -155,9 +166,9 @@ std::optional<double> EngineInfo::constant_cycles(const std::string& op) const {
 std::optional<double> EngineInfo::constant_latency(const std::string& op) const { return constant_of(costs, op, true); }
 
 const std::vector<std::string>& cost_variables() {
-  static const std::vector<std::string> vars = {"N",     "P",          "N_stationary", "N_moving", "is_fp32",
-                                                "bytes", "elem_bytes", "MIN_II",       "ranks",    "accumulator_inputs",
-                                                "all_16bit"};
+  static const std::vector<std::string> vars = {
+      "N",          "P",      "N_stationary", "N_moving",           "is_fp32",  "bytes",
+      "elem_bytes", "MIN_II", "ranks",        "accumulator_inputs", "all_16bit"};
   return vars;
 }
 
@@ -176,10 +187,8 @@ double DmaModel::efficiency_at(double bpp) const {
 
 size_t dtype_bytes(const std::string& t) {
   static const std::map<std::string, size_t> sizes = {
-      {"f8", 1}, {"fp8", 1}, {"i8", 1}, {"u8", 1},
-      {"bf16", 2}, {"f16", 2}, {"fp16", 2}, {"i16", 2}, {"u16", 2},
-      {"f32", 4}, {"fp32", 4}, {"tf32", 4}, {"i32", 4}, {"u32", 4}, {"b32", 4},
-      {"f64", 8}, {"i64", 8}, {"u64", 8}};
+      {"f8", 1},  {"fp8", 1},  {"i8", 1},   {"u8", 1},  {"bf16", 2}, {"f16", 2}, {"fp16", 2}, {"i16", 2}, {"u16", 2},
+      {"f32", 4}, {"fp32", 4}, {"tf32", 4}, {"i32", 4}, {"u32", 4},  {"b32", 4}, {"f64", 8},  {"i64", 8}, {"u64", 8}};
   auto it = sizes.find(t);
   return it == sizes.end() ? 0 : it->second;
 }
@@ -305,7 +314,8 @@ std::string describe_parameters(const Target& t) {
     value_width = std::min<size_t>(std::max(value_width, p.value.size()), 24);
   }
   std::ostringstream o;
-  o << column("parameter", width) << column("value", value_width) << column("unit", 10) << "source (the file's comment)\n";
+  o << column("parameter", width) << column("value", value_width) << column("unit", 10)
+    << "source (the file's comment)\n";
   for (const ModelParameter& p : t.parameters) {
     if (p.path.rfind("opcodes.", 0) == 0) continue;  // the opcode table below
     const size_t line = static_cast<size_t>(p.line);
@@ -342,7 +352,8 @@ std::string diff_models(const Target& a, const Target& b) {
     for (size_t i = 0; i < 3; ++i) width[i] = std::min<size_t>(std::max(width[i], r[i].size()), 32);
   o << "\n" << column("parameter", width[0]) << column("A", width[1]) << column("B", width[2]) << "unit\n";
   for (const auto& r : rows)
-    o << column(r[0], width[0]) << column(r[1], width[1]) << column(r[2], width[2]) << (r[3].empty() ? "-" : r[3]) << "\n";
+    o << column(r[0], width[0]) << column(r[1], width[1]) << column(r[2], width[2]) << (r[3].empty() ? "-" : r[3])
+      << "\n";
   o << "\n" << rows.size() << (rows.size() == 1 ? " parameter differs" : " parameters differ") << "\n";
   return o.str();
 }
@@ -359,7 +370,8 @@ std::string describe_model(const Target& t) {
     width = std::max(width, name.size());
     class_width = std::max(class_width, std::string(op_class_name(op.op_class)).size());
   }
-  o << std::left << std::setw(static_cast<int>(width) + 2) << "opcode" << std::setw(static_cast<int>(class_width) + 2) << "class"
+  o << std::left << std::setw(static_cast<int>(width) + 2) << "opcode" << std::setw(static_cast<int>(class_width) + 2)
+    << "class"
     << "engines and cycles (tags)\n";
   for (const auto& [name, op] : t.opcodes) {
     o << std::setw(static_cast<int>(width) + 2) << name << std::setw(static_cast<int>(class_width) + 2)

@@ -42,8 +42,8 @@ std::optional<OpTag> parse_op_tag(const std::string& name);
 // space); a space without a role is plain memory with its capacity and access rules.
 enum class SpaceRole {
   None,
-  Dram,         // off-chip memory: holds the kernel's inputs and results
-  OnChip,       // the on-chip buffer that loads fill and compute engines read (SBUF, LDS)
+  Dram,    // off-chip memory: holds the kernel's inputs and results
+  OnChip,  // the on-chip buffer that loads fill and compute engines read (SBUF, LDS)
 };
 const char* space_role_name(SpaceRole r);
 std::optional<SpaceRole> parse_space_role(const std::string& name);
@@ -66,8 +66,8 @@ struct SpaceInfo {
   int64_t banks = 0;                // > 0: capacity is counted in banks (PSUM's accumulation banks)
   int64_t registers = 0;            // register files: number of registers
   int64_t register_bytes = 0;
-  std::string register_prefix;      // "v" makes `v[20:23]` a group of this file
-  std::set<std::string> readers;    // engines that may read it ("dma": the DMA queues); empty = any
+  std::string register_prefix;    // "v" makes `v[20:23]` a group of this file
+  std::set<std::string> readers;  // engines that may read it ("dma": the DMA queues); empty = any
   std::set<std::string> writers;
   // Bytes per cycle (of the reading engine) the space returns into registers; 0 = unlimited.
   // Register loads from it queue on one pipe per engine (gpu-cu: the LDS).
@@ -102,10 +102,10 @@ struct OpCost {
 
 struct EngineInfo {
   std::string name;
-  std::string kind;          // descriptive only
-  double clock_ghz = 0;      // 0 only in a model without timing (Target::require_timing)
+  std::string kind;      // descriptive only
+  double clock_ghz = 0;  // 0 only in a model without timing (Target::require_timing)
   double min_ii_cycles = 0;
-  int64_t lanes = 1;         // a register load moves its registers' bytes once per lane (a GPU wave)
+  int64_t lanes = 1;                    // a register load moves its registers' bytes once per lane (a GPU wave)
   std::map<std::string, OpCost> costs;  // opcode -> cost on this engine
 
   // The cost of `op` when its formula is a plain number of cycles (`{cycles: "16", latency:
@@ -145,13 +145,13 @@ struct ModelParameter {
   std::string path;  // "dma.fixed_cost_ns", "engines.pe.costs.matmul"
   std::string value;
   std::string unit;
-  int line = 0;      // in the model file
+  int line = 0;  // in the model file
 };
 
 struct Target {
   std::string name;
-  std::string file;  // the model file it was read from
-  std::string file_hash;  // content_hash of its bytes (sched/support/provenance.h)
+  std::string file;                // the model file it was read from
+  std::string file_hash;           // content_hash of its bytes (sched/support/provenance.h)
   double reference_clock_ghz = 0;  // cycles are reported at this clock
   int64_t semaphores = 0;
   std::map<std::string, SpaceInfo> spaces;

@@ -26,7 +26,8 @@ AbOutcome run_ab(const AbRun& args) {
   auto run = [&](const char* side, const std::string& passes, const std::string& hw) {
     AbInput in{passes, "", hardware_ab ? (hw.empty() ? std::string("its target") : hw) : ""};
     try {
-      in.sim_json = run_isolated([&] { return format_json(schedule_and_simulate(args.file, hw, passes, ropts, sopts)); });
+      in.sim_json =
+          run_isolated([&] { return format_json(schedule_and_simulate(args.file, hw, passes, ropts, sopts)); });
     } catch (const Error& e) {
       throw Error(e.loc(), std::string(side) + " (" + in.label() + "): " + e.message());
     }
@@ -35,7 +36,8 @@ AbOutcome run_ab(const AbRun& args) {
   const AbInput a = run("A", args.a, args.hw_a);
   const AbInput b = run("B", args.b, args.hw_b);
   if (!args.report.empty())
-    write_file_atomic(args.report, html_ab_report(a.label(), a.sim_json, b.label(), b.sim_json, format_ab_summary(a, b)));
+    write_file_atomic(args.report,
+                      html_ab_report(a.label(), a.sim_json, b.label(), b.sim_json, format_ab_summary(a, b)));
   const bool races = !parse_sim_json(a.sim_json).hazards.empty() || !parse_sim_json(b.sim_json).hazards.empty();
   return {args.json ? format_ab_json(a, b) : format_ab_summary(a, b), races ? 3 : 0};
 }

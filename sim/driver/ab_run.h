@@ -10,12 +10,12 @@ namespace tandem {
 
 struct AbRun {
   std::string file;
-  std::string a;       // pipeline A
-  std::string b;       // pipeline B
-  std::string hw_a;    // model A, a name or a file; "" = the kernel's target model
-  std::string hw_b;    // model B
-  std::string report;  // an HTML report too, if set
-  bool json = false;   // tandem.ab/1 instead of the text table
+  std::string a;        // pipeline A
+  std::string b;        // pipeline B
+  std::string hw_a;     // model A, a name or a file; "" = the kernel's target model
+  std::string hw_b;     // model B
+  std::string report;   // an HTML report too, if set
+  bool json = false;    // tandem.ab/1 instead of the text table
   bool verify = false;  // run the translation validator on each side's pipeline (tandem opt --verify)
 };
 

@@ -131,7 +131,8 @@ void run_isolated_pool(size_t count, int parallel, const std::function<std::stri
     Clock::time_point deadline;
   };
   const bool limited = timeout_s > 0;
-  const auto limit = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limited ? timeout_s : 0));
+  const auto limit =
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limited ? timeout_s : 0));
   std::vector<Running> running;
   size_t next = 0;
   while (next < count || !running.empty()) {

@@ -13,8 +13,8 @@ std::string run_isolated(const std::function<std::string()>& job);
 
 struct IsolatedOutcome {
   bool ok = false;
-  std::string output;     // when ok
-  std::string error;      // else: "file:line:col: error: message", or an internal error
+  std::string output;  // when ok
+  std::string error;   // else: "file:line:col: error: message", or an internal error
   bool internal = false;
   bool timed_out = false;  // killed at its deadline; `error` says after how long
 };

@@ -44,7 +44,8 @@ SimResult schedule_and_simulate(const std::string& file, const std::string& hw, 
   SimProgram program = lower_scheduled(in.kernel, in.deps, run_options);
   const int64_t n = program.dynamic_instructions;
   if (sim_options.max_instances > 0 && n > sim_options.max_instances)
-    throw Error(in.kernel.loc, "the kernel runs " + std::to_string(n) + " dynamic instructions, more than --max-instances " +
+    throw Error(in.kernel.loc, "the kernel runs " + std::to_string(n) +
+                                   " dynamic instructions, more than --max-instances " +
                                    std::to_string(sim_options.max_instances));
   // On a terminal, a long run is announced and shows its progress (not in pipes and tests,
   // whose stderr is the error channel, unless asked for with --progress).
@@ -63,7 +64,8 @@ SimResult schedule_and_simulate(const std::string& file, const std::string& hw, 
 }
 
 SimResult simulate_with_perturbed_runs(const std::string& file, const std::string& hw, const std::string& passes,
-                                       const RunOptions& run_options, const SimOptions& sim_options, int perturbed_runs) {
+                                       const RunOptions& run_options, const SimOptions& sim_options,
+                                       int perturbed_runs) {
   auto known = [](const std::vector<HazardReport>& list, const HazardReport& h) {
     return std::any_of(list.begin(), list.end(), [&](const HazardReport& o) {
       return o.kind == h.kind && o.first == h.first && o.second == h.second;

@@ -23,6 +23,7 @@ SimResult schedule_and_simulate(const std::string& file, const std::string& hw, 
 // and this run does not is added, marked with its seed, once however many runs find it. The
 // result says how many perturbed runs were tried (SimResult::perturbed_runs).
 SimResult simulate_with_perturbed_runs(const std::string& file, const std::string& hw, const std::string& passes,
-                                       const RunOptions& run_options, const SimOptions& sim_options, int perturbed_runs);
+                                       const RunOptions& run_options, const SimOptions& sim_options,
+                                       int perturbed_runs);
 
 }  // namespace tandem

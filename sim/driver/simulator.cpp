@@ -18,14 +18,14 @@
 #include "sched/support/log.h"
 #include "sim/driver/progress_line.h"
 #include "sim/lower/implied_channels.h"
+#include "sim/observe/ledger.h"
+#include "sim/observe/race_checker.h"
+#include "sim/observe/trace_writer.h"
 #include "sim/units/compute_engine.h"
 #include "sim/units/core_barrier.h"
 #include "sim/units/dma_queue.h"
 #include "sim/units/dma_system.h"
-#include "sim/observe/ledger.h"
 #include "sim/units/port_arbiter.h"
-#include "sim/observe/race_checker.h"
-#include "sim/observe/trace_writer.h"
 
 namespace tandem {
 
@@ -92,7 +92,8 @@ class ProgressWatch {
       std::snprintf(text, sizeof text, "tandem sim: %lld dynamic instructions simulated in %.1f s (%.2f M/s)",
                     static_cast<long long>(done), s, rate / 1e6);
     else
-      std::snprintf(text, sizeof text, "tandem sim: %lld of %lld dynamic instructions (%.0f %%), %.0f s, about %.0f s left",
+      std::snprintf(text, sizeof text,
+                    "tandem sim: %lld of %lld dynamic instructions (%.0f %%), %.0f s, about %.0f s left",
                     static_cast<long long>(done), static_cast<long long>(total_),
                     total_ > 0 ? 100.0 * static_cast<double>(done) / static_cast<double>(total_) : 0.0, s,
                     rate > 0 ? static_cast<double>(total_ - done) / rate : 0.0);
@@ -110,7 +111,8 @@ class ProgressWatch {
 
 SimResult run_simulation(const SimProgram& p, const SimOptions& options) {
   // The modules live until the process ends: SystemC does not support tearing a design down.
-  auto* ctx = new SimContext{p, options.perturb_seed, options.perturb_spread, {}, {}, nullptr, nullptr, nullptr, {}, {}};
+  auto* ctx =
+      new SimContext{p, options.perturb_seed, options.perturb_spread, {}, {}, nullptr, nullptr, nullptr, {}, {}};
   g_context = ctx;
   std::unique_ptr<TraceWriter> trace;
   if (!options.trace_path.empty()) {
@@ -126,8 +128,8 @@ SimResult run_simulation(const SimProgram& p, const SimOptions& options) {
   ctx->barriers.assign(p.insts.size(), nullptr);
   for (const SimInst& inst : p.insts)
     if (inst.is_barrier && !inst.units.empty())
-      ctx->barriers[static_cast<size_t>(inst.id)] =
-          new CoreBarrier(("barrier_" + std::to_string(inst.id) + "_" + systemc_name(inst.name.substr(1))).c_str(), inst);
+      ctx->barriers[static_cast<size_t>(inst.id)] = new CoreBarrier(
+          ("barrier_" + std::to_string(inst.id) + "_" + systemc_name(inst.name.substr(1))).c_str(), inst);
   if (p.model->dma.engines > 0) ctx->dma = new DmaSystem("dma", p.model->dma, *ctx);
   if (!p.ports.empty()) ctx->ports = new PortArbiter("ports", p.ports.size());
   for (size_t u = 0; u < p.units.size(); ++u) {
@@ -159,8 +161,8 @@ SimResult run_simulation(const SimProgram& p, const SimOptions& options) {
   r.systemc_deltas = static_cast<int64_t>(sc_core::sc_delta_count());
   if (checker)
     for (const Hazard& h : checker->hazards())
-      r.hazards.push_back({h.kind, p.insts[static_cast<size_t>(h.first)].name, p.insts[static_cast<size_t>(h.second)].name,
-                           h.message});
+      r.hazards.push_back(
+          {h.kind, p.insts[static_cast<size_t>(h.first)].name, p.insts[static_cast<size_t>(h.second)].name, h.message});
   // Jitter may shorten durations by up to the spread: the bound shrinks with them.
   const double slack = options.perturb_seed ? 1.0 - options.perturb_spread : 1.0;
   if (static_cast<double>(r.total_ps) < static_cast<double>(r.lower_bound_ps) * slack - 1)
@@ -190,7 +192,8 @@ void check_time_limit(const SimProgram& p, const SimOptions& options) {
               (static_cast<long double>(inst.latency_ps) + inst.data_ps + inst.link_ps + inst.pipe_ps);
   serial *= 1 + (options.perturb_seed ? options.perturb_spread : 0.0);
   if (serial > kTimeLimitPs)
-    throw Error(p.model->file + ": on this model the kernel could run up to " + fmt::format("{:.3g}", static_cast<double>(serial / 1e12L)) +
+    throw Error(p.model->file + ": on this model the kernel could run up to " +
+                fmt::format("{:.3g}", static_cast<double>(serial / 1e12L)) +
                 " s of simulated time (its instances one after another), past the simulator's limit of 10^4 s; "
                 "check the model's clocks, costs and bandwidths");
 }

@@ -12,9 +12,12 @@ namespace {
 // start <= read_done <= completion, so a channel of higher rank carries a time no earlier.
 int rank(DepKind k) {
   switch (k) {
-    case DepKind::Ordered: return 0;
-    case DepKind::Anti: return 1;
-    default: return 2;
+    case DepKind::Ordered:
+      return 0;
+    case DepKind::Anti:
+      return 1;
+    default:
+      return 2;
   }
 }
 

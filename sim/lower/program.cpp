@@ -9,8 +9,8 @@
 #include "sched/analysis/allocator.h"
 #include "sched/analysis/inst_cost.h"
 #include "sched/analysis/tile_dependence.h"
-#include "sched/ir/kernel_queries.h"
 #include "sched/ir/attribute_keys.h"
+#include "sched/ir/kernel_queries.h"
 
 namespace tandem {
 
@@ -166,7 +166,8 @@ class Lowering {
         const Tensor& t = k_.tensors[w.tensor_id];
         const SpaceInfo* rf = m_->space(t.space);
         if (t.register_file && rf)
-          bytes += static_cast<double>((w.dims[0].hi.constant - w.dims[0].lo.constant) * rf->register_bytes * em->lanes);
+          bytes +=
+              static_cast<double>((w.dims[0].hi.constant - w.dims[0].lo.constant) * rf->register_bytes * em->lanes);
       }
       if (bytes <= 0) continue;
       s.pipe = pipe_index(in.engine + ":" + from->name);
@@ -371,7 +372,8 @@ class Lowering {
       const Loop& l = k_.loops[static_cast<size_t>(st.id)];
       n += static_cast<__int128>(l.trip_count()) * (checked_block_size(l.body) + 1);
       if (n > kMaxDynamicCount)
-        throw Error(l.loc, "loop " + l.iv + " makes the kernel run more than 2^" + std::to_string(kMaxDynamicCountLog2) +
+        throw Error(l.loc, "loop " + l.iv + " makes the kernel run more than 2^" +
+                               std::to_string(kMaxDynamicCountLog2) +
                                " dynamic instructions and loop iterations (the limit)");
     }
     return n;
@@ -461,8 +463,6 @@ int64_t channel_produced_tile_key(const SimChannel& c, const Kernel& k, const in
   return tile_base(c, counts, 0) + tile_index(c.src_tile, k, ivs);
 }
 
-SimProgram lower_for_simulation(const Kernel& k, const DepGraph& g) {
-  return Lowering(k, g).run();
-}
+SimProgram lower_for_simulation(const Kernel& k, const DepGraph& g) { return Lowering(k, g).run(); }
 
 }  // namespace tandem

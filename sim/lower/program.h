@@ -67,22 +67,22 @@ struct SimInst {
   InstId id = kNoId;
   std::string name;  // "%la" for messages and traces
   OpClass op_class = OpClass::Compute;
-  std::vector<int> units;      // one unit; a barrier lists every unit it fences
+  std::vector<int> units;  // one unit; a barrier lists every unit it fences
   bool is_barrier = false;
-  bool wmma = false;           // a WMMA: its issue waits are the loop's WMMA bubbles
-  Picos cycles_ps = 0;         // unit occupancy (a transfer: its queue's setup stage)
-  Picos latency_ps = 0;        // start to completion (>= cycles_ps)
-  Picos data_ps = 0;           // a transfer: its data phase alone on its engines
-  DmaTransfer dma;             // DMA-class instructions; a collective's ring volume
-  bool collective = false;     // moves `dma` through the DMA engines and `link_ps` over the link
+  bool wmma = false;        // a WMMA: its issue waits are the loop's WMMA bubbles
+  Picos cycles_ps = 0;      // unit occupancy (a transfer: its queue's setup stage)
+  Picos latency_ps = 0;     // start to completion (>= cycles_ps)
+  Picos data_ps = 0;        // a transfer: its data phase alone on its engines
+  DmaTransfer dma;          // DMA-class instructions; a collective's ring volume
+  bool collective = false;  // moves `dma` through the DMA engines and `link_ps` over the link
   Picos link_ps = 0;
-  std::vector<int> ports;      // conflict ports it must hold while it runs
-  int pipe = -1;               // a register load from a space with bandwidth: its pipe ...
-  Picos pipe_ps = 0;           // ... and how long the bytes occupy it
+  std::vector<int> ports;  // conflict ports it must hold while it runs
+  int pipe = -1;           // a register load from a space with bandwidth: its pipe ...
+  Picos pipe_ps = 0;       // ... and how long the bytes occupy it
   std::vector<int> in_channels;
   std::vector<int> out_channels;
-  std::vector<LoopId> nest;    // enclosing loops, outermost first
-  int64_t dynamic_count = 1;   // product of the enclosing trip counts
+  std::vector<LoopId> nest;   // enclosing loops, outermost first
+  int64_t dynamic_count = 1;  // product of the enclosing trip counts
   // Position in sequential program order: seq = seq_base + sum over enclosing loops of
   // (iv - lo) * that loop's body size in dynamic instructions.
   int64_t seq_base = 0;
@@ -91,7 +91,8 @@ struct SimInst {
   int64_t seq(const int64_t* ivs, const Kernel& k) const { return seq_at(seq_base, ivs, k); }
   // The position `base` would have in this instruction's nest (WalkNode::future_seq_base).
   int64_t seq_at(int64_t base, const int64_t* ivs, const Kernel& k) const {
-    for (size_t i = 0; i < nest.size(); ++i) base += (ivs[nest[i]] - k.loops[static_cast<size_t>(nest[i])].lo) * seq_strides[i];
+    for (size_t i = 0; i < nest.size(); ++i)
+      base += (ivs[nest[i]] - k.loops[static_cast<size_t>(nest[i])].lo) * seq_strides[i];
     return base;
   }
 };
@@ -103,11 +104,10 @@ struct SimProgram {
   std::vector<std::vector<WalkNode>> walks;  // per unit
   std::vector<SimInst> insts;                // indexed by InstId; erased ones have no unit
   std::vector<SimChannel> channels;
-  std::vector<std::string> ports;            // "sbuf:dve+pool"
-  std::vector<std::string> pipes;            // "wave:lds", one per engine and bandwidth-limited space
+  std::vector<std::string> ports;  // "sbuf:dve+pool"
+  std::vector<std::string> pipes;  // "wave:lds", one per engine and bandwidth-limited space
   Picos dma_fixed_ps = 0;
   int64_t dynamic_instructions = 0;
-
 };
 
 // The per-tile cases of the two functions below, out of line.

@@ -10,9 +10,9 @@
 #include "sched/analysis/allocator.h"
 #include "sched/analysis/loop_bounds.h"
 #include "sched/ir/kernel_queries.h"
-#include "sim/units/stream_unit.h"
 #include "sim/observe/race_checker.h"
 #include "sim/observe/trace_writer.h"
+#include "sim/units/stream_unit.h"
 
 namespace tandem {
 
@@ -40,18 +40,23 @@ void find_streams(const std::vector<WalkNode>& nodes, std::vector<std::vector<In
 
 const char* stall_reason_name(StallReason r) {
   switch (r) {
-    case StallReason::Semaphore: return "semaphore";
-    case StallReason::Dependency: return "dependency";
-    case StallReason::Barrier: return "barrier";
-    case StallReason::Queue: return "queue";
-    case StallReason::Conflict: return "conflict";
-    case StallReason::Count: break;
+    case StallReason::Semaphore:
+      return "semaphore";
+    case StallReason::Dependency:
+      return "dependency";
+    case StallReason::Barrier:
+      return "barrier";
+    case StallReason::Queue:
+      return "queue";
+    case StallReason::Conflict:
+      return "conflict";
+    case StallReason::Count:
+      break;
   }
   return "?";
 }
 
-Ledger::Ledger(SimContext& ctx, size_t iterations_kept, bool capture_timeline, TraceWriter* trace,
-               RaceChecker* checker)
+Ledger::Ledger(SimContext& ctx, size_t iterations_kept, bool capture_timeline, TraceWriter* trace, RaceChecker* checker)
     : ctx_(ctx), trace_(trace), checker_(checker), kept_(std::max<size_t>(2, iterations_kept)) {
   const SimProgram& p = ctx.program;
   const Kernel& k = *p.kernel;
@@ -82,7 +87,8 @@ Ledger::Ledger(SimContext& ctx, size_t iterations_kept, bool capture_timeline, T
     // on shared time, so their overlap shows), and the last.
     timeline_last_ = n - 1;
     timeline_window_from_ = std::max<int64_t>(1, n / 2 - 1);
-    timeline_window_size_ = static_cast<uint64_t>(std::max<int64_t>(0, std::min(n - 1, n / 2 + 3) - timeline_window_from_));
+    timeline_window_size_ =
+        static_cast<uint64_t>(std::max<int64_t>(0, std::min(n - 1, n / 2 + 3) - timeline_window_from_));
   }
   works_in_.assign(k.loops.size(), std::vector<bool>(p.units.size(), false));
   for (const SimInst& inst : p.insts) {
@@ -124,7 +130,8 @@ Ledger::Ledger(SimContext& ctx, size_t iterations_kept, bool capture_timeline, T
       plan.engine_sets = engine_sets_of_[u].data();
       plan.engine_sets_end = engine_sets_of_[u].data() + engine_sets_of_[u].size();
     }
-    plan.in_timeline = timeline_loop_ != kNoId && std::find(inst.nest.begin(), inst.nest.end(), timeline_loop_) != inst.nest.end();
+    plan.in_timeline =
+        timeline_loop_ != kNoId && std::find(inst.nest.begin(), inst.nest.end(), timeline_loop_) != inst.nest.end();
   }
   for (LoopState& s : loops_) {
     // A long loop lists its first kept_ / 2 and its last iterations (finalize()).
@@ -209,7 +216,8 @@ using Intervals = Ledger::Intervals;
 
 // The first interval that ends at or after `t`.
 Intervals::iterator ending_from(Intervals& set, Picos t) {
-  return std::lower_bound(set.begin(), set.end(), t, [](const std::pair<Picos, Picos>& x, Picos v) { return x.second < v; });
+  return std::lower_bound(set.begin(), set.end(), t,
+                          [](const std::pair<Picos, Picos>& x, Picos v) { return x.second < v; });
 }
 
 // Adds [a, b) to a set of merged intervals (touching ones merge), b > a, anywhere.
@@ -243,7 +251,8 @@ void merge_interval_within(Intervals& set, Picos a, Picos b) {
 
 // Drops what lies before `t` (an interval across `t` keeps its part from `t` on).
 void forget_before(Intervals& set, Picos t) {
-  auto end = std::lower_bound(set.begin(), set.end(), t, [](const std::pair<Picos, Picos>& x, Picos v) { return x.first < v; });
+  auto end = std::lower_bound(set.begin(), set.end(), t,
+                              [](const std::pair<Picos, Picos>& x, Picos v) { return x.first < v; });
   if (end == set.begin()) return;
   auto across = end - 1;
   if (across->second > t) {
@@ -259,8 +268,10 @@ void sort_and_merge(Intervals& v) {
   std::sort(v.begin(), v.end());
   size_t out = 0;
   for (size_t i = 1; i < v.size(); ++i) {
-    if (v[i].first <= v[out].second) v[out].second = std::max(v[out].second, v[i].second);
-    else v[++out] = v[i];
+    if (v[i].first <= v[out].second)
+      v[out].second = std::max(v[out].second, v[i].second);
+    else
+      v[++out] = v[i];
   }
   v.shrink_to(out + 1);
 }
@@ -347,8 +358,9 @@ void Ledger::count_exposed(LoopState& s, Picos until) {
 }
 
 [[gnu::noinline]] void Ledger::capture_span(const InstanceRecord& r, bool dma, int64_t index) {
-  timeline_.push_back({ctx_.program.units[static_cast<size_t>(r.unit)].name, ctx_.program.insts[static_cast<size_t>(r.inst)].name,
-                       index, dma ? r.start : r.busy_start, dma ? r.complete : r.busy_end});
+  timeline_.push_back({ctx_.program.units[static_cast<size_t>(r.unit)].name,
+                       ctx_.program.insts[static_cast<size_t>(r.inst)].name, index, dma ? r.start : r.busy_start,
+                       dma ? r.complete : r.busy_end});
 }
 
 [[gnu::always_inline]] inline void Ledger::add_to_plan(const InstanceRecord& r, InstPlan& plan) {
@@ -364,8 +376,8 @@ void Ledger::count_exposed(LoopState& s, Picos until) {
 
 // A WMMA's issue waits for its operands: the scoreboard (dependency) or another unit's result.
 inline void Ledger::add_wmma(Iter& it, const InstanceRecord& r) {
-  it.wmma_bubble += r.stall[static_cast<size_t>(StallReason::Dependency)] +
-                    r.stall[static_cast<size_t>(StallReason::Semaphore)];
+  it.wmma_bubble +=
+      r.stall[static_cast<size_t>(StallReason::Dependency)] + r.stall[static_cast<size_t>(StallReason::Semaphore)];
   ++it.wmmas;
 }
 
@@ -457,7 +469,8 @@ void Ledger::barrier_wait(const InstanceRecord& r, Picos waited, bool released_b
     if (!it.kept) continue;
     it.listed->stall[kBarrier] += ps;
     // Exposed: a compute engine with work in this loop held back by a transfer.
-    if (compute && released_by_dma && works_in_[static_cast<size_t>(l)][static_cast<size_t>(r.unit)]) it.listed->exposed += ps;
+    if (compute && released_by_dma && works_in_[static_cast<size_t>(l)][static_cast<size_t>(r.unit)])
+      it.listed->exposed += ps;
   }
 }
 
@@ -535,8 +548,10 @@ void Ledger::barrier_wait(const InstanceRecord& r, Picos waited, bool released_b
   if (static_cast<size_t>(s.result.dynamic_iterations) <= kept_ || s.head.size() < kept_ / 2) {
     s.head.push_back(r);
   } else {
-    if (s.tail.size() < tail_size) s.tail.push_back(r);
-    else s.tail[s.tail_next] = r;
+    if (s.tail.size() < tail_size)
+      s.tail.push_back(r);
+    else
+      s.tail[s.tail_next] = r;
     s.tail_next = s.tail_next + 1 == tail_size ? 0 : s.tail_next + 1;
   }
 }

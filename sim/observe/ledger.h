@@ -157,21 +157,21 @@ class Ledger final : public InstanceObserver {
     void grow();
     std::vector<Iter> slots_;
     std::vector<Listed> listed_;  // slots_[i].listed is &listed_[i]
-    size_t mask_ = 0;  // slots_.size() - 1
+    size_t mask_ = 0;             // slots_.size() - 1
     size_t head_ = 0;
     size_t size_ = 0;
   };
   struct LoopState {
-    int64_t expected = 0;      // instance records per iteration
-    int64_t base = 0;          // index of pending.front()
+    int64_t expected = 0;  // instance records per iteration
+    int64_t base = 0;      // index of pending.front()
     // Iterations listed in the result: those below the first or from the second (all of a
     // loop no longer than iterations_kept).
     int64_t listed_below = std::numeric_limits<int64_t>::max();
     int64_t listed_from = std::numeric_limits<int64_t>::max();
     IterRing pending;
-    int64_t lo = 0, hi = 0;      // the loop's bounds (Loop::lo, Loop::hi)
-    Picos first_end = 0;         // end of the current entry's first iteration
-    Picos steady_ps = 0;         // summed over entries: first to last end
+    int64_t lo = 0, hi = 0;  // the loop's bounds (Loop::lo, Loop::hi)
+    Picos first_end = 0;     // end of the current entry's first iteration
+    Picos steady_ps = 0;     // summed over entries: first to last end
     int64_t steady_intervals = 0;
     Picos entry_start = 0, entry_end = 0;  // the current entry's earliest start and latest end
     std::vector<IterationResult> head;
@@ -251,8 +251,8 @@ class Ledger final : public InstanceObserver {
     StallArray stall_ps{};
     const LoopId* nest = nullptr;  // its enclosing loops (SimInst::nest)
     const LoopId* nest_end = nullptr;
-    double bytes = 0;  // a transfer's (SimInst::dma.bytes)
-    double* unit_bytes = nullptr;  // its unit's (null for a barrier)
+    double bytes = 0;                         // a transfer's (SimInst::dma.bytes)
+    double* unit_bytes = nullptr;             // its unit's (null for a barrier)
     Intervals* const* engine_sets = nullptr;  // a compute instruction's: engine_sets_of_ of its engine
     Intervals* const* engine_sets_end = nullptr;
     bool dma = false;  // on a DMA queue
@@ -273,8 +273,8 @@ class Ledger final : public InstanceObserver {
   // The watermark's scratch: each unit's horizon and bound.
   std::vector<StreamUnit::Horizon> horizons_;
   std::vector<Picos> bounds_;
-  Picos passed_ = 0;  // the last watermark: every record still to come starts at or after it
-  Intervals compute_busy_;  // merged busy intervals of all compute engines
+  Picos passed_ = 0;         // the last watermark: every record still to come starts at or after it
+  Intervals compute_busy_;   // merged busy intervals of all compute engines
   size_t compute_hint_ = 0;  // compute_from's last answer
   Picos total_ = 0;
   LoopId timeline_loop_ = kNoId;

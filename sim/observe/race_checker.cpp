@@ -10,9 +10,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "sched/ir/attribute_keys.h"
 #include "sched/ir/kernel_queries.h"
 #include "sched/support/box.h"
-#include "sched/ir/attribute_keys.h"
 #include "sched/target/target.h"
 
 namespace tandem {
@@ -185,13 +185,13 @@ RaceChecker::RaceChecker(const SimProgram& p) : p_(p), plans_(p.insts.size()) {
   std::vector<uint32_t> tensor_rank(k.tensors.size(), kNoRank);
   for (const InstPlan& plans : plans_)
     for (const std::vector<AccessPlan>* list : {&plans.reads, &plans.writes})
-    for (const AccessPlan& ap : *list) {
-      const size_t t = static_cast<size_t>(logs_[ap.log].buffer.first);
-      if (tensor_rank[t] != kNoRank && tensor_rank[t] != ap.rank)
-        throw std::logic_error("race checker: accesses of different ranks to %" + k.tensors[t].name);
-      tensor_rank[t] = ap.rank;
-      stride_ = std::max<size_t>(stride_, ap.rank);
-    }
+      for (const AccessPlan& ap : *list) {
+        const size_t t = static_cast<size_t>(logs_[ap.log].buffer.first);
+        if (tensor_rank[t] != kNoRank && tensor_rank[t] != ap.rank)
+          throw std::logic_error("race checker: accesses of different ranks to %" + k.tensors[t].name);
+        tensor_rank[t] = ap.rank;
+        stride_ = std::max<size_t>(stride_, ap.rank);
+      }
   for (InstPlan& plans : plans_)
     for (std::vector<AccessPlan>* list : {&plans.reads, &plans.writes})
       for (AccessPlan& ap : *list) ap.log0 = logs_.data() + ap.log;
@@ -199,8 +199,8 @@ RaceChecker::RaceChecker(const SimProgram& p) : p_(p), plans_(p.insts.size()) {
   // (an accumulating read is left out at its group's first iteration: every accumulating read
   // of an instruction has the same `fresh_at`, its instruction's accumulation start).
   for (InstPlan& ip : plans_) {
-    if (ip.reads.empty() ||
-        !std::all_of(ip.reads.begin(), ip.reads.end(), [](const AccessPlan& ap) { return ap.key != 0 && ap.rotate == kNoId; }))
+    if (ip.reads.empty() || !std::all_of(ip.reads.begin(), ip.reads.end(),
+                                         [](const AccessPlan& ap) { return ap.key != 0 && ap.rotate == kNoId; }))
       continue;
     ip.fixed = true;
     for (const AccessPlan& ap : ip.reads) {
@@ -229,8 +229,7 @@ inline void RaceChecker::box_of(const AccessPlan& ap, const int64_t* ivs, Interv
   }
 }
 
-[[gnu::noinline]] void RaceChecker::record_unqueued_reads(const InstPlan& plan, const InstanceRecord& r,
-                                                                  int64_t seq) {
+[[gnu::noinline]] void RaceChecker::record_unqueued_reads(const InstPlan& plan, const InstanceRecord& r, int64_t seq) {
   const int64_t* ivs = r.loop_ivs;
   size_t first = kNoSlot, last = kNoSlot;
   uint32_t count = 0;
@@ -328,7 +327,8 @@ void RaceChecker::index(WriteLog& log) {
       std::copy(from, from + stride, sorted_dims_.data() + i * stride);
     }
     std::copy(sorted_events_.begin(), sorted_events_.end(), log.events.begin() + static_cast<std::ptrdiff_t>(log.head));
-    std::copy(sorted_dims_.begin(), sorted_dims_.end(), log.dims.begin() + static_cast<std::ptrdiff_t>(log.head * stride));
+    std::copy(sorted_dims_.begin(), sorted_dims_.end(),
+              log.dims.begin() + static_cast<std::ptrdiff_t>(log.head * stride));
     if (!log.producers.empty()) log.producers.clear();
   }
   if (log.sorted && log.starts_ordered && log.ends_ordered) return;  // the usual case: no arrays
@@ -768,8 +768,8 @@ void RaceChecker::check_later(const WriteLog& log, size_t later, const Event& re
 void RaceChecker::report_early_read(const WriteLog& log, size_t i, const Event& read, BoxRef read_box) {
   const Event& w = log.live()[i];
   report("RAW", w, read, log.buffer, read_box, box(log, i),
-         where(read) + " read it at " + ns(read.start) + " ns, before " + where(w) + " had written it at " +
-             ns(w.end) + " ns");
+         where(read) + " read it at " + ns(read.start) + " ns, before " + where(w) + " had written it at " + ns(w.end) +
+             " ns");
 }
 
 void RaceChecker::check_older(const WriteLog& log, size_t i, const Event& read, BoxRef read_box) {
@@ -780,8 +780,8 @@ void RaceChecker::check_older(const WriteLog& log, size_t i, const Event& read, 
     if (older.end > w.end && older.end <= read.start && overlaps(box(log, j), read_box) &&
         overlaps(box(log, j), box(log, i)))
       report("WAW", older, w, log.buffer, box(log, j), box(log, i),
-             where(older) + " landed at " + ns(older.end) + " ns, after " + where(w) + " at " + ns(w.end) +
-                 " ns, so " + where(read) + " saw the older value");
+             where(older) + " landed at " + ns(older.end) + " ns, after " + where(w) + " at " + ns(w.end) + " ns, so " +
+                 where(read) + " saw the older value");
   }
 }
 
@@ -805,7 +805,8 @@ std::string RaceChecker::where(const Event& e) const {
     const std::vector<int64_t> ivs = ivs_of(e);
     s += " (";
     for (size_t i = 0; i < inst.nest.size(); ++i)
-      s += (i ? ", " : "") + p_.kernel->loops[static_cast<size_t>(inst.nest[i])].iv.substr(1) + "=" + std::to_string(ivs[i]);
+      s += (i ? ", " : "") + p_.kernel->loops[static_cast<size_t>(inst.nest[i])].iv.substr(1) + "=" +
+           std::to_string(ivs[i]);
     s += ")";
   }
   return s + " at " + p_.kernel->insts[static_cast<size_t>(e.inst)].loc.str();

@@ -27,10 +27,10 @@
 namespace tandem {
 
 struct Hazard {
-  std::string kind;       // RAW, WAR, WAW
-  InstId first = kNoId;   // the earlier in program order
+  std::string kind;      // RAW, WAR, WAW
+  InstId first = kNoId;  // the earlier in program order
   InstId second = kNoId;
-  std::string message;    // the one-line report
+  std::string message;  // the one-line report
 };
 
 class RaceChecker {
@@ -71,14 +71,14 @@ class RaceChecker {
   // `rotate`) and its box as constants plus loop terms, so record() adds products and looks
   // nothing up.
   struct AccessPlan {
-    bool read;        // reads, and the reads of accumulating writes
-    int64_t buffers;  // rotation buffers (when `rotate` is set)
-    LoopId rotate;    // the loop the tensor rotates over, kNoId when it does not
-    int64_t rotate_lo;  // its first iteration
-    LoopId fresh_at;  // an accumulating read: not at this loop's first iteration (`start`)
-    int64_t fresh_lo;   // that loop's first iteration
-    size_t log;       // the write log of the tensor's rotation buffer 0 (buffer b: log + b)
-    WriteLog* log0;   // logs_[log] (logs_ does not move once built)
+    bool read;                   // reads, and the reads of accumulating writes
+    int64_t buffers;             // rotation buffers (when `rotate` is set)
+    LoopId rotate;               // the loop the tensor rotates over, kNoId when it does not
+    int64_t rotate_lo;           // its first iteration
+    LoopId fresh_at;             // an accumulating read: not at this loop's first iteration (`start`)
+    int64_t fresh_lo;            // that loop's first iteration
+    size_t log;                  // the write log of the tensor's rotation buffer 0 (buffer b: log + b)
+    WriteLog* log0;              // logs_[log] (logs_ does not move once built)
     std::vector<Interval> base;  // every bound's constant (a whole access: the tensor's extent)
     uint32_t rank;               // base.size()
     // A box without loop terms and not empty: one key per distinct box, its box kept once in
@@ -101,7 +101,7 @@ class RaceChecker {
   // Per instruction: its accesses and its place in program order as a constant plus one
   // product per enclosing loop (SimInst::seq with the loops' first iterations folded in).
   struct InstPlan {
-    std::vector<AccessPlan> reads;   // in program text order: reads, then accumulating writes' reads
+    std::vector<AccessPlan> reads;  // in program text order: reads, then accumulating writes' reads
     std::vector<AccessPlan> writes;
     // When every read has a key and no rotation, every instance reads the same (log, key)
     // list: a queued instance points at it instead of copying it read by read. `fixed_fresh`
@@ -137,8 +137,8 @@ class RaceChecker {
     // only as far as the last write without a key until a sort or a move needs all of it
     std::vector<Interval> dims;
     size_t head = 0;
-    bool listed = false;   // in listed_
-    bool sorted = true;    // live writes in program order (writes arrive from several units)
+    bool listed = false;  // in listed_
+    bool sorted = true;   // live writes in program order (writes arrive from several units)
     // The live writes start, and land, in program order (each no earlier than the one
     // before): then the earliest start from a position on is that position's, and no write
     // lands after a newer one, without the arrays below. Kept as writes arrive (while sorted);
@@ -251,7 +251,13 @@ class RaceChecker {
   struct PendingInstance {
     PendingInstance(int64_t seq_, uint64_t arrival_, Picos start_, Picos end_, InstId inst_, uint32_t count_,
                     size_t first_, const QueuedRead* fixed_ = nullptr)
-        : seq(seq_), arrival(arrival_), start(start_), end(end_), inst(inst_), count(count_), first(first_),
+        : seq(seq_),
+          arrival(arrival_),
+          start(start_),
+          end(end_),
+          inst(inst_),
+          count(count_),
+          first(first_),
           fixed(fixed_) {}
     int64_t seq;
     uint64_t arrival;
@@ -259,7 +265,7 @@ class RaceChecker {
     Picos end;
     InstId inst;
     uint32_t count;  // its reads
-    size_t first;    // queued: its reads are queued_reads_[first, first + count); in the heap: the first's slot in reads_
+    size_t first;  // queued: its reads are queued_reads_[first, first + count); in the heap: the first's slot in reads_
     // Queued with its instruction's fixed reads: they are fixed[0, count), and `first` is where
     // its own would have begun (none are in queued_reads_).
     const QueuedRead* fixed;
@@ -275,7 +281,7 @@ class RaceChecker {
   std::vector<PendingRead> reads_;
   std::vector<Interval> read_dims_;  // reads_[s]'s box (without a key): [s * stride_, s * stride_ + rank)
   std::vector<size_t> free_reads_;
-  size_t stride_ = 1;                // the largest rank of any followed tensor
+  size_t stride_ = 1;  // the largest rank of any followed tensor
   // The next instance to check (the smaller front), or nullptr.
   const PendingInstance* next_pending() const;
   void pop_pending(const PendingInstance* which);

@@ -16,10 +16,10 @@ using StallArray = std::array<Picos, static_cast<size_t>(StallReason::Count)>;
 struct UnitResult {
   std::string name;
   bool is_queue = false;
-  Picos busy_ps = 0;         // compute: occupancy; queue: data phases
+  Picos busy_ps = 0;  // compute: occupancy; queue: data phases
   int64_t instances = 0;
   StallArray stall_ps{};
-  double bytes = 0;          // queues
+  double bytes = 0;  // queues
 };
 
 struct IterationResult {
@@ -32,7 +32,7 @@ struct IterationResult {
   double overlap = 0;         // fraction of dma_busy during which some compute engine was busy
   Picos exposed_dma_ps = 0;   // engine time its compute instances waited on DMA transfers
   StallArray stall_ps{};
-  Picos wmma_bubble_ps = 0;   // time its WMMAs waited to issue after the stream was free
+  Picos wmma_bubble_ps = 0;  // time its WMMAs waited to issue after the stream was free
 };
 
 inline double ps_to_ns(Picos ps) { return static_cast<double>(ps) / 1000.0; }
@@ -41,22 +41,22 @@ struct LoopResult {
   LoopId id = kNoId;
   std::string iv;
   int64_t trip_count = 0;
-  int64_t dynamic_iterations = 0;    // trip count x the enclosing loops' trip counts
-  Picos ii_ps = 0;                   // steady-state interval between iterations' ends (docs/metrics.md)
-  Picos resource_bound_ps = 0;       // busiest resource's work per iteration
+  int64_t dynamic_iterations = 0;  // trip count x the enclosing loops' trip counts
+  Picos ii_ps = 0;                 // steady-state interval between iterations' ends (docs/metrics.md)
+  Picos resource_bound_ps = 0;     // busiest resource's work per iteration
   std::string bound_resource;
-  Picos recurrence_bound_ps = 0;     // max over dependence cycles of latency / distance
-  std::string recurrence_cause;      // that cycle's instructions, "%ld -> %mm -> %ld"
-  Picos ii_bound_ps = 0;             // max of the two
-  Picos span_ps = 0;                 // summed over entries: earliest start to latest end
-  Picos span_bound_ps = 0;           // resource_bound x dynamic_iterations: span cannot beat it
-  double efficiency = 0;             // span_bound / span
+  Picos recurrence_bound_ps = 0;  // max over dependence cycles of latency / distance
+  std::string recurrence_cause;   // that cycle's instructions, "%ld -> %mm -> %ld"
+  Picos ii_bound_ps = 0;          // max of the two
+  Picos span_ps = 0;              // summed over entries: earliest start to latest end
+  Picos span_bound_ps = 0;        // resource_bound x dynamic_iterations: span cannot beat it
+  double efficiency = 0;          // span_bound / span
   Picos dma_busy_ps = 0;
   Picos overlapped_dma_ps = 0;
-  Picos exposed_dma_ps = 0;         // wall time: some transfer moving, no compute engine of the loop busy
-  Picos wmma_bubble_ps = 0;          // summed over iterations
+  Picos exposed_dma_ps = 0;  // wall time: some transfer moving, no compute engine of the loop busy
+  Picos wmma_bubble_ps = 0;  // summed over iterations
   int64_t wmma_instances = 0;
-  bool folded = false;               // iterations[] keeps only the first and last ones
+  bool folded = false;  // iterations[] keeps only the first and last ones
   std::vector<IterationResult> iterations;
 
   // Fraction of the loop's DMA time during which some compute engine was busy.
@@ -65,8 +65,9 @@ struct LoopResult {
   }
   // WMMA issue bubbles per iteration, in cycles of a `ghz` clock.
   double wmma_bubble_cycles_per_iteration(double ghz) const {
-    return dynamic_iterations > 0 ? static_cast<double>(wmma_bubble_ps) * ghz / 1000.0 / static_cast<double>(dynamic_iterations)
-                                  : 0.0;
+    return dynamic_iterations > 0
+               ? static_cast<double>(wmma_bubble_ps) * ghz / 1000.0 / static_cast<double>(dynamic_iterations)
+               : 0.0;
   }
 };
 
@@ -122,11 +123,11 @@ struct SimResult {
   Picos lower_bound_ps = 0;
   std::string lower_bound_resource;
   int64_t dynamic_instructions = 0;
-  int64_t semaphores = 0;  // cross-unit channels
+  int64_t semaphores = 0;            // cross-unit channels
   int64_t semaphores_available = 0;  // the model's semaphores (0: not modelled)
   double dma_bytes = 0;
   int64_t dma_engines = 0;
-  Picos dma_engine_busy_ps = 0;     // summed over engines: bytes over bandwidth at each transfer's efficiency
+  Picos dma_engine_busy_ps = 0;  // summed over engines: bytes over bandwidth at each transfer's efficiency
   int64_t dma_queues_available = 0;
   std::vector<UnitResult> units;
   std::vector<SpaceResult> spaces;

@@ -38,7 +38,7 @@ std::string quoted(const std::string& s) {
   return out + "\"";
 }
 
-constexpr int kBarrierTrack = 0;  // tids: 0 barriers, unit + 1 for units
+constexpr int kBarrierTrack = 0;      // tids: 0 barriers, unit + 1 for units
 constexpr int kLoopTracks = 1 << 30;  // tid of loop l's track: kLoopTracks + l
 
 }  // namespace
@@ -56,10 +56,10 @@ TraceWriter::TraceWriter(const std::string& path, const SimProgram& program, con
   event("{\"ph\":\"M\",\"pid\":1,\"tid\":0,\"name\":\"thread_name\",\"args\":{\"name\":\"barriers\"}}");
   for (size_t u = 0; u < program.units.size(); ++u) {
     const std::string tid = std::to_string(u + 1);
-    event("{\"ph\":\"M\",\"pid\":1,\"tid\":" + tid + ",\"name\":\"thread_name\",\"args\":{\"name\":" +
-          quoted(program.units[u].name) + "}}");
-    event("{\"ph\":\"M\",\"pid\":1,\"tid\":" + tid + ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":" +
-          std::to_string((u + 1) * 1000) + "}}");
+    event("{\"ph\":\"M\",\"pid\":1,\"tid\":" + tid +
+          ",\"name\":\"thread_name\",\"args\":{\"name\":" + quoted(program.units[u].name) + "}}");
+    event("{\"ph\":\"M\",\"pid\":1,\"tid\":" + tid +
+          ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":" + std::to_string((u + 1) * 1000) + "}}");
   }
 }
 
@@ -100,10 +100,10 @@ void TraceWriter::write_iteration_markers() {
     const Loop& l = p_.kernel->loops[static_cast<size_t>(loop)];
     const std::string tid = std::to_string(kLoopTracks + loop);
     if (named.insert(loop).second) {
-      event("{\"ph\":\"M\",\"pid\":1,\"tid\":" + tid + ",\"name\":\"thread_name\",\"args\":{\"name\":" +
-            quoted("loop " + l.iv + " iterations") + "}}");
-      event("{\"ph\":\"M\",\"pid\":1,\"tid\":" + tid + ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":" +
-            std::to_string(-1000 + loop) + "}}");
+      event("{\"ph\":\"M\",\"pid\":1,\"tid\":" + tid +
+            ",\"name\":\"thread_name\",\"args\":{\"name\":" + quoted("loop " + l.iv + " iterations") + "}}");
+      event("{\"ph\":\"M\",\"pid\":1,\"tid\":" + tid +
+            ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":" + std::to_string(-1000 + loop) + "}}");
     }
     event("{\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":" + tid + ",\"ts\":" + thousandths(ns(start.first)) +
           ",\"name\":" + quoted(l.iv.substr(1) + "=" + std::to_string(start.second)) + ",\"cat\":\"iteration\"," +
@@ -118,7 +118,8 @@ std::string TraceWriter::instance_name(const InstanceRecord& r) const {
     name += "[";
     for (size_t i = 0; i < inst.nest.size(); ++i) {
       const LoopId l = inst.nest[i];
-      name += (i ? "," : "") + p_.kernel->loops[static_cast<size_t>(l)].iv.substr(1) + "=" + std::to_string(r.loop_ivs[l]);
+      name +=
+          (i ? "," : "") + p_.kernel->loops[static_cast<size_t>(l)].iv.substr(1) + "=" + std::to_string(r.loop_ivs[l]);
     }
     name += "]";
   }
@@ -202,8 +203,8 @@ void TraceWriter::record(const InstanceRecord& r) {
         const std::string id = std::to_string(next_flow_++);
         event("{\"ph\":\"s\",\"pid\":1,\"tid\":" + std::to_string(s.tid) + ",\"ts\":" + thousandths(at) +
               ",\"id\":" + id + ",\"name\":\"semaphore\",\"cat\":\"sync\"}");
-        event("{\"ph\":\"f\",\"bp\":\"e\",\"pid\":1,\"tid\":" + std::to_string(tid) + ",\"ts\":" +
-              thousandths(from) + ",\"id\":" + id + ",\"name\":\"semaphore\",\"cat\":\"sync\"}");
+        event("{\"ph\":\"f\",\"bp\":\"e\",\"pid\":1,\"tid\":" + std::to_string(tid) + ",\"ts\":" + thousandths(from) +
+              ",\"id\":" + id + ",\"name\":\"semaphore\",\"cat\":\"sync\"}");
       }
     }
     // The phases inside the slice: a transfer's fixed cost, its wait for the queue's previous
@@ -236,11 +237,12 @@ void TraceWriter::remember(const InstanceRecord& r, const Span& span) {
 void TraceWriter::finish() {
   write_iteration_markers();
   if (truncated_at_ >= 0)
-    event("{\"ph\":\"i\",\"s\":\"g\",\"pid\":1,\"tid\":0,\"ts\":" + thousandths(ns(truncated_at_)) +
-          ",\"name\":" + quoted("trace cut here: --trace-max-bytes " + std::to_string(filter_.max_bytes) + " reached") + "}");
+    event("{\"ph\":\"i\",\"s\":\"g\",\"pid\":1,\"tid\":0,\"ts\":" + thousandths(ns(truncated_at_)) + ",\"name\":" +
+          quoted("trace cut here: --trace-max-bytes " + std::to_string(filter_.max_bytes) + " reached") + "}");
   // Live bytes: a tensor's value is live from the start of its write to the end of its last
   // read before the next write.
-  std::stable_sort(accesses_.begin(), accesses_.end(), [](const Access& a, const Access& b) { return a.start < b.start; });
+  std::stable_sort(accesses_.begin(), accesses_.end(),
+                   [](const Access& a, const Access& b) { return a.start < b.start; });
   struct Live {
     bool open = false;
     Picos from = 0, until = 0;

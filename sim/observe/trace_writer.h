@@ -72,8 +72,8 @@ class TraceWriter {
   std::vector<char> loop_kept_;  // per LoopId: named by filter_.loops (all when it names none)
   // Per (loop, iteration started so far): the earliest start of a kept instance, and the iv.
   std::map<std::pair<LoopId, int64_t>, std::pair<Picos, int64_t>> iteration_starts_;
-  int64_t bytes_ = 0;            // written so far
-  Picos truncated_at_ = -1;      // the start of the first instance left out by max_bytes
+  int64_t bytes_ = 0;                          // written so far
+  Picos truncated_at_ = -1;                    // the start of the first instance left out by max_bytes
   Picos kept_from_ = INT64_MAX, kept_to_ = 0;  // the time the kept instances inside loops span
   std::FILE* out_;
   bool first_ = true;
@@ -81,7 +81,8 @@ class TraceWriter {
   std::vector<Access> accesses_;
   std::vector<std::vector<int64_t>> slot_end_;  // per unit, per track: end of its last slice
   std::set<int> named_;                         // the extra tracks named so far
-  std::map<std::pair<InstId, Picos>, Span> signalled_;  // (instance, a time it signals at) -> slice  // on-chip tensor accesses, for the live-bytes counters
+  std::map<std::pair<InstId, Picos>, Span>
+      signalled_;  // (instance, a time it signals at) -> slice  // on-chip tensor accesses, for the live-bytes counters
 };
 
 }  // namespace tandem

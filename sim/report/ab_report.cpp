@@ -76,7 +76,8 @@ std::string format_ab_race_banner(const AbInput& a, const AbInput& b) {
     const size_t n = r.hazards.size();
     if (n == 0) return;
     banner += std::string("RACES: ") + name + " (" + in.label() + ") races: " + std::to_string(n) +
-              (n == 1 ? " race" : " races") + "; the schedule breaks program order and its figures are not a valid result\n";
+              (n == 1 ? " race" : " races") +
+              "; the schedule breaks program order and its figures are not a valid result\n";
     for (const HazardReport& h : r.hazards) banner += "  " + h.message + "\n";
   };
   side("A", a);

@@ -15,16 +15,24 @@ namespace tandem {
 
 namespace {
 
-
 std::string esc(const std::string& s) {
   std::string o;
   for (char c : s) {
     switch (c) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      default: o += c;
+      case '&':
+        o += "&amp;";
+        break;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      default:
+        o += c;
     }
   }
   return o;
@@ -86,25 +94,29 @@ std::string line_chart(const std::string& cls, const std::string& x_label, const
   std::ostringstream o;
   o << "<svg class=\"chart " << cls << "\" width=\"" << w << "\" height=\"" << h << "\" viewBox=\"0 0 " << w << " " << h
     << "\" role=\"img\">\n";
-  o << "<line x1=\"" << l << "\" y1=\"" << h - b << "\" x2=\"" << w - r << "\" y2=\"" << h - b << "\" stroke=\"#888\"/>\n";
+  o << "<line x1=\"" << l << "\" y1=\"" << h - b << "\" x2=\"" << w - r << "\" y2=\"" << h - b
+    << "\" stroke=\"#888\"/>\n";
   o << "<line x1=\"" << l << "\" y1=\"" << t << "\" x2=\"" << l << "\" y2=\"" << h - b << "\" stroke=\"#888\"/>\n";
   o << "<text x=\"" << l - 4 << "\" y=\"" << py(y1) + 4 << "\" text-anchor=\"end\">" << fmt(y1, "%.4g") << "</text>\n";
   o << "<text x=\"" << l - 4 << "\" y=\"" << py(y0) + 4 << "\" text-anchor=\"end\">" << fmt(y0, "%.4g") << "</text>\n";
   if (categories.empty()) {
     o << "<text x=\"" << l << "\" y=\"" << h - b + 14 << "\">" << fmt(x0, "%.4g") << "</text>\n";
-    o << "<text x=\"" << w - r << "\" y=\"" << h - b + 14 << "\" text-anchor=\"end\">" << fmt(x1, "%.4g") << "</text>\n";
+    o << "<text x=\"" << w - r << "\" y=\"" << h - b + 14 << "\" text-anchor=\"end\">" << fmt(x1, "%.4g")
+      << "</text>\n";
   } else {
     for (size_t i = 0; i < categories.size(); ++i)
       o << "<text x=\"" << px(static_cast<double>(i)) << "\" y=\"" << h - b + 14 << "\" text-anchor=\"middle\">"
         << esc(categories[i].size() > 24 ? categories[i].substr(0, 21) + "..." : categories[i]) << "</text>\n";
   }
-  o << "<text x=\"" << (l + w - r) / 2 << "\" y=\"" << h - 6 << "\" text-anchor=\"middle\">" << esc(x_label) << "</text>\n";
+  o << "<text x=\"" << (l + w - r) / 2 << "\" y=\"" << h - 6 << "\" text-anchor=\"middle\">" << esc(x_label)
+    << "</text>\n";
   o << "<text x=\"12\" y=\"" << (t + h - b) / 2 << "\" transform=\"rotate(-90 12 " << (t + h - b) / 2
     << ")\" text-anchor=\"middle\">" << esc(y_label) << "</text>\n";
   for (size_t k = 0; k < series.size(); ++k) {
     const Series& s = series[k];
     o << "<polyline class=\"series\" fill=\"none\" stroke=\"" << color(k) << "\" stroke-width=\"1.5\" points=\"";
-    for (size_t i = 0; i < s.x.size(); ++i) o << (i ? " " : "") << fmt(px(s.x[i]), "%.1f") << "," << fmt(py(s.y[i]), "%.1f");
+    for (size_t i = 0; i < s.x.size(); ++i)
+      o << (i ? " " : "") << fmt(px(s.x[i]), "%.1f") << "," << fmt(py(s.y[i]), "%.1f");
     o << "\"/>\n";
     for (size_t i = 0; i < s.x.size(); ++i)
       o << "<circle class=\"point\" cx=\"" << fmt(px(s.x[i]), "%.1f") << "\" cy=\"" << fmt(py(s.y[i]), "%.1f")
@@ -112,8 +124,8 @@ std::string line_chart(const std::string& cls, const std::string& x_label, const
         << "</title></circle>\n";
   }
   for (size_t k = 0; k < series.size() && series.size() > 1; ++k)
-    o << "<text x=\"" << l + 8 << "\" y=\"" << t + 12 * (k + 1) << "\" style=\"fill:" << color(k) << "\">" << esc(series[k].name)
-      << "</text>\n";
+    o << "<text x=\"" << l + 8 << "\" y=\"" << t + 12 * (k + 1) << "\" style=\"fill:" << color(k) << "\">"
+      << esc(series[k].name) << "</text>\n";
   o << "</svg>\n";
   return o.str();
 }
@@ -125,7 +137,8 @@ std::string line_chart(const std::string& cls, const std::string& x_label, const
 // where it clears the others and the edges.
 std::string sweep_chart(const std::vector<Series>& series, const std::vector<std::string>& categories, bool log_x,
                         bool relative) {
-  const double w = 460, h = 220, l = 56, r = 14, t = 10, b = 36, char_w = 7.5;  // char_w: a generous width of one 11 px character
+  const double w = 460, h = 220, l = 56, r = 14, t = 10, b = 36,
+               char_w = 7.5;  // char_w: a generous width of one 11 px character
   std::vector<double> xs;
   double y1 = relative ? 1 : 0, y0 = 0;
   for (const Series& s : series)
@@ -145,7 +158,8 @@ std::string sweep_chart(const std::vector<Series>& series, const std::vector<std
   std::ostringstream o;
   o << "<svg class=\"chart sweep\" width=\"" << w << "\" height=\"" << h << "\" viewBox=\"0 0 " << w << " " << h
     << "\" role=\"img\">\n";
-  o << "<line x1=\"" << l << "\" y1=\"" << h - b << "\" x2=\"" << w - r << "\" y2=\"" << h - b << "\" stroke=\"#888\"/>\n";
+  o << "<line x1=\"" << l << "\" y1=\"" << h - b << "\" x2=\"" << w - r << "\" y2=\"" << h - b
+    << "\" stroke=\"#888\"/>\n";
   o << "<line x1=\"" << l << "\" y1=\"" << t << "\" x2=\"" << l << "\" y2=\"" << h - b << "\" stroke=\"#888\"/>\n";
   if (relative)
     o << "<line class=\"baseline\" x1=\"" << l << "\" y1=\"" << fmt(py(1), "%.1f") << "\" x2=\"" << w - r << "\" y2=\""
@@ -173,7 +187,8 @@ std::string sweep_chart(const std::vector<Series>& series, const std::vector<std
     const double at = std::min(std::max(px(x), half + 2), w - half - 2);
     if (at - half < right + 6) continue;
     right = at + half;
-    o << "<text x=\"" << fmt(at, "%.1f") << "\" y=\"" << h - b + 20 << "\" text-anchor=\"middle\">" << esc(label) << "</text>\n";
+    o << "<text x=\"" << fmt(at, "%.1f") << "\" y=\"" << h - b + 20 << "\" text-anchor=\"middle\">" << esc(label)
+      << "</text>\n";
   }
   if (log_x) o << "<text x=\"" << w - r << "\" y=\"" << h - 2 << "\" text-anchor=\"end\">log scale</text>\n";
   const size_t palette = sizeof kPalette / sizeof kPalette[0];
@@ -182,7 +197,8 @@ std::string sweep_chart(const std::vector<Series>& series, const std::vector<std
     if (s.x.empty()) continue;
     o << "<polyline class=\"series\" fill=\"none\" stroke=\"" << color(k) << "\" stroke-width=\"1.5\""
       << (k < palette ? "" : " stroke-dasharray=\"5 3\"") << " points=\"";
-    for (size_t i = 0; i < s.x.size(); ++i) o << (i ? " " : "") << fmt(px(s.x[i]), "%.1f") << "," << fmt(py(s.y[i]), "%.1f");
+    for (size_t i = 0; i < s.x.size(); ++i)
+      o << (i ? " " : "") << fmt(px(s.x[i]), "%.1f") << "," << fmt(py(s.y[i]), "%.1f");
     o << "\"/>\n";
     for (size_t i = 0; i < s.x.size(); ++i)
       o << "<circle class=\"point\" cx=\"" << fmt(px(s.x[i]), "%.1f") << "\" cy=\"" << fmt(py(s.y[i]), "%.1f")
@@ -205,7 +221,8 @@ std::string timeline_svg(const std::vector<const TimelineSpan*>& spans, const st
   const double l = 90, w = 900, row = 18;
   const double h = row * static_cast<double>(units.size()) + 24;
   std::ostringstream o;
-  o << "<svg class=\"timeline\" width=\"" << w << "\" height=\"" << h << "\" viewBox=\"0 0 " << w << " " << h << "\" role=\"img\">\n";
+  o << "<svg class=\"timeline\" width=\"" << w << "\" height=\"" << h << "\" viewBox=\"0 0 " << w << " " << h
+    << "\" role=\"img\">\n";
   std::map<std::string, size_t> track;
   for (size_t i = 0; i < units.size(); ++i) {
     track[units[i]] = i;
@@ -223,7 +240,8 @@ std::string timeline_svg(const std::vector<const TimelineSpan*>& spans, const st
     o << "<rect class=\"span\" x=\"" << fmt(px(a), "%.1f") << "\" y=\"" << row * static_cast<double>(track[unit]) + 3
       << "\" width=\"" << fmt(std::max(1.0, px(b) - px(a)), "%.1f") << "\" height=\"" << row - 6 << "\" fill=\""
       << (queue ? (odd ? "#2a8fae" : "#66ccee") : (odd ? "#223f66" : "#4477aa")) << "\"><title>" << esc(s->inst)
-      << " (iteration " << s->iteration << ") on " << esc(unit) << ": " << fmt(a) << " - " << fmt(b) << " ns</title></rect>\n";
+      << " (iteration " << s->iteration << ") on " << esc(unit) << ": " << fmt(a) << " - " << fmt(b)
+      << " ns</title></rect>\n";
   }
   o << "<text x=\"" << l << "\" y=\"" << h - 4 << "\">" << fmt(t0) << " ns</text>\n";
   o << "<text x=\"" << w - 8 << "\" y=\"" << h - 4 << "\" text-anchor=\"end\">" << fmt(t1) << " ns</text>\n";
@@ -241,7 +259,8 @@ std::string units_svg(const SimResult& r) {
   const double l = 90, w = 900, row = 18;
   const double h = row * static_cast<double>(units.size()) + 40;
   std::ostringstream o;
-  o << "<svg class=\"units\" width=\"" << w << "\" height=\"" << h << "\" viewBox=\"0 0 " << w << " " << h << "\" role=\"img\">\n";
+  o << "<svg class=\"units\" width=\"" << w << "\" height=\"" << h << "\" viewBox=\"0 0 " << w << " " << h
+    << "\" role=\"img\">\n";
   for (size_t i = 0; i < units.size(); ++i) {
     const UnitResult& u = units[i];
     const double y = row * static_cast<double>(i);
@@ -263,8 +282,8 @@ std::string units_svg(const SimResult& r) {
   std::vector<std::pair<std::string, std::string>> legend = {{"busy", "#4477aa"}};
   for (size_t k = 0; k < reasons.size(); ++k) legend.push_back({reasons[k], color(k + 1)});
   for (const auto& [name, fill] : legend) {
-    o << "<rect x=\"" << lx << "\" y=\"" << ly - 9 << "\" width=\"10\" height=\"10\" fill=\"" << fill << "\"/><text x=\""
-      << lx + 14 << "\" y=\"" << ly << "\">" << esc(name) << "</text>\n";
+    o << "<rect x=\"" << lx << "\" y=\"" << ly - 9 << "\" width=\"10\" height=\"10\" fill=\"" << fill
+      << "\"/><text x=\"" << lx + 14 << "\" y=\"" << ly << "\">" << esc(name) << "</text>\n";
     lx += 24 + 7 * static_cast<double>(name.size());
   }
   o << "</svg>\n";
@@ -295,14 +314,15 @@ std::string sim_body(const SimResult& r) {
     << format_metric(Metric::races, metric_value(Metric::races, kernel));
   if (r.perturbed_runs > 0) o << " (this run and " << r.perturbed_runs << " perturbed runs)";
   o << "</td></tr>\n<tr><td>DMA engines</td><td>"
-    << fmt::sprintf("%.1f%%", 100 * metric_value(Metric::dma_engine_utilization, kernel))
-    << " busy; queues used " << metric_value(Metric::dma_queues_used, kernel) << " of " << r.dma_queues_available;
+    << fmt::sprintf("%.1f%%", 100 * metric_value(Metric::dma_engine_utilization, kernel)) << " busy; queues used "
+    << metric_value(Metric::dma_queues_used, kernel) << " of " << r.dma_queues_available;
   for (const SpaceResult& sp : r.spaces)
     o << "; " << esc(sp.name) << " " << sp.allocated << " of " << sp.capacity << " " << esc(sp.unit);
   o << "</td></tr>\n";
   if (!r.provenance.model_file.empty())
-    o << "<tr><td>provenance</td><td>model file " << esc(r.provenance.model_file) << " (" << esc(r.provenance.model_hash)
-      << "), pipeline " << esc(r.provenance.pipeline) << ", tandem " << esc(r.provenance.tandem) << "</td></tr>\n";
+    o << "<tr><td>provenance</td><td>model file " << esc(r.provenance.model_file) << " ("
+      << esc(r.provenance.model_hash) << "), pipeline " << esc(r.provenance.pipeline) << ", tandem "
+      << esc(r.provenance.tandem) << "</td></tr>\n";
   o << "</table>\n";
 
   if (!r.timeline_loop.empty()) {
@@ -325,7 +345,9 @@ std::string sim_body(const SimResult& r) {
       const bool edge = iteration == by_iteration.begin()->first || iteration == by_iteration.rbegin()->first;
       if (edge && by_iteration.size() > 2) {
         if (!window.empty() && iteration == by_iteration.rbegin()->first)
-          groups.push_back({"iterations " + std::to_string(from) + " to " + std::to_string(to) + " (steady state, shared time)", window});
+          groups.push_back(
+              {"iterations " + std::to_string(from) + " to " + std::to_string(to) + " (steady state, shared time)",
+               window});
         groups.push_back({"iteration " + std::to_string(iteration), spans});
         continue;
       }
@@ -372,9 +394,12 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (quoted) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') cell += '"', ++i;
-      else if (c == '"') quoted = false;
-      else cell += c;
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"')
+        cell += '"', ++i;
+      else if (c == '"')
+        quoted = false;
+      else
+        cell += c;
     } else if (c == '"') {
       quoted = true;
     } else if (c == ',') {
@@ -419,15 +444,19 @@ std::string html_ab_report(const std::string& label_a, const std::string& sim_js
   if (!b.hazards.empty()) racy += (racy.empty() ? "" : " and ") + std::string("B (") + label_b + ")";
   const bool both = !a.hazards.empty() && !b.hazards.empty();
   if (!racy.empty())
-    o << "<p class=\"race-banner ab-races\">Races in " << esc(racy) << ": " << (both ? "their schedules break" : "its schedule breaks")
+    o << "<p class=\"race-banner ab-races\">Races in " << esc(racy) << ": "
+      << (both ? "their schedules break" : "its schedule breaks")
       << " program order, so this comparison does not tell which pipeline is faster</p>\n";
-  o << "<pre class=\"ab\">" << esc(ab_summary) << "</pre>\n<div class=\"columns\">\n<div class=\"a\">\n<h2>A: "
-    << esc(label_a) << "</h2>\n" << sim_body(a) << "</div>\n<div class=\"b\">\n<h2>B: " << esc(label_b) << "</h2>\n"
+  o << "<pre class=\"ab\">" << esc(ab_summary)
+    << "</pre>\n<div class=\"columns\">\n<div class=\"a\">\n<h2>A: " << esc(label_a) << "</h2>\n"
+    << sim_body(a) << "</div>\n<div class=\"b\">\n<h2>B: " << esc(label_b) << "</h2>\n"
     << sim_body(b) << "</div>\n</div>\n";
-  return page("Tandem A/B: @" + a.kernel + " on " + (a.model == b.model ? a.model : a.model + " and " + b.model), o.str());
+  return page("Tandem A/B: @" + a.kernel + " on " + (a.model == b.model ? a.model : a.model + " and " + b.model),
+              o.str());
 }
 
-std::string html_sweep_report(const std::string& title, const std::vector<std::string>& parameters, const std::string& csv_text) {
+std::string html_sweep_report(const std::string& title, const std::vector<std::string>& parameters,
+                              const std::string& csv_text) {
   const auto rows = parse_csv(csv_text);
   std::ostringstream o;
   if (rows.size() < 2) return page(title, "<p>No points.</p>\n");
@@ -486,8 +515,10 @@ std::string html_sweep_report(const std::string& title, const std::vector<std::s
       if (!value(*baseline[k], c, &b) || b == 0) relative = false;
       for (const auto* r : ok) varies |= (*r)[kernel] == k && (*r)[c] != (*baseline[k])[c];
     }
-    if (varies) metrics.push_back({c, relative});
-    else unchanged.push_back(header[c]);
+    if (varies)
+      metrics.push_back({c, relative});
+    else
+      unchanged.push_back(header[c]);
   }
   // "value" at a kernel's baseline, "0.523×" of it elsewhere (a relative column).
   auto cell = [&](const std::vector<std::string>& r, const Column& m) {
@@ -504,8 +535,10 @@ std::string html_sweep_report(const std::string& title, const std::vector<std::s
   };
 
   // The best point of each kernel: least total time (or least of the first metric).
-  const size_t key = column("total_ns") < header.size() ? column("total_ns") : (error > status + 1 ? status + 1 : status);
-  o << "<h2>Best point of each kernel (least " << esc(header[key]) << ")</h2>\n<table class=\"best\">\n<tr><th>point</th><th>kernel</th>";
+  const size_t key =
+      column("total_ns") < header.size() ? column("total_ns") : (error > status + 1 ? status + 1 : status);
+  o << "<h2>Best point of each kernel (least " << esc(header[key])
+    << ")</h2>\n<table class=\"best\">\n<tr><th>point</th><th>kernel</th>";
   for (size_t pc : params) o << "<th>" << breakable(header[pc]) << "</th>";
   o << "<th>" << esc(header[key]) << "</th><th>against the baseline</th></tr>\n";
   for (const std::string& k : kernels) {
@@ -519,7 +552,8 @@ std::string html_sweep_report(const std::string& title, const std::vector<std::s
     o << "<tr><td>" << esc((*best)[point]) << "</td><td>" << esc(short_name(k)) << "</td>";
     for (size_t pc : params) o << "<td>" << esc((*best)[pc]) << "</td>";
     o << "<td>" << esc((*best)[key]) << "</td><td>"
-      << (value(*baseline[k], key, &base) && base != 0 ? fmt(best_value / base, "%.3f") + "&times;" : "-") << "</td></tr>\n";
+      << (value(*baseline[k], key, &base) && base != 0 ? fmt(best_value / base, "%.3f") + "&times;" : "-")
+      << "</td></tr>\n";
   }
   o << "</table>\n";
   // Where the results came from (the columns after `error`, docs/sweeps.md): each model file
@@ -559,9 +593,10 @@ std::string html_sweep_report(const std::string& title, const std::vector<std::s
   std::ostringstream legend;
   legend << "<p class=\"legend\">";
   for (size_t i = 0; i < kernels.size(); ++i)
-    legend << "<span class=\"key\"><svg width=\"24\" height=\"10\" viewBox=\"0 0 24 10\" aria-hidden=\"true\"><line x1=\"0\" y1=\"5\" "
-              "x2=\"24\" y2=\"5\" stroke=\"" << color(i) << "\" stroke-width=\"3\"" << dash(i) << "/></svg>"
-           << esc(short_name(kernels[i])) << "</span> ";
+    legend << "<span class=\"key\"><svg width=\"24\" height=\"10\" viewBox=\"0 0 24 10\" aria-hidden=\"true\"><line "
+              "x1=\"0\" y1=\"5\" "
+              "x2=\"24\" y2=\"5\" stroke=\""
+           << color(i) << "\" stroke-width=\"3\"" << dash(i) << "/></svg>" << esc(short_name(kernels[i])) << "</span> ";
   legend << "</p>\n";
 
   // Each point against its kernel's baseline, in tables of at most 8 metric columns (a
@@ -579,8 +614,9 @@ std::string html_sweep_report(const std::string& title, const std::vector<std::s
       for (const auto* r : ok) {
         if ((*r)[kernel] != k) continue;
         const bool base = r == baseline[k];
-        o << "<tr" << (base ? " class=\"baseline\"" : "") << "><td class=\"kernel\"><span class=\"swatch\" style=\"background:"
-          << color(kernel_index[k]) << "\"></span>" << esc(short_name(k)) << "</td>";
+        o << "<tr" << (base ? " class=\"baseline\"" : "")
+          << "><td class=\"kernel\"><span class=\"swatch\" style=\"background:" << color(kernel_index[k])
+          << "\"></span>" << esc(short_name(k)) << "</td>";
         for (size_t pc : params) o << "<td>" << esc((*r)[pc]) << "</td>";
         for (size_t m = from; m < to; ++m) o << "<td>" << cell(*r, metrics[m]) << "</td>";
         o << "</tr>\n";
@@ -597,8 +633,10 @@ std::string html_sweep_report(const std::string& title, const std::vector<std::s
     double lo = 1e300, hi = -1e300;
     for (const auto* r : ok) {
       double v = 0;
-      if (numeric((*r)[pc], &v)) lo = std::min(lo, v), hi = std::max(hi, v);
-      else all_numeric = false;
+      if (numeric((*r)[pc], &v))
+        lo = std::min(lo, v), hi = std::max(hi, v);
+      else
+        all_numeric = false;
       if (std::find(categories.begin(), categories.end(), (*r)[pc]) == categories.end()) categories.push_back((*r)[pc]);
     }
     const bool log_x = all_numeric && lo > 0 && hi >= 8 * lo;
@@ -620,8 +658,10 @@ std::string html_sweep_report(const std::string& title, const std::vector<std::s
         for (const auto* r : ok) {
           double x = 0, y = 0;
           if ((*r)[kernel] != k || !value(*r, m.index, &y)) continue;
-          if (all_numeric) numeric((*r)[pc], &x);
-          else x = static_cast<double>(std::find(categories.begin(), categories.end(), (*r)[pc]) - categories.begin());
+          if (all_numeric)
+            numeric((*r)[pc], &x);
+          else
+            x = static_cast<double>(std::find(categories.begin(), categories.end(), (*r)[pc]) - categories.begin());
           at[x].first += y / base;
           at[x].second += 1;
         }
@@ -632,15 +672,18 @@ std::string html_sweep_report(const std::string& title, const std::vector<std::s
         }
         series.push_back(s);
       }
-      o << "<figure><figcaption>" << esc(header[m.index]) << (m.relative ? " against the baseline" : "") << "</figcaption>\n"
-        << sweep_chart(series, all_numeric ? std::vector<std::string>{} : categories, log_x, m.relative) << "</figure>\n";
+      o << "<figure><figcaption>" << esc(header[m.index]) << (m.relative ? " against the baseline" : "")
+        << "</figcaption>\n"
+        << sweep_chart(series, all_numeric ? std::vector<std::string>{} : categories, log_x, m.relative)
+        << "</figure>\n";
     }
     o << "</div>\n";
   }
   return page(title, o.str());
 }
 
-std::string html_tune_report(const std::string& title, const std::string& summary, const std::vector<double>& best_so_far,
+std::string html_tune_report(const std::string& title, const std::string& summary,
+                             const std::vector<double>& best_so_far,
                              const std::vector<std::pair<std::string, double>>& references,
                              const std::vector<std::pair<std::string, std::string>>& sims) {
   std::ostringstream o;

@@ -27,7 +27,8 @@ std::string html_sweep_report(const std::string& title, const std::vector<std::s
 // tandem tune's search: its summary, the best time found against the points evaluated (the
 // references, e.g. `default`, as flat lines; an infinite time, nothing clean yet, is left
 // out), and each simulation given (pipeline, tandem.sim/1 document; the best first) side by side.
-std::string html_tune_report(const std::string& title, const std::string& summary, const std::vector<double>& best_so_far,
+std::string html_tune_report(const std::string& title, const std::string& summary,
+                             const std::vector<double>& best_so_far,
                              const std::vector<std::pair<std::string, double>>& references,
                              const std::vector<std::pair<std::string, std::string>>& sims);
 

@@ -28,12 +28,18 @@ const MetricInfo* find_metric(const std::string& name, MetricScope scope) {
 
 const char* metric_scope_name(MetricScope s) {
   switch (s) {
-    case MetricScope::Kernel: return "kernel";
-    case MetricScope::Unit: return "unit";
-    case MetricScope::Loop: return "loop";
-    case MetricScope::Iteration: return "iteration";
-    case MetricScope::Space: return "space";
-    case MetricScope::Instruction: return "instruction";
+    case MetricScope::Kernel:
+      return "kernel";
+    case MetricScope::Unit:
+      return "unit";
+    case MetricScope::Loop:
+      return "loop";
+    case MetricScope::Iteration:
+      return "iteration";
+    case MetricScope::Space:
+      return "space";
+    case MetricScope::Instruction:
+      return "instruction";
   }
   return "?";
 }
@@ -57,63 +63,107 @@ double metric_value(Metric m, const MetricSubject& s) {
   const SimResult& r = s.result;
   const double ghz = r.reference_clock_ghz;
   switch (m) {
-    case Metric::total_ns: return ns(r.total_ps);
-    case Metric::total_cycles: return ns(r.total_ps) * ghz;
-    case Metric::lower_bound_ns: return ns(r.lower_bound_ps);
-    case Metric::dynamic_instructions: return static_cast<double>(r.dynamic_instructions);
-    case Metric::semaphores: return static_cast<double>(r.semaphores);
-    case Metric::semaphores_available: return static_cast<double>(r.semaphores_available);
-    case Metric::dma_bytes: return r.dma_bytes;
-    case Metric::races: return static_cast<double>(r.hazards.size());
-    case Metric::perturbed_runs: return r.perturbed_runs;
+    case Metric::total_ns:
+      return ns(r.total_ps);
+    case Metric::total_cycles:
+      return ns(r.total_ps) * ghz;
+    case Metric::lower_bound_ns:
+      return ns(r.lower_bound_ps);
+    case Metric::dynamic_instructions:
+      return static_cast<double>(r.dynamic_instructions);
+    case Metric::semaphores:
+      return static_cast<double>(r.semaphores);
+    case Metric::semaphores_available:
+      return static_cast<double>(r.semaphores_available);
+    case Metric::dma_bytes:
+      return r.dma_bytes;
+    case Metric::races:
+      return static_cast<double>(r.hazards.size());
+    case Metric::perturbed_runs:
+      return r.perturbed_runs;
 
-    case Metric::unit_busy_ns: return ns(need(s.unit, m).busy_ps);
-    case Metric::unit_utilization: return fraction(need(s.unit, m).busy_ps, r.total_ps);
-    case Metric::unit_instances: return static_cast<double>(need(s.unit, m).instances);
-    case Metric::unit_bytes: return need(s.unit, m).bytes;
+    case Metric::unit_busy_ns:
+      return ns(need(s.unit, m).busy_ps);
+    case Metric::unit_utilization:
+      return fraction(need(s.unit, m).busy_ps, r.total_ps);
+    case Metric::unit_instances:
+      return static_cast<double>(need(s.unit, m).instances);
+    case Metric::unit_bytes:
+      return need(s.unit, m).bytes;
     case Metric::unit_stall_ns: {
       const StallArray& st = need(s.unit, m).stall_ps;
       return ns(std::accumulate(st.begin(), st.end(), Picos{0}));
     }
 
-    case Metric::loop_trip_count: return static_cast<double>(need(s.loop, m).trip_count);
-    case Metric::loop_dynamic_iterations: return static_cast<double>(need(s.loop, m).dynamic_iterations);
-    case Metric::loop_ii_ns: return ns(need(s.loop, m).ii_ps);
-    case Metric::loop_ii_bound_ns: return ns(need(s.loop, m).ii_bound_ps);
-    case Metric::loop_resource_bound_ns: return ns(need(s.loop, m).resource_bound_ps);
-    case Metric::loop_recurrence_bound_ns: return ns(need(s.loop, m).recurrence_bound_ps);
-    case Metric::loop_span_ns: return ns(need(s.loop, m).span_ps);
-    case Metric::loop_span_bound_ns: return ns(need(s.loop, m).span_bound_ps);
-    case Metric::loop_efficiency: return need(s.loop, m).efficiency;
-    case Metric::loop_dma_busy_ns: return ns(need(s.loop, m).dma_busy_ps);
-    case Metric::loop_overlap: return need(s.loop, m).overlap();
-    case Metric::loop_exposed_dma_ns: return ns(need(s.loop, m).exposed_dma_ps);
-    case Metric::loop_wmmas: return static_cast<double>(need(s.loop, m).wmma_instances);
-    case Metric::loop_wmma_bubble_cycles: return need(s.loop, m).wmma_bubble_cycles_per_iteration(ghz);
+    case Metric::loop_trip_count:
+      return static_cast<double>(need(s.loop, m).trip_count);
+    case Metric::loop_dynamic_iterations:
+      return static_cast<double>(need(s.loop, m).dynamic_iterations);
+    case Metric::loop_ii_ns:
+      return ns(need(s.loop, m).ii_ps);
+    case Metric::loop_ii_bound_ns:
+      return ns(need(s.loop, m).ii_bound_ps);
+    case Metric::loop_resource_bound_ns:
+      return ns(need(s.loop, m).resource_bound_ps);
+    case Metric::loop_recurrence_bound_ns:
+      return ns(need(s.loop, m).recurrence_bound_ps);
+    case Metric::loop_span_ns:
+      return ns(need(s.loop, m).span_ps);
+    case Metric::loop_span_bound_ns:
+      return ns(need(s.loop, m).span_bound_ps);
+    case Metric::loop_efficiency:
+      return need(s.loop, m).efficiency;
+    case Metric::loop_dma_busy_ns:
+      return ns(need(s.loop, m).dma_busy_ps);
+    case Metric::loop_overlap:
+      return need(s.loop, m).overlap();
+    case Metric::loop_exposed_dma_ns:
+      return ns(need(s.loop, m).exposed_dma_ps);
+    case Metric::loop_wmmas:
+      return static_cast<double>(need(s.loop, m).wmma_instances);
+    case Metric::loop_wmma_bubble_cycles:
+      return need(s.loop, m).wmma_bubble_cycles_per_iteration(ghz);
 
-    case Metric::iter_index: return static_cast<double>(need(s.iteration, m).index);
-    case Metric::iter_iv: return static_cast<double>(need(s.iteration, m).iv);
-    case Metric::iter_start_ns: return ns(need(s.iteration, m).start_ps);
-    case Metric::iter_end_ns: return ns(need(s.iteration, m).end_ps);
-    case Metric::iter_dma_busy_ns: return ns(need(s.iteration, m).dma_busy_ps);
-    case Metric::iter_compute_busy_ns: return ns(need(s.iteration, m).compute_busy_ps);
-    case Metric::iter_overlap: return need(s.iteration, m).overlap;
-    case Metric::iter_exposed_dma_ns: return ns(need(s.iteration, m).exposed_dma_ps);
-    case Metric::iter_wmma_bubble_cycles: return ns(need(s.iteration, m).wmma_bubble_ps) * ghz;
+    case Metric::iter_index:
+      return static_cast<double>(need(s.iteration, m).index);
+    case Metric::iter_iv:
+      return static_cast<double>(need(s.iteration, m).iv);
+    case Metric::iter_start_ns:
+      return ns(need(s.iteration, m).start_ps);
+    case Metric::iter_end_ns:
+      return ns(need(s.iteration, m).end_ps);
+    case Metric::iter_dma_busy_ns:
+      return ns(need(s.iteration, m).dma_busy_ps);
+    case Metric::iter_compute_busy_ns:
+      return ns(need(s.iteration, m).compute_busy_ps);
+    case Metric::iter_overlap:
+      return need(s.iteration, m).overlap;
+    case Metric::iter_exposed_dma_ns:
+      return ns(need(s.iteration, m).exposed_dma_ps);
+    case Metric::iter_wmma_bubble_cycles:
+      return ns(need(s.iteration, m).wmma_bubble_ps) * ghz;
 
-    case Metric::dma_engines: return static_cast<double>(r.dma_engines);
-    case Metric::dma_engine_busy_ns: return ns(r.dma_engine_busy_ps);
+    case Metric::dma_engines:
+      return static_cast<double>(r.dma_engines);
+    case Metric::dma_engine_busy_ns:
+      return ns(r.dma_engine_busy_ps);
     case Metric::dma_engine_utilization:
       return r.dma_engines > 0 ? fraction(r.dma_engine_busy_ps, r.total_ps) / static_cast<double>(r.dma_engines) : 0.0;
     case Metric::dma_queues_used:
       return static_cast<double>(std::count_if(r.units.begin(), r.units.end(),
                                                [](const UnitResult& u) { return u.is_queue && u.instances > 0; }));
-    case Metric::dma_queues_available: return static_cast<double>(r.dma_queues_available);
-    case Metric::space_allocated: return static_cast<double>(need(s.space, m).allocated);
-    case Metric::space_capacity: return static_cast<double>(need(s.space, m).capacity);
-    case Metric::space_headroom: return static_cast<double>(need(s.space, m).capacity - need(s.space, m).allocated);
-    case Metric::inst_instances: return static_cast<double>(need(s.inst, m).instances);
-    case Metric::inst_busy_ns: return ns(need(s.inst, m).busy_ps);
+    case Metric::dma_queues_available:
+      return static_cast<double>(r.dma_queues_available);
+    case Metric::space_allocated:
+      return static_cast<double>(need(s.space, m).allocated);
+    case Metric::space_capacity:
+      return static_cast<double>(need(s.space, m).capacity);
+    case Metric::space_headroom:
+      return static_cast<double>(need(s.space, m).capacity - need(s.space, m).allocated);
+    case Metric::inst_instances:
+      return static_cast<double>(need(s.inst, m).instances);
+    case Metric::inst_busy_ns:
+      return ns(need(s.inst, m).busy_ps);
     case Metric::inst_stall_ns: {
       const StallArray& st = need(s.inst, m).stall_ps;
       return ns(std::accumulate(st.begin(), st.end(), Picos{0}));

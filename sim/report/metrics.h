@@ -20,7 +20,7 @@ enum class Metric {
 
 struct MetricInfo {
   Metric id;
-  const char* name;        // the JSON field within its object; the sweep metric
+  const char* name;  // the JSON field within its object; the sweep metric
   MetricScope scope;
   const char* unit;        // ns, cycles, fraction, count, bytes
   const char* format;      // printf format of one value

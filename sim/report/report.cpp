@@ -32,7 +32,8 @@ void put(Json& j, Metric m, const MetricSubject& s) {
 
 Json stalls_json(const StallArray& s) {
   Json j = Json::object();
-  for (size_t i = 0; i < s.size(); ++i) j[std::string(stall_reason_name(static_cast<StallReason>(i))) + "_ns"] = ns(s[i]);
+  for (size_t i = 0; i < s.size(); ++i)
+    j[std::string(stall_reason_name(static_cast<StallReason>(i))) + "_ns"] = ns(s[i]);
   return j;
 }
 
@@ -46,7 +47,8 @@ StallArray stalls_from_json(const nlohmann::json& j) {
 Json unit_json(const SimResult& r, const UnitResult& u) {
   const MetricSubject s{r, &u};
   Json j = {{"name", u.name}};
-  for (Metric m : {Metric::unit_busy_ns, Metric::unit_utilization, Metric::unit_instances, Metric::unit_stall_ns}) put(j, m, s);
+  for (Metric m : {Metric::unit_busy_ns, Metric::unit_utilization, Metric::unit_instances, Metric::unit_stall_ns})
+    put(j, m, s);
   j["stalls"] = stalls_json(u.stall_ps);
   if (u.is_queue) put(j, Metric::unit_bytes, s);
   return j;
@@ -88,8 +90,9 @@ std::string format_json(const SimResult& r) {
     lj["bound_resource"] = l.bound_resource;
     put(lj, Metric::loop_recurrence_bound_ns, s);
     lj["recurrence_cause"] = l.recurrence_cause;
-    for (Metric m : {Metric::loop_span_ns, Metric::loop_span_bound_ns, Metric::loop_efficiency, Metric::loop_dma_busy_ns,
-                     Metric::loop_overlap, Metric::loop_exposed_dma_ns, Metric::loop_wmmas, Metric::loop_wmma_bubble_cycles})
+    for (Metric m :
+         {Metric::loop_span_ns, Metric::loop_span_bound_ns, Metric::loop_efficiency, Metric::loop_dma_busy_ns,
+          Metric::loop_overlap, Metric::loop_exposed_dma_ns, Metric::loop_wmmas, Metric::loop_wmma_bubble_cycles})
       put(lj, m, s);
     lj["iterations_folded"] = l.folded;
     lj["iterations"] = iters;
@@ -99,8 +102,10 @@ std::string format_json(const SimResult& r) {
   for (const HazardReport& h : r.hazards)
     hazards.push_back({{"kind", h.kind}, {"first", h.first}, {"second", h.second}, {"message", h.message}});
   Json j = {{"schema", "tandem.sim/1"}, {"kernel", r.kernel}, {"model", r.model}};
-  j["provenance"] = {{"tandem", r.provenance.tandem}, {"model_file", r.provenance.model_file},
-                     {"model_hash", r.provenance.model_hash}, {"pipeline", r.provenance.pipeline}};
+  j["provenance"] = {{"tandem", r.provenance.tandem},
+                     {"model_file", r.provenance.model_file},
+                     {"model_hash", r.provenance.model_hash},
+                     {"pipeline", r.provenance.pipeline}};
   j["reference_clock_ghz"] = r.reference_clock_ghz;
   for (Metric m : {Metric::total_ns, Metric::total_cycles, Metric::lower_bound_ns}) put(j, m, kernel);
   j["lower_bound_resource"] = r.lower_bound_resource;
@@ -133,7 +138,8 @@ std::string format_json(const SimResult& r) {
   for (const InstProfile& p : r.profile) {
     const MetricSubject s{r, nullptr, nullptr, nullptr, nullptr, &p, busy};
     Json pj = {{"name", p.name}, {"opcode", p.opcode}, {"unit", p.unit}};
-    for (Metric m : {Metric::inst_instances, Metric::inst_busy_ns, Metric::inst_stall_ns, Metric::inst_share}) put(pj, m, s);
+    for (Metric m : {Metric::inst_instances, Metric::inst_busy_ns, Metric::inst_stall_ns, Metric::inst_share})
+      put(pj, m, s);
     pj["stalls"] = stalls_json(p.stall_ps);
     profile.push_back(pj);
   }
@@ -141,7 +147,10 @@ std::string format_json(const SimResult& r) {
   if (!r.timeline_loop.empty()) {  // only when captured (tandem sim --report)
     Json spans = Json::array();
     for (const TimelineSpan& sp : r.timeline)
-      spans.push_back({{"unit", sp.unit}, {"inst", sp.inst}, {"iteration", sp.iteration}, {"start_ns", ns(sp.start_ps)},
+      spans.push_back({{"unit", sp.unit},
+                       {"inst", sp.inst},
+                       {"iteration", sp.iteration},
+                       {"start_ns", ns(sp.start_ps)},
                        {"end_ns", ns(sp.end_ps)}});
     j["timeline"] = {{"loop", r.timeline_loop}, {"spans", spans}};
   }
@@ -173,7 +182,8 @@ SimResult parse_sim_json(const std::string& sim_json) {
   r.dma_engines = dma.at("engines");
   r.dma_engine_busy_ps = ps_from_ns(dma.at("engine_busy_ns"));
   r.dma_queues_available = dma.at("queues_available");
-  for (const auto& sp : doc.at("spaces")) r.spaces.push_back({sp.at("name"), sp.at("unit"), sp.at("allocated"), sp.at("capacity")});
+  for (const auto& sp : doc.at("spaces"))
+    r.spaces.push_back({sp.at("name"), sp.at("unit"), sp.at("allocated"), sp.at("capacity")});
   for (const auto& pj : doc.at("profile")) {
     InstProfile p;
     p.name = pj.at("name");
@@ -211,7 +221,8 @@ SimResult parse_sim_json(const std::string& sim_json) {
     l.span_bound_ps = ps_from_ns(lj.at("span_bound_ns"));
     l.efficiency = lj.at("efficiency");
     l.dma_busy_ps = ps_from_ns(lj.at("dma_busy_ns"));
-    l.overlapped_dma_ps = static_cast<Picos>(std::llround(lj.at("overlap").get<double>() * static_cast<double>(l.dma_busy_ps)));
+    l.overlapped_dma_ps =
+        static_cast<Picos>(std::llround(lj.at("overlap").get<double>() * static_cast<double>(l.dma_busy_ps)));
     l.exposed_dma_ps = ps_from_ns(lj.at("exposed_dma_ns"));
     l.wmma_instances = lj.at("wmmas");
     l.wmma_bubble_ps = ps_from_ns(lj.at("wmma_bubble_cycles_per_iteration").get<double>() / r.reference_clock_ghz *
@@ -235,7 +246,8 @@ SimResult parse_sim_json(const std::string& sim_json) {
   }
   r.checked = doc.at("races_checked");
   r.perturbed_runs = doc.at("perturbed_runs");
-  for (const auto& h : doc.at("hazards")) r.hazards.push_back({h.at("kind"), h.at("first"), h.at("second"), h.at("message")});
+  for (const auto& h : doc.at("hazards"))
+    r.hazards.push_back({h.at("kind"), h.at("first"), h.at("second"), h.at("message")});
   if (doc.contains("timeline")) {
     r.timeline_loop = doc.at("timeline").at("loop");
     for (const auto& sp : doc.at("timeline").at("spans"))
@@ -253,8 +265,8 @@ std::string format_summary(const SimResult& r) {
     o << "\n";
   }
   o << "kernel @" << r.kernel << " on " << r.model << ": " << fmt("%.3f", ns(r.total_ps)) << " ns, "
-    << fmt("%.0f", cycles(r.total_ps, r.reference_clock_ghz)) << " cycles at "
-    << fmt("%g", r.reference_clock_ghz) << " GHz\n";
+    << fmt("%.0f", cycles(r.total_ps, r.reference_clock_ghz)) << " cycles at " << fmt("%g", r.reference_clock_ghz)
+    << " GHz\n";
   o << "lower bound " << fmt("%.3f", ns(r.lower_bound_ps)) << " ns (" << r.lower_bound_resource << "), "
     << r.dynamic_instructions << " dynamic instructions, " << r.semaphores << " semaphores"
     << (r.semaphores_available ? " of " + std::to_string(r.semaphores_available) : std::string()) << ", "
@@ -305,8 +317,9 @@ std::string format_summary(const SimResult& r) {
   if (r.perturbed_runs > 0)
     o << "\nrace check: this run and " << r.perturbed_runs << " perturbed run" << (r.perturbed_runs == 1 ? "" : "s")
       << " (seeds 1.." << r.perturbed_runs << ", spread " << fmt("%g", r.perturb_spread) << "): "
-      << (r.hazards.empty() ? std::string("no race")
-                            : std::to_string(r.hazards.size()) + (r.hazards.size() == 1 ? " race" : " races") + " (above)")
+      << (r.hazards.empty()
+              ? std::string("no race")
+              : std::to_string(r.hazards.size()) + (r.hazards.size() == 1 ? " race" : " races") + " (above)")
       << "\n";
   return o.str();
 }
@@ -315,12 +328,13 @@ std::string format_profile(const SimResult& r) {
   std::ostringstream o;
   o << "\nprofile (by busy time; stalls by cause, ns):\n";
   o << fmt::sprintf("%-20s %-14s %-6s %9s %14s %6s %12s %10s %10s %10s %10s %10s\n", "instruction", "opcode", "unit",
-                    "instances", "busy_ns", "share", "stall_ns", "semaphore", "dependency", "barrier", "queue", "conflict");
+                    "instances", "busy_ns", "share", "stall_ns", "semaphore", "dependency", "barrier", "queue",
+                    "conflict");
   const Picos busy = profile_busy_ps(r);
   for (const InstProfile& p : r.profile) {
     const MetricSubject s{r, nullptr, nullptr, nullptr, nullptr, &p, busy};
-    o << fmt::sprintf("%-20s %-14s %-6s %9d %14.3f %5.1f%% %12.3f %10.3f %10.3f %10.3f %10.3f %10.3f\n", p.name, p.opcode,
-                      p.unit, p.instances, ns(p.busy_ps), 100 * metric_value(Metric::inst_share, s),
+    o << fmt::sprintf("%-20s %-14s %-6s %9d %14.3f %5.1f%% %12.3f %10.3f %10.3f %10.3f %10.3f %10.3f\n", p.name,
+                      p.opcode, p.unit, p.instances, ns(p.busy_ps), 100 * metric_value(Metric::inst_share, s),
                       metric_value(Metric::inst_stall_ns, s), ns(p.stall_ps[0]), ns(p.stall_ps[1]), ns(p.stall_ps[2]),
                       ns(p.stall_ps[3]), ns(p.stall_ps[4]));
   }

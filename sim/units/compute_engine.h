@@ -18,7 +18,7 @@ class ComputeEngine : public StreamUnit, public DmaClient {
       : StreamUnit(name, ctx, index), pipe_free_(ctx.program.pipes.size(), 0) {}
 
  protected:
-  void resume() override;  // resume_stream<ComputeEngine>()
+  void resume() override;           // resume_stream<ComputeEngine>()
   void landed(Picos end) override;  // a collective's data has moved: a hand-off
 
  private:

@@ -35,8 +35,7 @@ class CoreBarrier : public sc_core::sc_module {
   // `inputs_from_dma` when a transfer set that time. Returns the release time.
   Picos release(Picos inputs_ready, bool inputs_from_dma) {
     release_time_ = std::max(latest_arrival_, inputs_ready);
-    released_by_dma_ =
-        release_time_ == inputs_ready && inputs_ready > 0 ? inputs_from_dma : latest_is_queue_;
+    released_by_dma_ = release_time_ == inputs_ready && inputs_ready > 0 ? inputs_from_dma : latest_is_queue_;
     arrived_ = 0;
     latest_arrival_ = 0;
     ++generation_;
@@ -64,7 +63,7 @@ class CoreBarrier : public sc_core::sc_module {
   bool latest_is_queue_ = false;  // the last to arrive was a DMA queue draining
   Picos release_time_ = 0;
   bool released_by_dma_ = false;
-  uint64_t generation_ = 0;       // dynamic instances released so far
+  uint64_t generation_ = 0;  // dynamic instances released so far
   std::vector<Waker*> waiters_;
 };
 

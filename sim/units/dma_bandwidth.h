@@ -43,16 +43,16 @@ class DmaBandwidth {
   struct Group {
     uint64_t engines = 0;  // bit set of DMA engines
     std::vector<Chunk> active;
-    double updated = 0;   // when `remaining` was last brought up to date; stale while idle
+    double updated = 0;    // when `remaining` was last brought up to date; stale while idle
     double next = kNever;  // when its first chunk lands, kept so that a look-up scans no chunk
   };
 
   // The engines `count` engines from `first` on cover, wrapping around: a bit set.
   uint64_t engine_span(int first, int count) const;
   static void advance(Group& g, double now);
-  static void share(Group& g);       // the rates after the chunk count changed
-  static void find_next(Group& g);   // the landing time after `remaining` or the rates changed
-  void merge_idle(double now);  // two or more idle groups, or one not last: one, last
+  static void share(Group& g);      // the rates after the chunk count changed
+  static void find_next(Group& g);  // the landing time after `remaining` or the rates changed
+  void merge_idle(double now);      // two or more idle groups, or one not last: one, last
 
   double bytes_per_ps_;
   int engines_;

@@ -176,8 +176,6 @@ void DmaQueue::report(const BarrierWait& w) {
   ctx_.observer->barrier_wait(r, w.to - w.from - busy_within(w.from, w.to), w.released_by_dma);
 }
 
-
-
 Picos DmaQueue::busy_within(Picos a, Picos b) const {
   Picos t = 0;
   if (a >= b) return t;  // an empty wait (the usual one) overlaps nothing

@@ -60,15 +60,15 @@ class DmaQueue : public StreamUnit, public DmaClient {
   };
   struct Issued {
     const SimInst* inst;
-    InstanceRecord r;                  // start (issue), free and stalls filled in
+    InstanceRecord r;  // start (issue), free and stalls filled in
     // The iteration vector at issue, by LoopId: only the instruction's own loops are written
     // (nothing reads the others; copying every loop's made each transfer cost the number of
     // loops), in arrays sized when the slot is first taken (a queue takes few of its slots).
     std::vector<int64_t> counts, ivs;
     Picos first_byte;
     DmaTransfer transfer;
-    int64_t future_base;  // its walk node's (pending_seq() works out the seq from it when asked)
-    StallReason input_reason;          // the stall slot of its wait for inputs
+    int64_t future_base;                     // its walk node's (pending_seq() works out the seq from it when asked)
+    StallReason input_reason;                // the stall slot of its wait for inputs
     std::vector<BarrierWait> barrier_waits;  // the queue's waits at barriers right after it (reported when it lands)
   };
   // The data phase: the DMA system starts each transfer at its first byte and calls landed()
@@ -86,7 +86,7 @@ class DmaQueue : public StreamUnit, public DmaClient {
     void resume() override;  // retries retire_landed once the full semaphore has room
     DmaQueue& queue;
   } data_phase_;
-  Picos data_start_ = 0;     // the moving transfer's first byte
+  Picos data_start_ = 0;          // the moving transfer's first byte
   size_t data_publish_next_ = 0;  // the out-channel the front's publishing resumes at
   // Time within [a, b) the queue moved data (its landed transfers).
   [[gnu::always_inline]] inline Picos busy_within(Picos a, Picos b) const;
@@ -112,7 +112,7 @@ class DmaQueue : public StreamUnit, public DmaClient {
   const Issued& slot(size_t i) const { return slots_[order_[(front_ + i) % kDepth]]; }
   Issued& front() { return slot(0); }
   Issued& back() { return slot(issued_ - 1); }
-  Picos data_free_ = 0;        // the previous transfer's last byte
+  Picos data_free_ = 0;  // the previous transfer's last byte
   // Data phases of landed transfers (disjoint, in order) that a wait still to be recorded may
   // overlap: those ending after the oldest such wait's start.
   std::deque<std::pair<Picos, Picos>> busy_;
@@ -121,7 +121,7 @@ class DmaQueue : public StreamUnit, public DmaClient {
   bool issue_waiting_ = false;
   // execute()'s steps, in order; a step that waits is entered again when the wait ends.
   enum Step { kInputs, kRoom, kIssue, kPublishOrdered };
-  Picos issue_ = 0;            // the instance's issue so far
+  Picos issue_ = 0;                       // the instance's issue so far
   Picos input_wait_ = 0, room_wait_ = 0;  // the instance's waits for inputs and for room
   StallReason input_reason_ = StallReason::Semaphore;
 };

@@ -19,16 +19,16 @@ const char* stall_reason_name(StallReason r);
 
 struct InstanceRecord {
   InstId inst = kNoId;
-  int unit = -1;            // -1: a barrier (it occupies no unit)
-  Picos free = 0;           // when the unit could have started it
-  Picos start = 0;          // issue (DMA) or start (compute)
-  Picos busy_start = 0;     // DMA: first byte; compute: start
-  Picos busy_end = 0;       // the unit is free again (compute) / last byte (DMA)
-  Picos complete = 0;       // results visible to dependants
+  int unit = -1;         // -1: a barrier (it occupies no unit)
+  Picos free = 0;        // when the unit could have started it
+  Picos start = 0;       // issue (DMA) or start (compute)
+  Picos busy_start = 0;  // DMA: first byte; compute: start
+  Picos busy_end = 0;    // the unit is free again (compute) / last byte (DMA)
+  Picos complete = 0;    // results visible to dependants
   std::array<Picos, static_cast<size_t>(StallReason::Count)> stall{};
-  bool waited_on_dma = false;       // the binding dependence was a DMA transfer
-  int binding_channel = -1;         // the channel whose value set the start, if any
-  Picos binding_signal = 0;         // when that channel's source completed
+  bool waited_on_dma = false;            // the binding dependence was a DMA transfer
+  int binding_channel = -1;              // the channel whose value set the start, if any
+  Picos binding_signal = 0;              // when that channel's source completed
   const int64_t* loop_counts = nullptr;  // per LoopId: iterations started so far (current = count - 1)
   const int64_t* loop_ivs = nullptr;     // per LoopId: current induction variable value
 

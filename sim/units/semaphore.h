@@ -18,13 +18,12 @@ namespace tandem {
 class Semaphore {
  public:
   // `spec` must outlive the semaphore (it is the program's channel).
-  Semaphore(const SimChannel& spec, int producer_unit, size_t window)
-      : spec_(&spec), producer_unit_(producer_unit) {
+  Semaphore(const SimChannel& spec, int producer_unit, size_t window) : spec_(&spec), producer_unit_(producer_unit) {
     // A per-tile channel publishes every source instance: room for the iterations of its
     // distance and two more.
-    size_ = static_cast<int64_t>(static_cast<size_t>(spec.distance) + window +
-                                 (spec.tile_key.empty() ? 0 : (static_cast<size_t>(spec.distance) + 2) *
-                                                                  static_cast<size_t>(spec.src_per_key)));
+    size_ = static_cast<int64_t>(
+        static_cast<size_t>(spec.distance) + window +
+        (spec.tile_key.empty() ? 0 : (static_cast<size_t>(spec.distance) + 2) * static_cast<size_t>(spec.src_per_key)));
     // The ring holds what is live, not the whole window: most channels keep a few keys, and
     // a ring the size of the window would walk its publishes through kilobytes of cache.
     storage_.resize(static_cast<size_t>(std::min<int64_t>(size_, kFirstCapacity)));
@@ -91,8 +90,8 @@ class Semaphore {
 
   int64_t produced_ = 0;
   int64_t released_ = 0;
-  int64_t head_ = 0;  // the slot of the next key
-  int64_t size_ = 0;  // the window: at most this many keys published and not released
+  int64_t head_ = 0;       // the slot of the next key
+  int64_t size_ = 0;       // the window: at most this many keys published and not released
   Picos* ring_ = nullptr;  // storage_'s slots
   int64_t capacity_ = 0;   // storage_'s size: the live keys fit, at most size_
   bool closed_ = false;

@@ -29,8 +29,8 @@ struct SimContext {
   std::vector<std::unique_ptr<Semaphore>> semaphores;  // one per SimChannel
   std::vector<CoreBarrier*> barriers;                  // per InstId; null unless a barrier
   DmaSystem* dma = nullptr;
-  PortArbiter* ports = nullptr;                        // access conflicts, if the model has any
-  InstanceObserver* observer = nullptr;                // the ledger (sim/observe/)
+  PortArbiter* ports = nullptr;          // access conflicts, if the model has any
+  InstanceObserver* observer = nullptr;  // the ledger (sim/observe/)
   std::vector<StreamUnit*> units;
   // The first exception a unit's thread raised: the unit stops the simulation, and simulate()
   // rethrows it as it was (a user Error stays one), never as SystemC's E549 report.
@@ -44,9 +44,7 @@ struct SimContext {
   Picos dma_time = -1;
   // The simulated time now, for the units and the DMA system: SystemC's, or the DMA system's
   // while it runs ahead (and the units it hands off to run with it).
-  Picos now() const {
-    return dma_time >= 0 ? dma_time : static_cast<Picos>(sc_core::sc_time_stamp().value());
-  }
+  Picos now() const { return dma_time >= 0 ? dma_time : static_cast<Picos>(sc_core::sc_time_stamp().value()); }
   // Times a unit waited in the SystemC kernel (for simulated time, a port's grant): each a
   // process activation; hand-offs are not (docs/performance.md); bench/sim_bench reports it.
   int64_t kernel_waits = 0;

@@ -176,8 +176,12 @@ void StreamUnit::report_barrier_wait(const InstanceRecord& r, Picos from, Picos 
 StreamUnit::Horizon StreamUnit::horizon() const {
   Horizon h{free_};
   switch (state_) {
-    case State::Done: h = {kNever}; break;
-    case State::WaitingTime: h = {pending_start_}; break;
+    case State::Done:
+      h = {kNever};
+      break;
+    case State::WaitingTime:
+      h = {pending_start_};
+      break;
     case State::WaitingData: {
       // Once the value is there the unit resumes from its own time, however far its producer
       // has moved on since (SystemC has yet to run it: the order it runs units in decides).
@@ -193,7 +197,8 @@ StreamUnit::Horizon StreamUnit::horizon() const {
                                        : Horizon{free_, -1, blocked_barrier_};
       break;
     }
-    default: break;
+    default:
+      break;
   }
   h.accepted = pending_floor();
   return h;
@@ -202,14 +207,13 @@ StreamUnit::Horizon StreamUnit::horizon() const {
 int64_t StreamUnit::min_future_seq() const {
   if (state_ == State::Done) return std::numeric_limits<int64_t>::max();
   if (!current_inst_) return 0;
-  return std::min(pending_seq(),
-                  current_inst_->seq_at(current_future_base_, loop_ivs_.data(), *ctx_.program.kernel));
+  return std::min(pending_seq(), current_inst_->seq_at(current_future_base_, loop_ivs_.data(), *ctx_.program.kernel));
 }
 
 std::string StreamUnit::describe_wait() const {
   const SimProgram& p = ctx_.program;
-  std::string what = p.units[static_cast<size_t>(index_)].name + " at " +
-                     (current_inst_ ? current_inst_->name : std::string("start"));
+  std::string what =
+      p.units[static_cast<size_t>(index_)].name + " at " + (current_inst_ ? current_inst_->name : std::string("start"));
   switch (state_) {
     case State::WaitingData:
       return what + " waits for " + p.insts[blocked_on_->spec().src].name;

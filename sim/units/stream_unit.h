@@ -22,7 +22,8 @@
 
 namespace tandem {
 
-class StreamUnit : public Waker, public sc_core::sc_module {  // Waker first: a hand-off calls resume() with no this-adjusting thunk
+class StreamUnit : public Waker,
+                   public sc_core::sc_module {  // Waker first: a hand-off calls resume() with no this-adjusting thunk
  public:
   SC_HAS_PROCESS(StreamUnit);
   StreamUnit(sc_core::sc_module_name name, SimContext& ctx, int index);
@@ -69,8 +70,7 @@ class StreamUnit : public Waker, public sc_core::sc_module {  // Waker first: a 
   // a channel is full (false: called again with the same times goes on from there). `which`:
   // all channels, only the Ordered ones (a DMA queue publishes them at issue) or only the others.
   enum class Publish { All = ChannelPorts::Out, Ordered = ChannelPorts::OutOrdered, Data = ChannelPorts::OutData };
-  bool publish_outputs(const SimInst& inst, Picos start, Picos read_done, Picos complete,
-                       Publish which = Publish::All);
+  bool publish_outputs(const SimInst& inst, Picos start, Picos read_done, Picos complete, Publish which = Publish::All);
   // The same for an instance at the iteration vector `counts`/`ivs` (a DMA queue's data phase
   // publishes after its issue has moved on): publishes from the `next`th channel of the `which`
   // set on and returns the first semaphore without space (`waiter` registered there, `next` at
@@ -114,13 +114,13 @@ class StreamUnit : public Waker, public sc_core::sc_module {  // Waker first: a 
   const int index_;
   Picos free_ = 0;  // the unit's local time: when it can start its next instruction
   Picos pending_start_ = std::numeric_limits<Picos>::max();  // start of the record in flight
-  std::vector<int64_t> loop_counts_;  // per LoopId: iterations started so far
-  std::vector<int64_t> loop_ivs_;     // per LoopId: the current induction variable
-  int64_t current_future_base_ = 0;   // the current walk node's future_seq_base
-  int step_ = 0;                      // where execute() goes on: each unit's own steps, 0 first
-  Picos ready_ = 0;                   // wait_inputs: the latest input so far
-  sc_core::sc_event wake_event_;      // a wait in simulated time ends (the unit's method runs)
-  bool in_systemc_ = false;           // wake_event_ is to come (counted in SimContext::units_in_systemc)
+  std::vector<int64_t> loop_counts_;                         // per LoopId: iterations started so far
+  std::vector<int64_t> loop_ivs_;                            // per LoopId: the current induction variable
+  int64_t current_future_base_ = 0;                          // the current walk node's future_seq_base
+  int step_ = 0;                                             // where execute() goes on: each unit's own steps, 0 first
+  Picos ready_ = 0;                                          // wait_inputs: the latest input so far
+  sc_core::sc_event wake_event_;                             // a wait in simulated time ends (the unit's method runs)
+  bool in_systemc_ = false;  // wake_event_ is to come (counted in SimContext::units_in_systemc)
   State state_ = State::Running;
 
  private:
@@ -129,7 +129,7 @@ class StreamUnit : public Waker, public sc_core::sc_module {  // Waker first: a 
   // An instruction's step carries its SimInst, so run() needs no load chain through the program.
   struct WalkStep {
     enum Kind : uint8_t { Inst, Barrier, LoopBegin, LoopEnd } kind;
-    int32_t id;  // InstId or LoopId
+    int32_t id;                     // InstId or LoopId
     const SimInst* inst = nullptr;  // Inst and Barrier
     size_t jump = 0;
     int64_t future_seq_base = 0;
@@ -155,15 +155,15 @@ class StreamUnit : public Waker, public sc_core::sc_module {  // Waker first: a 
   std::vector<WalkStep> walk_;
   const WalkStep* pc_ = nullptr;        // the walk step after current_inst_'s (walk_ is not resized once built)
   const WalkStep* walk_end_ = nullptr;  // walk_'s end
-  InstanceRecord record_;         // the instance in flight
-  InstanceRecord barrier_record_; // a barrier's own record, made by its last arrival
-  size_t input_next_ = 0;         // wait_inputs goes on at this input
-  size_t publish_next_ = 0;       // publish_outputs goes on at this output
-  Picos release_ = 0;             // the barrier release the last arrival publishes
-  Semaphore* blocked_on_ = nullptr;  // WaitingData: its consumer_waiter_ is this unit
-  int64_t blocked_key_ = 0;  // the key of blocked_on_ a WaitingData unit needs
+  InstanceRecord record_;               // the instance in flight
+  InstanceRecord barrier_record_;       // a barrier's own record, made by its last arrival
+  size_t input_next_ = 0;               // wait_inputs goes on at this input
+  size_t publish_next_ = 0;             // publish_outputs goes on at this output
+  Picos release_ = 0;                   // the barrier release the last arrival publishes
+  Semaphore* blocked_on_ = nullptr;     // WaitingData: its consumer_waiter_ is this unit
+  int64_t blocked_key_ = 0;             // the key of blocked_on_ a WaitingData unit needs
   int blocked_barrier_ = -1;
-  CoreBarrier::Arrival barrier_arrival_;  // at blocked_barrier_
+  CoreBarrier::Arrival barrier_arrival_;   // at blocked_barrier_
   const SimInst* current_inst_ = nullptr;  // the instruction in flight or run last (null before the first)
 };
 
@@ -228,9 +228,9 @@ class StreamUnit : public Waker, public sc_core::sc_module {  // Waker first: a 
 }
 
 [[gnu::always_inline]] inline Semaphore* StreamUnit::try_publish(const SimInst& inst, Picos start, Picos read_done,
-                                                                  Picos complete, const int64_t* counts,
-                                                                  const int64_t* ivs, Publish which, size_t& next,
-                                                                  Waker* waiter) {
+                                                                 Picos complete, const int64_t* counts,
+                                                                 const int64_t* ivs, Publish which, size_t& next,
+                                                                 Waker* waiter) {
   uint32_t n = 0;
   const ChannelPort* ports = ctx_.channel_ports.begin(inst.id, static_cast<ChannelPorts::Set>(which), &n);
   const Picos values[] = {start, read_done, complete};  // by ChannelPort::value
@@ -259,7 +259,7 @@ class StreamUnit : public Waker, public sc_core::sc_module {  // Waker first: a 
 }
 
 [[gnu::always_inline]] inline bool StreamUnit::publish_outputs(const SimInst& inst, Picos start, Picos read_done,
-                                                              Picos complete, Publish which) {
+                                                               Picos complete, Publish which) {
   // Many sets are empty (most DMA queues' Ordered outputs): skip the walk then. Checked here,
   // before try_publish sets its walk up, though that looks the set up again: the check inside
   // try_publish instead cost 0.4 M more instructions on the 100k GEMM.
@@ -293,7 +293,7 @@ void StreamUnit::run() {
   for (;;) {
     switch (phase_) {
       case Phase::Next:
-      next: {  // an instance done: straight here, not through the switch again
+      next : {  // an instance done: straight here, not through the switch again
         const WalkStep* step = next_instruction();
         if (!step) {
           phase_ = Phase::Drain;

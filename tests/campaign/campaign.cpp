@@ -48,11 +48,11 @@ struct Options {
 
 // One kernel scheduled by one pipeline and checked in process.
 struct Scheduled {
-  std::string failure;              // "CLASS: what", when a check failed
-  std::string refusal;              // a pass refused this kernel with a user error
-  std::vector<std::string> skips;   // reasons a pass gave for declining
+  std::string failure;             // "CLASS: what", when a check failed
+  std::string refusal;             // a pass refused this kernel with a user error
+  std::vector<std::string> skips;  // reasons a pass gave for declining
   std::optional<KernelInput> result;
-  std::string printed;              // the schedule as tandem opt prints it
+  std::string printed;  // the schedule as tandem opt prints it
 };
 
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
@@ -204,7 +204,8 @@ std::pair<std::string, std::string> reduce(std::string text, std::string pipelin
         std::smatch m;
         if (std::regex_search(lines[i], m, bounds) && std::stoll(m[2]) - std::stoll(m[1]) > 1) {
           std::vector<std::string> shorter = lines;
-          shorter[i] = m.prefix().str() + "= " + m[1].str() + " to " + std::to_string(std::stoll(m[2]) - 1) + m.suffix().str();
+          shorter[i] =
+              m.prefix().str() + "= " + m[1].str() + " to " + std::to_string(std::stoll(m[2]) - 1) + m.suffix().str();
           candidates.push_back(shorter);
         }
       } else if (t.rfind("%", 0) == 0 || t.rfind("tensor ", 0) == 0 || t.rfind("dep ", 0) == 0 || t == "s_waitcnt") {
@@ -229,7 +230,8 @@ std::pair<std::string, std::string> reduce(std::string text, std::string pipelin
 
 int usage(const std::string& why) {
   std::cerr << "tandem_campaign: " << why
-            << "\nusage: tandem_campaign [--seed N] [--kernels N] [--perturb-runs K] [-j N] [--out DIR] [--print-kernel I] [--expect-failures N]\n";
+            << "\nusage: tandem_campaign [--seed N] [--kernels N] [--perturb-runs K] [-j N] [--out DIR] "
+               "[--print-kernel I] [--expect-failures N]\n";
   return 2;
 }
 
@@ -260,7 +262,8 @@ int run(const Options& o) {
       Scheduled s = schedule_case(gk.text, pipelines[pi]);
       if (!s.refusal.empty()) {
         ++refused;
-        refusals[reason_kind(s.refusal.substr(s.refusal.find("error: ") == std::string::npos ? 0 : s.refusal.find("error: ") + 7))]++;
+        refusals[reason_kind(
+            s.refusal.substr(s.refusal.find("error: ") == std::string::npos ? 0 : s.refusal.find("error: ") + 7))]++;
         verdict[pi] = "";
         continue;
       }
@@ -295,7 +298,8 @@ int run(const Options& o) {
       ++failed;
       const std::string cls = verdict[pi]->substr(0, verdict[pi]->find(':'));
       const int64_t seen = ++failures[cls + " under " + pipelines[pi]];
-      std::cout << "FAIL kernel " << ki << " (" << gk.shape << "), pipeline '" << pipelines[pi] << "': " << *verdict[pi] << "\n";
+      std::cout << "FAIL kernel " << ki << " (" << gk.shape << "), pipeline '" << pipelines[pi] << "': " << *verdict[pi]
+                << "\n";
       // One reduced reproducer per failure class and pipeline.
       if (seen > 1) continue;
       const std::string file = o.out + "/kernel" + std::to_string(ki) + "_case" + std::to_string(pi) + ".kir";
@@ -352,14 +356,22 @@ int main(int argc, char** argv) {
       return argv[++i];
     };
     try {
-      if (a == "--seed") o.seed = std::stoull(value());
-      else if (a == "--kernels") o.kernels = std::stoll(value());
-      else if (a == "--perturb-runs") o.perturb_runs = std::stoi(value());
-      else if (a == "-j") o.jobs = std::max(1, std::stoi(value()));
-      else if (a == "--out") o.out = value();
-      else if (a == "--print-kernel") o.print_kernel = std::stoll(value());
-      else if (a == "--expect-failures") o.expect_failures = std::stoll(value());
-      else return tandem::usage("unknown argument '" + a + "'");
+      if (a == "--seed")
+        o.seed = std::stoull(value());
+      else if (a == "--kernels")
+        o.kernels = std::stoll(value());
+      else if (a == "--perturb-runs")
+        o.perturb_runs = std::stoi(value());
+      else if (a == "-j")
+        o.jobs = std::max(1, std::stoi(value()));
+      else if (a == "--out")
+        o.out = value();
+      else if (a == "--print-kernel")
+        o.print_kernel = std::stoll(value());
+      else if (a == "--expect-failures")
+        o.expect_failures = std::stoll(value());
+      else
+        return tandem::usage("unknown argument '" + a + "'");
     } catch (const std::exception& e) {
       return tandem::usage(e.what());
     }

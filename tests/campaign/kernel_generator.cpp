@@ -107,7 +107,8 @@ class TrnKernel {
     const int lo = r_.chance(15) ? 1 : 0;
     const int hi = lo + 2 + r_.below(3);
     const std::string iv = fresh("i");
-    emit("loop " + iv + " = " + str(lo) + " to " + str(hi) + (r_.chance(50) ? " {prefetch_one_iteration_ahead}" : "") + " {");
+    emit("loop " + iv + " = " + str(lo) + " to " + str(hi) + (r_.chance(50) ? " {prefetch_one_iteration_ahead}" : "") +
+         " {");
     loops_.push_back({iv, lo, hi});
     return iv;
   }
@@ -126,12 +127,24 @@ class TrnKernel {
     int kind = r_.below(depth < 1 ? 7 : 6);
     switch (kind) {
       case 0:
-      case 1: stream_loop(); break;
-      case 2: accumulate_loop(); break;
-      case 3: strip_loop(); break;
-      case 4: gather_loop(); break;
-      case 5: collective_loop(); break;
-      default: outer_loop(depth); break;
+      case 1:
+        stream_loop();
+        break;
+      case 2:
+        accumulate_loop();
+        break;
+      case 3:
+        strip_loop();
+        break;
+      case 4:
+        gather_loop();
+        break;
+      case 5:
+        collective_loop();
+        break;
+      default:
+        outer_loop(depth);
+        break;
     }
   }
 
@@ -154,9 +167,15 @@ class TrnKernel {
     for (int i = 0; i < ops; ++i) {
       Tile out = tile("sbuf", p, w, dt);
       switch (r_.below(4)) {
-        case 0: inst("c", "tensor_scalar " + out.name + " <- " + cur.name + " {op = \"mul\", scalar = 0.5}"); break;
-        case 1: inst("c", "activation " + out.name + " <- " + cur.name + " {func = \"exp\"}"); break;
-        case 2: inst("c", "tensor_copy " + out.name + " <- " + cur.name); break;
+        case 0:
+          inst("c", "tensor_scalar " + out.name + " <- " + cur.name + " {op = \"mul\", scalar = 0.5}");
+          break;
+        case 1:
+          inst("c", "activation " + out.name + " <- " + cur.name + " {func = \"exp\"}");
+          break;
+        case 2:
+          inst("c", "tensor_copy " + out.name + " <- " + cur.name);
+          break;
         default:
           inst("c", "tensor_tensor " + out.name + " <- " + cur.name + ", " + loaded.back().name + " {op = \"add\"}");
       }
@@ -323,7 +342,9 @@ GeneratedKernel gpu_kernel(Rng& r, int64_t index) {
     shape += " outer";
   }
   for (int g = 0; g < groups; ++g)
-    if (prefetched[g]) out << ind << "%p" << g << " = ds_load_b128 " << a_regs(g) << " <- %lds[" << addr_reg[g] << " + " << 32 * g << "]\n";
+    if (prefetched[g])
+      out << ind << "%p" << g << " = ds_load_b128 " << a_regs(g) << " <- %lds[" << addr_reg[g] << " + " << 32 * g
+          << "]\n";
   const int lo = r.chance(15) ? 1 : 0;
   out << ind << "loop %k = " << lo << " to " << lo + 2 + r.below(4);
   if (advance) out << " {advance = \"v10 += " << stride << "\"}";
@@ -341,7 +362,9 @@ GeneratedKernel gpu_kernel(Rng& r, int64_t index) {
     if (!prefetched[g] && !loaded[g]) {
       loaded[g] = true;
       const int how = r.below(100);
-      std::string addr = how < 70 ? addr_reg[g] + " + " + str(32 * g) : how < 85 ? "v11 + " + str(32 * g) : "%k*64 + 4096";
+      std::string addr = how < 70   ? addr_reg[g] + " + " + str(32 * g)
+                         : how < 85 ? "v11 + " + str(32 * g)
+                                    : "%k*64 + 4096";
       if (how >= 85) shape += " iv-address";
       out << in << "%l" << g << " = ds_load_b128 " << a_regs(g) << " <- %lds[" << addr << "]\n";
     }
@@ -359,7 +382,8 @@ GeneratedKernel gpu_kernel(Rng& r, int64_t index) {
   if (r.chance(30)) {
     for (int g = 0; g < groups; ++g)
       if (prefetched[g]) {
-        out << ind << "%e" << g << " = v_wmma_f32_16x16x32_bf16 v[100:107] <- " << a_regs(g) << ", v[60:63], v[100:107]\n";
+        out << ind << "%e" << g << " = v_wmma_f32_16x16x32_bf16 v[100:107] <- " << a_regs(g)
+            << ", v[60:63], v[100:107]\n";
         shape += " epilogue";
         break;
       }
@@ -394,16 +418,18 @@ std::vector<std::string> pipelines_for(const GeneratedKernel& k) {
       reversed += (i ? ":" : "") + str(k.wmmas - 1 - i);
       rotated += (i ? ":" : "") + str((i + 1) % k.wmmas);
     }
-    for (const std::string& mode : std::vector<std::string>{"mode=vgpr", "mode=reverse", "mode=explicit,order=" + reversed,
-                                   "mode=explicit,order=" + rotated})
+    for (const std::string& mode : std::vector<std::string>{
+             "mode=vgpr", "mode=reverse", "mode=explicit,order=" + reversed, "mode=explicit,order=" + rotated})
       for (const char* d : {"-1", "0", "1", "2", "3"}) p.push_back("wmma-reorder{" + mode + ",distance=" + d + "}");
-    for (const char* d : {"-1", "1", "2"}) p.push_back(std::string("wmma-reorder{mode=reverse,distance=") + d + "},list-schedule");
+    for (const char* d : {"-1", "1", "2"})
+      p.push_back(std::string("wmma-reorder{mode=reverse,distance=") + d + "},list-schedule");
     p.push_back("list-schedule,wmma-reorder{mode=reverse,distance=1}");
     p.push_back("wmma-reorder{mode=reverse,distance=1},wmma-reorder{mode=reverse,distance=2}");
     p.push_back("wmma-reorder,default");
     return p;
   }
-  for (const char* s : {"", "{memset}", "{post-ada}", "{memset,post-ada}"}) p.push_back(std::string("separate-load-compute") + s);
+  for (const char* s : {"", "{memset}", "{post-ada}", "{memset,post-ada}"})
+    p.push_back(std::string("separate-load-compute") + s);
   for (const char* o : {"cc-dma-alignment=1", "force-incoming-order=0", "force-incoming-order=65536"})
     p.push_back(std::string("prefetch-schedule{") + o + "}");
   p.push_back("prefetch-schedule");
@@ -415,8 +441,8 @@ std::vector<std::string> pipelines_for(const GeneratedKernel& k) {
   // The default chain with its options varied.
   auto chain = [](const std::string& pre, const std::string& slc, const std::string& ls, const std::string& rot,
                   const std::string& after, bool post_ada) {
-    return pre + "separate-load-compute" + slc + ",list-schedule" + ls + "," + rot + ",prefetch-schedule{after" + after +
-           "}" + (post_ada ? ",separate-load-compute{post-ada}" : "");
+    return pre + "separate-load-compute" + slc + ",list-schedule" + ls + "," + rot + ",prefetch-schedule{after" +
+           after + "}" + (post_ada ? ",separate-load-compute{post-ada}" : "");
   };
   for (const char* b : {"auto", "2", "3", "4"})
     for (const char* d : {"0", "1", "2", "3"})
@@ -424,17 +450,21 @@ std::vector<std::string> pipelines_for(const GeneratedKernel& k) {
                         std::string(",prefetch-distance=") + d, true));
   for (const char* d : {"0", "1", "2", "3"})
     p.push_back(chain("", "", "", "address-rotation{buffers=4}", std::string(",prefetch-distance=") + d, false));
-  p.push_back(chain("prefetch-schedule{cc-dma-alignment=1},", "{memset}", "", "address-rotation", ",cc-dma-alignment=2", true));
+  p.push_back(
+      chain("prefetch-schedule{cc-dma-alignment=1},", "{memset}", "", "address-rotation", ",cc-dma-alignment=2", true));
   p.push_back(chain("", "{memset}", "", "address-rotation", ",cc-dma-alignment=1", true));
   p.push_back(chain("prefetch-schedule{force-incoming-order=0},", "", "", "address-rotation", "", true));
-  p.push_back(chain("prefetch-schedule{force-incoming-order=65536},", "", "", "address-rotation{buffers=2}", ",prefetch-distance=1", true));
+  p.push_back(chain("prefetch-schedule{force-incoming-order=65536},", "", "", "address-rotation{buffers=2}",
+                    ",prefetch-distance=1", true));
   p.push_back(chain("", "", "{priority=program-order}", "address-rotation", ",prefetch-distance=1", true));
   p.push_back(chain("", "{memset}", "", "address-rotation{space=psum,buffers=2}", "", true));
-  p.push_back(chain("", "", "", "address-rotation{buffers=3},address-rotation{space=psum}", ",prefetch-distance=2", true));
+  p.push_back(
+      chain("", "", "", "address-rotation{buffers=3},address-rotation{space=psum}", ",prefetch-distance=2", true));
   p.push_back("separate-load-compute,list-schedule");
   p.push_back("separate-load-compute{post-ada},list-schedule");
   p.push_back("separate-load-compute,list-schedule,address-rotation{buffers=2}");
-  p.push_back("separate-load-compute{memset},list-schedule,address-rotation,prefetch-schedule{after,prefetch-distance=1}");
+  p.push_back(
+      "separate-load-compute{memset},list-schedule,address-rotation,prefetch-schedule{after,prefetch-distance=1}");
   p.push_back("separate-load-compute,separate-load-compute{post-ada}");
   p.push_back("address-rotation,separate-load-compute,list-schedule");
   p.push_back("list-schedule,separate-load-compute{post-ada}");

@@ -11,8 +11,8 @@
 
 #include <sys/stat.h>
 
-#include "sched/support/error.h"
 #include <unistd.h>
+#include "sched/support/error.h"
 
 namespace tandem_fuzz {
 

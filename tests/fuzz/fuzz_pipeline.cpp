@@ -8,7 +8,8 @@
 #include <sstream>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const tandem::Kernel base = tandem::parse_kernel_file(std::string(TANDEM_SOURCE_DIR) + "/workloads/trn/gemm_k.kir");
+  static const tandem::Kernel base =
+      tandem::parse_kernel_file(std::string(TANDEM_SOURCE_DIR) + "/workloads/trn/gemm_k.kir");
   try {
     const auto steps = tandem::parse_pipeline(std::string(reinterpret_cast<const char*>(data), size));
     tandem::Kernel k = base;

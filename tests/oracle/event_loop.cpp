@@ -20,7 +20,8 @@ class Baseline {
   Baseline(const SimProgram& p, BaselineObserver* observer)
       : p_(p), k_(*p.kernel), dma_(p.model->dma), observer_(observer) {
     for (const SimInst& i : p.insts)
-      if (i.is_barrier || !i.ports.empty()) throw std::invalid_argument("the baseline runs no barriers or conflict ports");
+      if (i.is_barrier || !i.ports.empty())
+        throw std::invalid_argument("the baseline runs no barriers or conflict ports");
     units_.resize(p.units.size());
     for (size_t u = 0; u < units_.size(); ++u) {
       Unit& s = units_[u];
@@ -40,11 +41,21 @@ class Baseline {
       ++result_.events;
       now_ = e.t;
       switch (e.type) {
-        case kTry: try_start(e.a); break;
-        case kPublish: publish(e.a, e.b, e.value); break;
-        case kDmaStart: dma_start(e.a); break;
-        case kDmaWake: dma_wake(e.b); break;
-        case kCollectiveDone: finish_transfer(e.a, now_); break;
+        case kTry:
+          try_start(e.a);
+          break;
+        case kPublish:
+          publish(e.a, e.b, e.value);
+          break;
+        case kDmaStart:
+          dma_start(e.a);
+          break;
+        case kDmaWake:
+          dma_wake(e.b);
+          break;
+        case kCollectiveDone:
+          finish_transfer(e.a, now_);
+          break;
       }
     }
     for (const Unit& u : units_)
@@ -59,8 +70,8 @@ class Baseline {
     Picos t;
     uint64_t seq;
     int type;
-    int a;        // unit or channel
-    int64_t b;    // key, or wake version
+    int a;      // unit or channel
+    int64_t b;  // key, or wake version
     Picos value;
     bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
   };
@@ -75,7 +86,7 @@ class Baseline {
     InstId cur = kNoId;
     int64_t cur_future_base = 0;  // the current walk node's future_seq_base
     Picos free = 0, data_free = 0, issue = 0, data_start = 0;
-    bool in_flight = false;    // a transfer issued and not yet landed
+    bool in_flight = false;          // a transfer issued and not yet landed
     std::map<int, Picos> pipe_free;  // register loads queued on a space's pipe (the LDS)
   };
   struct Chan {
@@ -123,7 +134,8 @@ class Baseline {
     Picos ready = 0;
     for (int c : inst.in_channels) {
       bool needed = false;
-      const int64_t key = channel_needed_key(p_.channels[static_cast<size_t>(c)], k_, u.counts.data(), u.ivs.data(), &needed);
+      const int64_t key =
+          channel_needed_key(p_.channels[static_cast<size_t>(c)], k_, u.counts.data(), u.ivs.data(), &needed);
       Chan& ch = chan(c);
       if (p_.channels[static_cast<size_t>(c)].key_loop != kNoId)
         while (ch.base < key && !ch.values.empty()) {

@@ -12,10 +12,10 @@ namespace {
 // Positions: %za 0, loop %i opens 1, %ld 2, %cp 3, %st 4, loop closes 5, %sa 6.
 const char* kTiles =
     "  tensor %X : dram[128, 1024] f32\n"
-    "  tensor %a : sbuf[128, 128] f32\n"    // written before the loop, read after it
-    "  tensor %t : sbuf[128, 128] f32\n"    // replaced at the top of every iteration
-    "  tensor %u : sbuf[128, 128] f32\n"    // read before it is written: carried
-    "  tensor %n : sbuf[128, 128] f32\n"    // never used
+    "  tensor %a : sbuf[128, 128] f32\n"  // written before the loop, read after it
+    "  tensor %t : sbuf[128, 128] f32\n"  // replaced at the top of every iteration
+    "  tensor %u : sbuf[128, 128] f32\n"  // read before it is written: carried
+    "  tensor %n : sbuf[128, 128] f32\n"  // never used
     "  %za = memset %a {value = 0}\n"
     "  loop %i = 0 to 8 {\n"
     "    %ld = load %t <- %X[0:128, %i*128 : %i*128 + 128]\n"
@@ -28,8 +28,7 @@ int tensor(const Kernel& k, const char* name) { return k.find_tensor(name); }
 
 }  // namespace
 
-TEST_CASE("a tile is live from its first use to its last, over the loops it carries a value through",
-          "[allocator]") {
+TEST_CASE("a tile is live from its first use to its last, over the loops it carries a value through", "[allocator]") {
   const Kernel k = test::parse(kTiles);
   Allocator a(k);
   // %a: defined before the loop and read after it: the whole loop, 0..6.
@@ -143,8 +142,7 @@ TEST_CASE("a block dimension filled tile by tile by an inner loop is replaced th
   CHECK(h.live(tensor(half, "qk")).last == 6);
 }
 
-TEST_CASE("a tile an inner loop replaces at the top of each iteration is replaced in the outer loop",
-          "[allocator]") {
+TEST_CASE("a tile an inner loop replaces at the top of each iteration is replaced in the outer loop", "[allocator]") {
   // %t is written whole, then read, in each iteration of %j: in %i it is live over %j only.
   const Kernel k = test::parse(
       "  tensor %A : dram[128, 512] f32\n"

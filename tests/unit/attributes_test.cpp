@@ -12,7 +12,8 @@ using namespace tandem;
 // still needs, fails here.
 TEST_CASE("attributes find every key set, through erasure and copies", "[attributes]") {
   std::vector<std::string> keys;
-  for (int i = 0; i < 100; ++i) keys.push_back("key" + std::to_string(i) + std::string(static_cast<size_t>(i % 7), 'x'));
+  for (int i = 0; i < 100; ++i)
+    keys.push_back("key" + std::to_string(i) + std::string(static_cast<size_t>(i % 7), 'x'));
   Attributes a;
   for (size_t i = 0; i < keys.size(); ++i) a.set(keys[i], static_cast<int64_t>(i));
   for (size_t i = 0; i < keys.size(); ++i) CHECK(a.get_int(keys[i]) == static_cast<int64_t>(i));

@@ -32,7 +32,8 @@ TEST_CASE("cost formula errors point into the model file", "[cost]") {
     }
     return std::string("no error");
   };
-  CHECK(error_of("max(N, Nx)") == "17 unknown variable 'Nx' in cost formula (known: N, N_stationary, N_moving, MIN_II)");
+  CHECK(error_of("max(N, Nx)") ==
+        "17 unknown variable 'Nx' in cost formula (known: N, N_stationary, N_moving, MIN_II)");
   CHECK(error_of("max(N,") == "16 cost formula ends early");
   CHECK(error_of("sqrt(N)") == "10 unknown function 'sqrt' in cost formula (use min, max, ceil, floor)");
   CHECK(error_of("min(N)") == "10 min() takes 2 to 64 arguments");

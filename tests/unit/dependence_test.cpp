@@ -75,8 +75,8 @@ TEST_CASE("the GEMM K loop has its flow, carried anti and accumulator edges", "[
   CHECK(edge(k, g, "mm", "lb", 1)->kind == DepKind::Anti);
   CHECK(edge(k, g, "mm", "mm", 1)->kind == DepKind::Flow);
   CHECK(edge(k, g, "z", "mm")->kind == DepKind::Flow);
-  CHECK_FALSE(edge(k, g, "mm", "la"));      // not at distance 0
-  CHECK_FALSE(edge(k, g, "la", "mm", 1));   // hidden by la of the same iteration
+  CHECK_FALSE(edge(k, g, "mm", "la"));     // not at distance 0
+  CHECK_FALSE(edge(k, g, "la", "mm", 1));  // hidden by la of the same iteration
   CHECK(g.num_edges() == 10);
 }
 
@@ -180,7 +180,9 @@ TEST_CASE("per-tile maps between sibling loops", "[deps]") {
         "  tensor %B : dram[128, 32] bf16\n  tensor %s : sbuf[128, 4, 8] bf16\n  tensor %o : sbuf[128, 8] bf16\n"
         "  loop %r = 0 to 2 {\n"
         "    loop %i = 0 to 4 {\n      %ld = load %s[0:128, %i, 0:8] <- %B[0:128, %i*8 : %i*8 + 8]\n    }\n"
-        "    loop %k = 0 to 4 {\n      %use = tensor_copy %o <- %s[0:128, " + idx + ", 0:8]\n    }\n"
+        "    loop %k = 0 to 4 {\n      %use = tensor_copy %o <- %s[0:128, " +
+        idx +
+        ", 0:8]\n    }\n"
         "  }\n");
   };
   Kernel fwd = kernel("%k");
@@ -206,8 +208,12 @@ TEST_CASE("per-tile maps for loop-carried edges", "[deps]") {
     return parse(
         "  tensor %B : dram[128, 64] bf16\n  tensor %s : sbuf[128, 5, 8] bf16\n  tensor %o : sbuf[128, 8] bf16\n"
         "  loop %r = 0 to 2 {\n"
-        "    loop %i = 0 to 4 {\n      %ld = load %s[0:128, " + ld + ", 0:8] <- %B[0:128, %r*32 + %i*8 : %r*32 + %i*8 + 8]\n    }\n"
-        "    loop %k = 0 to 4 {\n      %use = tensor_copy %o <- %s[0:128, " + use + ", 0:8]\n    }\n"
+        "    loop %i = 0 to 4 {\n      %ld = load %s[0:128, " +
+        ld +
+        ", 0:8] <- %B[0:128, %r*32 + %i*8 : %r*32 + %i*8 + 8]\n    }\n"
+        "    loop %k = 0 to 4 {\n      %use = tensor_copy %o <- %s[0:128, " +
+        use +
+        ", 0:8]\n    }\n"
         "  }\n");
   };
   Kernel fwd = kernel("%i", "%k");

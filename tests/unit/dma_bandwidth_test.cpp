@@ -152,7 +152,8 @@ void same_as_reference(int engines, unsigned seed) {
       REQUIRE(fast.start(t, now) == ref.start(t, now));
       ++moving;
       // The next start a little later, but not past a landing (the simulator wakes for it).
-      if (rng() % 2) now = std::min(now + std::floor(uniform(0, 2000)), std::max(now, std::ceil(ref.next_completion() - 1e-9)));
+      if (rng() % 2)
+        now = std::min(now + std::floor(uniform(0, 2000)), std::max(now, std::ceil(ref.next_completion() - 1e-9)));
     } else {
       const double next = ref.next_completion();
       REQUIRE(fast.next_completion() == next);  // bit for bit, not approximately

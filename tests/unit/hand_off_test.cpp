@@ -14,7 +14,8 @@ using namespace tandem;
 namespace {
 
 struct Recorder final : Waker {
-  Recorder(ReadyQueue& q, std::string name, std::vector<std::string>& log) : Waker(q), name(std::move(name)), log(log) {}
+  Recorder(ReadyQueue& q, std::string name, std::vector<std::string>& log)
+      : Waker(q), name(std::move(name)), log(log) {}
   void resume() override {
     log.push_back(name);
     if (then) then();

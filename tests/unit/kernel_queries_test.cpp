@@ -64,13 +64,15 @@ TEST_CASE("ranges and boxes of an access", "[queries]") {
         256 + 3 * 64 - 128);
   const Tensor& A = k.tensors[static_cast<size_t>(la.reads[0].tensor_id)];
   Box box;
-  REQUIRE(box_of(A, la.reads[0], [](const AffineTerm& t) -> std::optional<int64_t> { return t.symbol == "%i" ? 1 : 3; },
-                 box));
+  REQUIRE(box_of(
+      A, la.reads[0], [](const AffineTerm& t) -> std::optional<int64_t> { return t.symbol == "%i" ? 1 : 3; }, box));
   CHECK(box == Box{{0, 128}, {320, 384}});
   // A variable without a value: no box. A whole access: the tensor's extent.
-  CHECK_FALSE(box_of(A, la.reads[0], [](const AffineTerm&) -> std::optional<int64_t> { return std::nullopt; }, box));
+  CHECK_FALSE(box_of(
+      A, la.reads[0], [](const AffineTerm&) -> std::optional<int64_t> { return std::nullopt; }, box));
   const Tensor& a = k.tensors[static_cast<size_t>(la.writes[0].tensor_id)];
-  REQUIRE(box_of(a, la.writes[0], [](const AffineTerm&) -> std::optional<int64_t> { return std::nullopt; }, box));
+  REQUIRE(box_of(
+      a, la.writes[0], [](const AffineTerm&) -> std::optional<int64_t> { return std::nullopt; }, box));
   CHECK(box == Box{{0, 128}, {0, 64}});
 }
 

@@ -12,9 +12,7 @@ using namespace tandem;
 
 namespace {
 
-std::vector<std::pair<Picos, Picos>> contents(const Ledger::Intervals& set) {
-  return {set.begin(), set.end()};
-}
+std::vector<std::pair<Picos, Picos>> contents(const Ledger::Intervals& set) { return {set.begin(), set.end()}; }
 
 }  // namespace
 
@@ -40,7 +38,8 @@ TEST_CASE("ledger intervals insert and erase keep the order") {
   CHECK(at == set.begin() + 1);
   set.insert(set.end(), {50, 51});
   set.insert(set.begin(), {-5, -1});
-  CHECK(contents(set) == std::vector<std::pair<Picos, Picos>>{{-5, -1}, {0, 5}, {10, 12}, {20, 25}, {40, 45}, {50, 51}});
+  CHECK(contents(set) ==
+        std::vector<std::pair<Picos, Picos>>{{-5, -1}, {0, 5}, {10, 12}, {20, 25}, {40, 45}, {50, 51}});
   set.erase(set.begin() + 2, set.begin() + 4);
   CHECK(contents(set) == std::vector<std::pair<Picos, Picos>>{{-5, -1}, {0, 5}, {40, 45}, {50, 51}});
   set.erase(set.begin(), set.begin());

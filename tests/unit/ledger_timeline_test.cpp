@@ -27,7 +27,8 @@ std::string timeline_iterations(int64_t trips) {
   tensor %b : sbuf[128, 512] bf16
   tensor %acc : psum[128, 512] f32
   %z = memset %acc {value = 0}
-  loop %k = 0 to )" + std::to_string(trips) + R"( {
+  loop %k = 0 to )" + std::to_string(trips) +
+                             R"( {
     %la = load %a <- %A[0:128, %k*128 : %k*128 + 128]
     %lb = load %b <- %B[%k*128 : %k*128 + 128, 0:512]
     %mm = matmul %acc <- %a, %b {accumulate}

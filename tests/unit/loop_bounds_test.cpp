@@ -77,12 +77,16 @@ void same_bounds_before_assignment(const std::string& workload) {
 
 }  // namespace
 
-TEST_CASE("loop bounds before assignment: gemm_k (DMA-bound)", "[bounds]") { same_bounds_before_assignment("trn/gemm_k.kir"); }
+TEST_CASE("loop bounds before assignment: gemm_k (DMA-bound)", "[bounds]") {
+  same_bounds_before_assignment("trn/gemm_k.kir");
+}
 TEST_CASE("loop bounds before assignment: gather", "[bounds]") { same_bounds_before_assignment("trn/gather.kir"); }
 TEST_CASE("loop bounds before assignment: layernorm rows (two compute engines)", "[bounds]") {
   same_bounds_before_assignment("trn/user/layernorm_rows.kir");
 }
-TEST_CASE("loop bounds before assignment: two_stage", "[bounds]") { same_bounds_before_assignment("trn/two_stage.kir"); }
+TEST_CASE("loop bounds before assignment: two_stage", "[bounds]") {
+  same_bounds_before_assignment("trn/two_stage.kir");
+}
 // A collective holds its engine through the link transfer and crosses every DMA engine.
 TEST_CASE("loop bounds before assignment: allreduce (a collective)", "[bounds]") {
   same_bounds_before_assignment("trn/allreduce.kir");

@@ -23,8 +23,10 @@ namespace {
 // Numeric fields of one JSON object (not descending into arrays or `stalls`).
 void numeric_fields(const nlohmann::json& j, const std::string& prefix, std::set<std::string>& out) {
   for (const auto& [k, v] : j.items()) {
-    if (v.is_number()) out.insert(prefix + k);
-    else if (v.is_object() && k != "stalls" && k != "timeline") numeric_fields(v, prefix + k + ".", out);
+    if (v.is_number())
+      out.insert(prefix + k);
+    else if (v.is_object() && k != "stalls" && k != "timeline")
+      numeric_fields(v, prefix + k + ".", out);
   }
 }
 

@@ -89,8 +89,9 @@ TEST_CASE("VectorE tensor_tensor costs N with a PSUM or all-16-bit input, else 2
 }
 
 TEST_CASE("a broken model file is a located error", "[model]") {
-  CHECK_THAT(load_error(variant("bandwidth_bytes_per_ns: 23", "bandwidth_bytes_per_ns: -23", "negative")),
-             Catch::Matches(".*negative\\.yaml:93:27: error: dma.bandwidth_bytes_per_ns must not be negative \\(got -23\\)"));
+  CHECK_THAT(
+      load_error(variant("bandwidth_bytes_per_ns: 23", "bandwidth_bytes_per_ns: -23", "negative")),
+      Catch::Matches(".*negative\\.yaml:93:27: error: dma.bandwidth_bytes_per_ns must not be negative \\(got -23\\)"));
   CHECK_THAT(load_error(variant("  fixed_cost_ns: 880", "", "missing")),
              Catch::Matches(".*missing\\.yaml:90:3: error: missing field 'fixed_cost_ns' in dma"));
   CHECK_THAT(load_error(variant("\"max(MIN_II, N)\"                         # ISA\n      activation_reduce",
@@ -106,14 +107,17 @@ TEST_CASE("a broken model file is a located error", "[model]") {
              Catch::Contains("engines.pe.clock_ghz must be positive"));
   CHECK_THAT(load_error(variant("  fixed_cost_ns: 880",
                                 "  efficiency: [{bytes_per_partition: 512, efficiency: 0.6}, "
-                                "{bytes_per_partition: 128, efficiency: 0.7}]\n  fixed_cost_ns: 880", "order")),
+                                "{bytes_per_partition: 128, efficiency: 0.7}]\n  fixed_cost_ns: 880",
+                                "order")),
              Catch::Contains("dma.efficiency points must have increasing bytes_per_partition"));
   CHECK_THAT(load_error(variant("conflicts: []", "conflicts: [{space: sbuf, engines: [dma, pe]}]", "dmaconflict")),
              Catch::Contains("conflicts are between compute engines; 'dma' is not one"));
   CHECK_THAT(load_error(variant("iota:               {class: compute, engines: [pool]}",
                                 "iota:               {class: compute, engine: [pool]}", "opfield")),
-             Catch::Contains("unknown field 'engine' in opcodes.iota (did you mean 'engines'?) (known: class, engines, tags)"));
-  CHECK_THAT(load_error(variant("queues: 16 ", "queues: 0 ", "noqueues")), Catch::Contains("dma.queues must be between 1 and 65536"));
+             Catch::Contains(
+                 "unknown field 'engine' in opcodes.iota (did you mean 'engines'?) (known: class, engines, tags)"));
+  CHECK_THAT(load_error(variant("queues: 16 ", "queues: 0 ", "noqueues")),
+             Catch::Contains("dma.queues must be between 1 and 65536"));
 }
 
 TEST_CASE("roles and tags are read from the model, not taken from names", "[model]") {
@@ -133,7 +137,8 @@ TEST_CASE("roles and tags are read from the model, not taken from names", "[mode
   CHECK(gpu->engine("wave")->constant_latency("ds_load_b128") == 56.0);
   CHECK(gpu->engine("wave")->constant_cycles("v_wmma_f32_16x16x32_bf16") == 16.0);
   CHECK_FALSE(trn2->engine("pe")->constant_cycles("matmul").has_value());
-  CHECK_THAT(load_error(variant("tags: [wmma]", "tags: [wmm]", "tag", "gpu-cu.yaml")), Catch::Contains("unknown tag 'wmm'"));
+  CHECK_THAT(load_error(variant("tags: [wmma]", "tags: [wmm]", "tag", "gpu-cu.yaml")),
+             Catch::Contains("unknown tag 'wmm'"));
 }
 
 TEST_CASE("opcodes are found by name through the index, in a copy and after a change", "[model]") {
@@ -167,9 +172,11 @@ TEST_CASE("a model without its timing half is a target for opt; sim asks for the
   auto mini = load_target(path);
   CHECK(mini->dma_queues.size() == 2);
   REQUIRE(mini->missing_timing.size() == 7);
-  CHECK_THAT(mini->missing_timing[0].what(), Catch::Matches(".*mini\\.yaml:1:1: error: missing field 'reference_clock_ghz' in the model"));
+  CHECK_THAT(mini->missing_timing[0].what(),
+             Catch::Matches(".*mini\\.yaml:1:1: error: missing field 'reference_clock_ghz' in the model"));
   CHECK_THAT(mini->missing_timing[1].what(), Catch::Contains("missing field 'clock_ghz' in engines.pe"));
-  CHECK_THAT(mini->missing_timing[6].what(), Catch::Contains("opcode 'matmul' runs on 'pe' but engines.pe.costs has no entry for it"));
+  CHECK_THAT(mini->missing_timing[6].what(),
+             Catch::Contains("opcode 'matmul' runs on 'pe' but engines.pe.costs has no entry for it"));
   CHECK_THROWS_WITH(mini->require_timing(), Catch::Contains("missing field 'reference_clock_ghz'"));
   std::filesystem::remove(path);
 }

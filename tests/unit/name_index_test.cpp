@@ -56,7 +56,8 @@ TEST_CASE("a kernel finds the first tensor of a name, after appends and after it
   CHECK(k.find_tensor("a") == a);
 }
 
-TEST_CASE("a kernel finds the first live instruction of a name, and unique_name the first free suffix", "[name_index]") {
+TEST_CASE("a kernel finds the first live instruction of a name, and unique_name the first free suffix",
+          "[name_index]") {
   Kernel k = test::parse(
       "  tensor %t : sbuf[128, 128] bf16\n"
       "  %x = activation %t <- %t\n"

@@ -93,7 +93,8 @@ TEST_CASE("an output refuses a directory and leaves nothing beside it", "[output
     write_file_atomic(d / "dir", "x");
     FAIL("no error");
   } catch (const Error& e) {
-    CHECK(e.message() == "cannot write output file: it is a directory (outputs go to regular files, character devices or FIFOs)");
+    CHECK(e.message() ==
+          "cannot write output file: it is a directory (outputs go to regular files, character devices or FIFOs)");
   }
   CHECK(!exists(temporary_of(d / "dir")));
   try {

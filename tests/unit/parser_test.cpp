@@ -106,7 +106,8 @@ TEST_CASE("a lexical error anywhere in the file is reported before an earlier pa
   CHECK_THROWS_WITH(parse("  tensor %a : sbuf[128] bf16\n  loop %i = 0 to 2 {\n    memset %zz\n  }\n  \"open\n"),
                     "test.kir:6:3: error: unterminated string");
   // Without one, the parse error.
-  CHECK_THROWS_WITH(parse("  %x = bogus %a\n  tensor %a : sbuf[128] bf16\n"), Catch::StartsWith("test.kir:2:8: error: unknown opcode 'bogus'"));
+  CHECK_THROWS_WITH(parse("  %x = bogus %a\n  tensor %a : sbuf[128] bf16\n"),
+                    Catch::StartsWith("test.kir:2:8: error: unknown opcode 'bogus'"));
 }
 
 TEST_CASE("braces in strings and comments do not decide whether a '{' opens attributes", "[parser]") {

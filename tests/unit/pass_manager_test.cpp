@@ -33,10 +33,12 @@ TEST_CASE("pipeline errors point at the column of the problem", "[passes]") {
     return std::make_pair(0, std::string("no error"));
   };
   CHECK(error_at("assign-engines,nope") ==
-        std::make_pair(16, std::string("unknown pass 'nope' (did you mean 'none'?) (known: none, default, auto, assign-engines, prefetch-schedule, "
+        std::make_pair(16, std::string("unknown pass 'nope' (did you mean 'none'?) (known: none, default, auto, "
+                                       "assign-engines, prefetch-schedule, "
                                        "separate-load-compute, list-schedule, address-rotation, wmma-reorder)")));
   CHECK(error_at("assign-engines{x=1}").first == 16);
-  CHECK(error_at("assign-engines{queues=}").second == "option 'queues' of pass 'assign-engines' needs an integer value, not ''");
+  CHECK(error_at("assign-engines{queues=}").second ==
+        "option 'queues' of pass 'assign-engines' needs an integer value, not ''");
   CHECK(error_at("assign-engines{queues=1").second == "expected ',' or '}' in the options of 'assign-engines'");
   CHECK(error_at("").second == "empty pipeline (use --passes=none to run no pass)");
   CHECK(error_at("assign-engines,").second == "expected a pass name after ','");
@@ -76,8 +78,10 @@ TEST_CASE("the kernel is verified after every pass but one skipped whole before 
     explicit Breaker(bool whole) : whole(whole) {}
     void run(PassContext& ctx) override {
       ctx.kernel.insts[ctx.kernel.find_inst("mm")].reads[0].tensor_id = 1000;
-      if (whole) ctx.skip_unchanged("nothing to do");
-      else ctx.skip("nothing to do");
+      if (whole)
+        ctx.skip_unchanged("nothing to do");
+      else
+        ctx.skip("nothing to do");
     }
     bool whole;
   };

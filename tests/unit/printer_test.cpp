@@ -102,7 +102,8 @@ TEST_CASE("attributes print as they read, integers, strings, reals and flags", "
       "    %x = memset %a {order = 3}\n"
       "  }\n");
   const std::string text = print_kernel(k);
-  CHECK_THAT(text, Catch::Contains("  tensor %a : sbuf[128, 128] bf16 {address = 4096, note = \"say \\\"hi\\\"\\n\"}\n"));
+  CHECK_THAT(text,
+             Catch::Contains("  tensor %a : sbuf[128, 128] bf16 {address = 4096, note = \"say \\\"hi\\\"\\n\"}\n"));
   CHECK_THAT(text, Catch::Contains("  loop %i = 0 to 4 {unroll = -2, ratio = 0.5, flag} {\n"));
   CHECK_THAT(text, Catch::Contains("    %x = memset %a {order = 3}\n"));
   CHECK(print_kernel(parse_kernel(text, "again.kir")) == text);

@@ -6,12 +6,12 @@
 
 #include <iostream>
 
-#include "tests/oracle/event_loop.h"
 #include "sched/analysis/dependence_analysis.h"
 #include "sched/ir/parser.h"
 #include "sched/passes/pass_manager.h"
-#include "sim/units/dma_bandwidth.h"
 #include "sim/driver/simulator.h"
+#include "sim/units/dma_bandwidth.h"
+#include "tests/oracle/event_loop.h"
 
 using namespace tandem;
 

@@ -38,8 +38,9 @@ class LambdaPass : public Pass {
 
 // Runs a one-step pipeline whose pass does `edit`; the internal error it raised, or "".
 std::string run_pass(Kernel& k, DepGraph& g, const std::function<void(PassContext&)>& edit) {
-  const PassInfo info{"break-it", "a pass that edits the kernel as the test says", {},
-                      [edit](const PassOptions&) { return std::unique_ptr<Pass>(new LambdaPass(edit)); }};
+  const PassInfo info{"break-it", "a pass that edits the kernel as the test says", {}, [edit](const PassOptions&) {
+                        return std::unique_ptr<Pass>(new LambdaPass(edit));
+                      }};
   PipelineStep step;
   step.pass = &info;
   step.text = "break-it{how=test}";
@@ -112,9 +113,8 @@ TEST_CASE("loop variables stay in scope", "[verifier]") {
           k.insts[k.find_inst("ld")].reads[0].dims[1].lo.terms[0].symbol = "%q";
         }) == kBroke + "%ld names %q in its access to %X, which is no loop's variable");
   // Indices that leave the tensor.
-  CHECK(break_loop_kernel([](Kernel& k, DepGraph&) {
-          k.insts[k.find_inst("ld")].reads[0].dims[1].hi.constant += 1;
-        }) == kBroke + "%ld accesses %X out of bounds: dimension 1 reaches [0, 1025) but its size is 1024");
+  CHECK(break_loop_kernel([](Kernel& k, DepGraph&) { k.insts[k.find_inst("ld")].reads[0].dims[1].hi.constant += 1; }) ==
+        kBroke + "%ld accesses %X out of bounds: dimension 1 reaches [0, 1025) but its size is 1024");
 }
 
 TEST_CASE("a reordered loop body is a permutation of the original", "[verifier]") {
@@ -122,7 +122,8 @@ TEST_CASE("a reordered loop body is a permutation of the original", "[verifier]"
   CHECK(break_loop_kernel([](Kernel& k, DepGraph&) {
           std::vector<Stmt>& body = k.loops[k.insts[k.find_inst("ld")].loop].body;
           body[2] = body[1];
-        }) == kBroke + "the body of loop %i is not a permutation of its instructions: %cp appears 2 times, %st is missing");
+        }) ==
+        kBroke + "the body of loop %i is not a permutation of its instructions: %cp appears 2 times, %st is missing");
   CHECK(break_loop_kernel([](Kernel& k, DepGraph&) {
           std::vector<Stmt>& body = k.loops[k.insts[k.find_inst("ld")].loop].body;
           body.push_back(body[0]);
@@ -154,10 +155,13 @@ TEST_CASE("dependence edges point at existing instructions", "[verifier]") {
 TEST_CASE("a pass must not make the tensors overflow their spaces", "[verifier]") {
   // Rotating %t over 16 buffers of 512 bytes is fine; 500 buffers are not (beside %u, live
   // through the loop: 500 x 512 + 512).
-  CHECK(break_loop_kernel([](Kernel& k, DepGraph&) { k.tensors[k.find_tensor("t")].attrs.set("buffers", int64_t{16}); }) == "");
+  CHECK(break_loop_kernel(
+            [](Kernel& k, DepGraph&) { k.tensors[k.find_tensor("t")].attrs.set("buffers", int64_t{16}); }) == "");
   const std::string overflow =
       break_loop_kernel([](Kernel& k, DepGraph&) { k.tensors[k.find_tensor("t")].attrs.set("buffers", int64_t{500}); });
-  CHECK(overflow.rfind(kBroke + "capacity: at %ld, the tensors live in sbuf need 256512 bytes per partition but sbuf has", 0) == 0);
+  CHECK(overflow.rfind(
+            kBroke + "capacity: at %ld, the tensors live in sbuf need 256512 bytes per partition but sbuf has", 0) ==
+        0);
   // An input that does not fit is the user's to fix (the lowering says so), not the pass's.
   Kernel k = test::parse("  tensor %big : sbuf[128, 100000] f32\n  %z = memset %big {value = 0}\n");
   DepGraph g = build_dep_graph(k);
@@ -174,8 +178,9 @@ TEST_CASE("the first problem is named, with how many more", "[verifier]") {
 TEST_CASE("start names an enclosing loop of an accumulating instruction", "[verifier]") {
   // A pass that moves `start` onto an instruction that does not accumulate, or to a loop
   // variable that encloses nothing (docs/ir.md, Accumulation groups).
-  CHECK(break_loop_kernel([](Kernel& k, DepGraph&) { k.insts[k.find_inst("cp")].attrs.set("start", std::string("%i")); }) ==
-        kBroke + "%cp: start = \"%i\" needs {accumulate}: without it every instance overwrites what it writes");
+  CHECK(break_loop_kernel([](Kernel& k, DepGraph&) {
+          k.insts[k.find_inst("cp")].attrs.set("start", std::string("%i"));
+        }) == kBroke + "%cp: start = \"%i\" needs {accumulate}: without it every instance overwrites what it writes");
   CHECK(break_loop_kernel([](Kernel& k, DepGraph&) {
           Instruction& cp = k.insts[k.find_inst("cp")];
           cp.attrs.set_flag("accumulate");
@@ -190,7 +195,9 @@ TEST_CASE("a dependence cycle is named after the pass that closed it", "[verifie
     std::vector<PassInfo> infos;
     infos.reserve(edits.size());
     for (size_t i = 0; i < edits.size(); ++i)
-      infos.push_back({"edit-" + std::to_string(i), "a pass that edits the kernel as the test says", {},
+      infos.push_back({"edit-" + std::to_string(i),
+                       "a pass that edits the kernel as the test says",
+                       {},
                        [edit = edits[i]](const PassOptions&) { return std::unique_ptr<Pass>(new LambdaPass(edit)); }});
     std::vector<PipelineStep> steps(edits.size());
     for (size_t i = 0; i < edits.size(); ++i) steps[i].pass = &infos[i], steps[i].text = infos[i].name;

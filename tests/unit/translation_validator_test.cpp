@@ -6,8 +6,8 @@
 
 #include "sched/analysis/dependence_analysis.h"
 #include "sched/analysis/translation_validator.h"
-#include "sched/passes/pass_manager.h"
 #include "sched/ir/parser.h"
+#include "sched/passes/pass_manager.h"
 
 using namespace tandem;
 
@@ -52,7 +52,8 @@ TEST_CASE("reordering independent instructions and scheduling attributes keep th
 }
 
 TEST_CASE("operands, opcodes, attributes and program order are meaning", "[validator]") {
-  CHECK(difference(kTwo, replace(kTwo, "<- %a, %b", "<- %b, %a")) == std::string("%C[0:128, 0:64] holds different values"));
+  CHECK(difference(kTwo, replace(kTwo, "<- %a, %b", "<- %b, %a")) ==
+        std::string("%C[0:128, 0:64] holds different values"));
   CHECK(difference(kTwo, replace(kTwo, "{op = \"add\"}", "{op = \"mul\"}")));
   // The store before the add: it writes what the tile held before.
   CHECK(difference(kTwo, replace(replace(kTwo, "  %st = save %C <- %c\n", ""), "  %x = tensor_tensor",
@@ -74,7 +75,8 @@ TEST_CASE("a prefetch migrated with the wrong stride is caught", "[validator]") 
   // 520 bytes ahead feeds the next iteration's WMMA other data: the accumulators differ.
   const std::string loop = read_workload("gpu/wmma_loop.kir");
   CHECK_FALSE(difference(loop, loop));
-  const std::string wrong = replace(loop, "%l0a = ds_load_b128 v[20:23] <- %lds[v10 + 512]", "%l0a = ds_load_b128 v[20:23] <- %lds[v10 + 520]");
+  const std::string wrong = replace(loop, "%l0a = ds_load_b128 v[20:23] <- %lds[v10 + 512]",
+                                    "%l0a = ds_load_b128 v[20:23] <- %lds[v10 + 520]");
   CHECK(difference(loop, wrong) == std::string("v[100:131] holds different values"));
   // The address register's advance is meaning too: advancing by 256 instead of 512 makes
   // every later iteration read other data.

@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <stdexcept>
 
-
 namespace tandem {
 
 namespace {
@@ -75,12 +74,14 @@ MpiPool::~MpiPool() {
   MPI_Finalize();
 }
 
-void MpiPool::coordinate(const std::vector<size_t>& points, const std::function<void(size_t, const IsolatedOutcome&)>& done) {
+void MpiPool::coordinate(const std::vector<size_t>& points,
+                         const std::function<void(size_t, const IsolatedOutcome&)>& done) {
   run_batch(points, done);
   stop();
 }
 
-bool MpiPool::run_batch(const std::vector<size_t>& points, const std::function<void(size_t, const IsolatedOutcome&)>& done,
+bool MpiPool::run_batch(const std::vector<size_t>& points,
+                        const std::function<void(size_t, const IsolatedOutcome&)>& done,
                         const std::function<bool()>& stop_requested) {
   size_t next = 0, received = 0;
   auto send = [](long long point, int rank) { MPI_Send(&point, 1, MPI_LONG_LONG, rank, kPointTag, MPI_COMM_WORLD); };

@@ -17,7 +17,7 @@ bool launched_under_mpi();
 
 class MpiPool {
  public:
-  MpiPool();  // MPI_Init
+  MpiPool();   // MPI_Init
   ~MpiPool();  // MPI_Finalize
   MpiPool(const MpiPool&) = delete;
   MpiPool& operator=(const MpiPool&) = delete;

@@ -19,10 +19,10 @@
 #include "sched/passes/pass_manager.h"
 #include "sched/support/error.h"
 #include "sched/support/output.h"
-#include "sim/report/html_report.h"
 #include "sim/driver/isolated.h"
 #include "sim/driver/progress_line.h"
 #include "sim/driver/simulate_file.h"
+#include "sim/report/html_report.h"
 #ifdef TANDEM_HAVE_MPI
 #include "sim/driver/sweep/mpi_pool.h"
 #endif
@@ -106,8 +106,8 @@ int run_sweep(const SweepRun& args) {
     // A row cut by an interrupted write (no newline at its end) is dropped; its point runs again.
     const std::string torn = drop_torn_row(out);
     if (!torn.empty())
-      std::fprintf(stderr, "sweep: --resume: dropped the torn last row of %s ('%s'); its point runs again\n", out.c_str(),
-                   printable(torn).c_str());
+      std::fprintf(stderr, "sweep: --resume: dropped the torn last row of %s ('%s'); its point runs again\n",
+                   out.c_str(), printable(torn).c_str());
   }
   const std::set<size_t> done = args.resume ? table.done_points(out) : std::set<size_t>{};
   if (!args.resume || !std::filesystem::exists(out) || std::filesystem::is_empty(out))
@@ -129,8 +129,11 @@ int run_sweep(const SweepRun& args) {
     std::string row;
     bool ok = o.ok;
     if (!o.ok) {
-      row = table.row(point, o.timed_out ? "timeout" : o.internal ? "internal-error" : "error", "",
-                      o.timed_out ? o.error + " (--point-timeout)" : o.error);
+      row = table.row(point,
+                      o.timed_out  ? "timeout"
+                      : o.internal ? "internal-error"
+                                   : "error",
+                      "", o.timed_out ? o.error + " (--point-timeout)" : o.error);
     } else if (!o.output.empty() && o.output[0] == 'm') {
       row = table.row(point, "miscompiled", "", o.output.substr(1));
       ok = false;
@@ -150,8 +153,8 @@ int run_sweep(const SweepRun& args) {
     const double rate = seconds > 0 ? static_cast<double>(finished) / seconds : 0;
     const double eta = rate > 0 ? static_cast<double>(todo.size() - finished) / rate : 0;
     char line[160];
-    std::snprintf(line, sizeof line, "sweep: %zu/%zu points, %zu failed, %.2f points/s, ETA %.0f s", finished, todo.size(),
-                  failed, rate, eta);
+    std::snprintf(line, sizeof line, "sweep: %zu/%zu points, %zu failed, %.2f points/s, ETA %.0f s", finished,
+                  todo.size(), failed, rate, eta);
     progress.show(line, finished == todo.size());
   };
 #ifdef TANDEM_HAVE_MPI
@@ -181,10 +184,13 @@ int run_sweep(const SweepRun& args) {
   // The exit code describes the whole file (rows kept by --resume too).
   std::map<std::string, size_t> status = table.status_counts(out);
   if (status["racy"])
-    std::fprintf(stderr, "sweep: %zu point(s) raced (status racy): the schedule breaks program order, their figures are not results\n",
-                 status["racy"]);
+    std::fprintf(
+        stderr,
+        "sweep: %zu point(s) raced (status racy): the schedule breaks program order, their figures are not results\n",
+        status["racy"]);
   if (status["miscompiled"])
-    std::fprintf(stderr, "sweep: %zu point(s) failed --verify (status miscompiled): a pass changed what the kernel computes\n",
+    std::fprintf(stderr,
+                 "sweep: %zu point(s) failed --verify (status miscompiled): a pass changed what the kernel computes\n",
                  status["miscompiled"]);
   if (status["internal-error"]) return 2;
   if (status["miscompiled"]) return 1;

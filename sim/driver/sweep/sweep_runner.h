@@ -8,9 +8,9 @@
 namespace tandem {
 
 struct SweepRun {
-  std::string file;    // the sweep file
-  std::string out;     // the CSV; "" = the sweep file's name with .csv, in the working directory
-  int jobs = 1;        // points at once on this machine
+  std::string file;  // the sweep file
+  std::string out;   // the CSV; "" = the sweep file's name with .csv, in the working directory
+  int jobs = 1;      // points at once on this machine
   bool resume = false;
   bool progress = false;  // progress lines even off a terminal
   std::string report;     // an HTML report too, if set

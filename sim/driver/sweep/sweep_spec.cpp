@@ -28,8 +28,8 @@ const std::vector<std::string>& known_sweep_metrics() {
 
 namespace {
 
-const std::vector<std::string> kDefaultMetrics = {"total_ns", "total_cycles", "ii_ns", "efficiency", "overlap",
-                                                  "utilization", "races"};
+const std::vector<std::string> kDefaultMetrics = {"total_ns", "total_cycles", "ii_ns", "efficiency",
+                                                  "overlap",  "utilization",  "races"};
 
 std::string directory_of(const std::string& path) {
   const size_t slash = path.rfind('/');
@@ -43,7 +43,8 @@ std::string relative_to(const std::string& dir, const std::string& path) {
 std::vector<std::string> split_dots(const std::string& path) {
   std::vector<std::string> parts;
   size_t start = 0;
-  for (size_t dot; (dot = path.find('.', start)) != std::string::npos; start = dot + 1) parts.push_back(path.substr(start, dot - start));
+  for (size_t dot; (dot = path.find('.', start)) != std::string::npos; start = dot + 1)
+    parts.push_back(path.substr(start, dot - start));
   parts.push_back(path.substr(start));
   return parts;
 }
@@ -86,10 +87,14 @@ class SweepReader {
       spec_.pipeline = y_.str(root["pipeline"], "pipeline");
       check_pipeline(root["pipeline"], spec_.pipeline);
     }
-    if (root["parameters"] && root["points"]) y_.fail(root["points"], "give either parameters (a product) or points (a list), not both");
-    if (root["parameters"]) read_product(root["parameters"]);
-    else if (root["points"]) read_points(root["points"]);
-    else spec_.points.push_back({});  // no parameter: one point, the base
+    if (root["parameters"] && root["points"])
+      y_.fail(root["points"], "give either parameters (a product) or points (a list), not both");
+    if (root["parameters"])
+      read_product(root["parameters"]);
+    else if (root["points"])
+      read_points(root["points"]);
+    else
+      spec_.points.push_back({});  // no parameter: one point, the base
     read_metrics(root["metrics"]);
     if (root["verify"]) {
       const std::string v = y_.str(root["verify"], "verify");
@@ -102,7 +107,8 @@ class SweepReader {
  private:
   void read_kernels(const YAML::Node& n) {
     std::vector<YAML::Node> patterns;
-    if (n.IsScalar()) patterns.push_back(n);
+    if (n.IsScalar())
+      patterns.push_back(n);
     else if (n.IsSequence())
       for (const YAML::Node& p : n) patterns.push_back(p);
     if (patterns.empty()) y_.fail(n, "kernels must be a file, a glob or a list of them");
@@ -123,9 +129,7 @@ class SweepReader {
     }
   }
 
-  void read_model(const YAML::Node& n) {
-    spec_.model = model_file(n);
-  }
+  void read_model(const YAML::Node& n) { spec_.model = model_file(n); }
 
   // A model name (resolve_model's rule) or a file relative to the sweep file.
   std::string model_file(const YAML::Node& n) {
@@ -162,7 +166,8 @@ class SweepReader {
     p.kind = SweepParameter::ModelField;
     for (const std::string& model : base_models())
       if (!model_field(YamlFile(model).root(), p.name))
-        y_.fail(key, "unknown parameter '" + p.name + "': neither a field of " + model + " nor PASS.OPTION of a known pass");
+        y_.fail(key,
+                "unknown parameter '" + p.name + "': neither a field of " + model + " nor PASS.OPTION of a known pass");
     return p;
   }
 
@@ -192,7 +197,8 @@ class SweepReader {
     } else {
       for (const std::string& model : base_models()) {
         const YAML::Node base = model_field(YamlFile(model).root(), p.name);
-        if (!base.IsScalar()) y_.fail(node, p.name + " is not a single value in " + model + "; sweep one of its fields");
+        if (!base.IsScalar())
+          y_.fail(node, p.name + " is not a single value in " + model + "; sweep one of its fields");
         if (is_number(base.Scalar()) && !is_number(v))
           y_.fail(node, p.name + " values must be numbers, as in " + model + " (got '" + v + "')");
       }
@@ -206,7 +212,8 @@ class SweepReader {
     std::vector<std::vector<std::string>> lists;
     for (const auto& kv : n) {
       SweepParameter p = classify(kv.first);
-      if (!kv.second.IsSequence() || kv.second.size() == 0) y_.fail(kv.second, "parameter '" + p.name + "' needs a non-empty list of values");
+      if (!kv.second.IsSequence() || kv.second.size() == 0)
+        y_.fail(kv.second, "parameter '" + p.name + "' needs a non-empty list of values");
       std::vector<std::string> values;
       for (const YAML::Node& v : kv.second) values.push_back(value(p, v));
       spec_.parameters.push_back(p);
@@ -309,7 +316,8 @@ void check_pass_option_name(const YamlFile& y, const YAML::Node& key) {
     if (o.name == option) return;
     known += (known.empty() ? "" : ", ") + o.name;
   }
-  y.fail(key, "pass '" + pass->name + "' has no option '" + option + "' (options: " + (known.empty() ? "none" : known) + ")");
+  y.fail(key, "pass '" + pass->name + "' has no option '" + option + "' (options: " + (known.empty() ? "none" : known) +
+                  ")");
 }
 
 void check_pipeline_value(const YamlFile& y, const YAML::Node& at, const std::string& text) {
@@ -320,7 +328,8 @@ void check_pipeline_value(const YamlFile& y, const YAML::Node& at, const std::st
   }
 }
 
-void check_pass_option_value(const YamlFile& y, const YAML::Node& at, const std::string& name, const std::string& value) {
+void check_pass_option_value(const YamlFile& y, const YAML::Node& at, const std::string& name,
+                             const std::string& value) {
   const size_t dot = name.find('.');
   try {
     parse_pipeline(name.substr(0, dot) + "{" + name.substr(dot + 1) + "=" + value + "}");
@@ -341,7 +350,8 @@ std::vector<std::string> sweep_base_models(const SweepSpec& spec) {
   std::set<std::string> models;
   for (const auto& [value, file] : spec.model_files) models.insert(file);
   if (models.empty())
-    for (size_t k = 0; k < spec.kernels.size(); ++k) models.insert(spec.model.empty() ? spec.kernel_targets[k] : spec.model);
+    for (size_t k = 0; k < spec.kernels.size(); ++k)
+      models.insert(spec.model.empty() ? spec.kernel_targets[k] : spec.model);
   return {models.begin(), models.end()};
 }
 
@@ -367,7 +377,8 @@ std::string point_pipeline(const SweepSpec& spec, const std::vector<std::string>
   return format_pipeline(steps);
 }
 
-std::string point_model_yaml(const SweepSpec& spec, const std::string& base_model, const std::vector<std::string>& values) {
+std::string point_model_yaml(const SweepSpec& spec, const std::string& base_model,
+                             const std::vector<std::string>& values) {
   YAML::Node root = YAML::Clone(YamlFile(base_model).root());
   bool any = false;
   for (size_t i = 0; i < spec.parameters.size(); ++i) {

@@ -20,15 +20,15 @@ struct SweepParameter {
 
 struct SweepSpec {
   std::string file;
-  std::vector<std::string> kernels;  // paths, each glob's matches sorted
-  std::vector<std::string> kernel_targets;  // each kernel's own target model file
-  std::string model;                 // base model file; "" = each kernel's target model
+  std::vector<std::string> kernels;                // paths, each glob's matches sorted
+  std::vector<std::string> kernel_targets;         // each kernel's own target model file
+  std::string model;                               // base model file; "" = each kernel's target model
   std::map<std::string, std::string> model_files;  // each value of a `model` parameter -> its file
-  std::string pipeline = "default";  // base pipeline
+  std::string pipeline = "default";                // base pipeline
   std::vector<SweepParameter> parameters;
   std::vector<std::vector<std::string>> points;  // one value per parameter
-  std::vector<std::string> metrics;  // `races` always among them (added last when not listed)
-  bool verify = false;               // `verify: true`: the translation validator checks every point's pipeline
+  std::vector<std::string> metrics;              // `races` always among them (added last when not listed)
+  bool verify = false;  // `verify: true`: the translation validator checks every point's pipeline
 
   size_t size() const { return kernels.size() * points.size(); }
 };
@@ -48,7 +48,8 @@ std::vector<std::string> sweep_base_models(const SweepSpec& spec);
 std::string point_pipeline(const SweepSpec& spec, const std::vector<std::string>& values);
 
 // The base model's YAML text with the point's model fields set; "" when the point sets none.
-std::string point_model_yaml(const SweepSpec& spec, const std::string& base_model, const std::vector<std::string>& values);
+std::string point_model_yaml(const SweepSpec& spec, const std::string& base_model,
+                             const std::vector<std::string>& values);
 
 // The parameter checks sweep files and tune's space files share, each failing at its node:
 // whether `name` is PASS.OPTION of a known pass (by its pass); that the pass has the option;
@@ -56,6 +57,7 @@ std::string point_model_yaml(const SweepSpec& spec, const std::string& base_mode
 bool names_a_pass(const std::string& name);
 void check_pass_option_name(const YamlFile& y, const YAML::Node& key);
 void check_pipeline_value(const YamlFile& y, const YAML::Node& at, const std::string& text);
-void check_pass_option_value(const YamlFile& y, const YAML::Node& at, const std::string& name, const std::string& value);
+void check_pass_option_value(const YamlFile& y, const YAML::Node& at, const std::string& name,
+                             const std::string& value);
 
 }  // namespace tandem

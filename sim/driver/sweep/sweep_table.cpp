@@ -54,7 +54,8 @@ std::string SweepTable::metric_cells(const SimResult& r) const {
       double queues = 0;
       int n = 0;
       for (const std::string& e : engines_) {
-        auto u = std::find_if(r.units.begin(), r.units.end(), [&](const UnitResult& x) { return !x.is_queue && x.name == e; });
+        auto u = std::find_if(r.units.begin(), r.units.end(),
+                              [&](const UnitResult& x) { return !x.is_queue && x.name == e; });
         cells.push_back(format_metric(util, u == r.units.end() ? 0.0 : metric_value(util, {r, &*u})));
       }
       for (const UnitResult& u : r.units)
@@ -74,10 +75,12 @@ std::string SweepTable::metric_cells(const SimResult& r) const {
   for (size_t i = 0; i < cells.size(); ++i) out += (i ? "," : "") + cells[i];
   // The provenance cells go after the error column, on a line of their own until row().
   const Provenance& p = r.provenance;
-  return out + "\n" + csv_cell(p.pipeline) + "," + csv_cell(p.model_file) + "," + p.model_hash + "," + csv_cell(p.tandem);
+  return out + "\n" + csv_cell(p.pipeline) + "," + csv_cell(p.model_file) + "," + p.model_hash + "," +
+         csv_cell(p.tandem);
 }
 
-std::string SweepTable::row(size_t point, const std::string& status, const std::string& cells, const std::string& error) const {
+std::string SweepTable::row(size_t point, const std::string& status, const std::string& cells,
+                            const std::string& error) const {
   const size_t n = spec_.points.size();
   const std::vector<std::string>& values = spec_.points[point % n];
   std::string r = std::to_string(point) + "," + csv_cell(spec_.kernels[point / n]);
@@ -95,7 +98,8 @@ std::set<size_t> SweepTable::done_points(const std::string& csv) const {
   std::string line;
   if (!std::getline(in, line)) return done;
   if (line != header())
-    throw Error(SourceLoc{intern_file_name(csv), 1, 1}, "--resume: this file was written by a different sweep (its header differs)");
+    throw Error(SourceLoc{intern_file_name(csv), 1, 1},
+                "--resume: this file was written by a different sweep (its header differs)");
   for (int line_no = 2; std::getline(in, line); ++line_no) {
     if (line.empty()) continue;
     try {
@@ -121,7 +125,8 @@ std::map<std::string, size_t> SweepTable::status_counts(const std::string& csv) 
     bool quoted = false;
     std::string value;
     for (char c : line) {
-      if (c == '"') quoted = !quoted;
+      if (c == '"')
+        quoted = !quoted;
       else if (c == ',' && !quoted) {
         if (cell++ == status_cell) break;
         value.clear();
@@ -143,7 +148,8 @@ std::string drop_torn_row(const std::string& csv) {
   const size_t keep = text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1;
   std::error_code ec;
   std::filesystem::resize_file(csv, keep, ec);
-  if (ec) throw Error(SourceLoc{intern_file_name(csv), 0, 0}, "--resume: cannot drop the torn last row: " + ec.message());
+  if (ec)
+    throw Error(SourceLoc{intern_file_name(csv), 0, 0}, "--resume: cannot drop the torn last row: " + ec.message());
   return text.substr(keep);
 }
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/observe/sim_result.h"
 #include "sim/driver/sweep/sweep_spec.h"
+#include "sim/observe/sim_result.h"
 
 namespace tandem {
 
@@ -33,7 +33,7 @@ class SweepTable {
 
  private:
   const SweepSpec& spec_;
-  std::vector<std::string> engines_;        // compute engines of the base models, for utilization
+  std::vector<std::string> engines_;  // compute engines of the base models, for utilization
   std::vector<std::string> metric_columns_;
 };
 

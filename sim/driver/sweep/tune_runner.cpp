@@ -41,11 +41,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr double kNoTime = std::numeric_limits<double>::infinity();
-constexpr uint64_t kRestartSeed = 1;  // the random restarts' generator: fixed, so runs repeat
-constexpr int kPerturbedRuns = 2;     // perturbed runs that confirm the best point race-free
-constexpr int kConfirmTries = 3;      // best points tried that way before giving up
+constexpr uint64_t kRestartSeed = 1;    // the random restarts' generator: fixed, so runs repeat
+constexpr int kPerturbedRuns = 2;       // perturbed runs that confirm the best point race-free
+constexpr int kConfirmTries = 3;        // best points tried that way before giving up
 constexpr double kConfirmSeconds = 60;  // time allowed to those perturbed runs
-constexpr size_t kListLimit = 100000;  // --list-points refuses a larger space
+constexpr size_t kListLimit = 100000;   // --list-points refuses a larger space
 
 volatile sig_atomic_t g_interrupted = 0;
 extern "C" void on_interrupt(int) { g_interrupted = 1; }
@@ -83,8 +83,8 @@ struct Eval {
   std::string status;  // ok, racy, miscompiled, error, timeout, internal-error
   double total_ns = kNoTime, bound_ns = 0;
   std::string bound_resource;
-  std::string message;  // why a point was rejected
-  bool repeated = false;  // its schedule is an earlier point's: not simulated again
+  std::string message;       // why a point was rejected
+  bool repeated = false;     // its schedule is an earlier point's: not simulated again
   size_t source = SIZE_MAX;  // then the index (in evaluation order) of the point simulated
 };
 
@@ -95,9 +95,10 @@ std::string run_point(const TuneRun& args, const TuneSpace& space, size_t point)
   RunOptions ropts;
   ropts.verify = true;
   try {
-    const SimResult r = schedule_and_simulate(args.kernel, args.hw, space.pipeline(space.coords(point)), ropts, SimOptions{});
-    return "r" + std::to_string(r.hazards.size()) + " " + std::to_string(r.total_ps) + " " + std::to_string(r.lower_bound_ps) +
-           " " + r.lower_bound_resource;
+    const SimResult r =
+        schedule_and_simulate(args.kernel, args.hw, space.pipeline(space.coords(point)), ropts, SimOptions{});
+    return "r" + std::to_string(r.hazards.size()) + " " + std::to_string(r.total_ps) + " " +
+           std::to_string(r.lower_bound_ps) + " " + r.lower_bound_resource;
   } catch (const MiscompileError& e) {
     return "m" + e.message();
   }
@@ -128,8 +129,8 @@ class Search {
     // Scheduled here (no simulation): a point refused by a pass is rejected at once, and one
     // whose schedule an earlier point has is not simulated again.
     std::vector<Eval> out(fresh.size());
-    std::vector<size_t> run;                // indices into `fresh` to simulate
-    std::map<size_t, size_t> same_as;       // index into `fresh` -> the index simulated for it
+    std::vector<size_t> run;                   // indices into `fresh` to simulate
+    std::map<size_t, size_t> same_as;          // index into `fresh` -> the index simulated for it
     std::map<std::string, size_t> batch_keys;  // key -> index into `fresh`
     for (size_t i = 0; i < fresh.size() && !g_interrupted && Clock::now() <= deadline_; ++i) {
       Eval& e = out[i];
@@ -191,8 +192,8 @@ class Search {
     } else
 #endif
       run_isolated_pool(
-          run.size(), args_.jobs, job, [&](size_t k, const IsolatedOutcome& o) { record(run[k], o); }, args_.point_timeout,
-          [&] { return g_interrupted || Clock::now() > deadline_; });
+          run.size(), args_.jobs, job, [&](size_t k, const IsolatedOutcome& o) { record(run[k], o); },
+          args_.point_timeout, [&] { return g_interrupted || Clock::now() > deadline_; });
     std::vector<size_t> index(fresh.size(), SIZE_MAX);  // in evals_
     for (size_t i = 0; i < fresh.size(); ++i) {
       Eval& e = out[i];
@@ -213,8 +214,8 @@ class Search {
   // rows already there (of the same kernel, model and space) are taken as evaluated, in their
   // order, so that the search goes on as it would have.
   void open_log(const std::string& path, bool resume) {
-    const std::string header = "# tandem tune log 1: " + args_.kernel + " on " + (args_.hw.empty() ? "its target" : args_.hw) +
-                               "; space " + signature();
+    const std::string header = "# tandem tune log 1: " + args_.kernel + " on " +
+                               (args_.hw.empty() ? "its target" : args_.hw) + "; space " + signature();
     if (resume && std::filesystem::exists(path)) {
       std::ifstream in(path);
       std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -241,7 +242,8 @@ class Search {
     if (!log_) return;
     errno = 0;
     if (std::fflush(log_) != 0 || std::ferror(log_))
-      throw Error("--log " + log_path_ + ": cannot append to it" + (errno ? std::string(": ") + std::strerror(errno) : "") +
+      throw Error("--log " + log_path_ + ": cannot append to it" +
+                  (errno ? std::string(": ") + std::strerror(errno) : "") +
                   "; the search stops (the log holds the points written before)");
   }
 
@@ -366,9 +368,9 @@ class Search {
 #endif
   std::vector<Eval> evals_;
   std::vector<double> best_so_far_;
-  std::map<size_t, size_t> by_point_;      // point -> evals_ index
-  std::map<std::string, size_t> by_key_;   // scheduled kernel -> evals_ index of the point simulated
-  std::map<size_t, std::string> keys_;     // this batch: index -> key of the points simulated
+  std::map<size_t, size_t> by_point_;     // point -> evals_ index
+  std::map<std::string, size_t> by_key_;  // scheduled kernel -> evals_ index of the point simulated
+  std::map<size_t, std::string> keys_;    // this batch: index -> key of the points simulated
   size_t simulated_ = 0;
   std::FILE* log_ = nullptr;
   std::string log_path_;
@@ -408,7 +410,8 @@ void descend(Search& search, const TuneSpace& space, bool restarts) {
     seeds.push_back(space.point(at));
   }
   search.evaluate(seeds);
-  std::stable_sort(seeds.begin(), seeds.end(), [&](size_t a, size_t b) { return search.time_of(a) < search.time_of(b); });
+  std::stable_sort(seeds.begin(), seeds.end(),
+                   [&](size_t a, size_t b) { return search.time_of(a) < search.time_of(b); });
   for (size_t seed : seeds) descend_from(search, space, seed, 1);
   if (const auto ranking = search.ranking(); !ranking.empty()) descend_from(search, space, ranking[0]->point, 0);
   std::mt19937_64 rng(kRestartSeed);
@@ -433,9 +436,9 @@ std::string quoted(const std::string& s) { return "'" + s + "'"; }
 std::string sim_json(const TuneRun& args, const std::string& pipeline) {
   SimOptions sopts;
   sopts.capture_timeline = true;
-  return run_isolated([&] { return format_json(schedule_and_simulate(args.kernel, args.hw, pipeline, RunOptions{}, sopts)); });
+  return run_isolated(
+      [&] { return format_json(schedule_and_simulate(args.kernel, args.hw, pipeline, RunOptions{}, sopts)); });
 }
-
 
 // ---- the result: one tandem.tune/1 document (docs/tune.md), printed as text or JSON ----
 
@@ -448,12 +451,14 @@ Json summarize_search(const TuneRun& args, const TuneSpace& space, const Search&
   Json dims = Json::array();
   for (const TuneDimension& d : space.dims) dims.push_back({{"name", d.name}, {"values", d.values}});
   j["space"] = {{"points", space.size()}, {"dimensions", dims}, {"left_out", space.left_out}};
-  j["search"] = (exhaustive ? "exhaustive (" + std::to_string(space.size()) + " points)"
-                            : "coordinate descent from each seed" +
-                                  std::string(budget.points || budget.seconds > 0 ? ", random restarts (seed 1)" : "")) +
-                (budget.points ? ", budget " + std::to_string(budget.points) + " points"
-                               : budget.seconds > 0 ? ", budget " + args.budget : "") +
-                (interrupted ? ", interrupted" : "");
+  j["search"] =
+      (exhaustive ? "exhaustive (" + std::to_string(space.size()) + " points)"
+                  : "coordinate descent from each seed" +
+                        std::string(budget.points || budget.seconds > 0 ? ", random restarts (seed 1)" : "")) +
+      (budget.points        ? ", budget " + std::to_string(budget.points) + " points"
+       : budget.seconds > 0 ? ", budget " + args.budget
+                            : "") +
+      (interrupted ? ", interrupted" : "");
   j["interrupted"] = interrupted;
   size_t repeated = 0;
   Json rejected = Json::object(), examples = Json::object();
@@ -467,13 +472,20 @@ Json summarize_search(const TuneRun& args, const TuneSpace& space, const Search&
     if (!examples.contains(e.status)) examples[e.status] = printable(e.pipeline + ": " + e.message, 300);
   }
   for (const auto& [status, n] : by_status) rejected[status] = n;
-  j["evaluated"] = {{"points", search.evals().size()}, {"simulated", search.simulated()}, {"repeated", repeated},
-                    {"resumed", search.resumed()}, {"log", args.log}, {"seconds", seconds}};
+  j["evaluated"] = {{"points", search.evals().size()},
+                    {"simulated", search.simulated()},
+                    {"repeated", repeated},
+                    {"resumed", search.resumed()},
+                    {"log", args.log},
+                    {"seconds", seconds}};
   j["rejected"] = {{"points", total_rejected}, {"by_status", rejected}, {"examples", examples}};
   j["best"] = nullptr;
   j["seeds"] = Json::array();
   j["top"] = Json::array();
-  j["units"] = {{"total_ns", "ns"}, {"lower_bound_ns", "ns"}, {"of_bound", "fraction"}, {"speedup_of_best", "ratio"},
+  j["units"] = {{"total_ns", "ns"},
+                {"lower_bound_ns", "ns"},
+                {"of_bound", "fraction"},
+                {"speedup_of_best", "ratio"},
                 {"seconds", "s"}};
   return j;
 }
@@ -506,9 +518,12 @@ void add_best(Json& j, const TuneRun& args, const Search& search, const Eval& be
             return std::string(r.hazards.empty() ? "" : "racy ") + std::to_string(r.total_ps);
           },
           args.point_timeout);
-      if (!out.ok) status = "error";
-      else if (out.output.rfind("racy ", 0) == 0) status = "racy";
-      else ns = std::stod(out.output) / 1000;
+      if (!out.ok)
+        status = "error";
+      else if (out.output.rfind("racy ", 0) == 0)
+        status = "racy";
+      else
+        ns = std::stod(out.output) / 1000;
     }
     Json ref = {{"pipeline", seed}, {"status", status}};
     if (status == "ok") {
@@ -520,8 +535,8 @@ void add_best(Json& j, const TuneRun& args, const Search& search, const Eval& be
   const std::vector<const Eval*> ranking = search.ranking();
   for (size_t i = 0; i < ranking.size() && i < static_cast<size_t>(args.top); ++i)
     j["top"].push_back({{"rank", i + 1}, {"total_ns", ranking[i]->total_ns}, {"pipeline", ranking[i]->pipeline}});
-  j["reproduce"] = "tandem sim " + args.kernel + (args.hw.empty() ? "" : " --hw " + args.hw) +
-                   " --passes=" + quoted(best.pipeline);
+  j["reproduce"] =
+      "tandem sim " + args.kernel + (args.hw.empty() ? "" : " --hw " + args.hw) + " --passes=" + quoted(best.pipeline);
 }
 
 std::string format_tune_text(const Json& j, bool explain_space) {
@@ -546,10 +561,11 @@ std::string format_tune_text(const Json& j, bool explain_space) {
   }
   o << "search: " << j.at("search").get<std::string>() << "\n";
   const Json& ev = j.at("evaluated");
-  o << "evaluated: " << ev.at("points").get<size_t>() << " points, " << ev.at("simulated").get<size_t>() << " simulated ("
-    << ev.at("repeated").get<size_t>() << " had an earlier point's schedule) in " << fmt::sprintf("%.1f", ev.at("seconds").get<double>())
-    << " s";
-  if (ev.at("resumed").get<size_t>()) o << "; " << ev.at("resumed").get<size_t>() << " from " << ev.at("log").get<std::string>();
+  o << "evaluated: " << ev.at("points").get<size_t>() << " points, " << ev.at("simulated").get<size_t>()
+    << " simulated (" << ev.at("repeated").get<size_t>() << " had an earlier point's schedule) in "
+    << fmt::sprintf("%.1f", ev.at("seconds").get<double>()) << " s";
+  if (ev.at("resumed").get<size_t>())
+    o << "; " << ev.at("resumed").get<size_t>() << " from " << ev.at("log").get<std::string>();
   o << "\n";
   const Json& rejected = j.at("rejected");
   o << "rejected: " << rejected.at("points").get<size_t>();
@@ -559,7 +575,8 @@ std::string format_tune_text(const Json& j, bool explain_space) {
     first = false;
   }
   o << (first ? "" : ")") << "\n";
-  for (const auto& [status, text] : rejected.at("examples").items()) o << "  e.g. " << status << ": " << text.get<std::string>() << "\n";
+  for (const auto& [status, text] : rejected.at("examples").items())
+    o << "  e.g. " << status << ": " << text.get<std::string>() << "\n";
   if (j.at("best").is_null()) return o.str();
 
   const Json& best = j.at("best");
@@ -579,8 +596,8 @@ std::string format_tune_text(const Json& j, bool explain_space) {
   }
   o << "top " << j.at("top").size() << ":\n";
   for (const Json& t : j.at("top"))
-    o << fmt::sprintf("  %2zu  %12s ns  ", t.at("rank").get<size_t>(), fmt_ns(t.at("total_ns"))) << t.at("pipeline").get<std::string>()
-      << "\n";
+    o << fmt::sprintf("  %2zu  %12s ns  ", t.at("rank").get<size_t>(), fmt_ns(t.at("total_ns")))
+      << t.at("pipeline").get<std::string>() << "\n";
   o << "reproduce: " << j.at("reproduce").get<std::string>() << "\n";
   return o.str();
 }
@@ -593,7 +610,8 @@ int run_tune(const TuneRun& args) {
   const Budget budget = parse_budget(args.budget);
   // A kernel or model that cannot be read is the command's error, not every point's.
   read_and_schedule(args.kernel, args.hw, "none", RunOptions{});
-  const TuneSpace space = args.space.empty() ? derive_space(args.kernel, args.hw) : load_space(args.space, args.kernel, args.hw);
+  const TuneSpace space =
+      args.space.empty() ? derive_space(args.kernel, args.hw) : load_space(args.space, args.kernel, args.hw);
   if (args.list_points) {
     if (space.size() > kListLimit)
       throw Error("--list-points: the space has " + std::to_string(space.size()) + " points; narrow it with --space");
@@ -602,8 +620,9 @@ int run_tune(const TuneRun& args) {
   }
   const Clock::time_point start = Clock::now();
   const Clock::time_point deadline =
-      budget.seconds > 0 ? start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(budget.seconds))
-                         : Clock::time_point::max();
+      budget.seconds > 0
+          ? start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(budget.seconds))
+          : Clock::time_point::max();
   Search search(args, space, budget, deadline);
 #ifdef TANDEM_HAVE_MPI
   std::unique_ptr<MpiPool> mpi;
@@ -617,7 +636,8 @@ int run_tune(const TuneRun& args) {
   if (args.resume && args.log.empty()) throw Error("--resume needs --log FILE (the log to resume)");
   if (!args.log.empty()) search.open_log(args.log, args.resume);
 
-  struct sigaction act {}, old {};
+  struct sigaction act {
+  }, old{};
   act.sa_handler = on_interrupt;
   sigemptyset(&act.sa_mask);
   ::sigaction(SIGINT, &act, &old);
@@ -656,14 +676,15 @@ int run_tune(const TuneRun& args) {
     }
     const IsolatedOutcome out = run_isolated_outcome(
         [&] {
-          return format_json(simulate_with_perturbed_runs(args.kernel, args.hw, candidate->pipeline, RunOptions{}, SimOptions{},
-                                                          kPerturbedRuns));
+          return format_json(simulate_with_perturbed_runs(args.kernel, args.hw, candidate->pipeline, RunOptions{},
+                                                          SimOptions{}, kPerturbedRuns));
         },
         kConfirmSeconds);
     if (!out.ok) {
       best = candidate;
-      unconfirmed = out.timed_out ? "the perturbed runs took over " + std::to_string(static_cast<int>(kConfirmSeconds)) + " s"
-                                  : "the perturbed runs failed: " + out.error;
+      unconfirmed = out.timed_out
+                        ? "the perturbed runs took over " + std::to_string(static_cast<int>(kConfirmSeconds)) + " s"
+                        : "the perturbed runs failed: " + out.error;
       break;
     }
     const size_t races = parse_sim_json(out.output).hazards.size();
@@ -683,13 +704,16 @@ int run_tune(const TuneRun& args) {
   if (!best) {
     if (interrupted) return 130;
     if (!search.ranking().empty())
-      throw Error(args.kernel + ": the " + std::to_string(kConfirmTries) +
-                  " fastest clean points race under perturbed timing; narrow the space (see the rejected points above)");
-    throw Error(args.kernel + ": no point of the space is race-free and passes --verify (see the rejected points above)");
+      throw Error(
+          args.kernel + ": the " + std::to_string(kConfirmTries) +
+          " fastest clean points race under perturbed timing; narrow the space (see the rejected points above)");
+    throw Error(args.kernel +
+                ": no point of the space is race-free and passes --verify (see the rejected points above)");
   }
   std::vector<std::pair<std::string, double>> references;
   for (const Json& seed : summary.at("seeds"))
-    references.emplace_back(seed.at("pipeline"), seed.at("status") == "ok" ? seed.at("total_ns").get<double>() : kNoTime);
+    references.emplace_back(seed.at("pipeline"),
+                            seed.at("status") == "ok" ? seed.at("total_ns").get<double>() : kNoTime);
 
   if (!args.out.empty()) {
     KernelInput in = read_and_schedule(args.kernel, args.hw, best->pipeline, RunOptions{});
@@ -699,7 +723,8 @@ int run_tune(const TuneRun& args) {
     std::vector<std::pair<std::string, std::string>> sims = {{best->pipeline, sim_json(args, best->pipeline)}};
     for (const auto& [seed, ns] : references)
       if (ns != kNoTime && seed != best->pipeline) sims.emplace_back(seed, sim_json(args, seed));
-    write_file_atomic(args.report, html_tune_report("Tandem tune: " + args.kernel, text, search.best_so_far(), references, sims));
+    write_file_atomic(args.report,
+                      html_tune_report("Tandem tune: " + args.kernel, text, search.best_so_far(), references, sims));
   }
   return interrupted ? 130 : 0;
 }

@@ -9,13 +9,13 @@ namespace tandem {
 
 struct TuneRun {
   std::string kernel;
-  std::string hw;         // "" = the kernel's target model
-  std::string space;      // a space file; "" = the derived space
+  std::string hw;     // "" = the kernel's target model
+  std::string space;  // a space file; "" = the derived space
   int jobs = 1;
-  std::string budget;     // "" = no limit; N points; or a time: 30s, 2m, 1h
-  int top = 5;            // configurations listed
-  std::string report;     // an HTML report too, if set
-  std::string out;        // the best scheduled kernel, if set
+  std::string budget;          // "" = no limit; N points; or a time: 30s, 2m, 1h
+  int top = 5;                 // configurations listed
+  std::string report;          // an HTML report too, if set
+  std::string out;             // the best scheduled kernel, if set
   double point_timeout = 600;  // seconds one point may run (status timeout); 0: no limit
   bool explain_space = false;  // also print the dimensions derived and those left out
   bool list_points = false;    // print every point's pipeline, one a line, and search nothing

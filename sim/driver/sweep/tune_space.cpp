@@ -123,7 +123,8 @@ std::vector<std::string> tune_seeds() {
   std::vector<std::string> seeds;
   const auto& named = named_pipelines();
   auto known = [&](const std::string& name) {
-    return find_pass(name) || std::any_of(named.begin(), named.end(), [&](const NamedPipeline& p) { return p.name == name; });
+    return find_pass(name) ||
+           std::any_of(named.begin(), named.end(), [&](const NamedPipeline& p) { return p.name == name; });
   };
   for (const char* s : {"auto", "default", "none"})
     if (known(s)) seeds.push_back(s);
@@ -149,7 +150,8 @@ std::string schedule_key(const std::string& kernel, const std::string& hw, const
 
 size_t TuneSpace::size() const {
   size_t n = 1;
-  for (const TuneDimension& d : dims) n = n > SIZE_MAX / std::max<size_t>(1, d.values.size()) ? SIZE_MAX : n * d.values.size();
+  for (const TuneDimension& d : dims)
+    n = n > SIZE_MAX / std::max<size_t>(1, d.values.size()) ? SIZE_MAX : n * d.values.size();
   return n;
 }
 
@@ -258,8 +260,9 @@ TuneSpace load_space(const std::string& path, const std::string& kernel, const s
     const std::string name = kv.first.Scalar();
     if (name != "pipeline") {
       if (!names_a_pass(name))
-        y.fail(kv.first, "unknown parameter '" + name + "': tune varies the pipeline and PASS.OPTION of a known pass "
-                         "(model fields are sweep parameters)");
+        y.fail(kv.first, "unknown parameter '" + name +
+                             "': tune varies the pipeline and PASS.OPTION of a known pass "
+                             "(model fields are sweep parameters)");
       check_pass_option_name(y, kv.first);
     }
     if (!kv.second.IsSequence() || kv.second.size() == 0)
@@ -275,7 +278,8 @@ TuneSpace load_space(const std::string& path, const std::string& kernel, const s
         y.fail(v, name + " lists '" + v.Scalar() + "' twice");
       d.values.push_back(v.Scalar());
     }
-    auto same = std::find_if(space.dims.begin(), space.dims.end(), [&](const TuneDimension& o) { return o.name == name; });
+    auto same =
+        std::find_if(space.dims.begin(), space.dims.end(), [&](const TuneDimension& o) { return o.name == name; });
     if (same != space.dims.end())
       *same = d;
     else

@@ -15,10 +15,10 @@ struct TuneDimension {
 };
 
 struct TuneSpace {
-  std::vector<TuneDimension> dims;  // dims[0] is "pipeline"
+  std::vector<TuneDimension> dims;    // dims[0] is "pipeline"
   std::vector<std::string> left_out;  // derived dimensions dropped, with why (for --explain-space)
 
-  size_t size() const;  // points in the product (saturates at SIZE_MAX)
+  size_t size() const;                             // points in the product (saturates at SIZE_MAX)
   std::vector<size_t> coords(size_t point) const;  // point number -> one value index per dimension, the last fastest
   size_t point(const std::vector<size_t>& coords) const;
   // The point's pipeline: the `pipeline` value with each PASS.OPTION set on every step of PASS
