@@ -18,8 +18,9 @@ namespace tandem {
 
 namespace {
 
-bool runs_on_queue(const BoundsInput& in, const BoundsInst& inst) {
-  return !inst.is_barrier && !inst.units.empty() && in.unit_is_queue[static_cast<size_t>(inst.units[0])];
+bool runs_on_queue(const BoundsInput& in, const CostedInst& inst) {
+  return !inst.is_barrier && !inst.units.empty() &&
+         in.units[static_cast<size_t>(inst.units[0])].kind == UnitKind::DmaQueue;
 }
 
 // BoundsInput::insts_in_loop and edges_in_loop, made once.
@@ -28,12 +29,12 @@ void index_loops(const BoundsInput& in) {
   const size_t loops = in.kernel->loops.size();
   in.insts_in_loop.resize(loops);
   in.edges_in_loop.resize(loops);
-  for (const BoundsInst& inst : in.insts)
-    for (LoopId l : inst.nest) in.insts_in_loop[static_cast<size_t>(l)].push_back(inst.id);
+  for (const CostedInst* inst : in.insts)
+    for (LoopId l : inst->nest) in.insts_in_loop[static_cast<size_t>(l)].push_back(inst->id);
   for (size_t e = 0; e < in.edges.size(); ++e) {
     // Nests list the loops outermost first: the loops around both are their common prefix.
-    const std::vector<LoopId>& a = in.insts[static_cast<size_t>(in.edges[e].src)].nest;
-    const std::vector<LoopId>& b = in.insts[static_cast<size_t>(in.edges[e].dst)].nest;
+    const std::vector<LoopId>& a = in.insts[static_cast<size_t>(in.edges[e].src)]->nest;
+    const std::vector<LoopId>& b = in.insts[static_cast<size_t>(in.edges[e].dst)]->nest;
     for (size_t i = 0; i < a.size() && i < b.size() && a[i] == b[i]; ++i)
       in.edges_in_loop[static_cast<size_t>(a[i])].push_back(e);
   }
@@ -43,11 +44,11 @@ void index_loops(const BoundsInput& in) {
 template <class Visit>
 void for_each_inst(const BoundsInput& in, LoopId loop, const Visit& visit) {
   if (loop == kNoId) {
-    for (const BoundsInst& inst : in.insts) visit(inst);
+    for (const CostedInst* inst : in.insts) visit(*inst);
     return;
   }
   index_loops(in);
-  for (InstId id : in.insts_in_loop[static_cast<size_t>(loop)]) visit(in.insts[static_cast<size_t>(id)]);
+  for (InstId id : in.insts_in_loop[static_cast<size_t>(loop)]) visit(*in.insts[static_cast<size_t>(id)]);
 }
 
 // Work per resource within `loop` (kNoId: the whole kernel), and the busiest resource.
@@ -58,7 +59,7 @@ ResourceBound busiest(const BoundsInput& in, LoopId loop) {
   std::vector<int64_t> queue_data(in.units.size(), 0);  // a queue moves one transfer's data at a time
   std::vector<double> engine_work(static_cast<size_t>(std::max<int64_t>(1, dma.engines)), 0.0);
   std::vector<int64_t> pipe_work(in.pipes.size(), 0);
-  for_each_inst(in, loop, [&](const BoundsInst& inst) {
+  for_each_inst(in, loop, [&](const CostedInst& inst) {
     if (inst.units.empty() || inst.is_barrier) return;
     const int64_t n =
         loop == kNoId ? inst.dynamic_count : instances_within(k, k.insts[static_cast<size_t>(inst.id)].loop, loop);
@@ -75,7 +76,7 @@ ResourceBound busiest(const BoundsInput& in, LoopId loop) {
   for (size_t u = 0; u < unit_work.size(); ++u)
     if (std::max(unit_work[u], queue_data[u]) > b.ps) {
       b.ps = std::max(unit_work[u], queue_data[u]);
-      b.resource = in.units[u];
+      b.resource = in.units[u].name;
     }
   for (size_t i = 0; i < pipe_work.size(); ++i)
     if (pipe_work[i] > b.ps) {
@@ -98,88 +99,12 @@ ResourceBound busiest(const BoundsInput& in, LoopId loop) {
 }  // namespace
 
 BoundsInput bounds_input(const Kernel& k, const DepGraph& g) {
-  const Target& t = *k.target;
-  BoundsInput in;
-  in.kernel = &k;
-  in.dma_fixed_ps = transfer_times(t.dma, DmaTransfer{}).cycles_ps;  // a queue's setup stage
-  const std::vector<InstId> order = k.program_order();
-  // Where each instruction runs, and the units as the lowering lists them: compute engines by
-  // name, then queues by number.
-  std::vector<std::string> where(k.insts.size());
-  size_t next_queue = 0;
-  std::vector<std::string> engines, queues;
-  for (InstId id : order) {
-    std::string& w = where[static_cast<size_t>(id)];
-    w = k.insts[static_cast<size_t>(id)].engine;
-    if (w.empty()) {
-      const std::vector<std::string> choices = engine_choices(k, id);
-      if (choices.empty()) continue;  // a barrier or branch
-      w = t.is_dma_queue(choices[0]) ? choices[next_queue++ % choices.size()] : choices[0];
-    }
-    auto& list = t.is_dma_queue(w) ? queues : engines;
-    if (std::find(list.begin(), list.end(), w) == list.end()) list.push_back(w);
-  }
-  std::sort(engines.begin(), engines.end());
-  std::sort(queues.begin(), queues.end(),
-            [](const std::string& a, const std::string& b) { return std::stoi(a.substr(1)) < std::stoi(b.substr(1)); });
-  for (const auto* list : {&engines, &queues})
-    for (const std::string& u : *list) {
-      in.units.push_back(u);
-      in.unit_is_queue.push_back(list == &queues);
-    }
-  auto unit_of = [&](const std::string& name) {
-    const auto it = std::find(in.units.begin(), in.units.end(), name);
-    return it == in.units.end() ? -1 : static_cast<int>(it - in.units.begin());
-  };
-
-  in.insts.resize(k.insts.size());
-  for (InstId id : order) {
-    const Instruction& inst = k.insts[static_cast<size_t>(id)];
-    const OpcodeInfo* op = t.opcode(inst.opcode);
-    BoundsInst& b = in.insts[static_cast<size_t>(id)];
-    b.id = id;
-    b.name = k.display_name(id);
-    b.nest = k.loop_nest(id);
-    b.dynamic_count = dynamic_count(k, id);
-    if (op && op->op_class == OpClass::Barrier) {
-      b.is_barrier = true;
-      if (const auto fence = inst.attrs.get_string(attr::kFence)) {
-        std::stringstream ss(*fence);
-        for (std::string name; std::getline(ss, name, ',');)
-          if (const int u = unit_of(name); u >= 0) b.units.push_back(u);
-      } else {
-        for (size_t u = 0; u < in.units.size(); ++u) b.units.push_back(static_cast<int>(u));
-      }
-      continue;
-    }
-    const std::string& w = where[static_cast<size_t>(id)];
-    if (w.empty() || !op || op->op_class == OpClass::Branch) continue;
-    InstTimes times;
-    if (t.is_dma_queue(w)) {
-      const std::optional<DmaTransfer> dma = transfer_of(k, inst);
-      if (!dma) continue;
-      b.dma = *dma;
-      b.moves_dma = true;
-      times = transfer_times(t.dma, b.dma);
-    } else if (const EngineInfo* e = t.engine(w)) {
-      // No cost on the engine: the lowering refuses the kernel; here it counts nothing.
-      if (const auto c = compute_cycles(k, inst, *e); c && e->clock_ghz > 0) times = compute_times(*c, *e);
-      // A collective also holds its engine through the link transfer, and its bytes cross
-      // every DMA engine (as the lowering times it).
-      if (const std::optional<CollectiveCost> c = collective_cost(k, inst)) {
-        b.dma = c->dma;
-        b.moves_dma = true;
-        times.cycles_ps += c->link_ps;
-        times.latency_ps += c->link_ps;
-      }
-    }
-    b.units = {unit_of(w)};
-    b.cycles_ps = times.cycles_ps;
-    b.latency_ps = times.latency_ps;
-    b.data_ps = times.data_ps;
-  }
+  auto costed = std::make_shared<const CostedProgram>(cost_program(k, Placement::Defaulted));
+  BoundsInput in = bounds_view(*costed);
+  in.costed = std::move(costed);
   for (const DepEdgeRef& e : g.edges()) {
-    if (in.insts[static_cast<size_t>(e.src)].id == kNoId || in.insts[static_cast<size_t>(e.dst)].id == kNoId) continue;
+    if (in.insts[static_cast<size_t>(e.src)]->id == kNoId || in.insts[static_cast<size_t>(e.dst)]->id == kNoId)
+      continue;
     in.edges.push_back({e.src, e.dst, e.props.kind, e.props.distance,
                         e.props.distance > 0 ? e.props.loop : k.common_loop(e.src, e.dst)});
   }
@@ -187,7 +112,8 @@ BoundsInput bounds_input(const Kernel& k, const DepGraph& g) {
   for (size_t l = 0; l < k.loops.size(); ++l)
     for (const Stmt& st : k.loops[l].body)
       if (st.kind == Stmt::kInst)
-        for (int u : in.insts[static_cast<size_t>(st.id)].units) in.streams[static_cast<size_t>(u)][l].push_back(st.id);
+        for (int u : in.insts[static_cast<size_t>(st.id)]->units)
+          in.streams[static_cast<size_t>(u)][l].push_back(st.id);
   return in;
 }
 
@@ -205,8 +131,8 @@ ResourceBound loop_resource_bound(const BoundsInput& in, LoopId loop) {
 LoopBounds loop_bounds(const BoundsInput& in, LoopId loop) {
   LoopBounds out;
   out.resource = busiest(in, loop);
-  const std::vector<BoundsInst>& insts = in.insts;
-  auto is_loop_barrier = [&](const BoundsInst& b) { return b.is_barrier && !b.nest.empty() && b.nest.back() == loop; };
+  auto inst = [&](InstId id) -> const CostedInst& { return *in.insts[static_cast<size_t>(id)]; };
+  auto is_loop_barrier = [&](const CostedInst& b) { return b.is_barrier && !b.nest.empty() && b.nest.back() == loop; };
   // With one CoreBarrier in the body whose Flow inputs are every transfer of the loop, each
   // transfer runs between two of its releases: the last lands no sooner than the fixed cost
   // plus the busiest DMA engine's work. (A queue arrives once it has issued, so a transfer
@@ -216,22 +142,22 @@ LoopBounds loop_bounds(const BoundsInput& in, LoopId loop) {
   index_loops(in);
   const std::vector<InstId>& inside = in.insts_in_loop[static_cast<size_t>(loop)];
   const std::vector<size_t>& edges = in.edges_in_loop[static_cast<size_t>(loop)];
-  const BoundsInst* barrier = nullptr;
+  const CostedInst* barrier = nullptr;
   int barriers = 0;
   for (InstId id : inside)
-    if (is_loop_barrier(insts[static_cast<size_t>(id)])) barrier = &insts[static_cast<size_t>(id)], ++barriers;
+    if (is_loop_barrier(inst(id))) barrier = &inst(id), ++barriers;
   bool fences_queues = barriers == 1;
   if (fences_queues) {
     std::unordered_set<InstId> feeds_barrier;  // (only a source inside the loop is asked about)
     for (size_t e : edges) {
       const BoundsEdge& c = in.edges[e];
-      if (c.kind == DepKind::Flow && insts[static_cast<size_t>(c.dst)].is_barrier) feeds_barrier.insert(c.src);
+      if (c.kind == DepKind::Flow && inst(c.dst).is_barrier) feeds_barrier.insert(c.src);
     }
     for (InstId id : inside) {
-      const BoundsInst& inst = insts[static_cast<size_t>(id)];
-      if (inst.units.empty() || inst.is_barrier || !runs_on_queue(in, inst)) continue;
-      if (!feeds_barrier.count(inst.id) ||
-          std::find(barrier->units.begin(), barrier->units.end(), inst.units[0]) == barrier->units.end())
+      const CostedInst& transfer = inst(id);
+      if (transfer.units.empty() || transfer.is_barrier || !runs_on_queue(in, transfer)) continue;
+      if (!feeds_barrier.count(transfer.id) ||
+          std::find(barrier->units.begin(), barrier->units.end(), transfer.units[0]) == barrier->units.end())
         fences_queues = false;
     }
   }
@@ -243,7 +169,7 @@ LoopBounds loop_bounds(const BoundsInput& in, LoopId loop) {
   // The vertices: the loop's instructions that run on a unit, numbered in increasing order.
   std::vector<InstId> inst_of;
   for (InstId id : inside)
-    if (!insts[static_cast<size_t>(id)].units.empty()) inst_of.push_back(id);
+    if (!inst(id).units.empty()) inst_of.push_back(id);
   const int n = static_cast<int>(inst_of.size());
   auto vertex = [&](InstId id) {
     const auto it = std::lower_bound(inst_of.begin(), inst_of.end(), id);
@@ -255,7 +181,7 @@ LoopBounds loop_bounds(const BoundsInput& in, LoopId loop) {
     int a = vertex(c.src), b = vertex(c.dst);
     if (a < 0 || b < 0) continue;
     if (c.distance > 0 && c.key_loop != loop) continue;
-    const BoundsInst& src = insts[static_cast<size_t>(c.src)];
+    const CostedInst& src = inst(c.src);
     // As the simulator publishes: an Anti edge is released once a compute engine has
     // consumed its inputs; a transfer reads until its last byte.
     const int64_t latency = c.kind == DepKind::Ordered                           ? 0
@@ -271,9 +197,9 @@ LoopBounds loop_bounds(const BoundsInput& in, LoopId loop) {
   for (size_t u = 0; u < in.units.size(); ++u) {
     const std::vector<InstId>& stream = in.streams[u][static_cast<size_t>(loop)];
     for (size_t i = 0; i < stream.size(); ++i) {
-      const BoundsInst& a = insts[static_cast<size_t>(stream[i])];
+      const CostedInst& a = inst(stream[i]);
       const bool wrap = i + 1 == stream.size();
-      const BoundsInst& b = insts[static_cast<size_t>(stream[wrap ? 0 : i + 1])];
+      const CostedInst& b = inst(stream[wrap ? 0 : i + 1]);
       // (A queue's next transfer, or its arrival at a barrier, comes once this transfer's
       // setup, its cycles, is done; the data is waited for only through edges.)
       const int64_t w = a.is_barrier ? 0 : a.cycles_ps;
@@ -284,7 +210,7 @@ LoopBounds loop_bounds(const BoundsInput& in, LoopId loop) {
   // ... and with one barrier, from one release to the next.
   if (window > 0)
     for (int v = 0; v < n; ++v)
-      if (is_loop_barrier(insts[static_cast<size_t>(inst_of[static_cast<size_t>(v)])]))
+      if (is_loop_barrier(inst(inst_of[static_cast<size_t>(v)])))
         boost::add_edge(static_cast<size_t>(v), static_cast<size_t>(v), {static_cast<double>(window), 1.0}, g);
   std::vector<int> comp(static_cast<size_t>(n));
   boost::strong_components(g, boost::make_iterator_property_map(comp.begin(), boost::get(boost::vertex_index, g)));
@@ -306,13 +232,13 @@ LoopBounds loop_bounds(const BoundsInput& in, LoopId loop) {
   // The cycle that sets it, by instruction: "%ld -> %mm -> %ld" (a barrier by its name).
   for (size_t i = 0; i < critical.size(); ++i) {
     const auto e = critical[i];
-    if (i == 0) out.recurrence_cause = insts[static_cast<size_t>(inst_of[boost::source(e, cyc)])].name;
-    out.recurrence_cause += " -> " + insts[static_cast<size_t>(inst_of[boost::target(e, cyc)])].name;
+    if (i == 0) out.recurrence_cause = inst(inst_of[boost::source(e, cyc)]).name;
+    out.recurrence_cause += " -> " + inst(inst_of[boost::target(e, cyc)]).name;
   }
   // The barrier's own window (above): one release to the next.
   if (critical.size() == 1 && boost::source(critical[0], cyc) == boost::target(critical[0], cyc) &&
-      insts[static_cast<size_t>(inst_of[boost::source(critical[0], cyc)])].is_barrier)
-    out.recurrence_cause = insts[static_cast<size_t>(inst_of[boost::source(critical[0], cyc)])].name +
+      inst(inst_of[boost::source(critical[0], cyc)]).is_barrier)
+    out.recurrence_cause = inst(inst_of[boost::source(critical[0], cyc)]).name +
                            ": DMA fixed cost + the busiest DMA engine's work between its releases";
   return out;
 }

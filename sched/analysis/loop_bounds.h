@@ -1,40 +1,25 @@
-// The bounds of a scheduled kernel and of each of its loops, from per-instruction costs on the
-// model (sched/analysis/inst_cost.h, sched/target/dma_cost.h): the resource bound (the busiest
-// compute engine, DMA queue, register pipe or DMA engine) and the recurrence bound (the
-// dependence and in-order-unit cycles through a loop's body, latency over distance, and the
-// cycle that sets it). One computation: the simulator's report (sim/observe/ledger.cpp) fills
-// BoundsInput from its lowered program and reports these figures (docs/metrics.md); the passes
-// fill it from the kernel as scheduled so far (bounds_input below; address-rotation's
-// {buffers=model}, docs/passes.md, auto).
+// The bounds of a scheduled kernel and of each of its loops, from its costed program
+// (costed_program.h): the resource bound (the busiest compute engine, DMA queue, register pipe
+// or DMA engine) and the recurrence bound (the dependence and in-order-unit cycles through a
+// loop's body, latency over distance, and the cycle that sets it). One computation: the
+// simulator's report (sim/observe/ledger.cpp) reads the lowered program's records
+// (bounds_view) and reports these figures (docs/metrics.md); the passes read the kernel as
+// scheduled so far (bounds_input below; address-rotation's {buffers=model}, docs/passes.md,
+// auto).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "sched/analysis/costed_program.h"
 #include "sched/ir/dep_graph.h"
 #include "sched/ir/kernel.h"
 #include "sched/target/dma_cost.h"
 
 namespace tandem {
-
-// What the bounds depend on, per static instruction (times in picoseconds).
-struct BoundsInst {
-  InstId id = kNoId;
-  std::string name;        // "%la"
-  std::vector<int> units;  // its unit; a barrier: every unit it fences; empty: not run
-  bool is_barrier = false;
-  int64_t cycles_ps = 0;   // unit occupancy (a transfer: its queue's setup stage)
-  int64_t latency_ps = 0;  // start to completion
-  int64_t data_ps = 0;     // a transfer: its data phase alone on its engines
-  bool moves_dma = false;  // a transfer or a collective: `dma` crosses the DMA engines
-  DmaTransfer dma;
-  int pipe = -1;  // a register load from a space with bandwidth: its pipe
-  int64_t pipe_ps = 0;
-  std::vector<LoopId> nest;  // enclosing loops, outermost first
-  int64_t dynamic_count = 1;
-};
 
 // A dependence as the units honour it: the source's instance in iteration i of `key_loop`
 // feeds the destination's in iteration i + distance.
@@ -53,12 +38,13 @@ struct ResourceBound {
   int64_t dma_total_ps = 0;   // all DMA engines' work together
 };
 
+// The bounds' reading of a costed program: its records (by pointer, indexed by InstId), the
+// dependences between them as the units honour them, and each unit's order.
 struct BoundsInput {
   const Kernel* kernel = nullptr;
-  std::vector<std::string> units;  // compute engines and DMA queues
-  std::vector<bool> unit_is_queue;
+  std::vector<CostedUnit> units;  // compute engines and DMA queues
   std::vector<std::string> pipes;
-  std::vector<BoundsInst> insts;  // indexed by InstId
+  std::vector<const CostedInst*> insts;  // indexed by InstId
   std::vector<BoundsEdge> edges;
   // Per unit and loop: the unit's instructions directly in the loop's body, in its order.
   std::vector<std::vector<std::vector<InstId>>> streams;  // [unit][loop]
@@ -72,7 +58,22 @@ struct BoundsInput {
   // program per loop made 12,800 sibling loops take 29 s to simulate).
   mutable std::vector<std::vector<InstId>> insts_in_loop;
   mutable std::vector<std::vector<size_t>> edges_in_loop;
+  std::shared_ptr<const CostedProgram> costed;  // what `insts` points into, when bounds_input() costed it
 };
+
+// The records of a costed program (a CostedProgram, or the simulation program made from one),
+// without edges and streams.
+template <class Program>
+BoundsInput bounds_view(const Program& p) {
+  BoundsInput in;
+  in.kernel = p.kernel;
+  in.units = p.units;
+  in.pipes = p.pipes;
+  in.dma_fixed_ps = p.dma_fixed_ps;
+  in.insts.reserve(p.insts.size());
+  for (const auto& inst : p.insts) in.insts.push_back(&inst);
+  return in;
+}
 
 struct LoopBounds {
   ResourceBound resource;        // per iteration
@@ -80,12 +81,9 @@ struct LoopBounds {
   std::string recurrence_cause;  // "%ld -> %mm -> %ld", or a barrier's window
 };
 
-// The input from a kernel that assign-engines may not have run on: an instruction without an
-// engine or queue is placed where assign-engines' defaults would place it (a compute
-// instruction on the first engine its opcode lists, preferred_engine(); transfers over all the
-// model's DMA queues in turn, in program order), and each unit runs its instructions in
-// program order. Costs come from inst_cost.h as the lowering times them, except
-// register-load pipes, which only the lowering adds. Edges: `g`.
+// The input from a kernel that assign-engines may not have run on: its costed program with
+// unplaced instructions where assign-engines' defaults would place them
+// (Placement::Defaulted), each unit running its instructions in program order; edges: `g`.
 BoundsInput bounds_input(const Kernel& k, const DepGraph& g);
 
 // The busiest resource's work over the whole kernel.

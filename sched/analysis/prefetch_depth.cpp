@@ -93,7 +93,7 @@ double one_buffer_chain_ns(const BoundsInput& in, const DepGraph& g, LoopId loop
   while (!todo.empty()) {
     const InstId v = todo.back();
     todo.pop_back();
-    const BoundsInst& b = in.insts[static_cast<size_t>(v)];
+    const CostedInst& b = *in.insts[static_cast<size_t>(v)];
     unknown |= b.is_barrier || b.latency_ps <= 0;
     Span s;
     s.one = ns(b.latency_ps);
@@ -170,8 +170,9 @@ std::optional<PrefetchDepth> prefetch_depth(const BoundsInput& in, LoopId loop, 
   double w = 0, r = 0;
   for (const auto* list : {&writers, &readers})
     for (InstId i : *list) {
-      const BoundsInst& b = in.insts[static_cast<size_t>(i)];
-      if (!b.moves_dma || b.units.empty() || !in.unit_is_queue[static_cast<size_t>(b.units[0])]) continue;
+      const CostedInst& b = *in.insts[static_cast<size_t>(i)];
+      if (!b.moves_dma || b.units.empty() || in.units[static_cast<size_t>(b.units[0])].kind != UnitKind::DmaQueue)
+        continue;
       double& slowest = list == &writers ? w : r;
       for (const Access& a : list == &writers ? k.insts[i].writes : k.insts[i].reads)
         if (a.tensor_id == tensor) slowest = std::max(slowest, ns(b.latency_ps));

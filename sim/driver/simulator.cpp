@@ -133,7 +133,7 @@ SimResult run_simulation(const SimProgram& p, const SimOptions& options) {
   if (p.model->dma.engines > 0) ctx->dma = new DmaSystem("dma", p.model->dma, *ctx);
   if (!p.ports.empty()) ctx->ports = new PortArbiter("ports", p.ports.size());
   for (size_t u = 0; u < p.units.size(); ++u) {
-    const SimUnit& unit = p.units[u];
+    const CostedUnit& unit = p.units[u];
     if (unit.kind == UnitKind::DmaQueue)
       ctx->units.push_back(new DmaQueue(systemc_name(unit.name).c_str(), *ctx, static_cast<int>(u)));
     else

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "sched/analysis/allocator.h"
-#include "sched/analysis/inst_cost.h"
+#include "sched/analysis/costed_program.h"
 #include "sched/analysis/tile_dependence.h"
 #include "sched/ir/attribute_keys.h"
 #include "sched/ir/kernel_queries.h"
@@ -22,7 +22,6 @@ class Lowering {
     m_->require_timing();
     p_.model = m_;
     p_.kernel = &k_;
-    p_.dma_fixed_ps = std::llround(m_->dma.fixed_cost_ns * 1000);
   }
 
   SimProgram run() {
@@ -30,11 +29,9 @@ class Lowering {
     check_capacity();
     order_ = k_.program_order();
     pos_ = program_positions(k_);
-    make_units();
+    take_costs(cost_program(k_, Placement::Assigned));
     first_of_run_.assign(k_.insts.size(), -1);
     mark_runs(k_.body);
-    p_.insts.resize(k_.insts.size());
-    for (InstId id : order_) lower_inst(id);
     make_channels();
     std::vector<int64_t> strides;
     number(k_.body, 0, strides);
@@ -44,163 +41,19 @@ class Lowering {
   }
 
  private:
+  // The costed program becomes the simulation program's units and instructions.
+  void take_costs(CostedProgram&& costed) {
+    p_.units = std::move(costed.units);
+    p_.ports = std::move(costed.ports);
+    p_.pipes = std::move(costed.pipes);
+    p_.dma_fixed_ps = costed.dma_fixed_ps;
+    p_.insts.resize(costed.insts.size());
+    for (size_t i = 0; i < costed.insts.size(); ++i) static_cast<CostedInst&>(p_.insts[i]) = std::move(costed.insts[i]);
+    for (InstId id : order_) p_.dynamic_instructions += p_.insts[static_cast<size_t>(id)].dynamic_count;
+  }
+
   [[noreturn]] void fail(InstId id, const std::string& msg) const {
     throw Error(k_.insts[id].loc, k_.display_name(id) + ": " + msg);
-  }
-
-  void make_units() {
-    std::vector<std::string> engines, queues;
-    for (InstId id : order_) {
-      const std::string& e = k_.insts[id].engine;
-      if (e.empty()) continue;
-      auto& list = m_->is_dma_queue(e) ? queues : engines;
-      if (std::find(list.begin(), list.end(), e) == list.end()) list.push_back(e);
-    }
-    std::sort(engines.begin(), engines.end());
-    std::sort(queues.begin(), queues.end(), [](const std::string& a, const std::string& b) {
-      return std::stoi(a.substr(1)) < std::stoi(b.substr(1));
-    });
-    for (const auto& e : engines) p_.units.push_back({e, UnitKind::Compute});
-    for (const auto& q : queues) p_.units.push_back({q, UnitKind::DmaQueue});
-  }
-
-  int unit_index(const std::string& name) const {
-    for (size_t u = 0; u < p_.units.size(); ++u)
-      if (p_.units[u].name == name) return static_cast<int>(u);
-    return -1;
-  }
-
-  void check_access(InstId id, const Access& a, bool write) const {
-    const Instruction& in = k_.insts[id];
-    const Tensor& t = k_.tensors[a.tensor_id];
-    const SpaceInfo* space = m_->space(t.space);
-    if (!space) return;
-    const std::string who = m_->is_dma_queue(in.engine) ? "dma" : in.engine;
-    if (space->allows(who, write)) return;
-    const std::set<std::string>& allowed = write ? space->writers : space->readers;
-    std::string list;
-    for (const auto& e : allowed) list += (list.empty() ? "" : ", ") + e;
-    fail(id, who + " may not " + (write ? "write " : "read ") + t.space + " (tensor " + (t.register_file ? "" : "%") +
-                 t.name + "); " + t.space + (write ? " writers: " : " readers: ") + list);
-  }
-
-  void lower_inst(InstId id) {
-    const Instruction& in = k_.insts[id];
-    const OpcodeInfo& op = *m_->opcode(in.opcode);
-    SimInst& s = p_.insts[id];
-    s.id = id;
-    s.name = k_.display_name(id);
-    s.op_class = op.op_class;
-    s.wmma = op.has(OpTag::Wmma);
-    s.nest = k_.loop_nest(id);
-    s.dynamic_count = dynamic_count(k_, id);
-    p_.dynamic_instructions += s.dynamic_count;
-
-    if (op.op_class == OpClass::Branch) fail(id, "branch instructions are not simulated");
-    if (op.op_class == OpClass::Barrier) {
-      s.is_barrier = true;
-      std::optional<std::string> fence = in.attrs.get_string(attr::kFence);
-      if (fence) {
-        std::stringstream ss(*fence);
-        for (std::string name; std::getline(ss, name, ',');) {
-          int u = unit_index(name);
-          // An engine that runs nothing here has nothing to wait for (prefetch-schedule
-          // fences every engine an unassigned instruction might have landed on).
-          if (u < 0 && (m_->engine(name) || m_->is_dma_queue(name))) continue;
-          if (u < 0) fail(id, "fences '" + name + "', which is no engine or DMA queue of target '" + m_->name + "'");
-          s.units.push_back(u);
-        }
-      } else {
-        for (size_t u = 0; u < p_.units.size(); ++u) s.units.push_back(static_cast<int>(u));
-      }
-      return;
-    }
-    if (in.engine.empty()) fail(id, "has no engine or DMA queue (run assign-engines)");
-    s.units.push_back(unit_index(in.engine));
-    for (const Access& a : in.writes) check_access(id, a, true);
-    for (const Access& a : in.reads) check_access(id, a, false);
-
-    if (m_->is_dma_queue(in.engine)) {
-      lower_dma(s, in);
-      return;
-    }
-    const EngineInfo* em = m_->engine(in.engine);
-    const std::optional<ComputeCycles> cost = compute_cycles(k_, in, *em);
-    if (!cost) fail(id, "'" + in.opcode + "' has no cost on " + in.engine);
-    // Its bytes cross every DMA engine and the link.
-    if (const std::optional<CollectiveCost> c = collective_cost(k_, in)) {
-      s.collective = true;
-      s.dma = c->dma;
-      s.link_ps = c->link_ps;
-    }
-    const double cycles = cost->cycles, latency = cost->latency;
-    if (!(cycles >= 0) || !(latency >= 0) || !std::isfinite(cycles) || !std::isfinite(latency))
-      fail(id, "cost formula of '" + in.opcode + "' on " + in.engine + " gives " + std::to_string(cycles) +
-                   " cycles; a cost must be a finite number >= 0");
-    // At the slowest clock a model may have (1 MHz), 10^12 cycles are 10^18 ps: still a
-    // 64-bit time, with room to add the kernel's instances up.
-    if (cycles > 1e12 || latency > 1e12)
-      fail(id, "cost of '" + in.opcode + "' on " + in.engine + " is " + std::to_string(std::max(cycles, latency)) +
-                   " cycles; a cost must be at most 10^12 cycles");
-    const InstTimes times = compute_times(*cost, *em);
-    s.cycles_ps = times.cycles_ps;
-    s.latency_ps = times.latency_ps;
-    // A collective holds its engine through start-up and the link transfer (at least).
-    s.cycles_ps += s.link_ps;
-    s.latency_ps += s.link_ps;
-    for (size_t r = 0; r < m_->conflicts.size(); ++r) {
-      const ConflictRule& rule = m_->conflicts[r];
-      if (std::find(rule.engines.begin(), rule.engines.end(), in.engine) == rule.engines.end()) continue;
-      bool touches = false;
-      for (const auto* list : {&in.reads, &in.writes})
-        for (const Access& a : *list) touches |= k_.tensors[a.tensor_id].space == rule.space;
-      if (touches) s.ports.push_back(port_index(rule));
-    }
-    // A register load from a bandwidth-limited space (the LDS) moves its registers' bytes
-    // once per lane through that space's pipe on this engine.
-    for (const Access& r : in.reads) {
-      const SpaceInfo* from = m_->space(k_.tensors[r.tensor_id].space);
-      if (!from || from->bandwidth_bytes_per_cycle <= 0) continue;
-      double bytes = 0;
-      for (const Access& w : in.writes) {
-        const Tensor& t = k_.tensors[w.tensor_id];
-        const SpaceInfo* rf = m_->space(t.space);
-        if (t.register_file && rf)
-          bytes +=
-              static_cast<double>((w.dims[0].hi.constant - w.dims[0].lo.constant) * rf->register_bytes * em->lanes);
-      }
-      if (bytes <= 0) continue;
-      s.pipe = pipe_index(in.engine + ":" + from->name);
-      s.pipe_ps = std::llround(bytes / from->bandwidth_bytes_per_cycle * 1000.0 / em->clock_ghz);
-      break;
-    }
-  }
-
-  int pipe_index(const std::string& name) {
-    for (size_t i = 0; i < p_.pipes.size(); ++i)
-      if (p_.pipes[i] == name) return static_cast<int>(i);
-    p_.pipes.push_back(name);
-    return static_cast<int>(p_.pipes.size() - 1);
-  }
-
-  int port_index(const ConflictRule& rule) {
-    std::string name = rule.space + ":";
-    for (size_t i = 0; i < rule.engines.size(); ++i) name += (i ? "+" : "") + rule.engines[i];
-    for (size_t i = 0; i < p_.ports.size(); ++i)
-      if (p_.ports[i] == name) return static_cast<int>(i);
-    p_.ports.push_back(name);
-    return static_cast<int>(p_.ports.size() - 1);
-  }
-
-  // The transfer as the DMA cost function sees it (sched/target/dma_cost.h).
-  void lower_dma(SimInst& s, const Instruction& in) {
-    const DmaModel& dma = m_->dma;
-    s.dma = dma_transfer(dma, transfer_shape(k_, in));
-    // For bounds: the queue holds the setup stage; the data phase alone on its engines.
-    const InstTimes times = transfer_times(dma, s.dma);
-    s.cycles_ps = times.cycles_ps;
-    s.data_ps = times.data_ps;
-    s.latency_ps = times.latency_ps;
   }
 
   void make_channels() {

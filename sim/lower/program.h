@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "sched/analysis/costed_program.h"
 #include "sched/ir/dep_graph.h"
 #include "sched/ir/kernel.h"
 #include "sched/target/dma_cost.h"
@@ -18,13 +19,6 @@
 namespace tandem {
 
 using Picos = int64_t;
-
-enum class UnitKind { Compute, DmaQueue };
-
-struct SimUnit {
-  std::string name;  // "pe", "q3"
-  UnitKind kind = UnitKind::Compute;
-};
 
 // A node of a unit's walk: a loop (with the nodes it holds) or one of the unit's instructions.
 struct WalkNode {
@@ -63,26 +57,10 @@ struct SimChannel {
   std::vector<std::pair<LoopId, int64_t>> src_tile, dst_tile;
 };
 
-struct SimInst {
-  InstId id = kNoId;
-  std::string name;  // "%la" for messages and traces
-  OpClass op_class = OpClass::Compute;
-  std::vector<int> units;  // one unit; a barrier lists every unit it fences
-  bool is_barrier = false;
-  bool wmma = false;        // a WMMA: its issue waits are the loop's WMMA bubbles
-  Picos cycles_ps = 0;      // unit occupancy (a transfer: its queue's setup stage)
-  Picos latency_ps = 0;     // start to completion (>= cycles_ps)
-  Picos data_ps = 0;        // a transfer: its data phase alone on its engines
-  DmaTransfer dma;          // DMA-class instructions; a collective's ring volume
-  bool collective = false;  // moves `dma` through the DMA engines and `link_ps` over the link
-  Picos link_ps = 0;
-  std::vector<int> ports;  // conflict ports it must hold while it runs
-  int pipe = -1;           // a register load from a space with bandwidth: its pipe ...
-  Picos pipe_ps = 0;       // ... and how long the bytes occupy it
+// A costed instruction with the channels it reads and publishes and its program position.
+struct SimInst : CostedInst {
   std::vector<int> in_channels;
   std::vector<int> out_channels;
-  std::vector<LoopId> nest;   // enclosing loops, outermost first
-  int64_t dynamic_count = 1;  // product of the enclosing trip counts
   // Position in sequential program order: seq = seq_base + sum over enclosing loops of
   // (iv - lo) * that loop's body size in dynamic instructions.
   int64_t seq_base = 0;
@@ -100,7 +78,7 @@ struct SimInst {
 struct SimProgram {
   std::shared_ptr<const Target> model;  // the kernel's target
   const Kernel* kernel = nullptr;
-  std::vector<SimUnit> units;
+  std::vector<CostedUnit> units;
   std::vector<std::vector<WalkNode>> walks;  // per unit
   std::vector<SimInst> insts;                // indexed by InstId; erased ones have no unit
   std::vector<SimChannel> channels;

@@ -60,7 +60,7 @@ Ledger::Ledger(SimContext& ctx, size_t iterations_kept, bool capture_timeline, T
     : ctx_(ctx), trace_(trace), checker_(checker), kept_(std::max<size_t>(2, iterations_kept)) {
   const SimProgram& p = ctx.program;
   const Kernel& k = *p.kernel;
-  for (const SimUnit& u : p.units) {
+  for (const CostedUnit& u : p.units) {
     UnitResult r;
     r.name = u.name;
     r.is_queue = u.kind == UnitKind::DmaQueue;
@@ -638,32 +638,7 @@ void Ledger::compute_bounds(SimResult& out) {
   const SimProgram& p = ctx_.program;
   const Kernel& k = *p.kernel;
   // The lowered program as the bounds analysis reads it (sched/analysis/loop_bounds.h).
-  BoundsInput in;
-  in.kernel = &k;
-  in.pipes = p.pipes;
-  in.dma_fixed_ps = p.dma_fixed_ps;
-  for (const SimUnit& u : p.units) {
-    in.units.push_back(u.name);
-    in.unit_is_queue.push_back(u.kind == UnitKind::DmaQueue);
-  }
-  for (const SimInst& inst : p.insts) {
-    BoundsInst b;
-    b.id = inst.id;
-    b.name = inst.name;
-    b.units = inst.units;
-    b.is_barrier = inst.is_barrier;
-    b.cycles_ps = inst.cycles_ps;
-    b.latency_ps = inst.latency_ps;
-    b.data_ps = inst.data_ps;
-    b.moves_dma = inst.collective || (!inst.is_barrier && !inst.units.empty() &&
-                                      p.units[static_cast<size_t>(inst.units[0])].kind == UnitKind::DmaQueue);
-    b.dma = inst.dma;
-    b.pipe = inst.pipe;
-    b.pipe_ps = inst.pipe_ps;
-    b.nest = inst.nest;
-    b.dynamic_count = inst.dynamic_count;
-    in.insts.push_back(std::move(b));
-  }
+  BoundsInput in = bounds_view(p);
   for (const SimChannel& c : p.channels) in.edges.push_back({c.src, c.dst, c.kind, c.distance, c.key_loop});
   in.streams.assign(p.units.size(), std::vector<std::vector<InstId>>(k.loops.size()));
   for (size_t u = 0; u < p.units.size(); ++u) find_streams(p.walks[u], in.streams[u]);

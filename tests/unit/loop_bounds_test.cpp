@@ -24,16 +24,30 @@ TEST_CASE("loop bounds: the busiest resource and the recurrence that sets the II
       "  }\n");
   const InstId ld = k.find_inst("ld"), ad = k.find_inst("ad");
   const LoopId i = k.insts[ld].loop;
-  BoundsInput in;
-  in.kernel = &k;
-  in.units = {"dve", "q0"};
-  in.unit_is_queue = {false, true};
-  in.insts.resize(k.insts.size());
-  BoundsInst& l = in.insts[ld];
-  l = {ld, "%ld", {1}, false, 100000, 400000, 300000, true, {}, -1, 0, {i}, 4};
+  CostedProgram costed;
+  costed.kernel = &k;
+  costed.units = {{"dve", UnitKind::Compute}, {"q0", UnitKind::DmaQueue}};
+  costed.insts.resize(k.insts.size());
+  CostedInst& l = costed.insts[ld];
+  l.id = ld;
+  l.name = "%ld";
+  l.units = {1};
+  l.cycles_ps = 100000;
+  l.latency_ps = 400000;
+  l.data_ps = 300000;
+  l.moves_dma = true;
+  l.nest = {i};
+  l.dynamic_count = 4;
   // 2300 bytes on one engine of 23 bytes/ns: 100 ns of engine work.
   l.dma = {2300, 0, 1, 1.0, 0};
-  in.insts[ad] = {ad, "%ad", {0}, false, 200000, 200000, 0, false, {}, -1, 0, {i}, 4};
+  CostedInst& a = costed.insts[ad];
+  a.id = ad;
+  a.name = "%ad";
+  a.units = {0};
+  a.cycles_ps = a.latency_ps = 200000;
+  a.nest = {i};
+  a.dynamic_count = 4;
+  BoundsInput in = bounds_view(costed);
   // The load feeds the add; the add's read of %t holds the next load (one buffer).
   in.edges = {{ld, ad, DepKind::Flow, 0, i}, {ad, ld, DepKind::Anti, 1, i}};
   in.streams = {{{ad}}, {{ld}}};
@@ -90,4 +104,69 @@ TEST_CASE("loop bounds before assignment: two_stage", "[bounds]") {
 // A collective holds its engine through the link transfer and crosses every DMA engine.
 TEST_CASE("loop bounds before assignment: allreduce (a collective)", "[bounds]") {
   same_bounds_before_assignment("trn/allreduce.kir");
+}
+
+namespace {
+
+// Every field of two costed records.
+void check_same_record(const CostedInst& a, const CostedInst& b) {
+  INFO(a.name);
+  CHECK(a.id == b.id);
+  CHECK(a.name == b.name);
+  CHECK(a.op_class == b.op_class);
+  CHECK(a.units == b.units);
+  CHECK(a.is_barrier == b.is_barrier);
+  CHECK(a.wmma == b.wmma);
+  CHECK(a.cycles_ps == b.cycles_ps);
+  CHECK(a.latency_ps == b.latency_ps);
+  CHECK(a.data_ps == b.data_ps);
+  CHECK(a.dma.bytes == b.dma.bytes);
+  CHECK(a.dma.first_engine == b.dma.first_engine);
+  CHECK(a.dma.engine_count == b.dma.engine_count);
+  CHECK(a.dma.efficiency == b.dma.efficiency);
+  CHECK(a.dma.overhead_bytes == b.dma.overhead_bytes);
+  CHECK(a.moves_dma == b.moves_dma);
+  CHECK(a.collective == b.collective);
+  CHECK(a.link_ps == b.link_ps);
+  CHECK(a.ports == b.ports);
+  CHECK(a.pipe == b.pipe);
+  CHECK(a.pipe_ps == b.pipe_ps);
+  CHECK(a.nest == b.nest);
+  CHECK(a.dynamic_count == b.dynamic_count);
+}
+
+// The passes' reading of a kernel not yet assigned (Placement::Defaulted) and the simulator's
+// reading after assign-engines (the lowering's records) agree on every unit and every field
+// of every instruction, the register-load pipe included.
+// Returns the pipes the kernel uses.
+size_t same_records_before_assignment(const std::string& workload) {
+  Kernel k = parse_kernel_file(std::string(TANDEM_SOURCE_DIR) + "/workloads/" + workload);
+  DepGraph g = build_dep_graph(k);
+  const CostedProgram before = cost_program(k, Placement::Defaulted);
+  run_pipeline(k, g, parse_pipeline("assign-engines"), RunOptions{}, std::cerr);
+  const SimProgram lowered = lower_for_simulation(k, g);
+  REQUIRE(before.units.size() == lowered.units.size());
+  for (size_t u = 0; u < before.units.size(); ++u) CHECK(before.units[u].name == lowered.units[u].name);
+  CHECK(before.pipes == lowered.pipes);
+  CHECK(before.ports == lowered.ports);
+  CHECK(before.dma_fixed_ps == lowered.dma_fixed_ps);
+  REQUIRE(before.insts.size() == lowered.insts.size());
+  for (size_t i = 0; i < before.insts.size(); ++i) check_same_record(before.insts[i], lowered.insts[i]);
+  return lowered.pipes.size();
+}
+
+}  // namespace
+
+TEST_CASE("costed records before assignment and as lowered: gemm_k", "[bounds]") {
+  same_records_before_assignment("trn/gemm_k.kir");
+}
+TEST_CASE("costed records before assignment and as lowered: attention", "[bounds]") {
+  same_records_before_assignment("trn/attention.kir");
+}
+TEST_CASE("costed records before assignment and as lowered: allreduce", "[bounds]") {
+  same_records_before_assignment("trn/allreduce.kir");
+}
+// The LDS register pipe and the conflict ports of the GPU model.
+TEST_CASE("costed records before assignment and as lowered: wmma_loop", "[bounds]") {
+  CHECK(same_records_before_assignment("gpu/wmma_loop.kir") == 1);
 }
