@@ -20,58 +20,51 @@
 
 namespace tandem {
 
-std::vector<PassOptionSpec> AddressRotationPass::options() {
-  return {
-      {"space", PassOptionSpec::Choice, "sbuf", "the memory space whose tensors are rotated", rotatable_spaces()},
-      {"buffers",
-       PassOptionSpec::String,
-       "auto",
-       "buffers per rotated tensor: auto (the largest of 4, 3, 2 that fits, one when two do not), model (a tile a "
-       "transfer writes or "
-       "reads: ceil(lifetime / the loop's resource bound per iteration) + 1 from the model, else 4; as many as "
-       "fit, one when two do not; none in a loop whose writer-to-last-reader chains fit in that bound) or a "
-       "number from 2 to 16",
-       {}},
-      {"nested",
-       PassOptionSpec::Flag,
-       "",
-       "also ring a tile that loops nested in the ringing loop rewrite whole, piece by piece, before any read of "
-       "it (a strip loaded tile by tile)",
-       {}},
-      {"tiles",
-       PassOptionSpec::String,
-       "",
-       "ring only these tensors, %names separated by '|' (e.g. %a|%b); a later address-rotation step rings the "
-       "rest, so each tile can get its own buffers (empty: every candidate)",
-       {}},
-  };
-}
+namespace {
 
-AddressRotationPass::AddressRotationPass(const PassOptions& o)
-    : space_(o.get_string("space")), tiles_(o.get_names("tiles")), buffers_(0), nested_(o.get_flag("nested")) {
-  const std::string b = o.get_string("buffers");
-  if (b == "auto") return;
-  if (b == "model") {
-    from_model_ = true;
-    return;
-  }
+AddressRotationPass::BufferChoice parse_buffers(const std::string& b) {
+  if (b == "auto") return {};
+  if (b == "model") return {0, true};
+  int64_t n = -1;
   try {
     size_t used = 0;
-    buffers_ = std::stoll(b, &used);
-    if (used != b.size()) throw std::invalid_argument(b);
+    n = std::stoll(b, &used);
+    if (used != b.size()) n = -1;
   } catch (const std::exception&) {
-    buffers_ = -1;
   }
-  if (buffers_ < 2 || buffers_ > 16)
-    throw Error("address-rotation: buffers must be auto or a number from 2 to 16, not '" + b + "'");
+  if (n < 2 || n > 16) throw Error("address-rotation: buffers must be auto or a number from 2 to 16, not '" + b + "'");
+  return {n, false};
+}
+
+}  // namespace
+
+const std::vector<OptionRow<AddressRotationPass::Options>>& AddressRotationPass::option_rows() {
+  static const std::vector<OptionRow<Options>> rows = {
+      text_choice_option("space", &Options::space, rotatable_spaces(), "sbuf",
+                         "the memory space whose tensors are rotated"),
+      text_option<Options, BufferChoice>(
+          "buffers", &Options::buffers, "auto",
+          "buffers per rotated tensor: auto (the largest of 4, 3, 2 that fits, one when two do not), model (a tile a "
+          "transfer writes or reads: ceil(lifetime / the loop's resource bound per iteration) + 1 from the model, "
+          "else 4; as many as fit, one when two do not; none in a loop whose writer-to-last-reader chains fit in "
+          "that bound) or a number from 2 to 16",
+          parse_buffers),
+      flag_option("nested", &Options::nested,
+                  "also ring a tile that loops nested in the ringing loop rewrite whole, piece by piece, before any "
+                  "read of it (a strip loaded tile by tile)"),
+      names_option("tiles", &Options::tiles,
+                   "ring only these tensors, %names separated by '|' (e.g. %a|%b); a later address-rotation step "
+                   "rings the rest, so each tile can get its own buffers (empty: every candidate)"),
+  };
+  return rows;
 }
 
 void AddressRotationPass::run(PassContext& ctx) {
   Kernel& k = ctx.kernel;
   DepGraph& g = ctx.deps;
-  const SpaceInfo* space = k.target->space(space_);
+  const SpaceInfo* space = k.target->space(o_.space);
   if (!space) {
-    ctx.skip_unchanged("target '" + k.target->name + "' has no " + space_);
+    ctx.skip_unchanged("target '" + k.target->name + "' has no " + o_.space);
     return;
   }
   // n buffers of a tensor, in the space's capacity unit (banks or bytes per partition): the
@@ -81,8 +74,8 @@ void AddressRotationPass::run(PassContext& ctx) {
   Allocator alloc(k);
   const char* unit = space->capacity_unit();
 
-  std::vector<bool> wanted(k.tensors.size(), tiles_.empty());
-  for (const std::string& name : tiles_) {
+  std::vector<bool> wanted(k.tensors.size(), o_.tiles.empty());
+  for (const std::string& name : o_.tiles) {
     const int ti = k.find_tensor(name.substr(1));
     if (ti < 0) throw Error("address-rotation: tiles names " + name + ", which the kernel does not have");
     wanted[static_cast<size_t>(ti)] = true;
@@ -94,7 +87,7 @@ void AddressRotationPass::run(PassContext& ctx) {
   int at_bound_tiles = 0;           // left on one buffer: their loop runs at its bound without a ring
   // The costs and units the bounds analysis sees (loop_bounds.h), before the ring changes edges.
   std::optional<BoundsInput> bounds;
-  if (from_model_) bounds = bounds_input(k, g);
+  if (o_.buffers.from_model) bounds = bounds_input(k, g);
   // Each ring's users and writers by instruction, marked in one array and cleared for the
   // next (hash sets of a tile's users, 12k each on 100k instructions, were a twentieth of
   // `tandem opt`).
@@ -123,10 +116,10 @@ void AddressRotationPass::run(PassContext& ctx) {
     std::sort(touched.begin(), touched.end());
     touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
     for (size_t ti : touched) {
-      if (k.tensors[ti].space != space_ || k.tensors[ti].attrs.has(attr::kBuffers)) continue;
-      Ring r{ti, rotation_candidate(k, loop, static_cast<int>(ti), users[ti], nested_), std::nullopt, 0};
+      if (k.tensors[ti].space != o_.space || k.tensors[ti].attrs.has(attr::kBuffers)) continue;
+      Ring r{ti, rotation_candidate(k, loop, static_cast<int>(ti), users[ti], o_.nested), std::nullopt, 0};
       if (!r.c.ringable()) continue;
-      if (from_model_) {
+      if (o_.buffers.from_model) {
         r.depth = prefetch_depth(*bounds, loop, static_cast<int>(ti), r.c.writers, r.c.readers);
         r.chain_ns = one_buffer_chain_ns(*bounds, g, loop, r.c.writers, r.c.readers);
         ctx.log->debug("loop {}: %{} writer to last reader {:.1f} ns on one buffer", k.loops[loop].iv,
@@ -140,10 +133,11 @@ void AddressRotationPass::run(PassContext& ctx) {
     // entry of a few iterations alike (there a ring only lets the entry's loads share the DMA
     // engines at once, landing the first ones later). (A tile no transfer touches would take
     // 4 buffers, as under buffers=auto.)
-    const ResourceBound ii = from_model_ ? loop_resource_bound(*bounds, loop) : ResourceBound{};
-    const bool at_bound = from_model_ && !rings.empty() && std::all_of(rings.begin(), rings.end(), [&](const Ring& r) {
-                            return r.chain_ns > 0 && r.chain_ns * 1000 <= static_cast<double>(ii.ps);
-                          });
+    const ResourceBound ii = o_.buffers.from_model ? loop_resource_bound(*bounds, loop) : ResourceBound{};
+    const bool at_bound =
+        o_.buffers.from_model && !rings.empty() && std::all_of(rings.begin(), rings.end(), [&](const Ring& r) {
+          return r.chain_ns > 0 && r.chain_ns * 1000 <= static_cast<double>(ii.ps);
+        });
     for (const Ring& r : rings) {
       if (!wanted[r.ti]) continue;
       Tensor& t = k.tensors[r.ti];
@@ -161,7 +155,7 @@ void AddressRotationPass::run(PassContext& ctx) {
       }
       const int64_t one = footprint(t, 1);
       const int64_t free = alloc.free_for(static_cast<int>(r.ti), loop);
-      int64_t n = buffers_;
+      int64_t n = o_.buffers.count;
       if (n == 0) {
         // Fewer buffers than wanted when the capacity binds, and one when not even two fit:
         // buffers=auto and buffers=model choose, so they never fail for capacity.
@@ -169,7 +163,7 @@ void AddressRotationPass::run(PassContext& ctx) {
         for (n = want; n >= 2 && footprint(t, n) > free; --n) {
         }
         if (n < want) {
-          const std::string why = ": " + space_ + " has " + std::to_string(free) + " " + unit +
+          const std::string why = ": " + o_.space + " has " + std::to_string(free) + " " + unit +
                                   " free for it while it is live, " + std::to_string(one) + " per buffer";
           if (n < 2) {
             ctx.note(where + ": %" + t.name + " stays on one buffer, not " + std::to_string(want) + why);
@@ -188,7 +182,7 @@ void AddressRotationPass::run(PassContext& ctx) {
             depth->buffers);
       if (footprint(t, n) > free)  // a number of buffers the user gave
         throw Error(t.loc, "address-rotation: %" + t.name + " needs " + std::to_string(n) + " x " +
-                               std::to_string(one) + " " + unit + " in " + space_ + " but only " +
+                               std::to_string(one) + " " + unit + " in " + o_.space + " but only " +
                                std::to_string(free) + " are free while it is live");
       alloc.rotate(static_cast<int>(r.ti), n, loop);
       t.attrs.set(attr::kBuffers, n);
@@ -312,14 +306,14 @@ void AddressRotationPass::run(PassContext& ctx) {
   // buffers=model: say why each other tile of the space keeps one buffer, at the innermost
   // loop around all its users (the loop a ring would have to follow), and whether a second
   // buffer would fit at all. A report reads these to tell what keeps a loop from its bound.
-  if (from_model_)
+  if (o_.buffers.from_model)
     for (size_t ti = 0; ti < k.tensors.size(); ++ti) {
       const Tensor& t = k.tensors[ti];
-      if (t.space != space_ || t.attrs.has(attr::kBuffers) || users[ti].empty() || !wanted[ti]) continue;
+      if (t.space != o_.space || t.attrs.has(attr::kBuffers) || users[ti].empty() || !wanted[ti]) continue;
       LoopId loop = k.insts[users[ti][0]].loop;  // the innermost loop around all its users
       for (InstId u : users[ti]) loop = k.common_loop_of_loops(loop, k.insts[u].loop);
       if (loop == kNoId) continue;
-      const std::string why = rotation_candidate(k, loop, static_cast<int>(ti), users[ti], nested_).blocker;
+      const std::string why = rotation_candidate(k, loop, static_cast<int>(ti), users[ti], o_.nested).blocker;
       if (why.empty()) continue;  // ringable there: at its bound or capacity-bound, noted above
       const int64_t one = footprint(t, 1), more = footprint(t, 2) - one;
       const int64_t free = alloc.free_for(static_cast<int>(ti), loop);
@@ -328,16 +322,16 @@ void AddressRotationPass::run(PassContext& ctx) {
                                              std::to_string(free - one) + " free"
                                        : ""));
     }
-  for (const std::string& name : tiles_) {
+  for (const std::string& name : o_.tiles) {
     const Tensor& t = k.tensors[static_cast<size_t>(k.find_tensor(name.substr(1)))];
-    if (t.space != space_)
-      ctx.note(name + " stays on one buffer: it is in " + t.space + ", and this step rings " + space_);
+    if (t.space != o_.space)
+      ctx.note(name + " stays on one buffer: it is in " + t.space + ", and this step rings " + o_.space);
     else if (!t.attrs.has(attr::kBuffers))
       ctx.note(name + " stays on one buffer: no loop rewrites it every iteration with a value that dies there");
   }
   if (ctx.stats.get("tensors_rotated") == 0) {
-    ctx.skip(at_bound_tiles > 0 ? "every loop rewriting " + space_ + " tensors runs at its bound without a ring"
-                                : "no " + space_ + " tensor is rewritten every iteration of a loop");
+    ctx.skip(at_bound_tiles > 0 ? "every loop rewriting " + o_.space + " tensors runs at its bound without a ring"
+                                : "no " + o_.space + " tensor is rewritten every iteration of a loop");
     return;
   }
   ctx.mark_deps_listed();

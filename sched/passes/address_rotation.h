@@ -12,17 +12,24 @@ namespace tandem {
 class AddressRotationPass : public Pass {
  public:
   static constexpr const char* kHelp = "ring each tensor a loop rewrites every iteration over N buffers";
-  static std::vector<PassOptionSpec> options();
-
-  explicit AddressRotationPass(const PassOptions& o);
+  // buffers=: a fixed count, or auto (count 0), or the model's (from_model).
+  struct BufferChoice {
+    int64_t count = 0;
+    bool from_model = false;
+  };
+  struct Options {
+    std::string space;
+    BufferChoice buffers;
+    bool nested;                     // also ring tiles nested loops rewrite whole before any read
+    std::vector<std::string> tiles;  // the tensors to ring (empty: every candidate)
+    void check() const {}
+  };
+  static const std::vector<OptionRow<Options>>& option_rows();
+  explicit AddressRotationPass(const Options& o) : o_(o) {}
   void run(PassContext& ctx) override;
 
  private:
-  std::string space_;
-  std::vector<std::string> tiles_;  // the tensors to ring (empty: every candidate)
-  int64_t buffers_;                 // 0 = auto or model
-  bool from_model_ = false;
-  bool nested_ = false;  // also ring tiles nested loops rewrite whole before any read
+  const Options o_;
 };
 
 }  // namespace tandem

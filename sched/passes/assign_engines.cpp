@@ -13,27 +13,22 @@
 
 namespace tandem {
 
-std::vector<PassOptionSpec> AssignEnginesPass::options() {
-  return {
-      {"queues", PassOptionSpec::Int, "0", "DMA queues to spread transfers over (0 = all the target has)", {}},
-      {"policy",
-       PassOptionSpec::Choice,
-       "first",
-       "first: the first engine the target lists for the opcode; balance: the least loaded of them "
-       "(by dynamic instruction count)",
-       {"first", "balance"}},
+const std::vector<OptionRow<AssignEnginesPass::Options>>& AssignEnginesPass::option_rows() {
+  static const std::vector<OptionRow<Options>> rows = {
+      int_option("queues", &Options::queues, 0, "DMA queues to spread transfers over (0 = all the target has)"),
+      choice_option("policy", &Options::balance, {{"first", false}, {"balance", true}}, "first",
+                    "first: the first engine the target lists for the opcode; balance: the least loaded of them "
+                    "(by dynamic instruction count)"),
   };
+  return rows;
 }
-
-AssignEnginesPass::AssignEnginesPass(const PassOptions& o)
-    : queues_(o.get_int("queues")), balance_(o.get_string("policy") == "balance") {}
 
 void AssignEnginesPass::run(PassContext& ctx) {
   Kernel& k = ctx.kernel;
   const Target& t = *k.target;
-  int64_t queues = queues_ == 0 ? static_cast<int64_t>(t.dma_queues.size()) : queues_;
+  int64_t queues = o_.queues == 0 ? static_cast<int64_t>(t.dma_queues.size()) : o_.queues;
   if (queues < 0 || queues > static_cast<int64_t>(t.dma_queues.size()))
-    throw Error("assign-engines: queues=" + std::to_string(queues_) + " but target '" + t.name + "' has " +
+    throw Error("assign-engines: queues=" + std::to_string(o_.queues) + " but target '" + t.name + "' has " +
                 std::to_string(t.dma_queues.size()) + " DMA queues");
 
   std::map<std::string, int64_t> load;  // dynamic instructions per engine
@@ -66,7 +61,7 @@ void AssignEnginesPass::run(PassContext& ctx) {
       std::string pick;
       for (const auto& e : choices) {
         if (!may_access(e)) continue;
-        if (pick.empty() || (balance_ && load[e] < load[pick])) pick = e;
+        if (pick.empty() || (o_.balance && load[e] < load[pick])) pick = e;
       }
       if (pick.empty())
         throw Error(in.loc, k.display_name(id) + ": none of the engines of '" + in.opcode +

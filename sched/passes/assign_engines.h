@@ -12,14 +12,17 @@ class AssignEnginesPass : public Pass {
  public:
   static constexpr const char* kHelp =
       "assign an engine to every compute instruction and a DMA queue to every transfer that lacks one";
-  static std::vector<PassOptionSpec> options();
-
-  explicit AssignEnginesPass(const PassOptions& o);
+  struct Options {
+    int64_t queues;  // 0: every queue of the target
+    bool balance;    // the least loaded engine, not the first listed
+    void check() const {}
+  };
+  static const std::vector<OptionRow<Options>>& option_rows();
+  explicit AssignEnginesPass(const Options& o) : o_(o) {}
   void run(PassContext& ctx) override;
 
  private:
-  int64_t queues_;
-  bool balance_;
+  const Options o_;
 };
 
 }  // namespace tandem

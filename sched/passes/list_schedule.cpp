@@ -18,16 +18,14 @@
 
 namespace tandem {
 
-std::vector<PassOptionSpec> ListSchedulePass::options() {
-  return {{"priority",
-           PassOptionSpec::Choice,
-           "critical-path",
-           "critical-path: longest path to the end of the run first; program-order: keep the text's order",
-           {"critical-path", "program-order"}}};
+const std::vector<OptionRow<ListSchedulePass::Options>>& ListSchedulePass::option_rows() {
+  static const std::vector<OptionRow<Options>> rows = {
+      choice_option("priority", &Options::program_order, {{"critical-path", false}, {"program-order", true}},
+                    "critical-path",
+                    "critical-path: longest path to the end of the run first; program-order: keep the text's order"),
+  };
+  return rows;
 }
-
-ListSchedulePass::ListSchedulePass(const PassOptions& o)
-    : program_order_(o.get_string("priority") == "program-order") {}
 
 namespace {
 
@@ -98,7 +96,7 @@ void ListSchedulePass::run(PassContext& ctx) {
 
     // Ready list: highest priority first, ties in program order.
     auto worse = [&](size_t a, size_t b) {
-      if (!program_order_ && height[a] != height[b]) return height[a] < height[b];
+      if (!o_.program_order && height[a] != height[b]) return height[a] < height[b];
       return a > b;
     };
     std::priority_queue<size_t, std::vector<size_t>, decltype(worse)> ready(worse);

@@ -14,13 +14,16 @@ class ListSchedulePass : public Pass {
  public:
   static constexpr const char* kHelp =
       "order each engine's and DMA queue's instruction stream by a list schedule of the dependence graph";
-  static std::vector<PassOptionSpec> options();
-
-  explicit ListSchedulePass(const PassOptions& o);
+  struct Options {
+    bool program_order;  // priority: program order, not the critical path
+    void check() const {}
+  };
+  static const std::vector<OptionRow<Options>>& option_rows();
+  explicit ListSchedulePass(const Options& o) : o_(o) {}
   void run(PassContext& ctx) override;
 
  private:
-  bool program_order_;
+  const Options o_;
 };
 
 }  // namespace tandem

@@ -28,29 +28,18 @@
 
 namespace tandem {
 
-int64_t PassOptions::get_int(const std::string& name) const {
-  auto it = values_.find(name);
-  return it == values_.end() || it->second.empty() ? 0 : std::stoll(it->second);
+const std::string& PassOptions::value_of(const PassOptionSpec& spec) const {
+  const auto it = values_.find(spec.name);
+  return it == values_.end() ? spec.default_value : it->second;
 }
 
-bool PassOptions::get_flag(const std::string& name) const {
-  auto it = values_.find(name);
-  return it != values_.end() && !it->second.empty();
-}
-
-std::string PassOptions::get_string(const std::string& name) const {
-  auto it = values_.find(name);
-  return it == values_.end() ? "" : it->second;
-}
-
-std::vector<std::string> PassOptions::get_names(const std::string& name) const {
-  const std::string text = get_string(name);
+std::vector<std::string> parse_names(const std::string& option, const std::string& text) {
   std::vector<std::string> names;
   for (size_t at = 0; !text.empty() && at <= text.size();) {
     const size_t bar = std::min(text.find('|', at), text.size());
     const std::string n = text.substr(at, bar - at);
     if (n.size() < 2 || n[0] != '%')
-      throw Error("option '" + name + "' takes %names separated by '|' (e.g. %a|%b), not '" + printable(text) + "'");
+      throw Error("option '" + option + "' takes %names separated by '|' (e.g. %a|%b), not '" + printable(text) + "'");
     names.push_back(n);
     at = bar + 1;
   }
@@ -82,10 +71,31 @@ void PassContext::note(const std::string& what) {
   log->debug("note: {}", what);
 }
 
+bool PassContext::rotates_later(const std::string& space) const {
+  for (const auto& [pass, options] : later)
+    if (pass == "address-rotation" && typed_options(AddressRotationPass::option_rows(), options).space == space)
+      return true;
+  return false;
+}
+
+bool PassContext::moves_loads_later() const {
+  for (const auto& [pass, options] : later)
+    if (pass == "separate-load-compute" && typed_options(SeparateLoadComputePass::option_rows(), options).post_ada)
+      return true;
+  return false;
+}
+
+bool PassContext::schedules_later() const {
+  for (const auto& [pass, options] : later)
+    if (pass == "list-schedule") return true;
+  return false;
+}
+
 const std::vector<PassInfo>& pass_registry() {
   static const std::vector<PassInfo> table = {
-#define TANDEM_PASS(NAME, CLASS) \
-  {NAME, CLASS::kHelp, CLASS::options(), [](const PassOptions& o) { return std::make_unique<CLASS>(o); }},
+#define TANDEM_PASS(NAME, CLASS)                           \
+  {NAME, CLASS::kHelp, option_specs(CLASS::option_rows()), \
+   [](const PassOptions& o) { return std::make_unique<CLASS>(typed_options(CLASS::option_rows(), o)); }},
 #include "sched/passes/pass_registry.def"
 #undef TANDEM_PASS
   };

@@ -15,50 +15,34 @@
 
 namespace tandem {
 
-std::vector<PassOptionSpec> PrefetchSchedulePass::options() {
-  return {
-      {"after", PassOptionSpec::Flag, "", "the run after the list scheduler (resolves what the first run marked)", {}},
-      {"cc-dma-alignment",
-       PassOptionSpec::Int,
-       "0",
-       "0: nothing; 1: pin the loads feeding each collective behind its previous store; "
-       "2 (after only): keep the loop's other loads from overlapping a collective",
-       {}},
-      {"force-incoming-order",
-       PassOptionSpec::Int,
-       "-1",
-       "loads of SBUF tensors of at least this many bytes (partitions x bytes per partition) follow their "
-       "incoming order; -1: off",
-       {}},
-      {"prefetch-distance",
-       PassOptionSpec::Int,
-       "0",
-       "after, an experiment beyond the seed: let loads run this many iterations ahead of compute "
-       "(needs that many + 1 buffers); 0: the split's barrier holds loads to one iteration",
-       {}},
-      {"loops",
-       PassOptionSpec::String,
-       "",
-       "the loops prefetch-distance applies to, induction variables separated by '|' (e.g. %k|%j), so that each "
-       "loop can get its own distance from its own step (empty: every loop)",
-       {}},
+const std::vector<OptionRow<PrefetchSchedulePass::Options>>& PrefetchSchedulePass::option_rows() {
+  static const std::vector<OptionRow<Options>> rows = {
+      flag_option("after", &Options::after, "the run after the list scheduler (resolves what the first run marked)"),
+      int_option("cc-dma-alignment", &Options::cc_dma_alignment, 0,
+                 "0: nothing; 1: pin the loads feeding each collective behind its previous store; "
+                 "2 (after only): keep the loop's other loads from overlapping a collective"),
+      int_option("force-incoming-order", &Options::force_incoming_order, -1,
+                 "loads of SBUF tensors of at least this many bytes (partitions x bytes per partition) follow their "
+                 "incoming order; -1: off"),
+      int_option("prefetch-distance", &Options::prefetch_distance, 0,
+                 "after, an experiment beyond the seed: let loads run this many iterations ahead of compute "
+                 "(needs that many + 1 buffers); 0: the split's barrier holds loads to one iteration"),
+      names_option("loops", &Options::loops,
+                   "the loops prefetch-distance applies to, induction variables separated by '|' (e.g. %k|%j), so "
+                   "that each loop can get its own distance from its own step (empty: every loop)"),
   };
+  return rows;
 }
 
-PrefetchSchedulePass::PrefetchSchedulePass(const PassOptions& o)
-    : after_(o.get_flag("after")),
-      cc_mode_(o.get_int("cc-dma-alignment")),
-      min_bytes_(o.get_int("force-incoming-order")),
-      loops_(o.get_names("loops")),
-      distance_(o.get_int("prefetch-distance")) {
-  if (cc_mode_ < 0 || cc_mode_ > 2)
-    throw Error("prefetch-schedule: cc-dma-alignment must be 0, 1 or 2, not " + std::to_string(cc_mode_));
-  if (cc_mode_ == 2 && !after_)
+void PrefetchSchedulePass::Options::check() const {
+  if (cc_dma_alignment < 0 || cc_dma_alignment > 2)
+    throw Error("prefetch-schedule: cc-dma-alignment must be 0, 1 or 2, not " + std::to_string(cc_dma_alignment));
+  if (cc_dma_alignment == 2 && !after)
     throw Error("prefetch-schedule: cc-dma-alignment=2 runs only after the scheduler (prefetch-schedule{after,...})");
-  if (distance_ < 0) throw Error("prefetch-schedule: prefetch-distance must not be negative");
-  if (distance_ > 0 && !after_)
+  if (prefetch_distance < 0) throw Error("prefetch-schedule: prefetch-distance must not be negative");
+  if (prefetch_distance > 0 && !after)
     throw Error("prefetch-schedule: prefetch-distance applies after the scheduler (prefetch-schedule{after,...})");
-  if (!loops_.empty() && distance_ == 0)
+  if (!loops.empty() && prefetch_distance == 0)
     throw Error(
         "prefetch-schedule: loops needs prefetch-distance above 0 (it names the loops the distance applies to)");
 }
@@ -75,17 +59,18 @@ bool same_engine(const Kernel& k, InstId a, InstId b) {
 
 void PrefetchSchedulePass::run(PassContext& ctx) {
   Kernel& k = ctx.kernel;
-  const char* nothing_to_do = after_ ? "after the scheduler: nothing to do with these options"
-                                     : "before the scheduler: nothing to do with these options";
-  if (min_bytes_ < 0 && cc_mode_ == 0 && !(after_ && distance_ > 0)) {  // the default pipeline's two runs
+  const char* nothing_to_do = o_.after ? "after the scheduler: nothing to do with these options"
+                                       : "before the scheduler: nothing to do with these options";
+  if (o_.force_incoming_order < 0 && o_.cc_dma_alignment == 0 &&
+      !(o_.after && o_.prefetch_distance > 0)) {  // the default pipeline's two runs
     ctx.skip_unchanged(nothing_to_do);
     return;
   }
-  if (min_bytes_ >= 0) force_incoming_order(ctx);
-  if (cc_mode_ > 0) align_collectives(ctx);
-  if (after_ && distance_ > 0) {
-    std::vector<bool> chosen(k.loops.size(), loops_.empty());
-    for (const std::string& iv : loops_) {
+  if (o_.force_incoming_order >= 0) force_incoming_order(ctx);
+  if (o_.cc_dma_alignment > 0) align_collectives(ctx);
+  if (o_.after && o_.prefetch_distance > 0) {
+    std::vector<bool> chosen(k.loops.size(), o_.loops.empty());
+    for (const std::string& iv : o_.loops) {
       bool found = false;
       for (size_t l = 0; l < k.loops.size(); ++l)
         if (k.loops[l].iv == iv) chosen[l] = found = true;
@@ -102,7 +87,7 @@ void PrefetchSchedulePass::run(PassContext& ctx) {
     for (const std::string& e : engines) fence += (fence.empty() ? "" : ",") + e;
     std::optional<DepGraph> derived;
     for (LoopId l = 0; l < static_cast<LoopId>(k.loops.size()); ++l)
-      if (chosen[static_cast<size_t>(l)]) set_distance(ctx, l, distance_, fence, derived);
+      if (chosen[static_cast<size_t>(l)]) set_distance(ctx, l, o_.prefetch_distance, fence, derived);
   }
   if (ctx.stats.counters.empty()) ctx.skip(nothing_to_do);
 }
@@ -132,9 +117,9 @@ void PrefetchSchedulePass::force_incoming_order(PassContext& ctx) {
     if (!is_load(k, id) || k.insts[id].writes.empty()) return false;
     const Tensor& t = k.tensors[k.insts[id].writes[0].tensor_id];
     return k.target->role_of(t.space) == SpaceRole::OnChip &&
-           partitions_of(k, t) * bytes_per_partition(k, t) >= min_bytes_;
+           partitions_of(k, t) * bytes_per_partition(k, t) >= o_.force_incoming_order;
   };
-  if (!after_) {
+  if (!o_.after) {
     int64_t n = 0;
     for (InstId id : order)
       if (qualifies(id)) {
@@ -188,7 +173,7 @@ void PrefetchSchedulePass::align_collectives(PassContext& ctx) {
     std::set<InstId> feeding;
     for (const DepEdgeRef& e : g.in_edges(c))
       if (e.props.kind == DepKind::Flow && e.props.distance == 0 && is_load(k, e.src)) feeding.insert(e.src);
-    if (cc_mode_ == 1) {
+    if (o_.cc_dma_alignment == 1) {
       // The store the collective feeds is its anchor: the next iteration's feeding loads wait for it.
       InstId store = kNoId;
       for (const DepEdgeRef& e : g.out_edges(c))
@@ -277,7 +262,7 @@ void PrefetchSchedulePass::set_distance(PassContext& ctx, LoopId loop, int64_t d
       }
   }
   k.loops[loop].attrs.set(attr::kPrefetchDistance, distance);
-  ctx.stats.add("loops_with_prefetch_distance");
+  ctx.stats.add("o_.loopswith_prefetch_distance");
   ctx.log->debug("{}: loads run up to {} iteration(s) ahead", where, distance);
   ctx.mark_deps_listed();
 }

@@ -27,9 +27,16 @@ class PrefetchSchedulePass : public Pass {
   static constexpr const char* kHelp =
       "prefetch scheduling (seed 000): incoming-order pinning of large loads, collective/DMA alignment, prefetch "
       "distance";
-  static std::vector<PassOptionSpec> options();
-
-  explicit PrefetchSchedulePass(const PassOptions& o);
+  struct Options {
+    bool after;
+    int64_t cc_dma_alignment;
+    int64_t force_incoming_order;    // bytes; -1: off
+    int64_t prefetch_distance;       // 0: leave the split's one-iteration prefetch as it is
+    std::vector<std::string> loops;  // the loops prefetch-distance applies to (empty: all)
+    void check() const;
+  };
+  static const std::vector<OptionRow<Options>>& option_rows();
+  explicit PrefetchSchedulePass(const Options& o) : o_(o) {}
   void run(PassContext& ctx) override;
 
  private:
@@ -42,11 +49,7 @@ class PrefetchSchedulePass : public Pass {
   void set_distance(PassContext& ctx, LoopId loop, int64_t distance, const std::string& fence,
                     std::optional<DepGraph>& derived);
 
-  bool after_;
-  int64_t cc_mode_;
-  int64_t min_bytes_;
-  std::vector<std::string> loops_;  // the loops prefetch-distance applies to (empty: all)
-  int64_t distance_;                // 0: leave the split's one-iteration prefetch as it is
+  const Options o_;
 };
 
 }  // namespace tandem

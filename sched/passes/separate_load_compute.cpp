@@ -21,24 +21,21 @@
 
 namespace tandem {
 
-std::vector<PassOptionSpec> SeparateLoadComputePass::options() {
-  return {
-      {"memset",
-       PassOptionSpec::Flag,
-       "",
-       "indirect loads (gathers) join the load class; a gather whose index tile is in SBUF gets a zero-init "
-       "memset_<tensor> Flow-wired before it",
-       {}},
-      {"post-ada",
-       PassOptionSpec::Flag,
-       "",
-       "also move the qualified loads physically before the first non-load instruction",
-       {}},
+const std::vector<OptionRow<SeparateLoadComputePass::Options>>& SeparateLoadComputePass::option_rows() {
+  static const std::vector<OptionRow<Options>> rows = {
+      flag_option("memset", &Options::memset,
+                  "indirect loads (gathers) join the load class; a gather whose index tile is in SBUF gets a "
+                  "zero-init memset_<tensor> Flow-wired before it"),
+      flag_option("post-ada", &Options::post_ada,
+                  "also move the qualified loads physically before the first non-load instruction"),
   };
+  return rows;
 }
 
-SeparateLoadComputePass::SeparateLoadComputePass(const PassOptions& o)
-    : memset_(o.get_flag("memset")), post_ada_(o.get_flag("post-ada")) {}
+void SeparateLoadComputePass::Options::check() const {
+  if (memset && post_ada)
+    throw Error("separate-load-compute: {memset} and {post-ada} are separate variants of the pass; run one at a time");
+}
 
 // What the split of every loop asks of the whole kernel, kept from one loop to the next: built
 // again per loop, it made the pass quadratic in the number of loops (3,200 sibling loops of
@@ -57,8 +54,6 @@ struct SeparateLoadComputePass::Shared {
 };
 
 void SeparateLoadComputePass::run(PassContext& ctx) {
-  if (memset_ && post_ada_)
-    throw Error("separate-load-compute: {memset} and {post-ada} are separate variants of the pass; run one at a time");
   Shared shared(ctx.kernel);
   for (LoopId l = 0; l < static_cast<LoopId>(ctx.kernel.loops.size()); ++l) split(ctx, l, shared);
 }
@@ -184,7 +179,7 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop, Shared& share
   OpClassOf& op_class = shared.op_class;
   auto load_class = [&](InstId id) {
     const std::optional<OpClass> c = op_class(id);
-    return c == OpClass::Load || (memset_ && c == OpClass::IndirectLoad);
+    return c == OpClass::Load || (o_.memset && c == OpClass::IndirectLoad);
   };
   // It may not either when the compute stage still uses its destination earlier in this
   // iteration (a distance-0 Anti or Output edge): such a load already prefetches for the
@@ -223,8 +218,7 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop, Shared& share
     const std::string why = rotation_candidate(k, loop, tensor, (*users)[static_cast<size_t>(tensor)]).blocker;
     if (!why.empty()) return "address-rotation cannot ring the tile, as " + why;
     const std::string& space = k.tensors[static_cast<size_t>(tensor)].space;
-    for (const auto& [pass, options] : ctx.later)
-      if (pass == "address-rotation" && options.get_string("space") == space) return "";
+    if (ctx.rotates_later(space)) return "";
     return "no address-rotation{space=" + space + "} runs after this pass to ring %" +
            k.tensors[static_cast<size_t>(tensor)].name;
   };
@@ -275,11 +269,7 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop, Shared& share
 
   // {post-ada} moves the loads, in this run or a later one; list-schedule orders each straight
   // run by the graph.
-  bool moved_later = post_ada_, scheduled_later = false;
-  for (const auto& [pass, options] : ctx.later) {
-    moved_later |= pass == "separate-load-compute" && options.get_flag("post-ada");
-    scheduled_later |= pass == "list-schedule";
-  }
+  const bool moved_later = o_.post_ada || ctx.moves_loads_later(), scheduled_later = ctx.schedules_later();
 
   std::vector<InstId> loads;
   InstId anchor = kNoId;
@@ -438,7 +428,7 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop, Shared& share
   // {memset}: a qualified gather reading an SBUF index tile gets a zero-init of that tile,
   // placed first in the loop (it belongs to the load stage) and wired after the cut: its own
   // edges from the accesses, and Flow into the gather.
-  if (memset_) {
+  if (o_.memset) {
     for (InstId id : loads) {
       const Instruction& gather = k.insts[id];
       if (t.opcode(gather.opcode)->op_class != OpClass::IndirectLoad || gather.reads.size() < 2) continue;
@@ -509,7 +499,7 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop, Shared& share
 
   // {post-ada}: the physical hoist, keeping the loads' relative order. A load never passes
   // an instruction that touches what it writes: that would change what the program means.
-  if (post_ada_) {
+  if (o_.post_ada) {
     // Decided on the order as it is, then moved at once: a load moved before the barrier is no
     // longer between it and the next one.
     const MoveBlocker move_blocker(k, loop, shared.order_pos);

@@ -15,17 +15,20 @@ class SeparateLoadComputePass : public Pass {
  public:
   static constexpr const char* kHelp =
       "split each loop body into a load stage and a compute stage fenced by a CoreBarrier (seed 000)";
-  static std::vector<PassOptionSpec> options();
-
-  explicit SeparateLoadComputePass(const PassOptions& o);
+  struct Options {
+    bool memset;    // gathers join the load class
+    bool post_ada;  // move the qualified loads before the barrier
+    void check() const;
+  };
+  static const std::vector<OptionRow<Options>>& option_rows();
+  explicit SeparateLoadComputePass(const Options& o) : o_(o) {}
   void run(PassContext& ctx) override;
 
  private:
   struct Shared;
   void split(PassContext& ctx, LoopId loop, Shared& shared);
 
-  bool memset_;
-  bool post_ada_;
+  const Options o_;
 };
 
 }  // namespace tandem

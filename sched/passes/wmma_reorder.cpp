@@ -11,28 +11,26 @@
 
 namespace tandem {
 
-std::vector<PassOptionSpec> WmmaReorderPass::options() {
-  return {
-      {"mode",
-       PassOptionSpec::Choice,
-       "vgpr",
-       "where the order comes from: vgpr (least A/B operand register pressure, from a_tile/b_tile attributes), "
-       "explicit (order=), reverse",
-       {"vgpr", "explicit", "reverse"}},
-      {"order", PassOptionSpec::String, "", "mode=explicit: new position -> old WMMA position, e.g. 3:2:1:0", {}},
-      {"distance",
-       PassOptionSpec::Int,
-       "-1",
-       "WMMA slots between a ds_load and its first consumer; -1 derives it from ds_load latency over WMMA issue cycles",
-       {}},
+const std::vector<OptionRow<WmmaReorderPass::Options>>& WmmaReorderPass::option_rows() {
+  static const std::vector<OptionRow<Options>> rows = {
+      text_choice_option(
+          "mode", &Options::mode, {"vgpr", "explicit", "reverse"}, "vgpr",
+          "where the order comes from: vgpr (least A/B operand register pressure, from a_tile/b_tile attributes), "
+          "explicit (order=), reverse"),
+      text_option("order", &Options::order, "", "mode=explicit: new position -> old WMMA position, e.g. 3:2:1:0"),
+      int_option("distance", &Options::distance, -1,
+                 "WMMA slots between a ds_load and its first consumer; -1 derives it from ds_load latency over WMMA "
+                 "issue cycles"),
   };
+  return rows;
 }
 
-WmmaReorderPass::WmmaReorderPass(const PassOptions& o)
-    : order_(make_wmma_order(o.get_string("mode"), o.get_string("order"))),
-      distance_(static_cast<int>(o.get_int("distance"))) {
-  if (distance_ < -1) throw Error("wmma-reorder: distance must be -1 (derived) or at least 0");
+void WmmaReorderPass::Options::check() const {
+  if (distance < -1) throw Error("wmma-reorder: distance must be -1 (derived) or at least 0");
 }
+
+WmmaReorderPass::WmmaReorderPass(const Options& o)
+    : order_(make_wmma_order(o.mode, o.order)), distance_(static_cast<int>(o.distance)) {}
 
 namespace {
 

@@ -15,9 +15,14 @@ class WmmaReorderPass : public Pass {
  public:
   static constexpr const char* kHelp =
       "reorder a loop's WMMAs (mode vgpr|explicit|reverse) and re-place the ds_loads feeding them across the back edge";
-  static std::vector<PassOptionSpec> options();
-
-  explicit WmmaReorderPass(const PassOptions& o);
+  struct Options {
+    std::string mode;   // vgpr, explicit, reverse
+    std::string order;  // mode=explicit: new position -> old WMMA position
+    int64_t distance;   // WMMA slots from a ds_load to its first consumer; -1: derived
+    void check() const;
+  };
+  static const std::vector<OptionRow<Options>>& option_rows();
+  explicit WmmaReorderPass(const Options& o);
   void run(PassContext& ctx) override;
 
  private:

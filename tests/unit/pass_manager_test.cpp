@@ -2,7 +2,11 @@
 
 #include <sstream>
 
+#include "sched/passes/address_rotation.h"
+#include "sched/passes/assign_engines.h"
 #include "sched/passes/pass_manager.h"
+#include "sched/passes/prefetch_schedule.h"
+#include "sched/passes/separate_load_compute.h"
 #include "test_util.h"
 
 using namespace tandem;
@@ -11,11 +15,44 @@ TEST_CASE("pipelines parse names, options, flags and defaults", "[passes]") {
   auto steps = parse_pipeline("assign-engines{queues=4, policy=balance},assign-engines");
   REQUIRE(steps.size() == 2);
   CHECK(steps[0].pass->name == "assign-engines");
-  CHECK(steps[0].options.get_int("queues") == 4);
-  CHECK(steps[0].options.get_string("policy") == "balance");
+  CHECK(steps[0].options.values().at("queues") == "4");
+  CHECK(steps[0].options.values().at("policy") == "balance");
   CHECK(steps[0].text == "assign-engines{queues=4, policy=balance}");
-  CHECK(steps[1].options.get_int("queues") == 0);  // the default
-  CHECK(steps[1].options.get_string("policy") == "first");
+  CHECK(steps[1].options.values().at("queues") == "0");  // the default
+  CHECK(steps[1].options.values().at("policy") == "first");
+  // Typed, through the pass's option rows.
+  const AssignEnginesPass::Options first = typed_options(AssignEnginesPass::option_rows(), steps[0].options);
+  CHECK(first.queues == 4);
+  CHECK(first.balance);
+  const AssignEnginesPass::Options second = typed_options(AssignEnginesPass::option_rows(), steps[1].options);
+  CHECK(second.queues == 0);
+  CHECK(!second.balance);
+}
+
+TEST_CASE("typed options: defaults from the rows, values parsed once, checks in one place", "[passes]") {
+  auto text = [](std::map<std::string, std::string> values) { return PassOptions(std::move(values)); };
+  const auto rotation = typed_options(AddressRotationPass::option_rows(), PassOptions());
+  CHECK(rotation.space == "sbuf");
+  CHECK(rotation.buffers.count == 0);
+  CHECK(!rotation.buffers.from_model);
+  CHECK(rotation.tiles.empty());
+  const auto model = typed_options(AddressRotationPass::option_rows(),
+                                   text({{"buffers", "model"}, {"tiles", "%a|%b"}, {"nested", "1"}}));
+  CHECK(model.buffers.from_model);
+  CHECK(model.tiles == std::vector<std::string>{"%a", "%b"});
+  CHECK(model.nested);
+  CHECK(typed_options(AddressRotationPass::option_rows(), text({{"buffers", "3"}})).buffers.count == 3);
+  CHECK_THROWS_WITH(typed_options(AddressRotationPass::option_rows(), text({{"buffers", "1"}})),
+                    "error: address-rotation: buffers must be auto or a number from 2 to 16, not '1'");
+  const auto prefetch = typed_options(PrefetchSchedulePass::option_rows(), PassOptions());
+  CHECK(prefetch.force_incoming_order == -1);
+  CHECK(prefetch.prefetch_distance == 0);
+  CHECK_THROWS_WITH(
+      typed_options(PrefetchSchedulePass::option_rows(), text({{"prefetch-distance", "2"}})),
+      "error: prefetch-schedule: prefetch-distance applies after the scheduler (prefetch-schedule{after,...})");
+  CHECK_THROWS_WITH(
+      typed_options(SeparateLoadComputePass::option_rows(), text({{"memset", "1"}, {"post-ada", "1"}})),
+      "error: separate-load-compute: {memset} and {post-ada} are separate variants of the pass; run one at a time");
 }
 
 TEST_CASE("the none pipeline runs no pass", "[passes]") {
