@@ -27,10 +27,11 @@ import ast
 import os
 import sys
 
+from .errors import TraceError
 from .kernel_file import load_kernel
 from .launch import KernelFunction
 from .runner import TandemError, _error, _hw_args, find_binary
-from .tracer import TensorSpec, TraceError, parse_shape, trace
+from .tracer import TensorSpec, parse_shape, trace
 
 
 def parse_arguments(text: str):

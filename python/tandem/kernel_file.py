@@ -9,7 +9,7 @@ import sys
 from .ir import Location
 from . import launch
 from .launch import KernelFunction
-from .tracer import TraceError, _in_package
+from .errors import TraceError, in_package
 
 
 def load_kernel(spec: str):
@@ -64,7 +64,7 @@ def _located(e: Exception, path: str) -> Location:
     """The innermost line of the kernel file (or another user file) the exception passed through."""
     tb, found = e.__traceback__, None
     while tb is not None:
-        if not _in_package(tb.tb_frame.f_code.co_filename) and not tb.tb_frame.f_code.co_filename.startswith("<"):
+        if not in_package(tb.tb_frame.f_code.co_filename) and not tb.tb_frame.f_code.co_filename.startswith("<"):
             found = tb
         tb = tb.tb_next
     if found is None:

@@ -16,158 +16,20 @@ Anything the tracer cannot express exactly raises `TraceError` naming the call a
 file:line:col of the user's code; it never emits a kernel that means something else.
 """
 
-import ast
 import inspect
 import linecache
 import os
 import re
-import sys
-import threading
 from typing import List, Optional, Sequence, Tuple
 
 from . import ir
+from .active import activate, active, current, fail
+from .errors import (TraceError, UnsupportedError, in_package, loop_name, user_frame, user_location,
+                     value_name)
 from .ir import Access, Affine, Expr, Index, Instruction, Kernel, Location, Loop, Tensor
+from .launch import KernelFunction, launch
 from .psum_start import fold_psum_zeros
 from .reroll import Iterations, NeedsConcrete, loop_key, promote
-
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
-
-
-# --------------------------------------------------------------------------------------
-# Errors and source locations
-
-
-class TraceError(Exception):
-    """A kernel the tracer refuses, located in the user's source.
-
-    `str(e)` is `FILE:LINE:COL: error: CALL: MESSAGE`; the parts are `e.location`
-    (a `tandem.ir.Location`), `e.call` and `e.message`.
-    """
-
-    def __init__(self, message: str, location: Optional[Location] = None, call: str = ""):
-        self.message = message
-        self.location = location
-        self.call = call
-        text = f"{call}: {message}" if call else message
-        if location is not None:
-            text = f"{location}: error: {text}"
-        super().__init__(text)
-
-
-class UnsupportedError(TraceError, AttributeError):
-    """An NKI name or tile attribute the tracer does not provide (also an AttributeError, so
-    hasattr() answers False)."""
-
-
-def _in_package(filename: str) -> bool:
-    # The import system between the user and the hook, and the tandem-nki launcher.
-    if filename.startswith("<frozen importlib") or os.path.basename(filename) == "tandem-nki":
-        return True
-    try:
-        return os.path.abspath(filename).startswith(_PACKAGE_DIR + os.sep)
-    except (TypeError, ValueError):
-        return False
-
-
-def user_frame():
-    """The innermost frame outside this package: the user's kernel (or a helper it calls)."""
-    frame = sys._getframe(1)
-    while frame is not None and _in_package(frame.f_code.co_filename):
-        frame = frame.f_back
-    return frame
-
-
-def _position(frame):
-    """(line, col, end_line, end_col) of the bytecode the frame is executing (cols 0-based),
-    or None (Python < 3.11 has no columns)."""
-    try:
-        positions = list(frame.f_code.co_positions())
-        pos = positions[frame.f_lasti // 2] if frame.f_lasti >= 0 else None
-    except (AttributeError, IndexError):
-        return None
-    if not pos or pos[0] is None or pos[2] is None:
-        return None
-    return pos
-
-
-def frame_location(frame) -> Optional[Location]:
-    if frame is None:
-        return None
-    pos = _position(frame)
-    if pos is None:
-        return Location(frame.f_code.co_filename, frame.f_lineno, 0)
-    return Location(frame.f_code.co_filename, pos[0], pos[2] + 1)
-
-
-def user_location() -> Optional[Location]:
-    return frame_location(user_frame())
-
-
-_ASSIGNMENTS = {}
-
-
-def _assignments(filename: str):
-    """(value span, target name) of every `name = value` in a source file."""
-    if filename not in _ASSIGNMENTS:
-        found = []
-        try:
-            tree = ast.parse("".join(linecache.getlines(filename)))
-            for node in ast.walk(tree):
-                if isinstance(node, ast.Assign) and len(node.targets) == 1:
-                    target = node.targets[0]
-                elif isinstance(node, ast.AnnAssign) and node.value is not None:
-                    target = node.target
-                else:
-                    continue
-                pairs = [(target, node.value)]
-                if isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple) and len(
-                        target.elts) == len(node.value.elts):  # x, y = f(), g()
-                    pairs = list(zip(target.elts, node.value.elts))
-                for t, v in pairs:
-                    if isinstance(t, ast.Name):
-                        found.append(((v.lineno, v.col_offset), (v.end_lineno, v.end_col_offset), t.id))
-        except (SyntaxError, ValueError):
-            pass
-        _ASSIGNMENTS[filename] = found
-    return _ASSIGNMENTS[filename]
-
-
-def value_name(hint: str) -> str:
-    """A name for the value the user's current expression makes: `x` for the whole of
-    `x = ...`, `x.hint` for a part of it, else `hint`."""
-    frame = user_frame()
-    pos = _position(frame) if frame is not None else None
-    if pos is None:
-        return hint
-    start, end = (pos[0], pos[2]), (pos[1], pos[3])
-    best = None
-    for vstart, vend, name in _assignments(frame.f_code.co_filename):
-        if (vstart, vend) == (start, end):
-            return name
-        if vstart <= start and end <= vend and (best is None or vstart >= best[0]):
-            best = (vstart, name)
-    return f"{best[1]}.{hint}" if best else hint
-
-
-def fail(message: str, call: Optional[str] = None):
-    ctx = _active()
-    if call is None:
-        call = ctx.call if ctx is not None else ""
-    raise TraceError(message, user_location(), call)
-
-
-_FOR = re.compile(r"^\s*(?:async\s+)?for\s+([A-Za-z_]\w*)\s+in\b")
-
-
-def _source_line(loc: Optional[Location]) -> str:
-    if loc is None:
-        return ""
-    return linecache.getline(loc.filename, loc.line)
-
-
-def loop_name(loc: Optional[Location]) -> Optional[str]:
-    m = _FOR.match(_source_line(loc))
-    return m.group(1) if m else None
 
 
 # --------------------------------------------------------------------------------------
@@ -908,20 +770,6 @@ def _check_range(start, stop, size, t, d):
 # The tracing context
 
 
-_STATE = threading.local()  # the kernel being traced, per thread
-
-
-def _active() -> Optional["Context"]:
-    return getattr(_STATE, "ctx", None)
-
-
-def current(call: str = "") -> "Context":
-    ctx = _active()
-    if ctx is None:
-        raise TraceError(f"{call or 'this call'} was made outside tandem.trace(): NKI-style calls only record "
-                         "while a kernel is traced", user_location(), call)
-    ctx.check_pending()
-    return ctx
 
 
 class _Calling:
@@ -1357,8 +1205,6 @@ def trace(kernel, *args, dtype="bf16", target="trn2", name=None, source_attrs=Tr
     `target` the model the `.kir` names. With `source_attrs`, every instruction carries
     `{src = "file.py:LINE"}`.
     """
-    from .launch import KernelFunction
-
     # A kernel (nki.jit) runs as the program instances of its grid; a plain function (a caller
     # that launches kernels, or a kernel written without the decorator) runs as it is.
     grid = kernel.grid if isinstance(kernel, KernelFunction) else None
@@ -1369,7 +1215,7 @@ def trace(kernel, *args, dtype="bf16", target="trn2", name=None, source_attrs=Tr
         grid = (1,)
     if not callable(fn):
         raise TypeError(f"trace() needs a kernel function, got {kernel!r}")
-    if _active() is not None:
+    if active() is not None:
         raise TraceError("trace() called while another kernel is being traced", user_location(), "tandem.trace")
     kname = re.sub(r"[^A-Za-z0-9_.]", "_", name or getattr(fn, "__name__", "kernel"))
     default = to_dtype_outside(dtype)
@@ -1396,7 +1242,7 @@ def _trace_once(fn, grid, args, kwargs, kname, target, source_attrs, default, co
     except (TypeError, ValueError):
         params = []
     values = []
-    _STATE.ctx = ctx
+    activate(ctx)
     try:
         for i, a in enumerate(args):
             pname = params[i].name if i < len(params) and params[i].kind in (
@@ -1418,7 +1264,7 @@ def _trace_once(fn, grid, args, kwargs, kname, target, source_attrs, default, co
         if ctx.loops:
             raise TraceError(f"loop %{ctx.loops[-1].name} was never closed", ctx.loops[-1].loc, "trace")
     finally:
-        _STATE.ctx = None
+        activate(None)
     return ctx
 
 
@@ -1443,8 +1289,6 @@ def _def_location(fn) -> Optional[Location]:
 def _run_kernel(ctx: Context, fn, grid, values, kwargs):
     """Call the kernel with its arguments; what it raises becomes a TraceError at the line that
     raised it."""
-    from .launch import launch
-
     try:
         inspect.signature(fn).bind(*values, **kwargs)
     except TypeError as e:
@@ -1477,7 +1321,7 @@ def _raised_in_kernel(e: Exception, fn) -> TraceError:
     user's code it passed through; one raised inside the tracer says so."""
     tb, user, inside = e.__traceback__, None, False
     while tb is not None:
-        if _in_package(tb.tb_frame.f_code.co_filename):
+        if in_package(tb.tb_frame.f_code.co_filename):
             inside = True
         else:
             user, inside = tb, False

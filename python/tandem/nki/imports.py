@@ -24,7 +24,7 @@ import os
 import sys
 import types
 
-from ..tracer import UnsupportedError, user_location
+from ..errors import UnsupportedError, user_location
 
 _PROVIDED = {
     "nki": "tandem.nki",
