@@ -30,6 +30,7 @@ import sys
 from .errors import TraceError
 from .kernel_file import load_kernel
 from .launch import KernelFunction
+from .nki import language
 from .runner import TandemError, _error, _hw_args, find_binary
 from .tracer import TensorSpec, parse_shape, trace
 
@@ -68,8 +69,6 @@ def parse_param(text: str):
     if not eq or not key.isidentifier():
         raise ValueError(f"--param '{text}' is not NAME=VALUE")
     if value.startswith("nl."):
-        from .nki import language
-
         return key, getattr(language, value[3:])
     try:
         return key, ast.literal_eval(value)

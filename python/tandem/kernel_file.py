@@ -6,17 +6,16 @@ import importlib.util
 import os
 import sys
 
-from .ir import Location
 from . import launch
-from .launch import KernelFunction
 from .errors import TraceError, in_package
+from .ir import Location
+from .launch import KernelFunction
+from .nki import imports
 
 
 def load_kernel(spec: str):
     """`FILE.py:function`, or `FILE.py` when the file defines exactly one NKI kernel: the
     function. ValueError for a spec that names no file; TraceError when the file fails."""
-    from .nki import imports
-
     path, sep, func = spec.rpartition(":")
     if not sep or not path.endswith(".py"):
         path, func = spec, ""

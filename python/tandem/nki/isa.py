@@ -8,7 +8,9 @@ located `TraceError`.
 
 from .. import ops
 from ..active import current, fail
-from ..indices import IndexRange, describe
+from ..indices import IndexRange
+# Private, so that nisa.describe, which NKI lacks, stays refused (__getattr__ below).
+from ..indices import describe as _describe
 from ..tiles import Tile
 from ._api import api, bind, is_tile, refuse_set, unsupported
 
@@ -50,7 +52,7 @@ def _engine(value):
         return None
     if isinstance(value, _Engine):
         return value.kir
-    fail(f"engine must be one of nisa.engine.*, found {describe(value)}")
+    fail(f"engine must be one of nisa.engine.*, found {_describe(value)}")
 
 
 def _dst_form(args, kwargs, tiles_before_ops):
@@ -181,7 +183,7 @@ def iota(*args, **kwargs):
     if dst is None:
         expr = a["expr"]
         if not isinstance(expr, IndexRange):
-            fail(f"nisa.iota's expr must be an index range (nl.arange(n)[None, :]), found {describe(expr)}")
+            fail(f"nisa.iota's expr must be an index range (nl.arange(n)[None, :]), found {_describe(expr)}")
         shape = (1, expr.extent) if expr.axis == 1 else (expr.extent, 1)
         dst = current().temp(shape, ops.to_dtype(a["dtype"]), "sbuf", "iota")
     return ops.iota(dst)

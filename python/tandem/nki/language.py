@@ -8,11 +8,15 @@ a located `TraceError`.
 from .. import ops
 from ..active import current, fail
 from ..dtypes import DTYPES, HBM, PRIVATE_HBM, PSUM, SBUF, SHARED_HBM, ParDim, to_dtype
-from ..indices import IndexRange, Sym, describe, is_int, unwrap
+from ..indices import IndexRange, Sym, unwrap
+# Private, so that nl.describe and nl.is_int, which NKI lacks, stay refused (__getattr__ below).
+from ..indices import describe as _describe
+from ..indices import is_int as _is_int
 from ..loops import LoopRange
 from ..tiles import Tile
 from ..launch import NeuronCores
 from ..launch import spmd_dim as launch_spmd_dim
+from . import compiler as _compiler
 from ._api import api, bind, unsupported
 
 # -- element types and memories -----------------------------------------------------------
@@ -77,9 +81,7 @@ def dynamic_range(start, stop=None, step=1):
 
 def no_reorder():
     """`with nl.no_reorder():` keeps the block in program order, as the trace emits it anyway."""
-    from . import compiler
-
-    return compiler.no_reorder()
+    return _compiler.no_reorder()
 
 
 def device_print(*args, **kwargs):
@@ -198,7 +200,7 @@ def load_transpose2d(src, dtype=None, mask=None):
 def broadcast_to(src, shape):
     """A read-only view of src repeated along its size-1 dimensions."""
     if not isinstance(src, Tile):
-        fail(f"nl.broadcast_to of {describe(src)}: the tracer broadcasts tiles only")
+        fail(f"nl.broadcast_to of {_describe(src)}: the tracer broadcasts tiles only")
     return src.broadcast_to(shape)
 
 
@@ -207,7 +209,7 @@ def shared_constant(constant, dtype=None):
     """A constant the kernel reads from HBM (a numpy array): an HBM tensor of its shape."""
     shape = getattr(constant, "shape", None)
     if not shape:
-        fail(f"nl.shared_constant takes an array, found {describe(constant)}")
+        fail(f"nl.shared_constant takes an array, found {_describe(constant)}")
     dt = dtype if dtype is not None else getattr(getattr(constant, "dtype", None), "name", "float32")
     return ops.allocate(tuple(int(n) for n in shape), dt, SHARED_HBM, "")
 
@@ -233,7 +235,7 @@ def _activation(func):
     def fn(x, dtype=None, mask=None):
         bind(("x", "dtype", "mask"), (x,), {"mask": mask})
         if not isinstance(x, Tile):
-            fail(f"nl.{func} of {describe(x)}: the tracer computes on tiles only")
+            fail(f"nl.{func} of {_describe(x)}: the tracer computes on tiles only")
         return ops.activation(func, x, dtype=dtype)
 
     fn.__name__ = func
@@ -334,7 +336,7 @@ def arange(start, stop=None):
     if stop is None:
         start, stop = 0, start
     s, e = unwrap(start, "nl.arange start"), unwrap(stop, "nl.arange stop")
-    if not is_int(s) or not is_int(e) or e <= s:
+    if not _is_int(s) or not _is_int(e) or e <= s:
         fail(f"nl.arange({start!r}, {stop!r}) must be a non-empty constant range", call="nl.arange")
     return IndexRange(s, e - s)
 
@@ -350,7 +352,7 @@ class _MGrid:
             if not isinstance(k, slice) or k.step not in (None, 1):
                 fail(f"nl.mgrid takes contiguous slices, found {k!r}", call="nl.mgrid")
             lo = 0 if k.start is None else k.start
-            if not is_int(lo) or not is_int(k.stop) or k.stop <= lo:
+            if not _is_int(lo) or not _is_int(k.stop) or k.stop <= lo:
                 fail(f"nl.mgrid slice {k!r} must be a non-empty constant range", call="nl.mgrid")
             out.append(IndexRange(lo, k.stop - lo, axis))
         return out[0] if single else _Grid(out)
