@@ -8,7 +8,8 @@
 
 from .results import ABResult, Hazard, Iteration, Loop, SimResult, SweepResult, Unit  # noqa: F401
 from .runner import RaceError, TandemError, ab, find_binary, opt, simulate, sweep  # noqa: F401
-from .tracer import TracedKernel, TraceError, parse_shape, tensor, trace  # noqa: F401
+from .errors import TraceError  # noqa: F401
+from .tracer import TracedKernel, parse_shape, tensor, trace  # noqa: F401
 from .nki import imports as _nki_imports
 
 # A published kernel imported after `import tandem` finds NKI's module names (behind a real

@@ -27,10 +27,12 @@ import ast
 import os
 import sys
 
+from .errors import TraceError
 from .kernel_file import load_kernel
 from .launch import KernelFunction
+from .nki import language
 from .runner import TandemError, _error, _hw_args, find_binary
-from .tracer import TensorSpec, TraceError, parse_shape, trace
+from .tracer import TensorSpec, parse_shape, trace
 
 
 def parse_arguments(text: str):
@@ -67,8 +69,6 @@ def parse_param(text: str):
     if not eq or not key.isidentifier():
         raise ValueError(f"--param '{text}' is not NAME=VALUE")
     if value.startswith("nl."):
-        from .nki import language
-
         return key, getattr(language, value[3:])
     try:
         return key, ast.literal_eval(value)

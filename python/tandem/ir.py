@@ -41,7 +41,7 @@ class Affine:
     """sum(coef * loop variable) + const, over the enclosing loops' induction variables.
 
     Terms keep first-appearance order (the order the canonical printer uses). Arithmetic
-    that would leave the affine form is refused by the tracer (tandem.tracer), which
+    that would leave the affine form is refused by the tracer (tandem.indices), which
     wraps these objects for the user's kernel.
     """
 

@@ -6,17 +6,16 @@ import importlib.util
 import os
 import sys
 
-from .ir import Location
 from . import launch
+from .errors import TraceError, in_package
+from .ir import Location
 from .launch import KernelFunction
-from .tracer import TraceError, _in_package
+from .nki import imports
 
 
 def load_kernel(spec: str):
     """`FILE.py:function`, or `FILE.py` when the file defines exactly one NKI kernel: the
     function. ValueError for a spec that names no file; TraceError when the file fails."""
-    from .nki import imports
-
     path, sep, func = spec.rpartition(":")
     if not sep or not path.endswith(".py"):
         path, func = spec, ""
@@ -64,7 +63,7 @@ def _located(e: Exception, path: str) -> Location:
     """The innermost line of the kernel file (or another user file) the exception passed through."""
     tb, found = e.__traceback__, None
     while tb is not None:
-        if not _in_package(tb.tb_frame.f_code.co_filename) and not tb.tb_frame.f_code.co_filename.startswith("<"):
+        if not in_package(tb.tb_frame.f_code.co_filename) and not tb.tb_frame.f_code.co_filename.startswith("<"):
             found = tb
         tb = tb.tb_next
     if found is None:

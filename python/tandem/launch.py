@@ -14,7 +14,8 @@ import functools
 import itertools
 from typing import Optional, Tuple
 
-from .tracer import TraceError, _active, fail, user_location
+from .active import active, fail
+from .errors import TraceError, user_location
 
 
 class KernelFunction:
@@ -32,7 +33,7 @@ class KernelFunction:
         return KernelFunction(self.fn, self.options, grid_of(grid))
 
     def __call__(self, *args, **kwargs):
-        ctx = _active()
+        ctx = active()
         if ctx is None and _skipping:
             return None  # a call at import time (the file's own test code): not run
         if ctx is None:

@@ -1,14 +1,16 @@
 """What each traced NKI operation records: the `.kir` opcode, the accesses it writes and
 reads, and its attributes. `tandem.nki.language` and `tandem.nki.isa` parse the NKI calling
-conventions and call these; the context (`tandem.tracer.Context`) emits the instructions.
+conventions and call these; the context (`tandem.context.Context`) emits the instructions.
 """
 
 from typing import Optional
 
+from .active import current, fail
+from .dtypes import DTYPES, PSUM, SBUF, SPACE_NAMES, Buffer, ParDim, to_dtype
+from .errors import user_location, value_name
+from .indices import describe
 from .ir import FLAG
-
-from .tracer import (DTYPES, PSUM, SBUF, SPACE_NAMES, Tile, _describe, check_same_size, current, fail,
-                     to_dtype)
+from .tiles import Tile, check_same_size
 
 F32 = DTYPES["float32"]
 
@@ -37,12 +39,12 @@ def op_name(op, table, what) -> str:
     if name in table:
         return table[name] if isinstance(table, dict) else name
     known = ", ".join(sorted(table))
-    fail(f"unsupported {what} {_describe(op) if not callable(op) else name!r} (supported: {known})")
+    fail(f"unsupported {what} {describe(op) if not callable(op) else name!r} (supported: {known})")
 
 
 def _tile(x, what) -> Tile:
     if not isinstance(x, Tile):
-        fail(f"{what} must be a tile, found {_describe(x)}")
+        fail(f"{what} must be a tile, found {describe(x)}")
     return x
 
 
@@ -113,7 +115,7 @@ def tensor_copy(src, dtype=None, dst=None, engine=None):
 def memset_into(dst: Tile, value, engine=None):
     _on_chip(dst, "memset's destination")
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        fail(f"memset value must be a number, found {_describe(value)}")
+        fail(f"memset value must be a number, found {describe(value)}")
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     current().emit("memset", [dst], [], [("value", value)], engine=engine)
@@ -206,7 +208,7 @@ def activation(op, data, bias=None, scale=1.0, dtype=None, dst=None, reduce_res=
             if v != neutral:
                 attrs.append((what, float(v)))
         else:
-            fail(f"{what} must be a number or a tile, found {_describe(v)}")
+            fail(f"{what} must be a number or a tile, found {describe(v)}")
     out = result(dst, x.tile_shape(), to_dtype(dtype) if dtype is not None else x.dtype, "sbuf", func)
     check_same_size(out, x, current().call)
     writes = [out]
@@ -234,7 +236,7 @@ def elementwise(op, x, y, dst=None, dtype=None):
     name = op_name(op, BINARY_OPS, "operator")
     xt, yt = isinstance(x, Tile), isinstance(y, Tile)
     if not xt and not yt:
-        fail(f"{name} of two numbers ({_describe(x)}, {_describe(y)}): there is no tile to compute on")
+        fail(f"{name} of two numbers ({describe(x)}, {describe(y)}): there is no tile to compute on")
     ctx = current()
     if xt and yt:
         _on_chip(x, "the first operand")
@@ -256,7 +258,7 @@ def elementwise(op, x, y, dst=None, dtype=None):
     tile, scalar, reverse = (x, y, False) if xt else (y, x, True)
     _on_chip(tile, "the operand")
     if isinstance(scalar, bool) or not isinstance(scalar, (int, float)):
-        fail(f"{name} of a tile and {_describe(scalar)}: the other operand must be a number or a tile")
+        fail(f"{name} of a tile and {describe(scalar)}: the other operand must be a number or a tile")
     out = result(dst, tile.tile_shape(), to_dtype(dtype) if dtype is not None else tile.dtype, "sbuf", name)
     check_same_size(out, tile, ctx.call)
     attrs = [("op", name), ("scalar", float(scalar))]
@@ -285,7 +287,7 @@ def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, 
         elif isinstance(operand, (int, float)) and not isinstance(operand, bool):
             attrs.append(("scalar" + suffix, float(operand)))
         else:
-            fail(f"operand{n} must be a number or a [P, 1] tile, found {_describe(operand)}")
+            fail(f"operand{n} must be a number or a [P, 1] tile, found {describe(operand)}")
         if reverse:
             attrs.append(("reverse" + suffix, FLAG))
     out = result(dst, x.tile_shape(), to_dtype(dtype) if dtype is not None else x.dtype, "sbuf", "ts")
@@ -325,7 +327,7 @@ def tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1
     elif isinstance(initial, (int, float)) and not isinstance(initial, bool):
         attrs.append(("initial", float(initial)))
     else:
-        fail(f"initial must be a number or a tile, found {_describe(initial)}")
+        fail(f"initial must be a number or a tile, found {describe(initial)}")
     attrs.append(("nki", "tensor_tensor_scan"))
     out = result(dst, a.tile_shape(), to_dtype(dtype) if dtype is not None else a.dtype, "sbuf", "scan")
     check_same_size(out, a, current().call)
@@ -340,7 +342,7 @@ def _axes(axis, ndim):
     out = []
     for a in axes:
         if not isinstance(a, int):
-            fail(f"axis must be an integer or a list of integers, found {_describe(a)}")
+            fail(f"axis must be an integer or a list of integers, found {describe(a)}")
         out.append(a + ndim if a < 0 else a)
     if 0 in out:
         fail("reduction over the partition axis (axis 0) is not traced: reduce the free axes, or transpose "
@@ -401,13 +403,11 @@ def iota(dst: Tile, engine=None):
 
 def allocate(shape, dtype, buffer, name, fill=None):
     """nl.ndarray / nl.zeros / nl.full: a tensor in SBUF, PSUM or HBM."""
-    from .tracer import Buffer, ParDim, user_location, value_name
-
     ctx = current()
     if buffer is None:
         buffer = SBUF
     if not isinstance(buffer, Buffer):
-        fail(f"buffer must be nl.sbuf, nl.psum or nl.shared_hbm, found {_describe(buffer)}")
+        fail(f"buffer must be nl.sbuf, nl.psum or nl.shared_hbm, found {describe(buffer)}")
     if isinstance(shape, int):
         shape = (shape,)
     shape = list(shape)
@@ -418,7 +418,7 @@ def allocate(shape, dtype, buffer, name, fill=None):
     for s in shape:
         v = s.size if isinstance(s, ParDim) else s
         if not isinstance(v, int) or isinstance(v, bool):
-            fail(f"shape {tuple(shape)}: dimensions must be integers (constants), found {_describe(v)}")
+            fail(f"shape {tuple(shape)}: dimensions must be integers (constants), found {describe(v)}")
         sizes.append(v)
     perm = None
     if buffer.space == "dram":

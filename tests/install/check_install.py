@@ -2,8 +2,8 @@
 """The installed tree, twice: `cmake --install` into a temporary prefix, and the Debian package
 `cpack -G DEB` builds, unpacked into a temporary root. From an unrelated directory, with
 nothing of the checkout on the paths, each must:
-- hold the binary, tandem-nki, the Python package, every model, every workload file of the
-  checkout, the docs and LICENSE, the bash completion and the man page;
+- hold the binary, tandem-nki, every module of the Python package, every model, every workload
+  file of the checkout, the docs and LICENSE, the bash completion and the man page;
 - run --version, `models show trn2` (naming the installed model file), `sim` of an installed
   workload (naming the model file and hash it read), and let TANDEM_MODELS_DIR take over;
 - run every `$ build/bin/tandem ...` example of the installed README, printing the lines the
@@ -52,7 +52,9 @@ def check_files(prefix, source):
               "share/doc/tandem/README.md", "share/doc/tandem/metrics.md", "share/man/man1/tandem.1",
               "share/bash-completion/completions/tandem"):
         expect(os.path.isfile(os.path.join(prefix, f)), f"{f} is not installed in {prefix}")
-    for folder, installed in (("models", os.path.join(share, "models")), ("workloads", os.path.join(share, "workloads"))):
+    package = os.path.join(prefix, "lib", "python3", "dist-packages", "tandem")
+    for folder, installed in (("models", os.path.join(share, "models")), ("workloads", os.path.join(share, "workloads")),
+                              (os.path.join("python", "tandem"), package)):
         top = os.path.join(source, folder)
         for root, dirs, files in os.walk(top):
             dirs[:] = [d for d in dirs if d != "__pycache__"]

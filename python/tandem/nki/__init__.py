@@ -16,7 +16,7 @@ change nothing in the trace.
 
 from . import compiler, isa, language, typing  # noqa: F401
 from ..launch import KernelFunction
-from ..tracer import TraceError, user_location
+from ..errors import TraceError, user_location
 from ._api import unsupported
 
 

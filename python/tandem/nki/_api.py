@@ -3,7 +3,10 @@ calling conventions, with every mistake reported at the user's line."""
 
 import functools
 
-from ..tracer import Tile, UnsupportedError, _describe, check_mask, current, fail, user_location
+from ..active import current, fail
+from ..errors import UnsupportedError, user_location
+from ..indices import check_mask, describe
+from ..tiles import Tile
 
 
 def unsupported(module: str, name: str):
@@ -70,7 +73,7 @@ def refuse_set(args, **neutral):
     """Arguments the tracer accepts only at their neutral value."""
     for key, value in neutral.items():
         if key in args and args[key] != value and args[key] is not None:
-            fail(f"{key}={_describe(args[key])} is not supported by the tandem tracer")
+            fail(f"{key}={describe(args[key])} is not supported by the tandem tracer")
 
 
 def is_tile(x) -> bool:

@@ -24,7 +24,8 @@ import os
 import sys
 import types
 
-from ..tracer import UnsupportedError, user_location
+from ..errors import UnsupportedError, user_location
+from . import jit
 
 _PROVIDED = {
     "nki": "tandem.nki",
@@ -126,8 +127,6 @@ class _AbsentModule(types.ModuleType):
 
 class _Placeholder(importlib.abc.Loader):
     def create_module(self, spec):
-        from . import jit
-
         module = _AbsentModule(spec.name)
         module.__path__ = []
         if spec.name in ("torch_neuronx", "torch_neuronx.xla_impl.ops"):

@@ -7,7 +7,11 @@ located `TraceError`.
 """
 
 from .. import ops
-from ..tracer import IndexRange, Tile, _describe, current, fail
+from ..active import current, fail
+from ..indices import IndexRange
+# Private, so that nisa.describe, which NKI lacks, stays refused (__getattr__ below).
+from ..indices import describe as _describe
+from ..tiles import Tile
 from ._api import api, bind, is_tile, refuse_set, unsupported
 
 

@@ -6,10 +6,17 @@ a located `TraceError`.
 """
 
 from .. import ops
-from ..tracer import (DTYPES, HBM, PRIVATE_HBM, PSUM, SBUF, SHARED_HBM, IndexRange, LoopRange, ParDim, Sym,
-                      Tile, _describe, _is_int, current, fail, to_dtype, unwrap)
+from ..active import current, fail
+from ..dtypes import DTYPES, HBM, PRIVATE_HBM, PSUM, SBUF, SHARED_HBM, ParDim, to_dtype
+from ..indices import IndexRange, Sym, unwrap
+# Private, so that nl.describe and nl.is_int, which NKI lacks, stay refused (__getattr__ below).
+from ..indices import describe as _describe
+from ..indices import is_int as _is_int
+from ..loops import LoopRange
+from ..tiles import Tile
 from ..launch import NeuronCores
 from ..launch import spmd_dim as launch_spmd_dim
+from . import compiler as _compiler
 from ._api import api, bind, unsupported
 
 # -- element types and memories -----------------------------------------------------------
@@ -74,9 +81,7 @@ def dynamic_range(start, stop=None, step=1):
 
 def no_reorder():
     """`with nl.no_reorder():` keeps the block in program order, as the trace emits it anyway."""
-    from . import compiler
-
-    return compiler.no_reorder()
+    return _compiler.no_reorder()
 
 
 def device_print(*args, **kwargs):

@@ -1,6 +1,6 @@
 """The allocation directives of nki.compiler.sbuf and .psum as tandem buffers."""
 
-from ...tracer import PSUM, SBUF
+from ...dtypes import PSUM, SBUF
 
 
 def allocation(space: str):

@@ -1,0 +1,330 @@
+"""Tiles: the values NKI calls take and return, as views of the tensors a kernel declares.
+
+A `Buf` is a declared tensor and what the tracer knows about it (which instruction made it,
+whether it was read, the loops around its allocation); a `Tile` is a view of one (a range or
+a single index per dimension, affine in the loop indices), with NKI's `shape`, `dtype` and
+`buffer`. Indexing a tile gives a sub-view; its operators (`+`, `t[...] = x`, `acc += x`) are
+recorded by the kernel being traced (`tandem.context.Context`).
+"""
+
+from typing import List, Optional, Tuple
+
+from . import ir
+from .active import current, fail
+from .dtypes import DTYPES_BY_KIR, PSUM, SBUF, SHARED_HBM, Buffer, DType, to_dtype
+from .errors import UnsupportedError, user_location
+from .indices import IndexRange, TileValue, is_int, unwrap, wrap
+from .ir import Access, Index, Instruction, Loop, Tensor
+from .printer import access as print_access
+from .printer import expr as print_expr
+
+
+class Buf:
+    """A declared tensor and what the tracer knows about it."""
+
+    def __init__(self, tensor: Tensor, perm: List[int], loops: Tuple[Loop, ...], temp: bool, loc, call=""):
+        self.tensor = tensor
+        self.perm = perm  # logical dimension -> .kir dimension
+        self.loops = loops  # loops enclosing the allocation
+        self.temp = temp  # the value of an NKI call, declared by the tracer
+        self.producer: Optional[Instruction] = None
+        self.read = False
+        self.forwarded = None  # (where the value went, Location)
+        self.read_loops = set()  # loops enclosing an instruction that read it
+        self.loc = loc
+        self.call = call
+        self.families = []  # (tandem.reroll.Family, member): the rolled loops' lists it belongs to
+        self.blocks = []  # (dimension, member): block indices its accesses take (tandem.reroll.promote)
+
+
+class Tile(TileValue):
+    """A view of a tensor: the value NKI calls take and return.
+
+    `shape` and `dtype` as in NKI; indexing with slices (affine in loop indices), integers,
+    loop indices and nl.arange/nl.mgrid ranges gives a sub-view.
+    """
+
+    def __init__(self, buf: Buf, index: List[Index], dims: List[Optional[int]], bcast=None, oob=None):
+        self.oob = oob  # why the view reaches out of its tensor, until a mask keeps it in (Context.masked)
+        self.buf = buf
+        self.index = index  # one per .kir dimension
+        self.dims = dims  # logical dimensions: a .kir dimension, or None for an added unit dimension
+        self.bcast = bcast  # broadcast_to shape (read-only view)
+
+    # -- what NKI code reads
+    @property
+    def shape(self) -> Tuple[int, ...]:
+        if self.bcast is not None:
+            return tuple(self.bcast)
+        return tuple(1 if d is None else _extent(self.index[d]) for d in self.dims)
+
+    @property
+    def dtype(self) -> DType:
+        return DTYPES_BY_KIR.get(self.buf.tensor.dtype) or to_dtype(self.buf.tensor.dtype)
+
+    @property
+    def buffer(self) -> Buffer:
+        return {"sbuf": SBUF, "psum": PSUM}.get(self.buf.tensor.space, SHARED_HBM)
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __repr__(self):
+        return f"<tandem tile {self.access_text()} shape={self.shape} {self.dtype}>"
+
+    def __iter__(self):
+        fail("iterating over a tile is not supported (index it with slices or loop indices)", call="tile")
+
+    def __bool__(self):
+        fail("a tile used as a Python bool", call="tile")
+
+    # -- derived facts
+    @property
+    def space(self) -> str:
+        return self.buf.tensor.space
+
+    @property
+    def name(self) -> str:
+        return self.buf.tensor.name
+
+    def access(self) -> Access:
+        index = [Index(i.lo, i.hi, i.point) for i in self.index]
+        for dim, member in self.buf.blocks:
+            index.insert(dim, Index(member, member + 1, True))
+        return Access(self.buf.tensor, index)
+
+    def access_text(self) -> str:
+        return print_access(self.access())
+
+    def tile_shape(self) -> Tuple[int, ...]:
+        """The shape as the engines see it: on chip, the partitions the view spans (1 when the
+        partition dimension is a single index) and then its free dimensions; in HBM or for a
+        broadcast view, `shape`."""
+        if self.bcast is not None or self.space == "dram":
+            return self.shape or (1,)
+        first = self.index[0]
+        rest = tuple(1 if d is None else _extent(self.index[d]) for d in self.dims if d != 0)
+        return (1 if first.point else _extent(first),) + rest
+
+    def partitions(self) -> int:
+        return self.tile_shape()[0]
+
+    def free(self) -> int:
+        n = 1
+        for s in self.tile_shape()[1:]:
+            n *= s
+        return n
+
+    def whole(self) -> bool:
+        return self.bcast is None and self.access().whole()
+
+    # -- indexing
+    def __getitem__(self, key):
+        if self.bcast is not None:
+            if key is Ellipsis or key == (Ellipsis,):
+                return self
+            fail("indexing a broadcast_to view; index the tile before broadcast_to", call="tile[...]")
+        return _index_view(self, key)
+
+    def __setitem__(self, key, value):
+        target = self[key]
+        ctx = current("tile[...] =")
+        with ctx.calling("tile[...] ="):
+            ctx.assign(target, value)
+
+    # -- in-place arithmetic: `acc += x`, `t[...] -= y`
+    def _inplace(self, value, op):
+        ctx = current(f"{op}=")
+        with ctx.calling(f"tile {_OPS_SYMBOL[op]}="):
+            ctx.update(self, value, op)
+        return self
+
+    def __iadd__(self, v):
+        return self._inplace(v, "add")
+
+    def __isub__(self, v):
+        return self._inplace(v, "subtract")
+
+    def __imul__(self, v):
+        return self._inplace(v, "multiply")
+
+    def __itruediv__(self, v):
+        return self._inplace(v, "divide")
+
+    # -- arithmetic makes new tiles (nl.add, ...)
+    def _binary(self, other, op, reverse=False):
+        ctx = current(op)
+        with ctx.calling(f"tile {_OPS_SYMBOL[op]}"):
+            if reverse:
+                return ctx.binary(op, other, self)
+            return ctx.binary(op, self, other)
+
+    def __add__(self, o):
+        return self._binary(o, "add")
+
+    def __radd__(self, o):
+        return self._binary(o, "add", True)
+
+    def __sub__(self, o):
+        return self._binary(o, "subtract")
+
+    def __rsub__(self, o):
+        return self._binary(o, "subtract", True)
+
+    def __mul__(self, o):
+        return self._binary(o, "multiply")
+
+    def __rmul__(self, o):
+        return self._binary(o, "multiply", True)
+
+    def __truediv__(self, o):
+        return self._binary(o, "divide")
+
+    def __rtruediv__(self, o):
+        return self._binary(o, "divide", True)
+
+    def __neg__(self):
+        return self._binary(-1, "multiply")
+
+    def __matmul__(self, o):
+        fail("the @ operator: use nl.matmul(x, y, transpose_x=True) or nisa.nc_matmul", call="tile @")
+
+    # -- views
+    def broadcast_to(self, shape):
+        shape = tuple(int(s) for s in shape)
+        mine = self.shape
+        if self.space != "dram" and len(mine) == 1 and len(shape) > 1:
+            mine = (mine[0],) + (1,) * (len(shape) - 1)  # a (P,) reduction is a (P, 1) column
+        if len(mine) != len(shape) or any(a != b and a != 1 for a, b in zip(mine, shape)):
+            fail(f"cannot broadcast shape {mine} to {shape}", call="broadcast_to")
+        return Tile(self.buf, self.index, self.dims, bcast=shape, oob=self.oob)
+
+    def reshape(self, shape):
+        """Only adds or drops dimensions of size 1 (the access stays the same)."""
+        shape = tuple(int(s) for s in shape)
+        if self.bcast is not None:
+            fail("reshape of a broadcast view", call="reshape")
+        real = [d for d in self.dims if d is not None and _extent(self.index[d]) != 1]
+        sizes = [s for s in shape if s != 1]
+        if [_extent(self.index[d]) for d in real] != sizes:
+            fail(f"reshape {self.shape} -> {shape} moves elements between dimensions; only dimensions of size 1 "
+                 "may be added or dropped", call="reshape")
+        index = [Index(i.lo, i.hi, i.point) for i in self.index]
+        dims: List[Optional[int]] = []
+        it = iter(real)
+        for s in shape:
+            dims.append(None if s == 1 else next(it))
+        for d in self.dims:  # dimensions of size 1 that are dropped become single indices
+            if d is not None and d not in dims and _extent(self.index[d]) == 1:
+                index[d] = Index(index[d].lo, index[d].hi, True)
+        return Tile(self.buf, index, dims, oob=self.oob)
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise UnsupportedError(f"tile attribute or method '.{name}' is not supported by the tandem tracer",
+                               user_location(), f"tile.{name}")
+
+    def _compare(self, other):
+        fail("comparing tiles (element-wise predicates) is not supported by the tandem tracer", call="tile")
+
+    __lt__ = __le__ = __gt__ = __ge__ = _compare
+
+    @property
+    def T(self):
+        fail("'.T' is not supported: transpose with nisa.nc_transpose", call="tile.T")
+
+
+_OPS_SYMBOL = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/"}
+
+
+def _extent(i: Index) -> int:
+    if i.point:
+        return 1
+    e = ir.sub(i.hi, i.lo)
+    if not is_int(e):
+        fail("a slice whose length depends on a loop index")
+    return e
+
+
+def _bound(x, size, what):
+    """A slice bound or index as an Expr; negative integers count from the end."""
+    e = unwrap(x, what)
+    if is_int(e) and e < 0:
+        e += size
+    return e
+
+
+def _index_view(t: Tile, key) -> Tile:
+    if not isinstance(key, tuple):
+        key = (key,)
+    n_ellipsis = sum(1 for k in key if k is Ellipsis)
+    if n_ellipsis > 1:
+        fail("more than one '...' in an index", call="tile[...]")
+    if n_ellipsis:
+        at = next(i for i, k in enumerate(key) if k is Ellipsis)
+        fill = len(t.dims) - (len(key) - 1)
+        key = key[:at] + (slice(None),) * max(fill, 0) + key[at + 1:]
+    if len(key) > len(t.dims):
+        fail(f"{len(key)} indices for a tile of {len(t.dims)} dimensions {t.shape}", call="tile[...]")
+    key = key + (slice(None),) * (len(t.dims) - len(key))
+    ordered = [(k.axis, k.extent) for k in key if isinstance(k, IndexRange) and k.axis is not None and k.extent > 1]
+    if any(a >= b for (a, _), (b, _) in zip(ordered, ordered[1:])):
+        fail("index ranges used out of their grid order (a transposing access pattern): .kir accesses keep the "
+             "tensor's dimension order", call="tile[...]")
+    oob = t.oob
+    index = [Index(i.lo, i.hi, i.point) for i in t.index]
+    dims: List[Optional[int]] = []
+    for k, d in zip(key, t.dims):
+        size = 1 if d is None else _extent(t.index[d])
+        base = 0 if d is None else t.index[d].lo
+        if isinstance(k, IndexRange):
+            k = slice(wrap(k.offset), wrap(ir.add(k.offset, k.extent)))
+        if isinstance(k, slice):
+            if k.step not in (None, 1):
+                fail(f"slice step {k.step!r}: .kir accesses are contiguous", call="tile[...]")
+            start = 0 if k.start is None else _bound(k.start, size, "slice start")
+            stop = size if k.stop is None else _bound(k.stop, size, "slice stop")
+            length = ir.sub(stop, start)
+            if not is_int(length):
+                fail(f"slice [{print_expr(start)}:{print_expr(stop)}] has a length that depends on a loop index",
+                     call="tile[...]")
+            if length <= 0:
+                fail(f"empty slice [{print_expr(start)}:{print_expr(stop)}]", call="tile[...]")
+            oob = oob or _check_range(start, stop, size, t, d)
+            if d is None:
+                dims.append(None)
+                continue
+            index[d] = Index(ir.add(base, start), ir.add(base, stop))
+            dims.append(d)
+        elif k is None:
+            fail("np.newaxis (None) in an index is not supported", call="tile[...]")
+        elif isinstance(k, (list, tuple, Tile)):
+            fail("indirect (gather) indexing with a list or tile is not supported", call="tile[...]")
+        else:
+            v = _bound(k, size, "index")
+            oob = oob or _check_range(v, ir.add(v, 1), size, t, d)
+            if d is None:
+                continue
+            lo = ir.add(base, v)
+            index[d] = Index(lo, ir.add(lo, 1), True)
+    return Tile(t.buf, index, dims, oob=oob)
+
+
+def _check_range(start, stop, size, t, d):
+    """Why [start, stop) reaches out of a dimension of `size`, or None."""
+    lo, hi = ir.expr_min(start), ir.expr_max(stop)
+    if lo < 0 or hi > size:
+        return (f"index out of bounds on %{t.name}: [{print_expr(start)}:{print_expr(stop)}] reaches [{lo}, {hi}) in a "
+                f"dimension of size {size}")
+    return None
+
+
+def check_same_size(dst: Tile, src: Tile, call: str):
+    if dst.partitions() != src.partitions() or dst.free() != src.free():
+        fail(f"shape mismatch: destination %{dst.name}{list(dst.shape)} and value %{src.name}{list(src.shape)} "
+             "differ in partitions or elements per partition", call=call)
