@@ -5,7 +5,7 @@
 // added (vecS), and a removal keeps the others' order: the passes' choices depend on it.
 //
 // Two things keep it cheap at 100k instructions (docs/performance.md): the edges' properties
-// sit in list nodes from a pool (std::list's allocator made one heap allocation per edge),
+// sit in list nodes from a pool (std::list's allocator makes one heap allocation per edge),
 // and the graph lives behind a pointer, because Boost 1.74's adjacency_list has no move (its
 // swap copies): moving a DepGraph must not copy every edge.
 #pragma once

@@ -37,8 +37,8 @@ class PrefetchSchedulePass : public Pass {
   void align_collectives(PassContext& ctx);
   // `fence`: the compute engines the barrier fences ("" when none runs); `derived`: the
   // analysis's dependences, made when a nested loop first needs them. Both are the kernel's,
-  // the same for every loop (set_distance changes no access): worked out per loop, they made
-  // a kernel of many loops quadratic.
+  // the same for every loop (set_distance changes no access): worked out per loop, they would
+  // make a kernel of many loops quadratic.
   void set_distance(PassContext& ctx, LoopId loop, int64_t distance, const std::string& fence,
                     std::optional<DepGraph>& derived);
 

@@ -41,8 +41,7 @@ SeparateLoadComputePass::SeparateLoadComputePass(const PassOptions& o)
     : memset_(o.get_flag("memset")), post_ada_(o.get_flag("post-ada")) {}
 
 // What the split of every loop asks of the whole kernel, kept from one loop to the next: built
-// again per loop, it made the pass quadratic in the number of loops (3,200 sibling loops of
-// four instructions each: 1.5 s for `tandem opt --passes=default`, docs/performance.md).
+// again per loop, it would make the pass quadratic in the number of loops.
 struct SeparateLoadComputePass::Shared {
   explicit Shared(const Kernel& k) : op_class(k) {}
   OpClassOf op_class;  // the pass adds instructions but changes no opcode
@@ -289,7 +288,7 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop, Shared& share
     loads.clear();
     anchor = kNoId;
     std::vector<InstId> candidates, out;
-    // Membership and positions by instruction id in arrays (hash sets of 100k ids before),
+    // Membership and positions by instruction id in arrays (not hash sets of ids),
     // the pass's, set for this body and cleared after it; nothing is added to the kernel
     // while classifying.
     constexpr size_t kNotInBody = SIZE_MAX;
