@@ -7,7 +7,7 @@
 
 namespace tandem {
 
-// Seed 000, Prefetch Scheduling: which loads may cross the load/compute boundary, in what
+// Prefetch scheduling (docs/passes.md, prefetch-schedule): which loads may cross the load/compute boundary, in what
 // order, and how far ahead. One class, two behaviours selected by {after}:
 //  - before the scheduler it marks intent: with force-incoming-order=BYTES it stamps the
 //    incoming order of the loads of SBUF tensors of at least BYTES (`prefetch = N`);

@@ -208,11 +208,11 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop, Shared& share
   const std::unordered_set<InstId> staged_set(staged.begin(), staged.end());
   auto is_staged = [&](InstId id) { return staged_set.count(id) > 0; };
 
-  // The cut may only remove an order that something restores, or it is a race (seed 000:
-  // "the cut alone does not multi-buffer"). Why the cut of `e` (into load `id`) would not be
+  // The cut may only remove an order that something restores, or it is a race (the split's
+  // rule: the cut alone does not multi-buffer). Why the cut of `e` (into load `id`) would not be
   // restored, or "" when it would be. `in_stage` tells the loads still qualified.
   // Each tensor's users in program order, when a tile's ring is asked about: what
-  // rotation_candidate reads of the program order (the whole order per tile before).
+  // rotation_candidate reads of the program order (not the whole order per tile).
   std::optional<std::vector<std::vector<InstId>>>& users = shared.users;
   std::map<int, std::string> ring_blocker;  // tensor -> why address-rotation will not ring it ("" if it will)
   // A tile rotation could ring is ringed only by an address-rotation of its space later in

@@ -19,7 +19,7 @@
 
 namespace tandem {
 
-// The classes the passes reason about (seed 000: Load/DMACopy are the load class).
+// The classes the passes reason about (separate-load-compute: Load/DMACopy are the load class).
 enum class OpClass { Load, IndirectLoad, Store, Memset, Compute, Collective, Barrier, Branch };
 
 const char* op_class_name(OpClass c);
