@@ -1,7 +1,7 @@
 // Dependence analysis scaling: parse and analyse generated regions of 10k, 100k and 1M
 // instructions (an unrolled GEMM: loads into 8 rotating tiles, accumulate, drain every 64
-// steps), straight-line and as one loop body. DESIGN.md's target: a 100 000-instruction
-// region analysed in well under a second, growing no faster than n log n.
+// steps), straight-line and as one loop body. The target (docs/performance.md): a
+// 100 000-instruction region analysed in well under a second, growing no faster than n log n.
 #include <benchmark/benchmark.h>
 
 #include <sstream>

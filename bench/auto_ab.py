@@ -23,7 +23,7 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# The sweep: the seed's passes with their options varied, and rotation alone (per-buffer
+# The sweep: the default pipeline's passes with their options varied, and rotation alone (per-buffer
 # synchronisation) with a fixed buffer count.
 SWEEP = ["list-schedule"]
 for b in (2, 3, 4, 6, 8):

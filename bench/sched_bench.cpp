@@ -1,7 +1,7 @@
 // Scheduler scaling: the time and peak memory of `tandem opt` on generated kernels of 1k to
-// 100k instructions, per stage, and each family's least-squares growth exponent (issue 16's
-// goal: --passes=default < 1 s and < 200 MB at 100k, exponent <= 1.2; parse of 100k tensors
-// < 1 s); and of `tandem sim --passes=default` on the same kernels, whose lowering and
+// 100k instructions, per stage, and each family's least-squares growth exponent (the target,
+// docs/performance.md: --passes=default < 1 s and < 200 MB at 100k, exponent <= 1.2; parse of
+// 100k tensors < 1 s); and of `tandem sim --passes=default` on the same kernels, whose lowering and
 // bounds see the whole program too. Each measurement runs in a forked child, so its peak RSS
 // is its own and a slow size can be stopped at a CPU time limit ("> N s").
 //
@@ -125,8 +125,8 @@ Result measure(const std::string& text, const std::string& what, int limit_s) {
           r.seconds = cpu_seconds() - t1;
         } else if (what == "sim") {
           // The whole of `tandem sim --passes=default`: parse, analysis, passes, lowering and
-          // the simulation with the race checker (the lowering once scanned the program per
-          // unit and per barrier: 220 s for the 100k body of (b), against 0.05 s of opt at 10k).
+          // the simulation with the race checker (the lowering must not scan the program per
+          // unit or per barrier, or family (b) grows quadratically).
           run_pipeline(k, g, parse_pipeline("default"), RunOptions{}, std::cerr);
           const SimProgram p = lower_scheduled(k, g, RunOptions{});
           simulate(p, SimOptions{});
@@ -159,12 +159,11 @@ Result measure(const std::string& text, const std::string& what, int limit_s) {
   return r;
 }
 
-// Runs that take longer than this are measured once (a slow tree's cells took minutes).
+// Runs that take longer than this are measured once.
 constexpr double kRepeatBelowS = 10.0;
 
-// Minimum of 3 where a run takes under kRepeatBelowS (the peak RSS of the first). Cells near
-// the 1 s goal were measured once when only runs under a second were repeated, so they
-// carried the machine's noise (0.85-1.25 s for one tree on a shared machine).
+// Minimum of 3 where a run takes under kRepeatBelowS (the peak RSS of the first): a single run
+// carries the noise of a shared machine, and cells near the 1 s target must not.
 Result best_of(const std::string& text, const std::string& what, int limit_s) {
   Result best = measure(text, what, limit_s);
   for (int i = 1; i < 3 && best.seconds >= 0 && best.seconds < kRepeatBelowS; ++i) {

@@ -1,4 +1,4 @@
-// Simulator benchmarks (DESIGN.md, Performance targets; docs/performance.md), printed, never
+// Simulator benchmarks (the targets are in docs/performance.md), printed, never
 // asserted. Every time is CPU time of the measured call, the minimum of 3 runs:
 //  1. throughput: dynamic instructions per second of the SystemC simulator on a GEMM K loop
 //     of about a million dynamic instructions, with and without the race checker, against a
@@ -7,8 +7,8 @@
 //  2. the race-checker strip family (a strip written slice by slice and read back R times):
 //     time with and without the checker, and its growth exponent in R;
 //  3. straight-line code (N instructions in one run, no loop): time with the checker and its
-//     growth exponent in N (the checker's min_seq once stayed at the run's start, so every
-//     read waited to the end and was checked against every write: quadratic);
+//     growth exponent in N (the checker's min_seq must advance within a run, or every read
+//     waits to the end and is checked against every write: quadratic);
 //  4. memory: peak resident set of a ten-million-iteration loop;
 //  5. the SystemC ceiling: the GEMM K loop's three units as bare SystemC threads doing one
 //     timed wait and one event notification per instance and nothing else, the rate no model
@@ -74,7 +74,8 @@ std::string two_stage(int64_t trips) {
 }
 
 // A strip of 64 tiles written slice by slice and read back, `rounds` times: each slice's
-// next write comes a whole strip later (the race checker's worst shape before it tracked it).
+// next write comes a whole strip later, so the race checker keeps each slice's write live
+// across many advances.
 std::string strip(int64_t rounds) {
   std::ostringstream s;
   s << "kernel @strip target = \"trn1\" {\n"

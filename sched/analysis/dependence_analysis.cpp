@@ -57,7 +57,7 @@ struct Span {
 
 // The entries of one list (a resource's writes or reads) by their range on one key dimension,
 // so that a scan back over them can pass over those that cannot overlap the access X being
-// analysed (issue 16: saves of 33k disjoint slices of one tensor made every scan quadratic).
+// analysed (without it, saves of many disjoint slices of one tensor make every scan quadratic).
 // An entry whose key range is a constant [lo, hi) is filed under it; the others, in `rest_`.
 // Passing over one is exact: X's key range lies within `hull` for any values of its loops, so
 // for an entry with hi <= hull.lo or lo >= hull.hi may_overlap is false under any relation,
@@ -205,7 +205,7 @@ class Analyzer {
     for (size_t i = 0; i < order_.size(); ++i) {
       InstPlace& place = place_[order_[i]];
       place.pos = static_cast<int>(i);
-      // As Kernel::loop_nest, into one pool (a vector per instruction was 100k allocations).
+      // As Kernel::loop_nest, into one pool: no allocation per instruction.
       place.nest_begin = static_cast<uint32_t>(nest_pool_.size());
       for (LoopId l = k_.insts[order_[i]].loop; l != kNoId; l = k_.loops[l].parent) nest_pool_.push_back(l);
       place.nest_end = static_cast<uint32_t>(nest_pool_.size());
@@ -405,8 +405,7 @@ class Analyzer {
 
   // A resource's list of entries seen from the visited position p: `at` entries lie before
   // it. Visits come in program order, so `at` is a cursor that only moves forward; a bound at
-  // p then needs no search and any other searches one side of it (two binary searches over
-  // the whole list per span were 4 % of `tandem opt` on 100k instructions).
+  // p then needs no search and any other searches one side of it, never the whole list.
   struct ListAt {
     const std::vector<Entry>& list;
     int p;
@@ -751,9 +750,8 @@ class Analyzer {
   std::map<std::vector<int64_t>, std::vector<IndexRange>> whole_by_shape_;
   std::vector<LoopId> nest_pool_;                                  // every instruction's loop nest (InstPlace)
   mutable std::vector<std::pair<int64_t, int64_t>> seen_scratch_;  // build_index's
-  // The edge maps' nodes from one arena, released at once: a node per edge allocated and
-  // freed one by one was a twentieth of `tandem opt` on 100k instructions. (Same containers,
-  // so the same iteration order: it is the order the graph gets its edges in.)
+  // The edge maps' nodes from one arena, released at once: no allocation or free per edge.
+  // (Same containers, so the same iteration order: it is the order the graph gets its edges in.)
   std::pmr::monotonic_buffer_resource arena_;
   std::pmr::unordered_map<Key, DepKind, KeyHash> edges_{&arena_};
   std::pmr::unordered_set<Key, KeyHash> implies_{&arena_};  // edges implied() went through
@@ -811,7 +809,7 @@ struct Live {
 
 // Are the distance-0 edges between live instructions acyclic? Kahn's algorithm over a flat
 // copy of them: after every pass this is the usual answer, found without Boost's filtered
-// depth-first search (a tenth of `tandem opt` on 100k instructions).
+// depth-first search.
 static bool acyclic_same_iteration(const Kernel& k, const DepGraph& g) {
   const size_t n = g.num_vertices();
   std::vector<uint32_t> first(n + 1, 0), pending(n, 0), targets;  // v's edges: targets[first[v], first[v + 1])

@@ -24,9 +24,9 @@ struct Span {
   double start = 0, end = 0, one = 0, instances = 1;
 };
 
-// one_buffer_chain_ns's state by instruction, kept from one call to the next and put back as
-// it was for what a call reached: address-rotation asks once per tile and loop, and arrays the
-// size of the program made per call were quadratic in the loops (12,800 sibling loops).
+// one_buffer_chain_ns's state by instruction, kept from one call to the next and reset only
+// for what a call reached: address-rotation asks once per tile and loop, and arrays the size
+// of the program made per call would be quadratic in the loops.
 struct ChainState {
   std::vector<int> waiting;  // -1: not reached; else its reached predecessors still to be timed
   std::vector<Span> at;
@@ -54,8 +54,8 @@ double one_buffer_chain_ns(const BoundsInput& in, const DepGraph& g, LoopId loop
   const Kernel& k = *in.kernel;
   auto inside = [&](InstId v) { return within(k, k.insts[v].loop, loop); };
   // The graph's edges read in place (DepGraph::in_edges/out_edges copy them into a vector per
-  // call: most of `tandem opt --passes=auto` on a 100k-instruction GEMM body) and the walk's
-  // state in arrays by instruction; the result does not depend on the order of the walk.
+  // call) and the walk's state in arrays by instruction; the result does not depend on the
+  // order of the walk.
   const auto same_iteration = [](const DepEdgeRef& e) { return e.props.distance == 0; };
   // What the writers reach through one iteration's (distance-0) edges inside the loop, each
   // with how many of its reached predecessors are still to be timed (-1: not reached): only

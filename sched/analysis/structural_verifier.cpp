@@ -284,8 +284,7 @@ class Verifier {
   }
 
   // Target::opcode, remembered per name: a kernel uses a few opcodes, its instructions many
-  // times each (a scan of those few costs less than the target's hash look-up: 54 M fewer
-  // instructions over the default pipeline's verifications of the 100k GEMM body).
+  // times each, and a scan of those few costs less than the target's hash look-up.
   const OpcodeInfo* opcode(const std::string& name) {
     for (const auto& [n, op] : opcodes_)
       if (n == name) return op;

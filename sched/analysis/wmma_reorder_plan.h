@@ -1,4 +1,4 @@
-// The analysis half of wmma-reorder (seed 004): for one loop body of ds_loads and WMMAs, a
+// The analysis half of wmma-reorder (docs/passes.md): for one loop body of ds_loads and WMMAs, a
 // new WMMA issue order from an order mode and the ds_load placement it implies, including
 // loads that cross the back edge. A pure function of the kernel: the pass applies the plan.
 #pragma once
@@ -20,7 +20,7 @@ struct WmmaOrder {
   std::string decline;
 };
 
-// Where an order comes from (seed 004's modes: vgpr, explicit, reverse).
+// Where an order comes from (the pass's modes: vgpr, explicit, reverse).
 class WmmaOrderProvider {
  public:
   virtual ~WmmaOrderProvider() = default;

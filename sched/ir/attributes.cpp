@@ -68,7 +68,7 @@ bool is_scheduling_attribute(const std::string& key) {
                                              attr::kSeparationBarrier,
                                              attr::kZeroInit,  // separate-load-compute's markers
                                              attr::kIssueCycles,
-                                             attr::kLatencyCycles};  // per-instruction costs (seed 004)
+                                             attr::kLatencyCycles};  // per-instruction costs (wmma-reorder's)
   return keys.count(key) > 0;
 }
 

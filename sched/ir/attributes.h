@@ -17,8 +17,8 @@ using AttrValue = std::variant<std::monostate, int64_t, double, std::string>;
 
 class Attributes {
  public:
-  // Keys by view: the attr:: constants are C strings, and a std::string made of one per
-  // look-up (longer ones on the heap) was most of what asking a 100k-instruction kernel cost.
+  // Keys by view: the attr:: constants are C strings, and a look-up must not make a
+  // std::string of one (longer ones on the heap).
   bool has(std::string_view key) const { return find(key) != nullptr; }
   const AttrValue* find(std::string_view key) const {
     // Most look-ups ask for a key the dictionary lacks: `keys_` answers most of them without

@@ -1,11 +1,11 @@
 // The dependence graph: a Boost.Graph adjacency_list whose vertices are InstIds (vecS: the
 // kernel's instruction arena maps 1:1 onto vertex indices) and whose edges carry the kind,
 // the distance and the carrying loop. Bidirectional, because the passes walk predecessors
-// (seed 000's cut snapshots a load's incoming edges). Each end keeps its edges in the order
+// (separate-load-compute's cut snapshots a load's incoming edges). Each end keeps its edges in the order
 // added (vecS), and a removal keeps the others' order: the passes' choices depend on it.
 //
 // Two things keep it cheap at 100k instructions (docs/performance.md): the edges' properties
-// sit in list nodes from a pool (std::list's allocator made one heap allocation per edge),
+// sit in list nodes from a pool (std::list's allocator makes one heap allocation per edge),
 // and the graph lives behind a pointer, because Boost 1.74's adjacency_list has no move (its
 // swap copies): moving a DepGraph must not copy every edge.
 #pragma once
@@ -42,7 +42,7 @@ struct parallel_edge_traits<tandem::PooledListS> {
 
 namespace tandem {
 
-// Ordered by strength: adding an edge that exists keeps the stronger kind (seed 000).
+// Ordered by strength: adding an edge that exists keeps the stronger kind (docs/ir.md, Dependences).
 enum class DepKind : uint8_t { Invalid = 0, Ordered = 1, Anti = 2, Output = 3, Flow = 4 };
 static_assert(DepKind::Invalid < DepKind::Ordered && DepKind::Ordered < DepKind::Anti &&
                   DepKind::Anti < DepKind::Output && DepKind::Output < DepKind::Flow,

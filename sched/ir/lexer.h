@@ -42,9 +42,8 @@ struct Token {
 
 const char* token_name(Tok t);
 
-// Reads `source` a token at a time, as the parser asks: a kernel of 100k instructions has
-// 1.5 M tokens, and lexing them all up front, a string each, was most of the parser's time
-// and memory. `source` must outlive the lexer and its tokens.
+// Reads `source` a token at a time, as the parser asks, never all tokens up front: a large
+// kernel has millions of them. `source` must outlive the lexer and its tokens.
 class Lexer {
  public:
   Lexer(std::string_view source, const char* file) : src_(source), file_(file) {}

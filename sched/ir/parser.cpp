@@ -61,8 +61,8 @@ class Parser {
     if (attrs_before_block()) k_.attrs = parse_attrs();
     (void)k_.live_out_registers();  // a malformed live_out is the kernel header's error
     expect(Tok::LBrace, "'{' to open the kernel body");
-    // Room for a statement per line up front: growing by doubling moved every instruction
-    // and tensor read so far (100k-instruction kernels); pages never written are not resident.
+    // Room for a statement per line up front: growing by doubling would move every
+    // instruction and tensor read so far; pages never written are not resident.
     const size_t lines = lexer_.lines();
     k_.insts.reserve(lines);
     k_.tensors.reserve(k_.tensors.size() + lines);

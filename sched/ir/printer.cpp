@@ -15,7 +15,7 @@ namespace {
 
 // Text appended to a string through a small buffer: each field is copied in place, with no
 // temporary string and no out-of-line append per field, and the buffer goes to the string when
-// full (the printer writes 20 MB for a kernel of 100k instructions with its dep lines).
+// full.
 class TextBuffer {
  public:
   explicit TextBuffer(std::string& out) : out_(out) {}
@@ -121,8 +121,8 @@ void put_attrs(TextBuffer& out, const Attributes& attrs) {
 }
 
 // Every live instruction's name as dep lines print it ("%name", or "%<program position>" for an
-// unnamed one, as Kernel::display_name), in one buffer: a kernel of 100k instructions has
-// ~400k dep lines, each naming two.
+// unnamed one, as Kernel::display_name), in one buffer: a kernel has several dep lines per
+// instruction, each naming two.
 class DepNames {
  public:
   DepNames(const Kernel& k, const std::vector<int>& pos) : start_(k.insts.size() + 1, 0) {
@@ -163,7 +163,7 @@ struct DepLine {
 
 // Writes one `dep ...` line per edge (see print_deps), each after `indent`, and `before_first`
 // before the first line if there is one. The edges are read in the graph's storage order
-// (through each instruction's out-edges instead, each edge was a cache miss), grouped by
+// (through each instruction's out-edges instead, each edge would be a cache miss), grouped by
 // source position with a counting sort, and each group sorted by the rest of the key.
 void put_deps(TextBuffer& out, const Kernel& k, const DepGraph& g, bool explicit_only, std::string_view indent,
               std::string_view before_first = "") {
@@ -209,7 +209,7 @@ void put_deps(TextBuffer& out, const Kernel& k, const DepGraph& g, bool explicit
   for (size_t p = 0; p < order.size(); ++p) {
     const auto first = sorted.begin() + static_cast<std::ptrdiff_t>(group[p]);
     const auto last = sorted.begin() + static_cast<std::ptrdiff_t>(group[p + 1]);
-    // Often in order already (a barrier's 100k edges were added by destination).
+    // Often in order already (a barrier's edges are added by destination).
     const auto by_line = [&](uint32_t a, uint32_t b) { return before(lines[a], lines[b]); };
     if (!std::is_sorted(first, last, by_line)) std::sort(first, last, by_line);
     const std::string_view src_name = names[order[p]];
@@ -314,8 +314,8 @@ std::string print_access(const Kernel& k, const Access& a) {
 std::string print_kernel(const Kernel& k, const DepGraph* graph) {
   std::string s;
   // Room for the whole text up front, by a generous estimate per line (pages not written are
-  // not resident): growing by doubling held the old and the new copy at once, the peak of
-  // `tandem opt` at 100k instructions.
+  // not resident): growing by doubling would hold the old and the new copy at once, and set
+  // the peak memory of `tandem opt`.
   s.reserve(256 + 64 * (k.tensors.size() + k.insts.size() + k.loops.size()) + (graph ? 48 * graph->num_edges() : 0));
   {
     TextBuffer out(s);

@@ -89,8 +89,7 @@ void AddressRotationPass::run(PassContext& ctx) {
   std::optional<BoundsInput> bounds;
   if (o_.buffers.from_model) bounds = bounds_input(k, g);
   // Each ring's users and writers by instruction, marked in one array and cleared for the
-  // next (hash sets of a tile's users, 12k each on 100k instructions, were a twentieth of
-  // `tandem opt`).
+  // next, rather than a hash set of each tile's users.
   enum : uint8_t { kUser = 1, kWriter = 2 };
   std::vector<uint8_t> role(k.insts.size(), 0);
   std::vector<InstId> marked;
@@ -106,8 +105,7 @@ void AddressRotationPass::run(PassContext& ctx) {
     };
     std::vector<Ring> rings;
     // Only a tensor the loop touches can take a ring there (it needs a writer inside): asking
-    // of every tensor of the space in every loop made the pass quadratic in the loops (3,200
-    // sibling loops, a tile each: 2 s of `--passes=auto`).
+    // of every tensor of the space in every loop would make the pass quadratic in the loops.
     std::vector<size_t> touched;
     for (InstId id : k.program_order(loop))
       for (const auto* list : {&k.insts[id].reads, &k.insts[id].writes})
@@ -193,8 +191,7 @@ void AddressRotationPass::run(PassContext& ctx) {
 
       // Buffers repeat every n iterations: carried WAR/WAW on the tensor move to distance n.
       // The tensor's users in program order: readers and writers each come in it (they are
-      // picked from users_by_tensor's lists), so their union is a merge, not a sort (40 M of the
-      // 4.1 G instructions of `tandem opt` on a 100k-instruction GEMM body).
+      // picked from users_by_tensor's lists), so their union is a merge, not a sort.
       std::vector<InstId> all;
       all.reserve(readers.size() + writers.size());
       std::set_union(readers.begin(), readers.end(), writers.begin(), writers.end(), std::back_inserter(all),

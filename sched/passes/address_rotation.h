@@ -4,7 +4,7 @@
 
 namespace tandem {
 
-// Multi-buffering (seed 000, "address-rotation"): a tensor of the chosen space that a loop
+// Multi-buffering (docs/passes.md, address-rotation): a tensor of the chosen space that a loop
 // rewrites every iteration, and whose value does not live from one iteration to the next,
 // is ringed over N buffers: iteration i uses address base + (i mod N) * stride. Reuse of a
 // buffer is then N iterations apart, so the loop-carried WAR and WAW edges on it move to

@@ -30,8 +30,8 @@ const std::vector<OptionRow<ListSchedulePass::Options>>& ListSchedulePass::optio
 namespace {
 
 // One straight run's distance-0 dependences, vertices its positions: built once from edges
-// listed by source and then only read, so compressed rows (an adjacency_list allocated a
-// vector per vertex, a tenth of the pass on 100k instructions).
+// listed by source and then only read, so compressed rows (an adjacency_list allocates a
+// vector per vertex).
 using RunGraph = boost::compressed_sparse_row_graph<boost::directedS>;
 
 // Straight runs of instructions: each block split at its nested loops.

@@ -204,8 +204,7 @@ void run_pipeline(Kernel& k, DepGraph& g, const std::vector<PipelineStep>& steps
   }
 #ifdef __GLIBC__
   // The analysis' and the passes' temporaries are freed by now; give their pages back, so
-  // that what follows (printing the kernel) does not add to them. Peak RSS of `tandem opt`
-  // on 100k instructions.
+  // that what follows (printing the kernel) does not add to them in `tandem opt`'s peak RSS.
   malloc_trim(0);
 #endif
   times.start();

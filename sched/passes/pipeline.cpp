@@ -18,9 +18,9 @@ namespace tandem {
 const std::vector<NamedPipeline>& named_pipelines() {
   static const std::vector<NamedPipeline> pipelines = {
       {"none", "", "no pass: program order, one buffer per tensor, every dependence kept"},
-      // Seed 000, "How They Compose": (b) prefetch before the scheduler, (c) the split with the
-      // gather zero-init, (d) the list scheduler, (e) SBUF rotation, (f) prefetch after the
-      // scheduler, (g) the post-schedule physical hoist.
+      // docs/passes.md, "The default pipeline": (b) prefetch before the scheduler, (c) the
+      // split with the gather zero-init, (d) the list scheduler, (e) SBUF rotation, (f)
+      // prefetch after the scheduler, (g) the post-schedule physical hoist.
       {"default",
        "prefetch-schedule,separate-load-compute{memset},list-schedule,address-rotation{space=sbuf},"
        "prefetch-schedule{after},separate-load-compute{post-ada}",

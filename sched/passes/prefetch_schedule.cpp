@@ -248,7 +248,7 @@ void PrefetchSchedulePass::set_distance(PassContext& ctx, LoopId loop, int64_t d
   // Those edges, and rotation's, count iterations within one entry of the loop. A loop nested
   // in another is entered again for each outer iteration, and the first loads of an entry
   // would then wait for nothing, overwriting buffers the previous entry's last compute still
-  // reads (the full fence used to hold them). Keep the order across entries exactly: each
+  // reads. Keep the order across entries exactly: each
   // stage-0 load waits for the previous entry's instructions that analysis orders it after
   // (the dependences carried by the enclosing loops, which the split cut; a later run of the
   // split keeps them).

@@ -7,7 +7,7 @@
 
 namespace tandem {
 
-// Seed 000, Prefetch Scheduling: which loads may cross the load/compute boundary, in what
+// Prefetch scheduling (docs/passes.md, prefetch-schedule): which loads may cross the load/compute boundary, in what
 // order, and how far ahead. One class, two behaviours selected by {after}:
 //  - before the scheduler it marks intent: with force-incoming-order=BYTES it stamps the
 //    incoming order of the loads of SBUF tensors of at least BYTES (`prefetch = N`);
@@ -44,8 +44,8 @@ class PrefetchSchedulePass : public Pass {
   void align_collectives(PassContext& ctx);
   // `fence`: the compute engines the barrier fences ("" when none runs); `derived`: the
   // analysis's dependences, made when a nested loop first needs them. Both are the kernel's,
-  // the same for every loop (set_distance changes no access): worked out per loop, they made
-  // a kernel of many loops quadratic.
+  // the same for every loop (set_distance changes no access): worked out per loop, they would
+  // make a kernel of many loops quadratic.
   void set_distance(PassContext& ctx, LoopId loop, int64_t distance, const std::string& fence,
                     std::optional<DepGraph>& derived);
 

@@ -38,8 +38,7 @@ void SeparateLoadComputePass::Options::check() const {
 }
 
 // What the split of every loop asks of the whole kernel, kept from one loop to the next: built
-// again per loop, it made the pass quadratic in the number of loops (3,200 sibling loops of
-// four instructions each: 1.5 s for `tandem opt --passes=default`, docs/performance.md).
+// again per loop, it would make the pass quadratic in the number of loops.
 struct SeparateLoadComputePass::Shared {
   explicit Shared(const Kernel& k) : op_class(k) {}
   OpClassOf op_class;  // the pass adds instructions but changes no opcode
@@ -204,11 +203,11 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop, Shared& share
   const std::unordered_set<InstId> staged_set(staged.begin(), staged.end());
   auto is_staged = [&](InstId id) { return staged_set.count(id) > 0; };
 
-  // The cut may only remove an order that something restores, or it is a race (seed 000:
-  // "the cut alone does not multi-buffer"). Why the cut of `e` (into load `id`) would not be
+  // The cut may only remove an order that something restores, or it is a race (the split's
+  // rule: the cut alone does not multi-buffer). Why the cut of `e` (into load `id`) would not be
   // restored, or "" when it would be. `in_stage` tells the loads still qualified.
   // Each tensor's users in program order, when a tile's ring is asked about: what
-  // rotation_candidate reads of the program order (the whole order per tile before).
+  // rotation_candidate reads of the program order (not the whole order per tile).
   std::optional<std::vector<std::vector<InstId>>>& users = shared.users;
   std::map<int, std::string> ring_blocker;  // tensor -> why address-rotation will not ring it ("" if it will)
   // A tile rotation could ring is ringed only by an address-rotation of its space later in
@@ -279,7 +278,7 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop, Shared& share
     loads.clear();
     anchor = kNoId;
     std::vector<InstId> candidates, out;
-    // Membership and positions by instruction id in arrays (hash sets of 100k ids before),
+    // Membership and positions by instruction id in arrays (not hash sets of ids),
     // the pass's, set for this body and cleared after it; nothing is added to the kernel
     // while classifying.
     constexpr size_t kNotInBody = SIZE_MAX;

@@ -4,7 +4,7 @@
 
 namespace tandem {
 
-// Seed 000, Separate-Load-and-Compute: in each loop body, loads whose source no instruction
+// The load/compute split (docs/passes.md, separate-load-compute): in each loop body, loads whose source no instruction
 // of the loop produces qualify for a load stage; their predecessor edges from the loop are
 // cut (only orders something restores: a load whose order would need a second buffer
 // qualifies only if an address-rotation later in the pipeline rings it), and a CoreBarrier `separation_barrier` before

@@ -1,6 +1,6 @@
 // An instruction's name in a pass's log line, worked out only when the line is printed:
 // Kernel::display_name of an unnamed instruction walks the whole program after an edit, and a
-// debug line per loop that nobody reads made separate-load-compute quadratic in the loops.
+// debug line per loop that nobody reads would make separate-load-compute quadratic in the loops.
 #pragma once
 
 #include <string>

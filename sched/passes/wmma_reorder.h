@@ -7,10 +7,10 @@
 
 namespace tandem {
 
-// Seed 004: rewrites a loop of ds_loads and WMMAs to a new WMMA issue order and repairs the
-// LDS software pipeline across the back edge. The loop body is only permuted; prefetches are
-// added to and removed from the preheader. The analysis is plan_wmma_reorder; this pass
-// applies its plan to every loop whose body holds WMMAs (a nested loop in it: skipped).
+// The WMMA reorder (docs/passes.md, wmma-reorder): rewrites a loop of ds_loads and WMMAs to a new WMMA issue order and
+// repairs the LDS software pipeline across the back edge. The loop body is only permuted; prefetches are added to and
+// removed from the preheader. The analysis is plan_wmma_reorder; this pass applies its plan to every loop whose body
+// holds WMMAs (a nested loop in it: skipped).
 class WmmaReorderPass : public Pass {
  public:
   static constexpr const char* kHelp =

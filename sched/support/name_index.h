@@ -1,8 +1,8 @@
 // An index from names to ids (non-negative ints) that holds no names: a slot keeps an id and
 // its name's hash, and a look-up confirms a hash match by asking the names' owner (a Kernel's
 // tensors, the parser's source text) for the id's name. Open addressing, linear probing, one
-// flat array: std::unordered_map<std::string, int> allocated a node and a copy of the name per
-// entry, and its look-ups were a sixth of parsing a kernel of 100k tensors.
+// flat array, where std::unordered_map<std::string, int> would allocate a node and a copy of the
+// name per entry.
 #pragma once
 
 #include <cstdint>

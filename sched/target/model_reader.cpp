@@ -29,7 +29,7 @@ class ModelReader;
 // What the simulator can time. Every model number has a range, checked by the reader: a time
 // is whole picoseconds in 64 bits, and a rate so high that a byte takes under a millionth of
 // a picosecond stalls the DMA's completion arithmetic (a bandwidth of 1e16 bytes/ns never
-// finished; 1e15 ns of fixed cost overflowed the clock). The ranges leave the real machines
+// finishes; 1e15 ns of fixed cost overflows the clock). The ranges leave the real machines
 // (0.1 to 100 GB/s per engine, 1 to 3 GHz, microseconds of fixed cost) orders of magnitude of room.
 struct Range {
   double min, max;

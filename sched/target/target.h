@@ -19,7 +19,7 @@
 
 namespace tandem {
 
-// The classes the passes reason about (seed 000: Load/DMACopy are the load class).
+// The classes the passes reason about (separate-load-compute: Load/DMACopy are the load class).
 enum class OpClass { Load, IndirectLoad, Store, Memset, Compute, Collective, Barrier, Branch };
 
 const char* op_class_name(OpClass c);
@@ -184,8 +184,8 @@ struct Target {
   void require_timing() const;
 
   // Indexes `opcodes` by name for opcode(): the passes, the analysis and the verifier look an
-  // opcode up per instruction, and the map's string compares were 4 % of `tandem opt` on a
-  // 100k-instruction kernel. The model reader calls it once `opcodes` is complete.
+  // opcode up per instruction, so a look-up must not walk the map's string compares. The model
+  // reader calls it once `opcodes` is complete.
   void index_opcodes();
 
  private:

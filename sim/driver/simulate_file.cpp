@@ -18,8 +18,8 @@
 namespace tandem {
 
 namespace {
-// Ten seconds or more of simulation (docs/performance.md: 1-3 M instructions/s): announced,
-// with a progress line, on a terminal.
+// A simulation of this many instances or more runs long enough to be announced, with a
+// progress line, on a terminal.
 constexpr int64_t kAnnouncedInstances = 20000000;
 
 bool needs_engines(const Kernel& k) {

@@ -26,7 +26,7 @@ int64_t inner_trips(const Kernel& k, const SimInst& inst, LoopId outer) {
 }
 
 // The instructions a unit runs directly in the body of each loop, in its order (one walk for
-// all loops: a walk per loop made 12,800 sibling loops quadratic).
+// all loops: a walk per loop would be quadratic in the number of sibling loops).
 void find_streams(const std::vector<WalkNode>& nodes, std::vector<std::vector<InstId>>& by_loop) {
   for (const WalkNode& n : nodes) {
     if (!n.is_loop) continue;

@@ -30,9 +30,8 @@ class Ledger final : public InstanceObserver {
   Ledger(SimContext& ctx, size_t iterations_kept, bool capture_timeline, TraceWriter* trace, RaceChecker* checker);
 
   // Records between two finalizations (and the race checker's advances): the watermark's and
-  // the checker's fixed work per call is paid this rarely (128 rather than 64: 0.8 % fewer
-  // instructions on the 100k GEMM, docs/performance.md, seventh round). The bench's event loop
-  // feeds its checker at the same cadence, so that both do equal work.
+  // the checker's fixed work per call is paid this rarely. The bench's event loop feeds its
+  // checker at the same cadence, so that both do equal work.
   static constexpr int64_t kFinalizeEvery = 128;
 
   void record(const InstanceRecord& r) override;
@@ -91,8 +90,7 @@ class Ledger final : public InstanceObserver {
   // merged by extending or appending at the end (or inserting, while few); a span arriving
   // out of order into a large set is appended and the set sorted and merged later (when
   // read, or when its size reaches a power of two from 4096 on, so the memory of an outer
-  // iteration follows the gaps in its busy time, not its inner instances: fuzz reproducer 13
-  // grew ~17 MB/s without).
+  // iteration follows the gaps in its busy time, not its inner instances).
   class SpanSet {
    public:
     void add(Picos a, Picos b);
@@ -111,9 +109,7 @@ class Ledger final : public InstanceObserver {
   };
   // What only a listed iteration's result reads (finalize()): written only while it is kept,
   // in a slot beside the iteration's, so that the ring's part every record touches is two
-  // cache lines (a finalised iteration's slot was written up to kFinalizeEvery records before:
-  // GEMM 100k when that was 64, cachegrind D1 misses of try_finalize 64k with all of it in one
-  // 256-byte slot).
+  // cache lines (a finalised iteration's slot is written up to kFinalizeEvery records before).
   struct Listed {
     Picos start = std::numeric_limits<Picos>::max();
     SpanSet compute;
@@ -263,8 +259,8 @@ class Ledger final : public InstanceObserver {
   std::vector<LoopState> loops_;
   std::vector<std::vector<bool>> works_in_;  // [loop][unit]: the unit runs an instruction in the loop
   // The busy time of each set of compute engines that some loop's work runs on, merged (one per
-  // distinct set, not per loop: every engine's record merged into each loop it works in made
-  // 12,800 sibling loops quadratic), and per unit the sets a compute engine is in. Not moved
+  // distinct set, not per loop: every engine's record merged into each loop it works in would
+  // make many sibling loops quadratic), and per unit the sets a compute engine is in. Not moved
   // once built (loops and plans point into them).
   std::vector<Intervals> engine_sets_busy_;
   std::vector<std::vector<Intervals*>> engine_sets_of_;

@@ -69,12 +69,10 @@ uint64_t box_hash(BoxRef b) {
 }
 
 // A write log's dead front is reclaimed from this many writes on: kept small, the storage its
-// writes cycle through stays in the L1 cache (GEMM 100k, cachegrind: from 64, 573k D1 misses in
-// all; from 16, 467k; 0.14 M more instructions).
+// writes cycle through stays in the L1 cache.
 constexpr size_t kLogReclaimFrom = 16;
 // The pending-read queue's, from this many instances on: it usually empties before that and is
-// cleared without a move; from 16 it moved live reads (matmul_v3_hoisted: 0.7 % more
-// instructions, no fewer misses).
+// cleared without a move; a smaller threshold would move live reads for no fewer cache misses.
 constexpr size_t kQueueReclaimFrom = 64;
 
 std::string ns(Picos ps) {
@@ -384,7 +382,7 @@ void RaceChecker::advance(Picos watermark, int64_t min_seq) {
   // every candidate, settled; another settle would find the same, and its index and its
   // cursor stay valid, reads being checked in program order). A program writing many
   // tensors, each once per iteration, would otherwise settle every one of them at every
-  // advance: 50k tensors, 400k instances took 2 s more for it.
+  // advance.
   size_t kept = 0;
   for (size_t l : listed_) {
     WriteLog& log = logs_[l];
@@ -423,7 +421,8 @@ void RaceChecker::settle(WriteLog& log, Picos watermark, int64_t settled) {
   // `settled`) covers it and both have landed; the next few newer writes are the candidates
   // (usually the very next one rewrites the whole tile), and beyond them the nearest newer
   // write of the same box (a strip written slice by slice: the slice's next write comes a
-  // whole strip later; without it the live writes, and each check, grow with the rounds).
+  // whole strip later; without it the live writes, and each check, grow with every rewrite of
+  // the strip).
   // An older write landing after its cover is a WAW.
   auto hidden = [&](size_t i, size_t j) {
     if (events[i].end > events[j].end) report_hidden(log, i, j);

@@ -165,7 +165,7 @@ class RaceChecker {
     // A settle that drops only the oldest live writes moves none (the head moves past them):
     // it keeps what it found, counted from the new head. (A strip rewritten a whole strip
     // later drops its oldest slices at every advance; settling it anew each time, with a
-    // sort of every live write, made a 100k-instruction body's run grow as n^1.3.)
+    // sort of every live write, would make the run grow faster than linearly.)
     //
     // For those settles, kept up as writes arrive, by index into `events` (not from `head`,
     // so that such a drop leaves them as they are): per write, the nearest newer write of

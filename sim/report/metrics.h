@@ -43,8 +43,7 @@ struct MetricSubject {
   const SpaceResult* space = nullptr;
   const InstProfile* inst = nullptr;
   // inst_share's denominator, the busy time of every instruction, when the caller has added
-  // it up once (-1: metric_value adds it up; per row of a 100k-instruction profile that was
-  // quadratic, 16 s of `tandem sim --json`).
+  // it up once (-1: metric_value adds it up, which per row of a profile is quadratic).
   Picos profile_busy = -1;
 };
 

@@ -19,7 +19,7 @@ uint64_t DmaBandwidth::engine_span(int first, int count) const {
     return span;
   }
   // Engines first .. first + count - 1, wrapping around modulo engines_, as whole-word masks:
-  // a division per engine was most of start()'s time.
+  // no division per engine.
   const uint64_t all = (1ULL << engines_) - 1;
   if (count >= engines_) return all;
   const int s = first % engines_;
@@ -56,7 +56,7 @@ int DmaBandwidth::start(const DmaTransfer& t, double now) {
       groups_.push_back(std::move(outside));
     }
     Group& g = groups_[i];
-    // Built in place: a braced temporary was stored field by field and read back whole, a
+    // Built in place: a braced temporary is stored field by field and read back whole, a
     // store-forwarding stall.
     Chunk& c = g.active.emplace_back();
     c.transfer = id;

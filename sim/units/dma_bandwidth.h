@@ -61,13 +61,12 @@ class DmaBandwidth {
   std::vector<int> free_ids_;
 };
 
-// A landing's arithmetic is inline: the DMA system runs complete_until at every wake, and as
-// calls its frames cost 2.5 M of 177 M instructions on the 100k GEMM (docs/performance.md,
-// sixth round); start() calls the same helpers from the .cpp.
+// A landing's arithmetic is inline: the DMA system runs complete_until at every wake, and a
+// call's frame per landing is avoidable work; start() calls the same helpers from the .cpp.
 
 // The rates, the remaining bytes and the landing times below are the same expressions, in the
-// same order, as when each was recomputed from the efficiency at every use: the simulator's
-// times must not move by one rounding.
+// same order, as recomputing each from the efficiency at every use (the reference model in
+// tests/unit/dma_bandwidth_test.cpp): the simulator's times must not move by one rounding.
 inline void DmaBandwidth::advance(Group& g, double now) {
   const double dt = now - g.updated;
   if (dt > 0)

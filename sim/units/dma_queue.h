@@ -76,7 +76,7 @@ class DmaQueue : public StreamUnit, public DmaClient {
   // their outputs in order. Publishing into a full semaphore (the simulator's window, not the
   // hardware: it holds up no transfer) waits for its space with a waker of its own, apart from
   // the stream's. These steps (and busy_within) run once or twice per transfer: always inline,
-  // as calls their frames cost 2.6 M of 179 M instructions on the 100k GEMM.
+  // with no call frame per transfer.
   [[gnu::always_inline]] inline void begin_next();  // hands the first transfer not landed to the DMA system
   // Publishes and drops the landed ones, up to a full semaphore (the data phase's waker then
   // waits there).

@@ -51,8 +51,8 @@ class StreamUnit : public Waker,
 
   // Goes on with the stream until it must wait or is done: each unit's resume() (the Waker's
   // hand-off) is resume_stream<itself>(). The unit's type is a template argument so that the
-  // walk calls its execute() directly, inline, not through the vtable (that call and its frame
-  // cost 4 M of 175 M instructions on the 100k GEMM: docs/performance.md, sixth round).
+  // walk calls its execute() directly, inline, not through the vtable: no call and frame per
+  // instance.
   //
   // Each unit defines `bool execute(const SimInst& inst, InstanceRecord& r)`: runs one
   // instance, from where it last waited (step_, 0 at the instance's start); `r` comes with
@@ -168,9 +168,8 @@ class StreamUnit : public Waker,
 };
 
 // The channel walks of every instance (wait_inputs, and try_publish with publish_outputs), inline
-// in the units' execute() and the DMA queue's data phase: as calls, their frames (six saved
-// registers each) cost 9.5 M of 189 M instructions on the 100k GEMM (docs/performance.md,
-// sixth round).
+// in the units' execute() and the DMA queue's data phase, so that no instance pays their call
+// frames (six saved registers each).
 [[gnu::always_inline]] inline bool StreamUnit::wait_inputs(const SimInst& inst, InstanceRecord& r) {
   uint32_t n = 0;
   const ChannelPort* ports = ctx_.channel_ports.begin(inst.id, ChannelPorts::In, &n);
@@ -261,8 +260,8 @@ class StreamUnit : public Waker,
 [[gnu::always_inline]] inline bool StreamUnit::publish_outputs(const SimInst& inst, Picos start, Picos read_done,
                                                                Picos complete, Publish which) {
   // Many sets are empty (most DMA queues' Ordered outputs): skip the walk then. Checked here,
-  // before try_publish sets its walk up, though that looks the set up again: the check inside
-  // try_publish instead cost 0.4 M more instructions on the 100k GEMM.
+  // before try_publish sets its walk up, though that looks the set up again: the check must
+  // stay out of try_publish, where it costs more.
   uint32_t n = 0;
   ctx_.channel_ports.begin(inst.id, static_cast<ChannelPorts::Set>(which), &n);
   if (publish_next_ < n) {

@@ -302,8 +302,9 @@ class TrnKernel {
   std::string shape_;
 };
 
-// A gpu-cu WMMA loop (seed 004's shape): A operands either prefetched (a preheader load, and a
-// body load of the next iteration's after its last reader) or loaded before their reader;
+// A gpu-cu WMMA loop (the shape of workloads/gpu/wmma_loop.kir): A operands either
+// prefetched (a preheader load, and a body load of the next iteration's after its last
+// reader) or loaded before their reader;
 // loads through the advanced register, another register or the loop variable; an optional
 // advance, wait, shared A operand, loaded B operand, epilogue and live-out A registers; now
 // and then an outer loop around it.

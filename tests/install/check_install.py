@@ -6,8 +6,9 @@ nothing of the checkout on the paths, each must:
   file of the checkout, the docs and LICENSE, the bash completion and the man page;
 - run --version, `models show trn2` (naming the installed model file), `sim` of an installed
   workload (naming the model file and hash it read), and let TANDEM_MODELS_DIR take over;
-- run every `$ build/bin/tandem ...` example of the installed README, printing the lines the
-  README shows, and the README's Python example, printing what its `# prints:` lines say;
+- run every `$ build/bin/tandem ...` example of the installed README and docs/usage.md
+  (EXAMPLE_PAGES), printing the lines the page shows, and usage.md's Python example, printing
+  what its `# prints:` lines say;
 - run the installed tandem-nki, and import the installed package, which finds the installed
   binary by itself;
 - complete `tandem sim --pro` to `--profile --progress` with the installed completion.
@@ -21,6 +22,10 @@ import sys
 import tempfile
 
 PYTHON = "/usr/bin/python3"  # Debian's: it sees python3-numpy and python3-pandas
+# The installed pages (share/doc/tandem/) whose `$ build/bin/tandem` examples run, and the page
+# whose Python example runs.
+EXAMPLE_PAGES = ("README.md", "usage.md")
+PYTHON_EXAMPLE_PAGE = "usage.md"
 
 
 def run(cmd, cwd, env=None, input=None):
@@ -49,7 +54,8 @@ def check_files(prefix, source):
     share = os.path.join(prefix, "share", "tandem")
     for f in ("bin/tandem", "bin/tandem-nki", "lib/python3/dist-packages/tandem/__init__.py",
               "lib/python3/dist-packages/tandem/nki/language.py", "share/doc/tandem/LICENSE",
-              "share/doc/tandem/README.md", "share/doc/tandem/metrics.md", "share/man/man1/tandem.1",
+              "share/doc/tandem/README.md", "share/doc/tandem/usage.md", "share/doc/tandem/metrics.md",
+              "share/doc/tandem/glossary.md", "share/man/man1/tandem.1",
               "share/bash-completion/completions/tandem"):
         expect(os.path.isfile(os.path.join(prefix, f)), f"{f} is not installed in {prefix}")
     package = os.path.join(prefix, "lib", "python3", "dist-packages", "tandem")
@@ -94,11 +100,11 @@ def check_binary(prefix, elsewhere, env):
     expect("tandem sim" in man and "--hw-a" in man, "the man page lacks the sim and ab commands")
 
 
-def readme_examples(readme):
-    """(command, the output lines the README shows for it) for each `$ build/bin/tandem` line."""
+def page_examples(page):
+    """(command, the output lines the page shows for it) for each `$ build/bin/tandem` line."""
     examples, current = [], None
     in_block = False
-    for line in open(readme):
+    for line in open(page):
         line = line.rstrip("\n")
         if line.startswith("```"):
             in_block = not in_block
@@ -118,12 +124,16 @@ def normalised(line):
     return " ".join(line.split())
 
 
-def check_readme(prefix, elsewhere, env):
+def check_examples(prefix, elsewhere, env):
     share = os.path.join(prefix, "share", "tandem")
-    readme = os.path.join(prefix, "share", "doc", "tandem", "README.md")
-    examples = readme_examples(readme)
-    expect(len(examples) >= 5, f"found {len(examples)} examples in the README")
-    for command, shown in examples:
+    docs = os.path.join(prefix, "share", "doc", "tandem")
+    examples = []
+    for page in EXAMPLE_PAGES:
+        found = page_examples(os.path.join(docs, page))
+        expect(len(found) >= 1, f"found no `$ build/bin/tandem` example in the installed {page}")
+        examples += [(page, command, shown) for command, shown in found]
+    expect(len(examples) >= 5, f"found {len(examples)} examples in {', '.join(EXAMPLE_PAGES)}")
+    for page, command, shown in examples:
         installed = command.replace("build/bin/tandem", os.path.join(prefix, "bin", "tandem"))
         installed = installed.replace(" workloads/", " " + share + "/workloads/")
         out = run(["bash", "-c", installed], elsewhere, env)
@@ -131,12 +141,12 @@ def check_readme(prefix, elsewhere, env):
         at = 0
         for want in shown:
             w = normalised(want)
-            # A shown line matches an output line, or its start when the README cuts a long line.
+            # A shown line matches an output line, or its start when the page cuts a long line.
             found = next((i for i in range(at, len(lines)) if lines[i] == w or lines[i].startswith(w.rstrip("."))), None)
-            expect(found is not None, f"README example `{command}` does not print `{want}`:\n{out}")
+            expect(found is not None, f"{page} example `{command}` does not print `{want}`:\n{out}")
             at = found + 1
     # The Python example, with the package and the example kernels from the installed tree.
-    text = open(readme).read()
+    text = open(os.path.join(docs, PYTHON_EXAMPLE_PAGE)).read()
     block = re.search(r"```python\n(.*?)```", text, re.S).group(1)
     wanted = [normalised(x) for x in re.findall(r"^# (?:prints:| {7})\s*(.*)$", block, re.M)]
     code = "\n".join(x for x in block.split("\n") if not x.startswith("#"))
@@ -144,7 +154,7 @@ def check_readme(prefix, elsewhere, env):
                  os.path.join(share, "workloads", "nki"))
     out = run([PYTHON, "-c", code], elsewhere, pyenv)
     expect([normalised(x) for x in out.strip().split("\n")] == wanted,
-           f"the README's Python example printed\n{out}\nnot\n" + "\n".join(wanted))
+           f"the Python example of {PYTHON_EXAMPLE_PAGE} printed\n{out}\nnot\n" + "\n".join(wanted))
     found = run([PYTHON, "-c", "import tandem; print(tandem.find_binary())"], elsewhere, pyenv).strip()
     expect(found == os.path.join(prefix, "bin", "tandem"), f"the installed package found {found}")
 
@@ -171,7 +181,7 @@ def check_tree(prefix, source):
     env = clean_env(prefix)
     with tempfile.TemporaryDirectory() as elsewhere:
         check_binary(prefix, elsewhere, env)
-        check_readme(prefix, elsewhere, env)
+        check_examples(prefix, elsewhere, env)
         check_nki_and_completion(prefix, elsewhere, env)
 
 

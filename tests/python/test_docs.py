@@ -1,4 +1,5 @@
-"""docs/python.md's worked example runs as written and prints what the page shows."""
+"""docs/python.md's worked example and docs/usage.md's Python example run as written and print
+what the pages show."""
 import contextlib
 import io
 import os
@@ -33,14 +34,16 @@ def test_worked_example_prints_what_the_page_shows(root, pyplot, pandas):
     assert len(rest.splitlines()) == len(expected.splitlines())
 
 
-def test_readme_example_prints_what_it_says(root, pyplot, pandas):
-    with open(os.path.join(root, "README.md")) as f:
-        readme = f.read()
-    section = readme[readme.index("## From Python"):readme.index("## Layout")]
+def test_usage_example_prints_what_it_says(root, pyplot, pandas):
+    with open(os.path.join(root, "docs", "usage.md")) as f:
+        page = f.read()
+    start = page.index("## From Python")
+    end = page.find("\n## ", start + 1)
+    section = page[start:] if end < 0 else page[start:end]
     (code,) = [body for lang, body in blocks(section) if lang == "python"]
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        exec(compile(code, "README.md", "exec"), {})
+        exec(compile(code, "docs/usage.md", "exec"), {})
     pyplot.close("all")
     said = [l.split(":", 1)[1].strip() if l.startswith("# prints:") else l.lstrip("# ").strip()
             for l in code.splitlines() if l.startswith("#") and ("prints:" in l or l.startswith("#   "))]

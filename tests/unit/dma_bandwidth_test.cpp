@@ -1,8 +1,8 @@
 // DmaBandwidth keeps each chunk's rate and each group's next landing instead of recomputing
 // them at every call. The simulator's output must not move by one rounding for it, so the
-// model is checked here, bit for bit, against the straightforward one it replaced (each rate
-// recomputed from the efficiency at every use, every group advanced and scanned at every
-// call), on random streams of transfers over engine counts that take each engine_span path.
+// model is checked here, bit for bit, against the straightforward one (each rate recomputed
+// from the efficiency at every use, every group advanced and scanned at every call), on
+// random streams of transfers over engine counts that take each engine_span path.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -17,7 +17,7 @@ using namespace tandem;
 
 namespace {
 
-// The model as it was before the caches (f925b3b), kept as the reference.
+// The straightforward model, without the caches: the reference.
 class ReferenceBandwidth {
  public:
   explicit ReferenceBandwidth(const DmaModel& model)

@@ -93,8 +93,9 @@ TEST_CASE("efficiency scales a transfer's share of an engine", "[dma]") {
 
 // The least program position a unit can still record (the race checker's min_seq) moves
 // within a straight run, in the unit's walk order: list-schedule may reorder a run, so it is
-// the least seq_base of the current instruction and those after it in the walk. At the run's
-// start instead, a straight-line kernel kept every read and write to the end: quadratic.
+// the least seq_base of the current instruction and those after it in the walk. Held at the
+// run's start, it would keep every read and write of a straight-line kernel to the end:
+// quadratic.
 TEST_CASE("a unit's walk carries the least program position still to come in its run", "[sim]") {
   Kernel k = parse_kernel(R"(kernel @k target = "trn2" {
   tensor %t : sbuf[128, 256] f32

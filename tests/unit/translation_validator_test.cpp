@@ -71,7 +71,7 @@ TEST_CASE("a matmul that starts its accumulation group drops what the tile held"
 }
 
 TEST_CASE("a prefetch migrated with the wrong stride is caught", "[validator]") {
-  // Seed 004: the body's A0 copy reads one 512-byte stride ahead of the preheader's. Reading
+  // workloads/gpu/wmma_loop.kir: the body's A0 copy reads one 512-byte stride ahead of the preheader's. Reading
   // 520 bytes ahead feeds the next iteration's WMMA other data: the accumulators differ.
   const std::string loop = read_workload("gpu/wmma_loop.kir");
   CHECK_FALSE(difference(loop, loop));

@@ -1,4 +1,4 @@
-// wmma-reorder (seed 004): the plan and the pass over every order of the seed's loop, the
+// wmma-reorder: the plan and the pass over every order of workloads/gpu/wmma_loop.kir, the
 // invariants (the body is only permuted, edits happen in the preheader), refusals, and the
 // translation validator catching a wrongly migrated prefetch.
 #include <catch2/catch.hpp>

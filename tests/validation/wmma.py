@@ -5,7 +5,7 @@ For each test loop, `tandem ab` of the input against the reordered loop prints t
 and WMMA issue bubbles per iteration before and after; every reordered loop passes the
 translation validator (`tandem opt --verify`) and runs race-free under perturbed timing.
 Checked: the reorders that hoist loads out of the bubbles (no pipeline, tiles, double buffer)
-cut them; on the seed loop the order alone at distance 2 does not, and distance 3 does.
+cut them; on the worked example's loop the order alone at distance 2 does not, and distance 3 does.
 Usage: wmma.py TANDEM SOURCE_DIR"""
 import json
 import subprocess
