@@ -56,7 +56,8 @@ void add_opt_command(CLI::App& root, int& exit_code) {
       describe_passes());
   cmd->add_option("file", args->file, "kernel in the .kir text format");
   cmd->add_option("--passes", args->passes,
-                  "pass pipeline to run: `default` (the seed pipeline), `auto` (buffers from the model), `none` (no "
+                  "pass pipeline to run: `default` (the pass specification's composition), `auto` (buffers from the "
+                  "model), `none` (no "
                   "pass), or passes separated by commas");
   cmd->add_flag("--list-passes", args->list_passes, "print the pass table (passes, options, defaults) and exit");
   cmd->add_flag("--print-deps", args->print_deps,

@@ -150,7 +150,8 @@ void add_sim_command(CLI::App& root, int& exit_code) {
   cmd->add_option("file", args->file, "kernel in the .kir text format")->required();
   cmd->add_option("--hw", args->hw, kHwHelp);
   cmd->add_option("--passes", args->passes,
-                  "pass pipeline to run before simulating: `default` (the seed pipeline), `auto` (buffers from the "
+                  "pass pipeline to run before simulating: `default` (the pass specification's composition), `auto` "
+                  "(buffers from the "
                   "model), `none`, or passes separated by commas (tandem opt --help lists them)")
       ->capture_default_str();
   cmd->add_flag("--json", args->json, "print the tandem.sim/1 JSON document instead of the summary");

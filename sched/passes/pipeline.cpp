@@ -24,7 +24,7 @@ const std::vector<NamedPipeline>& named_pipelines() {
       {"default",
        "prefetch-schedule,separate-load-compute{memset},list-schedule,address-rotation{space=sbuf},"
        "prefetch-schedule{after},separate-load-compute{post-ada}",
-       "seed 000's composition: prefetch-schedule, separate-load-compute{memset}, list-schedule, "
+       "the pass specification's composition: prefetch-schedule, separate-load-compute{memset}, list-schedule, "
        "address-rotation{space=sbuf}, prefetch-schedule{after}, separate-load-compute{post-ada}"},
       // No barrier: rotation's edges synchronise per buffer (a load into buffer b waits for
       // b's last reader at distance N, its readers for the load), so loads run ahead as far as

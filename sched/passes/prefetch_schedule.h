@@ -25,7 +25,7 @@ namespace tandem {
 class PrefetchSchedulePass : public Pass {
  public:
   static constexpr const char* kHelp =
-      "prefetch scheduling (seed 000): incoming-order pinning of large loads, collective/DMA alignment, prefetch "
+      "prefetch scheduling: incoming-order pinning of large loads, collective/DMA alignment, prefetch "
       "distance";
   struct Options {
     bool after;

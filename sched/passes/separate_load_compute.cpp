@@ -165,197 +165,213 @@ std::string only_compute_engine(const Kernel& k, InstId id) {
 
 }  // namespace
 
-void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop, Shared& shared) {
-  Kernel& k = ctx.kernel;
-  DepGraph& g = ctx.deps;
-  const Target& t = *k.target;
-  const std::string where = "loop " + k.loops[loop].iv;
+// One loop's split, as its phases: classify the loop's loads, cut their orders, add the
+// zero-inits {memset} asks for, insert the stage divider, hoist the loads {post-ada} asks
+// for, and check that no order the split removes survived.
+class SeparateLoadComputePass::LoopSplit {
+ public:
+  LoopSplit(PassContext& ctx, LoopId loop, Shared& shared, const Options& o)
+      : ctx_(ctx),
+        k_(ctx.kernel),
+        g_(ctx.deps),
+        t_(*ctx.kernel.target),
+        loop_(loop),
+        shared_(shared),
+        o_(o),
+        where_("loop " + ctx.kernel.loops[loop].iv),
+        earlier_(load_stage(k_, g_, loop)),
+        barrier_(earlier_.barrier),
+        staged_set_(earlier_.loads.begin(), earlier_.loads.end()),
+        moved_later_(o.post_ada || ctx.moves_loads_later()),
+        scheduled_later_(ctx.schedules_later()) {}
 
-  // Load-class instructions of the loop, and whether each may run a stage early: it may not
-  // when something the compute stage produces this iteration flows into it (directly, or
-  // through another load that may not).
-  // Asked of every instruction many times.
-  OpClassOf& op_class = shared.op_class;
-  auto load_class = [&](InstId id) {
-    const std::optional<OpClass> c = op_class(id);
+  void run() {
+    classify();
+    if (!report_classification()) return;
+    cut();
+    if (o_.memset) insert_index_zero_inits();
+    insert_stage_divider();
+    if (o_.post_ada) hoist_loads();
+    verify_cut();
+    ctx_.stats.add("loops_split");
+    if (disqualified_) ctx_.stats.add("loads_disqualified", disqualified_);
+    ctx_.stats.add("loads_qualified", static_cast<int64_t>(loads_.size()));
+    ctx_.mark_deps_listed();
+  }
+
+ private:
+  static constexpr size_t kNotInBody = SIZE_MAX;
+
+  // Load-class instructions of the loop.
+  bool load_class(InstId id) const {
+    const std::optional<OpClass> c = shared_.op_class(id);
     return c == OpClass::Load || (o_.memset && c == OpClass::IndirectLoad);
-  };
-  // It may not either when the compute stage still uses its destination earlier in this
-  // iteration (a distance-0 Anti or Output edge): such a load already prefetches for the
-  // next iteration, and a stage earlier it would clobber what is being read.
-  // Edges are read in place below where nothing changes the graph meanwhile
-  // (DepGraph::in_edges/out_edges copy them into a vector per call).
-  auto produced_this_iteration = [&](InstId id, const std::vector<char>& disqualified) {
-    for (const DepEdgeRef& e : g.incoming(id)) {
-      if (e.props.distance != 0 || !k.in_loop(e.src, loop) || e.props.kind == DepKind::Ordered) continue;
-      const Instruction& src = k.insts[e.src];
+  }
+
+  bool is_staged(InstId id) const { return staged_set_.count(id) > 0; }
+
+  // A load may not run a stage early when something the compute stage produces this
+  // iteration flows into it (directly, or through another load that may not), or when the
+  // compute stage still uses its destination earlier in this iteration (a distance-0 Anti or
+  // Output edge): such a load already prefetches for the next iteration, and a stage earlier
+  // it would clobber what is being read. (Edges are read in place: nothing changes the graph
+  // while classifying.)
+  bool produced_this_iteration(InstId id, const std::vector<char>& disqualified) const {
+    for (const DepEdgeRef& e : g_.incoming(id)) {
+      if (e.props.distance != 0 || !k_.in_loop(e.src, loop_) || e.props.kind == DepKind::Ordered) continue;
+      const Instruction& src = k_.insts[e.src];
       if (src.attrs.has(attr::kZeroInit)) continue;
-      if (!load_class(e.src) || src.loop != loop) return true;
+      if (!load_class(e.src) || src.loop != loop_) return true;
       if (e.props.kind == DepKind::Flow && disqualified[static_cast<size_t>(e.src)]) return true;
     }
     return false;
-  };
+  }
 
-  // A barrier an earlier run inserted, and the loads it already waits for (the load stage).
-  const LoadStage earlier = load_stage(k, g, loop);
-  InstId barrier = earlier.barrier;
-  const std::vector<InstId>& staged = earlier.loads;
-  const std::unordered_set<InstId> staged_set(staged.begin(), staged.end());
-  auto is_staged = [&](InstId id) { return staged_set.count(id) > 0; };
+  // A tile rotation could ring is ringed only by an address-rotation of its space later in
+  // this pipeline (nothing between changes which tiles it may ring). Why not, or "".
+  std::string ring_blocker_of(int tensor) {
+    std::optional<std::vector<std::vector<InstId>>>& users = shared_.users;
+    if (!users) users = users_by_tensor(k_);
+    const std::string why = rotation_candidate(k_, loop_, tensor, (*users)[static_cast<size_t>(tensor)]).blocker;
+    if (!why.empty()) return "address-rotation cannot ring the tile, as " + why;
+    const std::string& space = k_.tensors[static_cast<size_t>(tensor)].space;
+    if (ctx_.rotates_later(space)) return "";
+    return "no address-rotation{space=" + space + "} runs after this pass to ring %" +
+           k_.tensors[static_cast<size_t>(tensor)].name;
+  }
 
   // The cut may only remove an order that something restores, or it is a race (the split's
-  // rule: the cut alone does not multi-buffer). Why the cut of `e` (into load `id`) would not be
+  // rule: the cut alone does not multi-buffer). Why the cut of `e` (into a load) would not be
   // restored, or "" when it would be. `in_stage` tells the loads still qualified.
-  // Each tensor's users in program order, when a tile's ring is asked about: what
-  // rotation_candidate reads of the program order (not the whole order per tile).
-  std::optional<std::vector<std::vector<InstId>>>& users = shared.users;
-  std::map<int, std::string> ring_blocker;  // tensor -> why address-rotation will not ring it ("" if it will)
-  // A tile rotation could ring is ringed only by an address-rotation of its space later in
-  // this pipeline (nothing between changes which tiles it may ring).
-  auto ring_blocker_of = [&](int tensor) -> std::string {
-    if (!users) users = users_by_tensor(k);
-    const std::string why = rotation_candidate(k, loop, tensor, (*users)[static_cast<size_t>(tensor)]).blocker;
-    if (!why.empty()) return "address-rotation cannot ring the tile, as " + why;
-    const std::string& space = k.tensors[static_cast<size_t>(tensor)].space;
-    if (ctx.rotates_later(space)) return "";
-    return "no address-rotation{space=" + space + "} runs after this pass to ring %" +
-           k.tensors[static_cast<size_t>(tensor)].name;
-  };
-  auto unrestored = [&](const DepEdgeRef& e, const std::function<bool(InstId)>& in_stage) -> std::string {
+  std::string unrestored(const DepEdgeRef& e, const std::function<bool(InstId)>& in_stage) {
     // Queue order carries no data.
     if (e.props.kind == DepKind::Ordered) return "";
     // The barrier waits for every load of the stage before the next iteration's loads pass it,
     // as long as it fences every engine (prefetch-distance takes the DMA queues off it).
-    if (e.props.distance >= 1 && in_stage(e.src) && (barrier == kNoId || !k.insts[barrier].attrs.has(attr::kFence)))
+    if (e.props.distance >= 1 && in_stage(e.src) && (barrier_ == kNoId || !k_.insts[barrier_].attrs.has(attr::kFence)))
       return "";
-    // One in-order engine runs both: the load of a later iteration issues after the source
-    // has read its inputs (a WAR), or after an instruction of that engine that waited for the
-    // source's write (a WAW: the source's value has a reader there in the same iteration).
-    if (e.props.distance >= 1) {
-      const std::string engine = only_compute_engine(k, e.src);
-      if (!engine.empty() && engine == only_compute_engine(k, e.dst)) {
-        if (e.props.kind == DepKind::Anti) return "";
-        for (const DepEdgeRef& out : g.outgoing(e.src)) {
-          const DepEdge& f = out.props;
-          const InstId f_dst = out.dst;
-          if (f.kind == DepKind::Flow && f.distance == 0 && k.in_loop(f_dst, loop) &&
-              only_compute_engine(k, f_dst) == engine)
-            return "";
-        }
-      }
-    }
+    if (e.props.distance >= 1 && one_engine_keeps_order(e)) return "";
     // Otherwise address-rotation must ring every tile the two share, so that the iterations
     // use different buffers and the order comes back at distance N.
     // (Spelled out only for a cut it refuses: naming an unnamed instruction walks the program.)
     const auto cut = [&] {
-      return "the cut of " + k.display_name(e.src) + " -> " + k.display_name(e.dst) + " " +
+      return "the cut of " + k_.display_name(e.src) + " -> " + k_.display_name(e.dst) + " " +
              dep_kind_name(e.props.kind) + (e.props.distance ? " distance=" + std::to_string(e.props.distance) : "") +
              " would not be restored: ";
     };
     if (e.props.distance == 0) return cut() + "it orders two loads of one iteration, which no rotation separates";
-    const Instruction& src = k.insts[e.src];
-    for (const Access& w : k.insts[e.dst].writes)
+    const Instruction& src = k_.insts[e.src];
+    for (const Access& w : k_.insts[e.dst].writes)
       for (const auto* list : {&src.reads, &src.writes})
         for (const Access& a : *list) {
           if (!may_touch(w, a)) continue;
-          auto blocker = ring_blocker.find(w.tensor_id);
-          if (blocker == ring_blocker.end())
-            blocker = ring_blocker.emplace(w.tensor_id, ring_blocker_of(w.tensor_id)).first;
+          auto blocker = ring_blocker_.find(w.tensor_id);
+          if (blocker == ring_blocker_.end())
+            blocker = ring_blocker_.emplace(w.tensor_id, ring_blocker_of(w.tensor_id)).first;
           if (!blocker->second.empty()) return cut() + blocker->second;
         }
     return "";
+  }
+
+  // One in-order engine runs both ends of a loop-carried edge: the load of a later iteration
+  // issues after the source has read its inputs (a WAR), or after an instruction of that
+  // engine that waited for the source's write (a WAW: the source's value has a reader there
+  // in the same iteration).
+  bool one_engine_keeps_order(const DepEdgeRef& e) const {
+    const std::string engine = only_compute_engine(k_, e.src);
+    if (engine.empty() || engine != only_compute_engine(k_, e.dst)) return false;
+    if (e.props.kind == DepKind::Anti) return true;
+    for (const DepEdgeRef& out : g_.outgoing(e.src))
+      if (out.props.kind == DepKind::Flow && out.props.distance == 0 && k_.in_loop(out.dst, loop_) &&
+          only_compute_engine(k_, out.dst) == engine)
+        return true;
+    return false;
+  }
+
+  // Membership and positions by instruction id in arrays (not hash sets of ids), the pass's,
+  // set for this body and cleared after it, whichever way classify() ends.
+  struct ClearOnExit {
+    const std::vector<InstId>& body;
+    Shared& shared;
+    ~ClearOnExit() {
+      for (InstId id : body) {
+        const auto i = static_cast<size_t>(id);
+        shared.candidate[i] = shared.disqualified[i] = 0;
+        shared.body_pos[i] = kNotInBody;
+      }
+    }
   };
 
-  // {post-ada} moves the loads, in this run or a later one; list-schedule orders each straight
-  // run by the graph.
-  const bool moved_later = o_.post_ada || ctx.moves_loads_later(), scheduled_later = ctx.schedules_later();
+  size_t body_index(InstId id) const {
+    const size_t i = shared_.body_pos[static_cast<size_t>(id)];
+    if (i == kNotInBody) throw std::out_of_range("separate-load-compute: instruction not in the loop body");
+    return i;
+  }
 
-  std::vector<InstId> loads;
-  InstId anchor = kNoId;
-  int64_t disqualified = 0;
-  std::vector<std::pair<InstId, std::string>> kept_ordered;  // loads whose cut nothing would restore, and why
-  auto classify = [&] {
-    loads.clear();
-    anchor = kNoId;
-    std::vector<InstId> candidates, out;
-    // Membership and positions by instruction id in arrays (not hash sets of ids),
-    // the pass's, set for this body and cleared after it; nothing is added to the kernel
-    // while classifying.
-    constexpr size_t kNotInBody = SIZE_MAX;
-    std::vector<char>& candidate_set = shared.candidate;
-    std::vector<char>& out_set = shared.disqualified;
-    std::vector<size_t>& body_pos = shared.body_pos;
-    candidate_set.resize(k.insts.size(), 0), out_set.resize(k.insts.size(), 0);
-    body_pos.resize(k.insts.size(), kNotInBody);
-    const std::vector<InstId> body = region_of(k, loop);
-    struct Clear {  // whichever way classify() ends
-      const std::vector<InstId>& body;
-      Shared& shared;
-      ~Clear() {
-        for (InstId id : body) {
-          const auto i = static_cast<size_t>(id);
-          shared.candidate[i] = shared.disqualified[i] = 0;
-          shared.body_pos[i] = kNotInBody;
-        }
+  // A load the fence precedes must reach it first on its unit. After a loop nested behind
+  // the fence it must be moved (list-schedule orders straight runs only); behind a compute
+  // instruction that surely runs on its engine (which waits for the fence), it must be
+  // moved or scheduled. The simulator places the fence after the other loads of its run.
+  std::string unreachable(InstId id) {
+    const InstId fence = barrier_ != kNoId ? barrier_ : anchor_;
+    if (is_staged(id) || fence == kNoId) return "";
+    std::string why;
+    if (loop_between(k_, loop_, fence, id)) {
+      why = "it follows a loop nested after the first compute instruction";
+    } else if (!scheduled_later_ && !known_engine(k_, id).empty()) {
+      const auto from = body_.begin() + static_cast<std::ptrdiff_t>(body_index(fence)),
+                 to = body_.begin() + static_cast<std::ptrdiff_t>(body_index(id));
+      for (auto it = from; it < to && why.empty(); ++it) {
+        const bool waits = !load_class(*it) || shared_.disqualified[static_cast<size_t>(*it)];
+        if (*it != barrier_ && waits && known_engine(k_, *it) == known_engine(k_, id))
+          why = "it follows " + k_.display_name(*it) + " on " + known_engine(k_, id) + ", which waits for the fence";
       }
-    } clear{body, shared};
-    for (size_t i = 0; i < body.size(); ++i)
-      if (body_pos[static_cast<size_t>(body[i])] == kNotInBody) body_pos[static_cast<size_t>(body[i])] = i;
-    const auto body_index = [&](InstId id) {
-      const size_t i = body_pos[static_cast<size_t>(id)];
-      if (i == kNotInBody) throw std::out_of_range("separate-load-compute: instruction not in the loop body");
-      return i;
+    }
+    if (why.empty()) return "";
+    if (!moved_later_) return why + ", and no separate-load-compute{post-ada} runs to move it before the fence";
+    if (!move_blocker_) move_blocker_.emplace(k_, loop_, shared_.order_pos);
+    if (const InstId b = (*move_blocker_)(id, fence); b != kNoId)
+      return why + ", and cannot be moved before the fence past " + k_.display_name(b) + ", which uses what it writes";
+    return "";
+  }
+
+  // A load whose cut nothing would restore stays in the compute stage too, with every edge.
+  // One an earlier run already split off stays in the load stage: an order a pass has put
+  // back into it since (prefetch-schedule's across loop entries) is kept, not cut again.
+  std::string unrestored_cut(InstId id) {
+    if (is_staged(id)) return "";
+    const auto in_stage = [&](InstId x) {
+      return shared_.candidate[static_cast<size_t>(x)] && !shared_.disqualified[static_cast<size_t>(x)];
     };
-    std::optional<MoveBlocker> move_blocker;  // built when first asked
-    for (InstId id : body) {
-      const Instruction& in = k.insts[id];
+    for (const DepEdgeRef& e : g_.incoming(id)) {
+      if (!cuttable(k_, loop_, e) || e.props.is_explicit || k_.insts[e.src].attrs.has(attr::kZeroInit)) continue;
+      if (std::string why = unrestored(e, in_stage); !why.empty()) return why;
+    }
+    return "";
+  }
+
+  // The loads that qualify for the load stage (loads_), the first non-load instruction
+  // (anchor_), and the loads kept in the compute stage with why (kept_ordered_).
+  void classify() {
+    body_ = region_of(k_, loop_);
+    std::vector<char>& candidate_set = shared_.candidate;
+    std::vector<char>& out_set = shared_.disqualified;
+    std::vector<size_t>& body_pos = shared_.body_pos;
+    candidate_set.resize(k_.insts.size(), 0), out_set.resize(k_.insts.size(), 0);
+    body_pos.resize(k_.insts.size(), kNotInBody);
+    const ClearOnExit clear{body_, shared_};
+    for (size_t i = 0; i < body_.size(); ++i)
+      if (body_pos[static_cast<size_t>(body_[i])] == kNotInBody) body_pos[static_cast<size_t>(body_[i])] = i;
+    std::vector<InstId> candidates, out;
+    for (InstId id : body_) {
+      const Instruction& in = k_.insts[id];
       if (in.attrs.has(attr::kZeroInit) || in.attrs.has(attr::kSeparationBarrier))
         continue;  // already stage 0 / the fence
       if (load_class(id))
         candidates.push_back(id), candidate_set[static_cast<size_t>(id)] = 1;
-      else if (anchor == kNoId)
-        anchor = id;
+      else if (anchor_ == kNoId)
+        anchor_ = id;
     }
-    // A load the fence precedes must reach it first on its unit. After a loop nested behind
-    // the fence it must be moved (list-schedule orders straight runs only); behind a compute
-    // instruction that surely runs on its engine (which waits for the fence), it must be
-    // moved or scheduled. The simulator places the fence after the other loads of its run.
-    auto unreachable = [&](InstId id) -> std::string {
-      const InstId fence = barrier != kNoId ? barrier : anchor;
-      if (is_staged(id) || fence == kNoId) return "";
-      std::string why;
-      if (loop_between(k, loop, fence, id)) {
-        why = "it follows a loop nested after the first compute instruction";
-      } else if (!scheduled_later && !known_engine(k, id).empty()) {
-        const auto from = body.begin() + static_cast<std::ptrdiff_t>(body_index(fence)),
-                   to = body.begin() + static_cast<std::ptrdiff_t>(body_index(id));
-        for (auto it = from; it < to && why.empty(); ++it) {
-          const bool waits = !load_class(*it) || out_set[static_cast<size_t>(*it)];
-          if (*it != barrier && waits && known_engine(k, *it) == known_engine(k, id))
-            why = "it follows " + k.display_name(*it) + " on " + known_engine(k, id) + ", which waits for the fence";
-        }
-      }
-      if (why.empty()) return "";
-      if (!moved_later) return why + ", and no separate-load-compute{post-ada} runs to move it before the fence";
-      if (!move_blocker) move_blocker.emplace(k, loop, shared.order_pos);
-      if (const InstId b = (*move_blocker)(id, fence); b != kNoId)
-        return why + ", and cannot be moved before the fence past " + k.display_name(b) + ", which uses what it writes";
-      return "";
-    };
-    // A load whose cut nothing would restore stays in the compute stage too, with every edge.
-    // One an earlier run already split off stays in the load stage: an order a pass has put
-    // back into it since (prefetch-schedule's across loop entries) is kept, not cut again.
-    auto unrestored_cut = [&](InstId id) -> std::string {
-      if (is_staged(id)) return "";
-      const auto in_stage = [&](InstId x) {
-        return candidate_set[static_cast<size_t>(x)] && !out_set[static_cast<size_t>(x)];
-      };
-      for (const DepEdgeRef& e : g.incoming(id)) {
-        if (!cuttable(k, loop, e) || e.props.is_explicit || k.insts[e.src].attrs.has(attr::kZeroInit)) continue;
-        if (std::string why = unrestored(e, in_stage); !why.empty()) return why;
-      }
-      return "";
-    };
     for (bool changed = true; changed;) {  // disqualification spreads along Flow between loads
       changed = false;
       for (InstId id : candidates) {
@@ -365,184 +381,224 @@ void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop, Shared& share
           changed = true;
         } else if (std::string why = unreachable(id); !why.empty()) {
           out.push_back(id), out_set[static_cast<size_t>(id)] = 1;
-          kept_ordered.push_back({id, why});
+          kept_ordered_.push_back({id, why});
           changed = true;
         } else if (std::string why = unrestored_cut(id); !why.empty()) {
           out.push_back(id), out_set[static_cast<size_t>(id)] = 1;
-          kept_ordered.push_back({id, why});
+          kept_ordered_.push_back({id, why});
           changed = true;
         }
       }
     }
-    disqualified = static_cast<int64_t>(out.size() - kept_ordered.size());
+    move_blocker_.reset();  // its positions are of the body as classified
+    disqualified_ = static_cast<int64_t>(out.size() - kept_ordered_.size());
     std::unordered_set<InstId> kept_set;
-    for (const auto& p : kept_ordered) kept_set.insert(p.first);
+    for (const auto& p : kept_ordered_) kept_set.insert(p.first);
     for (InstId id : candidates) {
       if (out_set[static_cast<size_t>(id)]) {
-        if (!kept_set.count(id)) ctx.log->debug("{}: disqualified {} due to flow dependencies", where, shown(k, id));
+        if (!kept_set.count(id)) ctx_.log->debug("{}: disqualified {} due to flow dependencies", where_, shown(k_, id));
         continue;
       }
-      ctx.log->debug("{}: found {} without flow dependencies", where, shown(k, id));
-      loads.push_back(id);
+      ctx_.log->debug("{}: found {} without flow dependencies", where_, shown(k_, id));
+      loads_.push_back(id);
     }
-  };
-  classify();
+  }
 
-  for (const auto& [id, why] : kept_ordered) {
-    ctx.skip(where + ": " + k.display_name(id) + " stays in the compute stage: " + why);
-    ctx.stats.add("loads_kept_ordered");
-  }
-  if (loads.empty()) {
-    ctx.skip(where + ": no qualifying loads");
-    return;
-  }
-  if (anchor == kNoId) {
-    ctx.skip(where + ": no non-load instructions");
-    return;
+  // Says which loads stay in the compute stage; false when the loop is not split.
+  bool report_classification() {
+    for (const auto& [id, why] : kept_ordered_) {
+      ctx_.skip(where_ + ": " + k_.display_name(id) + " stays in the compute stage: " + why);
+      ctx_.stats.add("loads_kept_ordered");
+    }
+    if (loads_.empty()) {
+      ctx_.skip(where_ + ": no qualifying loads");
+      return false;
+    }
+    if (anchor_ == kNoId) {
+      ctx_.skip(where_ + ": no non-load instructions");
+      return false;
+    }
+    return true;
   }
 
   // The cut: snapshot each qualified load's predecessors, then remove them, except an order
   // nothing would restore (only a load of the earlier run's stage has one, see above).
-  std::vector<DepEdgeRef> kept;
-  std::unordered_set<InstId> load_set(loads.begin(), loads.end());
-  const auto in_stage = [&](InstId x) { return load_set.count(x) > 0; };
-  for (InstId id : loads) {
-    const std::vector<DepEdgeRef> preds = g.in_edges(id);
-    bool any = false;
-    for (const DepEdgeRef& e : preds) {
-      if (!cuttable(k, loop, e) || e.props.is_explicit || k.insts[e.src].attrs.has(attr::kZeroInit)) continue;
-      if (std::string why = unrestored(e, in_stage); !why.empty()) {
-        ctx.log->debug("{}: keeping an order of {}: {}", where, shown(k, id), why);
-        ctx.stats.add("edges_kept");
-        kept.push_back(e);
-        continue;
+  void cut() {
+    load_set_.insert(loads_.begin(), loads_.end());
+    const auto in_stage = [&](InstId x) { return load_set_.count(x) > 0; };
+    for (InstId id : loads_) {
+      const std::vector<DepEdgeRef> preds = g_.in_edges(id);
+      bool any = false;
+      for (const DepEdgeRef& e : preds) {
+        if (!cuttable(k_, loop_, e) || e.props.is_explicit || k_.insts[e.src].attrs.has(attr::kZeroInit)) continue;
+        if (std::string why = unrestored(e, in_stage); !why.empty()) {
+          ctx_.log->debug("{}: keeping an order of {}: {}", where_, shown(k_, id), why);
+          ctx_.stats.add("edges_kept");
+          kept_.push_back(e);
+          continue;
+        }
+        g_.remove(e.src, e.dst, e.props.distance, e.props.loop);
+        ctx_.stats.add("edges_cut");
+        any = true;
       }
-      g.remove(e.src, e.dst, e.props.distance, e.props.loop);
-      ctx.stats.add("edges_cut");
-      any = true;
+      if (any) ctx_.log->debug("{}: removing deps for {}", where_, shown(k_, id));
     }
-    if (any) ctx.log->debug("{}: removing deps for {}", where, shown(k, id));
   }
 
   // {memset}: a qualified gather reading an SBUF index tile gets a zero-init of that tile,
   // placed first in the loop (it belongs to the load stage) and wired after the cut: its own
   // edges from the accesses, and Flow into the gather.
-  if (o_.memset) {
-    for (InstId id : loads) {
-      const Instruction& gather = k.insts[id];
-      if (t.opcode(gather.opcode)->op_class != OpClass::IndirectLoad || gather.reads.size() < 2) continue;
-      const Tensor& index = k.tensors[gather.reads[1].tensor_id];
-      if (t.role_of(index.space) != SpaceRole::OnChip) {
-        ctx.log->info("{}: skipping index writer for {}: %{} is in {}", where, shown(k, id), index.name, index.space);
-        ctx.stats.add("index_tiles_skipped");
+  void insert_index_zero_inits() {
+    for (InstId id : loads_) {
+      const Instruction& gather = k_.insts[id];
+      if (t_.opcode(gather.opcode)->op_class != OpClass::IndirectLoad || gather.reads.size() < 2) continue;
+      const Tensor& index = k_.tensors[gather.reads[1].tensor_id];
+      if (t_.role_of(index.space) != SpaceRole::OnChip) {
+        ctx_.log->info("{}: skipping index writer for {}: %{} is in {}", where_, shown(k_, id), index.name,
+                       index.space);
+        ctx_.stats.add("index_tiles_skipped");
         continue;
       }
       InstId zero = kNoId;
-      for (InstId r : region_of(k, loop))
-        if (k.insts[r].attrs.has(attr::kZeroInit) && k.insts[r].writes[0].tensor_id == gather.reads[1].tensor_id)
+      for (InstId r : region_of(k_, loop_))
+        if (k_.insts[r].attrs.has(attr::kZeroInit) && k_.insts[r].writes[0].tensor_id == gather.reads[1].tensor_id)
           zero = r;
-      if (zero == kNoId) {
-        const OpcodeInfo* op = t.first_of_class(OpClass::Memset);
-        if (!op) throw Error(gather.loc, "separate-load-compute{memset}: target '" + t.name + "' has no memset opcode");
-        Instruction m;
-        m.name = k.unique_name("memset_" + index.name);
-        m.opcode = op->name;
-        m.loc = gather.loc;
-        Access whole;
-        whole.tensor = index.name;
-        whole.tensor_id = gather.reads[1].tensor_id;
-        whole.loc = gather.loc;
-        m.writes.push_back(whole);
-        m.attrs.set(attr::kValue, int64_t{0});
-        m.attrs.set_flag(attr::kZeroInit);
-        zero = k.add_inst(std::move(m));
-        users.reset();  // a new writer of the index tile
-        g.grow(k.insts.size());
-        k.insert_at_top(loop, zero);
-        ctx.stats.add("memsets_inserted");
-        ctx.log->debug("{}: inserted {} for {}", where, shown(k, zero), shown(k, id));
-        for (const DepEdgeRef& e : analyze_dependences(k).edges())
-          if (e.src == zero || e.dst == zero) g.add(e.src, e.dst, e.props.kind, e.props.distance, e.props.loop);
-      }
-      g.add(zero, id, DepKind::Flow);
+      if (zero == kNoId) zero = insert_zero_init(id);
+      g_.add(zero, id, DepKind::Flow);
     }
+  }
+
+  // A zero-init of the gather's index tile, first in the loop, with its dependences.
+  InstId insert_zero_init(InstId gather_id) {
+    const Instruction& gather = k_.insts[gather_id];
+    const Tensor& index = k_.tensors[gather.reads[1].tensor_id];
+    const OpcodeInfo* op = t_.first_of_class(OpClass::Memset);
+    if (!op) throw Error(gather.loc, "separate-load-compute{memset}: target '" + t_.name + "' has no memset opcode");
+    Instruction m;
+    m.name = k_.unique_name("memset_" + index.name);
+    m.opcode = op->name;
+    m.loc = gather.loc;
+    Access whole;
+    whole.tensor = index.name;
+    whole.tensor_id = gather.reads[1].tensor_id;
+    whole.loc = gather.loc;
+    m.writes.push_back(whole);
+    m.attrs.set(attr::kValue, int64_t{0});
+    m.attrs.set_flag(attr::kZeroInit);
+    const InstId zero = k_.add_inst(std::move(m));
+    shared_.users.reset();  // a new writer of the index tile
+    g_.grow(k_.insts.size());
+    k_.insert_at_top(loop_, zero);
+    ctx_.stats.add("memsets_inserted");
+    ctx_.log->debug("{}: inserted {} for {}", where_, shown(k_, zero), shown(k_, gather_id));
+    for (const DepEdgeRef& e : analyze_dependences(k_).edges())
+      if (e.src == zero || e.dst == zero) g_.add(e.src, e.dst, e.props.kind, e.props.distance, e.props.loop);
+    return zero;
   }
 
   // The stage divider: one CoreBarrier before the anchor, every edge Flow. A barrier an
   // earlier run inserted is kept, and what it already waits for stays in the load stage
   // (a gather qualified by {memset} is still a load for {post-ada}).
-  for (InstId id : staged)
-    if (load_set.insert(id).second) loads.push_back(id);
-  if (barrier == kNoId) {
-    const OpcodeInfo* op = t.first_of_class(OpClass::Barrier);
-    if (!op) throw Error(k.insts[anchor].loc, "separate-load-compute: target '" + t.name + "' has no barrier opcode");
-    Instruction b;
-    b.name = k.unique_name("separation_barrier");
-    b.opcode = op->name;
-    b.loc = k.insts[anchor].loc;
-    b.attrs.set_flag(attr::kSeparationBarrier);
-    barrier = k.add_inst(std::move(b));
-    g.grow(k.insts.size());
-    k.insert_before(anchor, barrier);
-    ctx.stats.add("barriers_inserted");
-    ctx.log->debug("{}: inserted CoreBarrier before {}", where, shown(k, anchor));
-  }
-  for (InstId id : loads) g.add(id, barrier, DepKind::Flow);
-  bool after_anchor = false;
-  for (InstId id : region_of(k, loop)) {
-    if (id == anchor) after_anchor = true;
-    if (!after_anchor || id == barrier || k.insts[id].attrs.has(attr::kZeroInit)) continue;
-    if (load_set.count(id)) continue;
-    g.add(barrier, id, DepKind::Flow);
+  void insert_stage_divider() {
+    for (InstId id : earlier_.loads)
+      if (load_set_.insert(id).second) loads_.push_back(id);
+    if (barrier_ == kNoId) {
+      const OpcodeInfo* op = t_.first_of_class(OpClass::Barrier);
+      if (!op)
+        throw Error(k_.insts[anchor_].loc, "separate-load-compute: target '" + t_.name + "' has no barrier opcode");
+      Instruction b;
+      b.name = k_.unique_name("separation_barrier");
+      b.opcode = op->name;
+      b.loc = k_.insts[anchor_].loc;
+      b.attrs.set_flag(attr::kSeparationBarrier);
+      barrier_ = k_.add_inst(std::move(b));
+      g_.grow(k_.insts.size());
+      k_.insert_before(anchor_, barrier_);
+      ctx_.stats.add("barriers_inserted");
+      ctx_.log->debug("{}: inserted CoreBarrier before {}", where_, shown(k_, anchor_));
+    }
+    for (InstId id : loads_) g_.add(id, barrier_, DepKind::Flow);
+    bool after_anchor = false;
+    for (InstId id : region_of(k_, loop_)) {
+      if (id == anchor_) after_anchor = true;
+      if (!after_anchor || id == barrier_ || k_.insts[id].attrs.has(attr::kZeroInit)) continue;
+      if (load_set_.count(id)) continue;
+      g_.add(barrier_, id, DepKind::Flow);
+    }
   }
 
   // {post-ada}: the physical hoist, keeping the loads' relative order. A load never passes
   // an instruction that touches what it writes: that would change what the program means.
-  if (o_.post_ada) {
-    // Decided on the order as it is, then moved at once: a load moved before the barrier is no
-    // longer between it and the next one.
-    const MoveBlocker move_blocker(k, loop, shared.order_pos);
+  // Decided on the order as it is, then moved at once: a load moved before the barrier is no
+  // longer between it and the next one.
+  void hoist_loads() {
+    const MoveBlocker move_blocker(k_, loop_, shared_.order_pos);
     std::vector<InstId> moved;
     std::unordered_set<InstId> moved_set;
-    for (InstId id : loads) {
-      if (move_blocker.before(id, barrier)) continue;
-      const InstId blocker = move_blocker(id, barrier, moved_set);
+    for (InstId id : loads_) {
+      if (move_blocker.before(id, barrier_)) continue;
+      const InstId blocker = move_blocker(id, barrier_, moved_set);
       if (blocker != kNoId) {
-        ctx.log->debug("{}: not moving {}: it would pass {}, which uses what it writes", where, shown(k, id),
-                       shown(k, blocker));
-        ctx.stats.add("loads_not_moved");
+        ctx_.log->debug("{}: not moving {}: it would pass {}, which uses what it writes", where_, shown(k_, id),
+                        shown(k_, blocker));
+        ctx_.stats.add("loads_not_moved");
         continue;
       }
       moved.push_back(id), moved_set.insert(id);
-      ctx.stats.add("loads_moved");
-      ctx.log->debug("{}: moving {} before the first non-load instruction", where, shown(k, id));
+      ctx_.stats.add("loads_moved");
+      ctx_.log->debug("{}: moving {} before the first non-load instruction", where_, shown(k_, id));
     }
-    if (!moved.empty()) users.reset();  // the moved loads' tensors have their users in another order
-    k.move_all_before(moved, barrier);
+    if (!moved.empty()) shared_.users.reset();  // the moved loads' tensors have their users in another order
+    k_.move_all_before(moved, barrier_);
   }
 
-  // Verification: no edge the split should have removed may survive (the zero-init's edges
-  // are added after the cut).
-  auto was_kept = [&](const DepEdgeRef& e) {
-    return std::any_of(kept.begin(), kept.end(), [&](const DepEdgeRef& x) {
-      return x.src == e.src && x.dst == e.dst && x.props.distance == e.props.distance && x.props.loop == e.props.loop;
-    });
-  };
-  for (InstId id : loads)
-    for (const DepEdgeRef& e : g.in_edges(id)) {
-      if (!cuttable(k, loop, e) || k.insts[e.src].attrs.has(attr::kZeroInit) || was_kept(e)) continue;
-      SourceLoc at = k.insts[id].loc;
-      for (const ExplicitDep& d : k.explicit_deps)
-        if (d.src == e.src && d.dst == e.dst) at = d.loc;
-      throw Error(at, "Unexpected edge found. Disable separation pass. (" + k.display_name(e.src) + " -> " +
-                          k.display_name(e.dst) + " " + dep_kind_name(e.props.kind) + " survives the cut in " + where +
-                          ")");
-    }
+  // No edge the split should have removed may survive (the zero-init's edges are added after
+  // the cut).
+  void verify_cut() const {
+    auto was_kept = [&](const DepEdgeRef& e) {
+      return std::any_of(kept_.begin(), kept_.end(), [&](const DepEdgeRef& x) {
+        return x.src == e.src && x.dst == e.dst && x.props.distance == e.props.distance && x.props.loop == e.props.loop;
+      });
+    };
+    for (InstId id : loads_)
+      for (const DepEdgeRef& e : g_.in_edges(id)) {
+        if (!cuttable(k_, loop_, e) || k_.insts[e.src].attrs.has(attr::kZeroInit) || was_kept(e)) continue;
+        SourceLoc at = k_.insts[id].loc;
+        for (const ExplicitDep& d : k_.explicit_deps)
+          if (d.src == e.src && d.dst == e.dst) at = d.loc;
+        throw Error(at, "Unexpected edge found. Disable separation pass. (" + k_.display_name(e.src) + " -> " +
+                            k_.display_name(e.dst) + " " + dep_kind_name(e.props.kind) + " survives the cut in " +
+                            where_ + ")");
+      }
+  }
 
-  ctx.stats.add("loops_split");
-  if (disqualified) ctx.stats.add("loads_disqualified", disqualified);
-  ctx.stats.add("loads_qualified", static_cast<int64_t>(loads.size()));
-  ctx.mark_deps_listed();
+  PassContext& ctx_;
+  Kernel& k_;
+  DepGraph& g_;
+  const Target& t_;
+  const LoopId loop_;
+  Shared& shared_;
+  const Options& o_;
+  const std::string where_;
+  const LoadStage earlier_;  // a barrier an earlier run inserted, and the loads it waits for
+  InstId barrier_;
+  const std::unordered_set<InstId> staged_set_;
+  // {post-ada} moves the loads, in this run or a later one; list-schedule orders each
+  // straight run by the graph.
+  const bool moved_later_, scheduled_later_;
+  std::map<int, std::string> ring_blocker_;  // tensor -> why address-rotation will not ring it ("" if it will)
+  std::vector<InstId> body_;                 // the loop's own instructions, while classifying
+  std::optional<MoveBlocker> move_blocker_;  // while classifying, built when first asked
+  std::vector<InstId> loads_;                // the qualified loads
+  std::unordered_set<InstId> load_set_;
+  InstId anchor_ = kNoId;  // the first non-load instruction
+  int64_t disqualified_ = 0;
+  std::vector<std::pair<InstId, std::string>> kept_ordered_;  // loads whose cut nothing would restore, and why
+  std::vector<DepEdgeRef> kept_;                              // orders the cut kept
+};
+
+void SeparateLoadComputePass::split(PassContext& ctx, LoopId loop, Shared& shared) {
+  LoopSplit(ctx, loop, shared, o_).run();
 }
 
 }  // namespace tandem

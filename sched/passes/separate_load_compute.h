@@ -14,7 +14,7 @@ namespace tandem {
 class SeparateLoadComputePass : public Pass {
  public:
   static constexpr const char* kHelp =
-      "split each loop body into a load stage and a compute stage fenced by a CoreBarrier (seed 000)";
+      "split each loop body into a load stage and a compute stage fenced by a CoreBarrier";
   struct Options {
     bool memset;    // gathers join the load class
     bool post_ada;  // move the qualified loads before the barrier
@@ -26,6 +26,7 @@ class SeparateLoadComputePass : public Pass {
 
  private:
   struct Shared;
+  class LoopSplit;
   void split(PassContext& ctx, LoopId loop, Shared& shared);
 
   const Options o_;
