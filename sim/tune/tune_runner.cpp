@@ -1,4 +1,4 @@
-#include "sim/driver/sweep/tune_runner.h"
+#include "sim/tune/tune_runner.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -28,9 +28,9 @@
 #include "sim/driver/isolated.h"
 #include "sim/driver/progress_line.h"
 #include "sim/driver/simulate_file.h"
-#include "sim/driver/sweep/tune_space.h"
 #include "sim/report/html_report.h"
 #include "sim/report/report.h"
+#include "sim/tune/tune_space.h"
 #ifdef TANDEM_HAVE_MPI
 #include "sim/driver/sweep/mpi_pool.h"
 #endif
