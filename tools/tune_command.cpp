@@ -1,9 +1,9 @@
-// tandem tune: options only; the work is run_tune (sim/driver/sweep/tune_runner.h).
+// tandem tune: options only; the work is run_tune (sim/tune/tune_runner.h).
 #include <memory>
 
 #include <CLI/CLI.hpp>
 
-#include "sim/driver/sweep/tune_runner.h"
+#include "sim/tune/tune_runner.h"
 #include "tools/commands.h"
 
 namespace tandem::cli {

@@ -165,6 +165,403 @@ struct Window {
 };
 bool intersect(const Window& a, const Window& b) { return a.covers(b.from) || b.covers(a.from); }
 
+// What the pass moves, by the opcode tags of the model (`tags: [wmma]`, `[lds_load]`).
+bool is_wmma(const Kernel& k, const Instruction& in) { return k.target->has_tag(in.opcode, OpTag::Wmma); }
+bool is_ds_load(const Kernel& k, const Instruction& in) { return k.target->has_tag(in.opcode, OpTag::LdsLoad); }
+
+// The ds_load of `body` that writes register `reg` of `tensor` last (kNoId: none).
+InstId last_writer(const Kernel& k, const std::vector<InstId>& body, int tensor, int64_t reg) {
+  InstId last = kNoId;
+  for (InstId id : body)
+    if (is_ds_load(k, k.insts[id]) && overlap(regs_of(k.insts[id].writes[0]), Regs{tensor, reg, reg + 1})) last = id;
+  return last;
+}
+
+// The first WMMA of `body` at or after `id` (kNoId: none).
+InstId next_wmma(const Kernel& k, const std::vector<InstId>& body, InstId id) {
+  auto it = std::find(body.begin(), body.end(), id);
+  auto w = std::find_if(it, body.end(), [&](InstId x) { return is_wmma(k, k.insts[x]); });
+  return w == body.end() ? kNoId : *w;
+}
+
+// One loop's plan, built phase by phase into `plan`. A phase that finds the loop must be left
+// as it is returns the reason; the plan then keeps what the earlier phases filled in.
+class ReorderPlanner {
+ public:
+  ReorderPlanner(const Kernel& k, LoopId loop, WmmaReorderPlan& plan) : k_(k), loop_(loop), plan_(plan) {}
+
+  // Why the loop is left as it is, or "" when the plan is complete.
+  std::string plan(const DepGraph& g, const WmmaOrderProvider& provider, int distance, int next_virtual) {
+    if (std::string why = read_body(); !why.empty()) return why;
+    if (std::string why = pair_prefetches(); !why.empty()) return why;
+    if (std::string why = find_consumers(); !why.empty()) return why;
+    if (std::string why = check_carried_reads(); !why.empty()) return why;
+    if (std::string why = choose_distance(distance); !why.empty()) return why;
+    if (std::string why = order_wmmas(g, provider); !why.empty()) return why;
+    place_loads();
+    build_body();
+    if (std::string why = check_last_writers(); !why.empty()) return why;
+    count_moves();
+    return assign_virtual_registers(next_virtual);
+  }
+
+ private:
+  Regs loaded(const LoadPlacement& lp) const { return regs_of(k_.insts[lp.load].writes[0]); }
+  bool read_after_loop(const std::function<bool(const Regs&)>& in_group) const {
+    return read_outside_loop(k_, loop_, in_group);
+  }
+
+  // The body: ds_loads and WMMAs only, each ds_load writing one register group.
+  std::string read_body() {
+    for (const Stmt& s : k_.loops[loop_].body) {
+      if (s.kind == Stmt::kLoop) return "the body holds a nested loop";
+      const Instruction& in = k_.insts[s.id];
+      const OpcodeInfo* op = k_.target->opcode(in.opcode);
+      if (op && op->op_class == OpClass::Barrier)
+        return "the WMMA sequence spans " + k_.display_name(s.id) + " (" + in.opcode + ")";
+      if (!is_wmma(k_, in) && !is_ds_load(k_, in))
+        return k_.display_name(s.id) + " (" + in.opcode + ") is neither a ds_load nor a WMMA";
+      if (is_ds_load(k_, in) && (in.writes.size() != 1 || !k_.tensors[in.writes[0].tensor_id].register_file))
+        return k_.display_name(s.id) + " does not load one register group";
+      old_body_.push_back(s.id);
+      if (is_wmma(k_, in)) old_wmmas_.push_back(s.id);
+    }
+    n_ = static_cast<int>(old_wmmas_.size());
+    m_ = static_cast<int>(old_body_.size());
+    return n_ == 0 ? "no WMMA in the body" : "";
+  }
+
+  // The stride, read off preheader/body pairs: same register group, same address operands.
+  // Only the body's last writer of a group carries its value into the next iteration. A real
+  // prefetch pair loads, in the preheader, what the body copy loads one iteration later: both
+  // address the register the loop advances, and their offsets differ by the advance.
+  std::string pair_prefetches() {
+    advance_ = k_.loops[loop_].advance();
+    const std::vector<InstId> preheader = k_.preheader(loop_);
+    for (size_t bi = 0; bi < old_body_.size(); ++bi) {
+      const InstId b = old_body_[bi];
+      const Instruction& body_load = k_.insts[b];
+      if (!is_ds_load(k_, body_load)) continue;
+      bool rewritten_later = false;
+      for (size_t later = bi + 1; later < old_body_.size(); ++later)
+        rewritten_later |= is_ds_load(k_, k_.insts[old_body_[later]]) &&
+                           overlap(regs_of(k_.insts[old_body_[later]].writes[0]), regs_of(body_load.writes[0]));
+      if (rewritten_later) continue;
+      for (InstId p : preheader)
+        if (std::string why = pair_with(b, p); !why.empty()) return why;
+    }
+    return "";
+  }
+
+  // Is preheader instruction `p` the prefetch of body load `b`? Records the pair, or why a
+  // look-alike is none.
+  std::string pair_with(InstId b, InstId p) {
+    const Instruction& body_load = k_.insts[b];
+    const Instruction& pre = k_.insts[p];
+    if (!is_ds_load(k_, pre) || pre.writes.size() != 1 || pre.reads.size() != 1 || body_load.reads.size() != 1)
+      return "";
+    const Regs rb = regs_of(body_load.writes[0]), rp = regs_of(pre.writes[0]);
+    if (rb.tensor != rp.tensor || rb.lo != rp.lo || rb.hi != rp.hi) return "";
+    auto delta = offset_difference(body_load.reads[0], pre.reads[0]);
+    if (!delta || *delta == 0) return "";
+    if (!addressed_by_advance(body_load.reads[0], advance_)) {
+      std::string through;
+      for (const AffineTerm& t : body_load.reads[0].dims[0].lo.terms)
+        through += (through.empty() ? "" : " and ") + t.symbol;
+      not_a_pair_[b] = k_.display_name(p) + " and " + k_.display_name(b) + " are addressed " +
+                       (through.empty() ? "by constants" : "through " + through) +
+                       (advance_ ? ", not through " + advance_->first + ", which the loop advances"
+                                 : ", and the loop has no advance: no address register moves");
+      return "";
+    }
+    if (*delta != advance_->second)
+      return "preheader/body ds_load pairs differ by " + std::to_string(*delta) + ", but the loop advances " +
+             advance_->first + " by " + std::to_string(advance_->second);
+    plan_.stride = *delta;
+    twin_of_[b] = p;
+    return "";
+  }
+
+  // Who reads each load's value, in the input order: the WMMAs after it up to the next write
+  // of its registers; for a prefetched load, those at the top of the next iteration.
+  std::string find_consumers() {
+    for (int p = 0; p < m_; ++p) {
+      const InstId id = old_body_[p];
+      if (!is_ds_load(k_, k_.insts[id])) continue;
+      LoadPlacement lp;
+      lp.load = id;
+      auto twin = twin_of_.find(id);
+      lp.twin = twin == twin_of_.end() ? kNoId : twin->second;
+      const Regs r = regs_of(k_.insts[id].writes[0]);
+      for (int step = 1; step < (lp.twin != kNoId ? m_ : m_ - p); ++step) {
+        const int q = (p + step) % m_;
+        const Instruction& other = k_.insts[old_body_[q]];
+        if (is_wmma(k_, other) && reads_regs(k_, other, r)) {
+          if (lp.twin != kNoId && q > p)
+            return k_.display_name(id) + " has a preheader copy but is read in its own iteration by " +
+                   k_.display_name(old_body_[q]);
+          lp.consumers.push_back(old_body_[q]);
+        }
+        if (is_ds_load(k_, other) && overlap(regs_of(other.writes[0]), r)) break;
+      }
+      if (lp.consumers.empty()) {
+        auto why = not_a_pair_.find(id);
+        return k_.display_name(id) + " feeds no WMMA" +
+               (why == not_a_pair_.end()
+                    ? ""
+                    : " of its iteration, and no preheader load pairs with it (" + why->second + ")");
+      }
+      plan_.loads.push_back(std::move(lp));
+    }
+    return "";
+  }
+
+  // A WMMA that reads registers no load of this iteration (or a prefetch) has written yet
+  // reads a value carried from the previous iteration with nothing in the preheader to pair
+  // with: the pass cannot tell where that value must come from, so it leaves the loop alone.
+  std::string check_carried_reads() const {
+    for (int q = 0; q < m_; ++q) {
+      const Instruction& w = k_.insts[old_body_[q]];
+      if (!is_wmma(k_, w)) continue;
+      for (const LoadPlacement& lp : plan_.loads) {
+        const Regs r = loaded(lp);
+        if (!reads_regs(k_, w, r)) continue;
+        bool attributed = false;
+        for (const LoadPlacement& other : plan_.loads)
+          attributed |= overlap(loaded(other), r) && std::find(other.consumers.begin(), other.consumers.end(),
+                                                               old_body_[q]) != other.consumers.end();
+        if (!attributed) {
+          auto why = not_a_pair_.find(lp.load);
+          return k_.display_name(old_body_[q]) + " reads registers of " + k_.display_name(lp.load) +
+                 " before any load of the iteration writes them, and no preheader load pairs with it" +
+                 (why == not_a_pair_.end() ? "" : " (" + why->second + ")");
+        }
+      }
+    }
+    return "";
+  }
+
+  // The distance: a load's latency over a WMMA's issue cycles, unless given.
+  std::string choose_distance(int distance) {
+    if (distance < 0 && plan_.loads.empty()) distance = 0;  // nothing to place
+    if (distance < 0) {
+      int64_t latency = 0, issue = std::numeric_limits<int64_t>::max();
+      for (const LoadPlacement& lp : plan_.loads)
+        latency = std::max(latency, cycles_of(k_, lp.load, attr::kLatencyCycles, true));
+      for (InstId w : old_wmmas_) issue = std::min(issue, cycles_of(k_, w, attr::kIssueCycles, false));
+      if (latency <= 0 || issue <= 0) return "no ds_load latency or WMMA issue cycles known; give distance=N";
+      distance = static_cast<int>(std::max<int64_t>(1, (latency + issue - 1) / issue));
+    }
+    plan_.distance = distance;
+    return "";
+  }
+
+  // The new WMMA order, which must keep the WMMAs' own dependences.
+  std::string order_wmmas(const DepGraph& g, const WmmaOrderProvider& provider) {
+    WmmaOrder order = provider.order(k_, old_wmmas_);
+    if (!order.decline.empty()) return order.decline;
+    for (int i = 0; i < n_; ++i) {
+      plan_.wmmas.push_back(old_wmmas_[order.perm[i]]);
+      new_pos_[old_wmmas_[order.perm[i]]] = i;
+      plan_.wmmas_moved += order.perm[i] != i;
+    }
+    for (InstId w : old_wmmas_)
+      for (const DepEdgeRef& e : g.out_edges(w))
+        if (e.props.distance == 0 && new_pos_.count(e.dst) && new_pos_[e.dst] < new_pos_[w])
+          return "the order puts " + k_.display_name(e.dst) + " before " + k_.display_name(w) +
+                 ", which it depends on (" + dep_kind_name(e.props.kind) + ")";
+    return "";
+  }
+
+  // Placement: `distance` slots before the first consumer; a negative slot wraps to the
+  // previous iteration, but never before the last WMMA reading the load's registers (slot n:
+  // after the last WMMA of the body). Only a load addressed by the advanced register may
+  // wrap (the stride is that register's advance); any other load goes no earlier than the top
+  // of the body, as when there is no stride. A load whose registers are read outside the loop
+  // keeps whether it is prefetched: wrapping it, or de-rotating it, would change the
+  // iteration whose value they hold when the loop ends.
+  void place_loads() {
+    for (LoadPlacement& lp : plan_.loads) {
+      int first = n_, last_reader = -1;
+      for (InstId c : lp.consumers) first = std::min(first, new_pos_[c]);
+      const Regs r = loaded(lp);
+      for (int i = 0; i < n_; ++i)
+        if (reads_regs(k_, k_.insts[plan_.wmmas[i]], r)) last_reader = i;
+      const int want = first - plan_.distance;
+      bool wrap = want < 0 && plan_.stride && addressed_by_advance(k_.insts[lp.load].reads[0], advance_);
+      if (read_after_loop([&](const Regs& other) { return overlap(other, r); }) && wrap != (lp.twin != kNoId)) {
+        wrap = lp.twin != kNoId;
+        ++plan_.loads_kept_for_after_loop;
+      }
+      if (!wrap) {
+        lp.slot = std::max(want, 0);
+        continue;
+      }
+      lp.slot = std::min(n_, std::max(want + n_, last_reader + 1));
+      lp.wrapped = true;
+    }
+  }
+
+  // The new body: each slot's loads in their input order, then the slot's WMMA.
+  void build_body() {
+    pos_in_body_.assign(k_.insts.size(), -1);
+    for (int s = 0; s <= n_; ++s) {
+      for (const LoadPlacement& lp : plan_.loads)
+        if (lp.slot == s) plan_.body.push_back(lp.load);
+      if (s < n_) plan_.body.push_back(plan_.wmmas[s]);
+    }
+    for (int p = 0; p < m_; ++p) pos_in_body_[plan_.body[p]] = p;
+  }
+
+  // Registers read outside the loop hold, when it ends, the value of their last writer in the
+  // body: the new order must not make another load the last one (its prefetch status is kept
+  // by place_loads, so the same last writer leaves the same value).
+  std::string check_last_writers() const {
+    for (const LoadPlacement& lp : plan_.loads) {
+      const Regs r = loaded(lp);
+      for (int64_t reg = r.lo; reg < r.hi; ++reg) {
+        const Regs one{r.tensor, reg, reg + 1};
+        if (!read_after_loop([&](const Regs& other) { return overlap(other, one); })) continue;
+        const InstId before = last_writer(k_, old_body_, r.tensor, reg);
+        const InstId after = last_writer(k_, plan_.body, r.tensor, reg);
+        if (before != after)
+          return "the new order makes " + k_.display_name(after) + " the last writer of " + k_.tensors[r.tensor].name +
+                 "[" + std::to_string(reg) + "] instead of " + k_.display_name(before) +
+                 ", and the register is read after the loop";
+      }
+    }
+    return "";
+  }
+
+  // Loads moved: a different next WMMA, or a different iteration.
+  void count_moves() {
+    for (const LoadPlacement& lp : plan_.loads) {
+      const bool was_prefetched = lp.twin != kNoId;
+      plan_.loads_moved +=
+          next_wmma(k_, old_body_, lp.load) != next_wmma(k_, plan_.body, lp.load) || was_prefetched != lp.wrapped;
+      plan_.prefetches_added += lp.wrapped && !was_prefetched;
+      plan_.prefetches_removed += !lp.wrapped && was_prefetched;
+    }
+  }
+
+  // Producer groups: loads feeding one operand access of a shared consumer. The group of
+  // each load, named by one of its loads (an index into plan.loads).
+  std::vector<size_t> producer_groups() const {
+    const size_t nl = plan_.loads.size();
+    std::vector<size_t> group(nl);
+    std::iota(group.begin(), group.end(), 0);
+    std::function<size_t(size_t)> root = [&](size_t i) { return group[i] == i ? i : group[i] = root(group[i]); };
+    for (size_t i = 0; i < nl; ++i)
+      for (size_t j = i + 1; j < nl; ++j)
+        for (InstId c : plan_.loads[i].consumers) {
+          if (std::find(plan_.loads[j].consumers.begin(), plan_.loads[j].consumers.end(), c) ==
+              plan_.loads[j].consumers.end())
+            continue;
+          for (const Access& a : k_.insts[c].reads)
+            if (overlap(regs_of(a), loaded(plan_.loads[i])) && overlap(regs_of(a), loaded(plan_.loads[j])))
+              group[root(j)] = root(i);
+        }
+    std::vector<size_t> roots(nl);
+    for (size_t i = 0; i < nl; ++i) roots[i] = root(i);
+    return roots;
+  }
+
+  // Live window of a load: from its position in the new body to its last consumer's.
+  Window window(const LoadPlacement& lp) const {
+    int last = -1;
+    for (InstId c : lp.consumers) last = std::max(last, pos_in_body_[c]);
+    return Window{pos_in_body_[lp.load], last};
+  }
+
+  // Collisions: two producers of overlapping registers whose live windows meet. The later
+  // group (by new position) moves, with its consumers and preheader copy, to a virtual register.
+  std::string assign_virtual_registers(int next_virtual) {
+    const size_t nl = plan_.loads.size();
+    const std::vector<size_t> root = producer_groups();
+    std::vector<int> group_first(nl, m_);
+    for (size_t i = 0; i < nl; ++i)
+      group_first[root[i]] = std::min(group_first[root[i]], pos_in_body_[plan_.loads[i].load]);
+    std::set<size_t> moved;  // group roots given a virtual register
+    std::vector<size_t> by_position(nl);
+    std::iota(by_position.begin(), by_position.end(), 0);
+    std::sort(by_position.begin(), by_position.end(), [&](size_t a, size_t b) {
+      return pos_in_body_[plan_.loads[a].load] < pos_in_body_[plan_.loads[b].load];
+    });
+    for (size_t bi = 0; bi < nl; ++bi)
+      for (size_t ai = 0; ai < bi; ++ai) {
+        const size_t a = by_position[ai], b = by_position[bi];
+        if (moved.count(root[a]) || moved.count(root[b])) continue;
+        const LoadPlacement& la = plan_.loads[a];
+        const LoadPlacement& lb = plan_.loads[b];
+        if (!overlap(loaded(la), loaded(lb))) continue;
+        if (!intersect(window(la), window(lb))) continue;
+        if (root[a] == root[b])  // one operand group: moving either would split a consumer's read
+          return k_.display_name(la.load) + " and " + k_.display_name(lb.load) +
+                 " write the same registers for one operand group, and the new order makes both values live at once";
+        const size_t later = group_first[root[a]] > group_first[root[b]] ? root[a] : root[b];
+        moved.insert(later);
+        const InstId earlier = plan_.loads[root[a] == later ? b : a].load;  // the producer it collides with
+        if (std::string why =
+                move_to_virtual(root, later, earlier, next_virtual + static_cast<int>(plan_.virtuals.size()));
+            !why.empty())
+          return why;
+      }
+    return "";
+  }
+
+  // Group `group` (its loads, and its consumers' reads of them) to virtual register `number`,
+  // unless a consumer reads the group's registers mixed with others or they are read after
+  // the loop.
+  std::string move_to_virtual(const std::vector<size_t>& root, size_t group, InstId earlier, int number) {
+    VirtualRegister v;
+    v.number = number;
+    std::set<std::pair<int, int64_t>> regs;  // the group's registers
+    std::set<InstId> consumers;
+    bool prefetched = false;
+    for (size_t i = 0; i < plan_.loads.size(); ++i) {
+      if (root[i] != group) continue;
+      v.loads.push_back(plan_.loads[i].load);
+      consumers.insert(plan_.loads[i].consumers.begin(), plan_.loads[i].consumers.end());
+      prefetched |= plan_.loads[i].twin != kNoId;
+      const Regs r = loaded(plan_.loads[i]);
+      for (int64_t reg = r.lo; reg < r.hi; ++reg) regs.insert({r.tensor, reg});
+    }
+    auto in_group = [&](const Regs& r) {
+      for (int64_t reg = r.lo; reg < r.hi; ++reg)
+        if (regs.count({r.tensor, reg})) return true;
+      return false;
+    };
+    const std::string what = (prefetched ? "prefetched " : "") + k_.display_name(v.loads[0]) +
+                             (prefetched ? " has no legal slot: its registers" : ": its registers") + " collide with " +
+                             k_.display_name(earlier) + "'s in the new order";
+    // Its consumers must read the group whole: a read mixing it with other registers cannot move.
+    for (InstId c : consumers)
+      for (size_t ri = 0; ri < k_.insts[c].reads.size(); ++ri) {
+        const Regs rr = regs_of(k_.insts[c].reads[ri]);
+        if (!in_group(rr)) continue;
+        for (int64_t reg = rr.lo; reg < rr.hi; ++reg)
+          if (!regs.count({rr.tensor, reg}))
+            return what + ", and " + k_.display_name(c) + " reads them with other registers";
+        v.reads.push_back({c, ri});
+      }
+    // Nor may the registers be read after the loop: their value must end up in them.
+    if (read_after_loop(in_group)) return what + " and are still read after the loop";
+    plan_.virtuals.push_back(std::move(v));
+    return "";
+  }
+
+  const Kernel& k_;
+  const LoopId loop_;
+  WmmaReorderPlan& plan_;
+  std::optional<std::pair<std::string, int64_t>> advance_;  // the register the loop advances, by how much
+  std::vector<InstId> old_body_, old_wmmas_;                // in the input order
+  int n_ = 0, m_ = 0;                                       // WMMAs, body instructions
+  std::map<InstId, InstId> twin_of_;                        // body load -> its prefetch
+  std::map<InstId, std::string> not_a_pair_;                // body load -> why its preheader look-alike is no prefetch
+  std::map<InstId, int> new_pos_;                           // WMMA -> its new position among the WMMAs
+  std::vector<int> pos_in_body_;                            // instruction -> its position in the new body
+};
+
 }  // namespace
 
 std::unique_ptr<WmmaOrderProvider> make_wmma_order(const std::string& mode, const std::string& explicit_order) {
@@ -193,308 +590,7 @@ WmmaReorderPlan plan_wmma_reorder(const Kernel& k, LoopId loop, const DepGraph& 
                                   int distance, int next_virtual) {
   WmmaReorderPlan plan;
   plan.loop = loop;
-  auto skip = [&](std::string why) {
-    plan.skip_reason = std::move(why);
-    return plan;
-  };
-  // What the pass moves, by the opcode tags of the model (`tags: [wmma]`, `[lds_load]`).
-  auto is_wmma = [&](const Instruction& in) { return k.target->has_tag(in.opcode, OpTag::Wmma); };
-  auto is_ds_load = [&](const Instruction& in) { return k.target->has_tag(in.opcode, OpTag::LdsLoad); };
-
-  // The body: ds_loads and WMMAs only.
-  std::vector<InstId> old_body, old_wmmas;
-  for (const Stmt& s : k.loops[loop].body) {
-    if (s.kind == Stmt::kLoop) return skip("the body holds a nested loop");
-    const Instruction& in = k.insts[s.id];
-    const OpcodeInfo* op = k.target->opcode(in.opcode);
-    if (op && op->op_class == OpClass::Barrier)
-      return skip("the WMMA sequence spans " + k.display_name(s.id) + " (" + in.opcode + ")");
-    if (!is_wmma(in) && !is_ds_load(in))
-      return skip(k.display_name(s.id) + " (" + in.opcode + ") is neither a ds_load nor a WMMA");
-    if (is_ds_load(in) && (in.writes.size() != 1 || !k.tensors[in.writes[0].tensor_id].register_file))
-      return skip(k.display_name(s.id) + " does not load one register group");
-    old_body.push_back(s.id);
-    if (is_wmma(in)) old_wmmas.push_back(s.id);
-  }
-  const int n = static_cast<int>(old_wmmas.size());
-  if (n == 0) return skip("no WMMA in the body");
-
-  // The stride, read off preheader/body pairs: same register group, same address operands.
-  // Only the body's last writer of a group carries its value into the next iteration. A real
-  // prefetch pair loads, in the preheader, what the body copy loads one iteration later: both
-  // address the register the loop advances, and their offsets differ by the advance.
-  const auto advance = k.loops[loop].advance();
-  std::map<InstId, InstId> twin_of;
-  std::map<InstId, std::string> not_a_pair;  // body load -> why its preheader look-alike is no prefetch
-  std::vector<InstId> preheader = k.preheader(loop);
-  for (size_t bi = 0; bi < old_body.size(); ++bi) {
-    const InstId b = old_body[bi];
-    const Instruction& body_load = k.insts[b];
-    if (!is_ds_load(body_load)) continue;
-    bool rewritten_later = false;
-    for (size_t later = bi + 1; later < old_body.size(); ++later)
-      rewritten_later |= is_ds_load(k.insts[old_body[later]]) &&
-                         overlap(regs_of(k.insts[old_body[later]].writes[0]), regs_of(body_load.writes[0]));
-    if (rewritten_later) continue;
-    for (InstId p : preheader) {
-      const Instruction& pre = k.insts[p];
-      if (!is_ds_load(pre) || pre.writes.size() != 1 || pre.reads.size() != 1 || body_load.reads.size() != 1) continue;
-      const Regs rb = regs_of(body_load.writes[0]), rp = regs_of(pre.writes[0]);
-      if (rb.tensor != rp.tensor || rb.lo != rp.lo || rb.hi != rp.hi) continue;
-      auto delta = offset_difference(body_load.reads[0], pre.reads[0]);
-      if (!delta || *delta == 0) continue;
-      if (!addressed_by_advance(body_load.reads[0], advance)) {
-        std::string through;
-        for (const AffineTerm& t : body_load.reads[0].dims[0].lo.terms)
-          through += (through.empty() ? "" : " and ") + t.symbol;
-        not_a_pair[b] = k.display_name(p) + " and " + k.display_name(b) + " are addressed " +
-                        (through.empty() ? "by constants" : "through " + through) +
-                        (advance ? ", not through " + advance->first + ", which the loop advances"
-                                 : ", and the loop has no advance: no address register moves");
-        continue;
-      }
-      if (*delta != advance->second)
-        return skip("preheader/body ds_load pairs differ by " + std::to_string(*delta) + ", but the loop advances " +
-                    advance->first + " by " + std::to_string(advance->second));
-      plan.stride = *delta;
-      twin_of[b] = p;
-    }
-  }
-
-  // Who reads each load's value, in the input order: the WMMAs after it up to the next write
-  // of its registers; for a prefetched load, those at the top of the next iteration.
-  const int m = static_cast<int>(old_body.size());
-  for (int p = 0; p < m; ++p) {
-    const InstId id = old_body[p];
-    if (!is_ds_load(k.insts[id])) continue;
-    LoadPlacement lp;
-    lp.load = id;
-    auto twin = twin_of.find(id);
-    lp.twin = twin == twin_of.end() ? kNoId : twin->second;
-    const Regs r = regs_of(k.insts[id].writes[0]);
-    for (int step = 1; step < (lp.twin != kNoId ? m : m - p); ++step) {
-      const int q = (p + step) % m;
-      const Instruction& other = k.insts[old_body[q]];
-      if (is_wmma(other) && reads_regs(k, other, r)) {
-        if (lp.twin != kNoId && q > p)
-          return skip(k.display_name(id) + " has a preheader copy but is read in its own iteration by " +
-                      k.display_name(old_body[q]));
-        lp.consumers.push_back(old_body[q]);
-      }
-      if (is_ds_load(other) && overlap(regs_of(other.writes[0]), r)) break;
-    }
-    if (lp.consumers.empty()) {
-      auto why = not_a_pair.find(id);
-      return skip(k.display_name(id) + " feeds no WMMA" +
-                  (why == not_a_pair.end()
-                       ? ""
-                       : " of its iteration, and no preheader load pairs with it (" + why->second + ")"));
-    }
-    plan.loads.push_back(std::move(lp));
-  }
-  // A WMMA that reads registers no load of this iteration (or a prefetch) has written yet
-  // reads a value carried from the previous iteration with nothing in the preheader to pair
-  // with: the pass cannot tell where that value must come from, so it leaves the loop alone.
-  for (int q = 0; q < m; ++q) {
-    const Instruction& w = k.insts[old_body[q]];
-    if (!is_wmma(w)) continue;
-    for (const LoadPlacement& lp : plan.loads) {
-      const Regs r = regs_of(k.insts[lp.load].writes[0]);
-      if (!reads_regs(k, w, r)) continue;
-      bool attributed = false;
-      for (const LoadPlacement& other : plan.loads)
-        attributed |= overlap(regs_of(k.insts[other.load].writes[0]), r) &&
-                      std::find(other.consumers.begin(), other.consumers.end(), old_body[q]) != other.consumers.end();
-      if (!attributed) {
-        auto why = not_a_pair.find(lp.load);
-        return skip(k.display_name(old_body[q]) + " reads registers of " + k.display_name(lp.load) +
-                    " before any load of the iteration writes them, and no preheader load pairs with it" +
-                    (why == not_a_pair.end() ? "" : " (" + why->second + ")"));
-      }
-    }
-  }
-
-  // The distance: a load's latency over a WMMA's issue cycles, unless given.
-  if (distance < 0 && plan.loads.empty()) distance = 0;  // nothing to place
-  if (distance < 0) {
-    int64_t latency = 0, issue = std::numeric_limits<int64_t>::max();
-    for (const LoadPlacement& lp : plan.loads)
-      latency = std::max(latency, cycles_of(k, lp.load, attr::kLatencyCycles, true));
-    for (InstId w : old_wmmas) issue = std::min(issue, cycles_of(k, w, attr::kIssueCycles, false));
-    if (latency <= 0 || issue <= 0) return skip("no ds_load latency or WMMA issue cycles known; give distance=N");
-    distance = static_cast<int>(std::max<int64_t>(1, (latency + issue - 1) / issue));
-  }
-  plan.distance = distance;
-
-  // The new WMMA order, which must keep the WMMAs' own dependences.
-  WmmaOrder order = provider.order(k, old_wmmas);
-  if (!order.decline.empty()) return skip(order.decline);
-  std::map<InstId, int> new_pos;
-  for (int i = 0; i < n; ++i) {
-    plan.wmmas.push_back(old_wmmas[order.perm[i]]);
-    new_pos[old_wmmas[order.perm[i]]] = i;
-    plan.wmmas_moved += order.perm[i] != i;
-  }
-  for (InstId w : old_wmmas)
-    for (const DepEdgeRef& e : g.out_edges(w))
-      if (e.props.distance == 0 && new_pos.count(e.dst) && new_pos[e.dst] < new_pos[w])
-        return skip("the order puts " + k.display_name(e.dst) + " before " + k.display_name(w) +
-                    ", which it depends on (" + dep_kind_name(e.props.kind) + ")");
-
-  // Placement: `distance` slots before the first consumer; a negative slot wraps to the
-  // previous iteration, but never before the last WMMA reading the load's registers (slot n:
-  // after the last WMMA of the body). Only a load addressed by the advanced register may
-  // wrap (the stride is that register's advance); any other load goes no earlier than the top
-  // of the body, as when there is no stride. A load whose registers are read outside the loop
-  // keeps whether it is prefetched: wrapping it, or de-rotating it, would change the
-  // iteration whose value they hold when the loop ends.
-  for (LoadPlacement& lp : plan.loads) {
-    int first = n, last_reader = -1;
-    for (InstId c : lp.consumers) first = std::min(first, new_pos[c]);
-    const Regs r = regs_of(k.insts[lp.load].writes[0]);
-    for (int i = 0; i < n; ++i)
-      if (reads_regs(k, k.insts[plan.wmmas[i]], r)) last_reader = i;
-    const int want = first - distance;
-    bool wrap = want < 0 && plan.stride && addressed_by_advance(k.insts[lp.load].reads[0], advance);
-    if (read_outside_loop(k, loop, [&](const Regs& other) { return overlap(other, r); }) &&
-        wrap != (lp.twin != kNoId)) {
-      wrap = lp.twin != kNoId;
-      ++plan.loads_kept_for_after_loop;
-    }
-    if (!wrap) {
-      lp.slot = std::max(want, 0);
-      continue;
-    }
-    lp.slot = std::min(n, std::max(want + n, last_reader + 1));
-    lp.wrapped = true;
-  }
-
-  // The new body: each slot's loads in their input order, then the slot's WMMA.
-  std::vector<int> pos_in_body(k.insts.size(), -1);
-  for (int s = 0; s <= n; ++s) {
-    for (const LoadPlacement& lp : plan.loads)
-      if (lp.slot == s) plan.body.push_back(lp.load);
-    if (s < n) plan.body.push_back(plan.wmmas[s]);
-  }
-  for (int p = 0; p < m; ++p) pos_in_body[plan.body[p]] = p;
-
-  // Registers read outside the loop hold, when it ends, the value of their last writer in the
-  // body: the new order must not make another load the last one (its prefetch status is kept
-  // above, so the same last writer leaves the same value).
-  auto last_writer = [&](const std::vector<InstId>& body, int tensor, int64_t reg) {
-    InstId last = kNoId;
-    for (InstId id : body)
-      if (is_ds_load(k.insts[id]) && overlap(regs_of(k.insts[id].writes[0]), Regs{tensor, reg, reg + 1})) last = id;
-    return last;
-  };
-  for (const LoadPlacement& lp : plan.loads) {
-    const Regs r = regs_of(k.insts[lp.load].writes[0]);
-    for (int64_t reg = r.lo; reg < r.hi; ++reg) {
-      const Regs one{r.tensor, reg, reg + 1};
-      if (!read_outside_loop(k, loop, [&](const Regs& other) { return overlap(other, one); })) continue;
-      const InstId before = last_writer(old_body, r.tensor, reg), after = last_writer(plan.body, r.tensor, reg);
-      if (before != after)
-        return skip("the new order makes " + k.display_name(after) + " the last writer of " + k.tensors[r.tensor].name +
-                    "[" + std::to_string(reg) + "] instead of " + k.display_name(before) +
-                    ", and the register is read after the loop");
-    }
-  }
-
-  // Loads moved: a different next WMMA, or a different iteration.
-  for (const LoadPlacement& lp : plan.loads) {
-    auto next_wmma = [&](const std::vector<InstId>& body, InstId id) {
-      auto it = std::find(body.begin(), body.end(), id);
-      auto w = std::find_if(it, body.end(), [&](InstId x) { return is_wmma(k.insts[x]); });
-      return w == body.end() ? kNoId : *w;
-    };
-    const bool was_prefetched = lp.twin != kNoId;
-    plan.loads_moved += next_wmma(old_body, lp.load) != next_wmma(plan.body, lp.load) || was_prefetched != lp.wrapped;
-    plan.prefetches_added += lp.wrapped && !was_prefetched;
-    plan.prefetches_removed += !lp.wrapped && was_prefetched;
-  }
-
-  // Producer groups: loads feeding one operand access of a shared consumer.
-  const size_t nl = plan.loads.size();
-  std::vector<size_t> group(nl);
-  std::iota(group.begin(), group.end(), 0);
-  std::function<size_t(size_t)> root = [&](size_t i) { return group[i] == i ? i : group[i] = root(group[i]); };
-  for (size_t i = 0; i < nl; ++i)
-    for (size_t j = i + 1; j < nl; ++j)
-      for (InstId c : plan.loads[i].consumers) {
-        if (std::find(plan.loads[j].consumers.begin(), plan.loads[j].consumers.end(), c) ==
-            plan.loads[j].consumers.end())
-          continue;
-        for (const Access& a : k.insts[c].reads)
-          if (overlap(regs_of(a), regs_of(k.insts[plan.loads[i].load].writes[0])) &&
-              overlap(regs_of(a), regs_of(k.insts[plan.loads[j].load].writes[0])))
-            group[root(j)] = root(i);
-      }
-
-  // Collisions: two producers of overlapping registers whose live windows meet. The later
-  // group (by new position) moves, with its consumers and preheader copy, to a virtual register.
-  auto window = [&](const LoadPlacement& lp) {
-    int last = -1;
-    for (InstId c : lp.consumers) last = std::max(last, pos_in_body[c]);
-    return Window{pos_in_body[lp.load], last};
-  };
-  std::vector<int> group_first(nl, m);
-  for (size_t i = 0; i < nl; ++i)
-    group_first[root(i)] = std::min(group_first[root(i)], pos_in_body[plan.loads[i].load]);
-  std::map<size_t, int> virtual_of;  // group root -> virtual number
-  std::vector<size_t> by_position(nl);
-  std::iota(by_position.begin(), by_position.end(), 0);
-  std::sort(by_position.begin(), by_position.end(),
-            [&](size_t a, size_t b) { return pos_in_body[plan.loads[a].load] < pos_in_body[plan.loads[b].load]; });
-  for (size_t bi = 0; bi < nl; ++bi)
-    for (size_t ai = 0; ai < bi; ++ai) {
-      const size_t a = by_position[ai], b = by_position[bi];
-      if (virtual_of.count(root(a)) || virtual_of.count(root(b))) continue;
-      const LoadPlacement& la = plan.loads[a];
-      const LoadPlacement& lb = plan.loads[b];
-      if (!overlap(regs_of(k.insts[la.load].writes[0]), regs_of(k.insts[lb.load].writes[0]))) continue;
-      if (!intersect(window(la), window(lb))) continue;
-      if (root(a) == root(b))  // one operand group: moving either would split a consumer's read
-        return skip(
-            k.display_name(la.load) + " and " + k.display_name(lb.load) +
-            " write the same registers for one operand group, and the new order makes both values live at once");
-      const size_t later = group_first[root(a)] > group_first[root(b)] ? root(a) : root(b);
-      virtual_of[later] = next_virtual + static_cast<int>(plan.virtuals.size());
-      VirtualRegister v;
-      v.number = virtual_of[later];
-      std::set<std::pair<int, int64_t>> regs;  // the group's registers
-      std::set<InstId> consumers;
-      bool prefetched = false;
-      for (size_t i = 0; i < nl; ++i) {
-        if (root(i) != later) continue;
-        v.loads.push_back(plan.loads[i].load);
-        consumers.insert(plan.loads[i].consumers.begin(), plan.loads[i].consumers.end());
-        prefetched |= plan.loads[i].twin != kNoId;
-        const Regs r = regs_of(k.insts[plan.loads[i].load].writes[0]);
-        for (int64_t reg = r.lo; reg < r.hi; ++reg) regs.insert({r.tensor, reg});
-      }
-      auto in_group = [&](const Regs& r) {
-        for (int64_t reg = r.lo; reg < r.hi; ++reg)
-          if (regs.count({r.tensor, reg})) return true;
-        return false;
-      };
-      const InstId earlier = plan.loads[root(a) == later ? b : a].load;  // the producer it collides with
-      const std::string what = (prefetched ? "prefetched " : "") + k.display_name(v.loads[0]) +
-                               (prefetched ? " has no legal slot: its registers" : ": its registers") +
-                               " collide with " + k.display_name(earlier) + "'s in the new order";
-      // Its consumers must read the group whole: a read mixing it with other registers cannot move.
-      for (InstId c : consumers)
-        for (size_t ri = 0; ri < k.insts[c].reads.size(); ++ri) {
-          const Regs rr = regs_of(k.insts[c].reads[ri]);
-          if (!in_group(rr)) continue;
-          for (int64_t reg = rr.lo; reg < rr.hi; ++reg)
-            if (!regs.count({rr.tensor, reg}))
-              return skip(what + ", and " + k.display_name(c) + " reads them with other registers");
-          v.reads.push_back({c, ri});
-        }
-      // Nor may the registers be read after the loop: their value must end up in them.
-      if (read_outside_loop(k, loop, in_group)) return skip(what + " and are still read after the loop");
-      plan.virtuals.push_back(std::move(v));
-    }
+  plan.skip_reason = ReorderPlanner(k, loop, plan).plan(g, provider, distance, next_virtual);
   return plan;
 }
 

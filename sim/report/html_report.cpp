@@ -428,6 +428,309 @@ bool numeric(const std::string& s, double* v) {
   return end && *end == '\0';
 }
 
+using CsvRow = std::vector<std::string>;
+
+// "a_b.c" with a break allowed after each underscore and dot, so long names do not widen a
+// header column.
+std::string breakable(const std::string& name) {
+  std::string out;
+  for (char c : name) out += esc(std::string(1, c)) + (c == '_' || c == '.' ? "<wbr>" : "");
+  return out;
+}
+
+std::string short_name(const std::string& kernel) { return kernel.substr(kernel.rfind('/') + 1); }
+
+bool value(const CsvRow& r, size_t c, double* v) { return numeric(r[c], v); }
+
+// A metric column of a sweep's CSV; a relative one is shown as a ratio to each kernel's
+// baseline.
+struct MetricColumn {
+  size_t index;
+  bool relative;
+};
+
+// A sweep's CSV as the report reads it. Only clean points are results: a point that raced
+// (status racy) is listed apart and is never the best point, nor a baseline, nor part of a
+// chart.
+struct SweepCsv {
+  SweepCsv(const std::vector<CsvRow>& all_rows, const std::vector<std::string>& parameters)
+      : rows(all_rows),
+        header(all_rows[0]),
+        status(column("status")),
+        kernel(column("kernel")),
+        error(column("error")),
+        point(column("point")) {
+    for (size_t r = 1; r < rows.size(); ++r) {
+      if (rows[r].size() != header.size()) continue;
+      if (rows[r][status] == "ok") ok.push_back(&rows[r]);
+      if (rows[r][status] == "racy") racy.push_back(&rows[r]);
+    }
+    for (const std::string& p : parameters)
+      if (column(p) < header.size()) params.push_back(column(p));
+    // Kernels in order of appearance; each one's baseline is its first clean point (the rows
+    // are in point order: the first value of every parameter, or the first of `points`).
+    for (const CsvRow* r : ok)
+      if (baseline.emplace((*r)[kernel], r).second) kernels.push_back((*r)[kernel]);
+    for (size_t i = 0; i < kernels.size(); ++i) kernel_index[kernels[i]] = i;
+    // The best point's measure: total time, or the first metric without it.
+    key = column("total_ns") < header.size() ? column("total_ns") : (error > status + 1 ? status + 1 : status);
+  }
+
+  // The index of a column; header.size() when there is none.
+  size_t column(const std::string& name) const {
+    return static_cast<size_t>(std::find(header.begin(), header.end(), name) - header.begin());
+  }
+  size_t points() const { return rows.size() - 1; }
+  const CsvRow& baseline_of(const std::string& k) const { return *baseline.at(k); }
+
+  const std::vector<CsvRow>& rows;
+  const CsvRow& header;
+  const size_t status, kernel, error, point;
+  std::vector<const CsvRow*> ok, racy;
+  std::vector<size_t> params;  // the varied parameters' columns
+  std::vector<std::string> kernels;
+  std::map<std::string, const CsvRow*> baseline;
+  std::map<std::string, size_t> kernel_index;  // its colour
+  size_t key = 0;
+  std::vector<MetricColumn> metrics;   // those that change somewhere: charted and tabled
+  std::vector<std::string> unchanged;  // the rest, named once
+};
+
+// Times (ns, cycles) and counts are shown relative to each kernel's baseline, so that a
+// kernel 100 times shorter than another is not flattened on a shared axis; fractions
+// (efficiency, overlap, utilisation) are already on one scale, and a metric whose baseline
+// is 0 for some kernel has no ratio: both are shown as they are.
+void classify_metrics(SweepCsv& csv) {
+  for (size_t c = csv.status + 1; c < csv.error; ++c) {
+    bool varies = false, relative = true;
+    const MetricInfo* info = find_metric(csv.header[c], MetricScope::Kernel);
+    if (!info) info = find_metric(csv.header[c], MetricScope::Loop);
+    if (csv.header[c].rfind("util_", 0) == 0 || (info && std::string(info->unit) == "fraction")) relative = false;
+    for (const std::string& k : csv.kernels) {
+      double b = 0;
+      if (!value(csv.baseline_of(k), c, &b) || b == 0) relative = false;
+      for (const CsvRow* r : csv.ok) varies |= (*r)[csv.kernel] == k && (*r)[c] != csv.baseline_of(k)[c];
+    }
+    if (varies)
+      csv.metrics.push_back({c, relative});
+    else
+      csv.unchanged.push_back(csv.header[c]);
+  }
+}
+
+// How many points, how many clean, and a banner when some raced.
+std::string points_summary_html(const SweepCsv& csv) {
+  std::ostringstream o;
+  if (csv.racy.empty()) {
+    o << "<p>" << csv.points() << " points, " << csv.ok.size() << " ok.</p>\n";
+  } else {
+    o << "<p class=\"race-banner\">" << csv.racy.size() << " of " << csv.points()
+      << " points raced: their schedules break program order, so their figures are not results. They are listed "
+         "below and left out of the best points, the baselines and the charts.</p>\n";
+    o << "<p>" << csv.points() << " points, " << csv.ok.size() << " ok, " << csv.racy.size() << " raced.</p>\n";
+  }
+  return o.str();
+}
+
+// The best point of each kernel: least total time (or least of the first metric).
+std::string best_points_html(const SweepCsv& csv) {
+  std::ostringstream o;
+  const std::string& key = csv.header[csv.key];
+  o << "<h2>Best point of each kernel (least " << esc(key)
+    << ")</h2>\n<table class=\"best\">\n<tr><th>point</th><th>kernel</th>";
+  for (size_t pc : csv.params) o << "<th>" << breakable(csv.header[pc]) << "</th>";
+  o << "<th>" << esc(key) << "</th><th>against the baseline</th></tr>\n";
+  for (const std::string& k : csv.kernels) {
+    const CsvRow* best = nullptr;
+    double best_value = 0, base = 0;
+    for (const CsvRow* r : csv.ok) {
+      double v = 0;
+      if ((*r)[csv.kernel] == k && value(*r, csv.key, &v) && (!best || v < best_value)) best = r, best_value = v;
+    }
+    if (!best) continue;
+    o << "<tr><td>" << esc((*best)[csv.point]) << "</td><td>" << esc(short_name(k)) << "</td>";
+    for (size_t pc : csv.params) o << "<td>" << esc((*best)[pc]) << "</td>";
+    o << "<td>" << esc((*best)[csv.key]) << "</td><td>"
+      << (value(csv.baseline_of(k), csv.key, &base) && base != 0 ? fmt(best_value / base, "%.3f") + "&times;" : "-")
+      << "</td></tr>\n";
+  }
+  o << "</table>\n";
+  return o.str();
+}
+
+// Where the results came from (the columns after `error`, docs/sweeps.md): each model file
+// and version once, with how many distinct model contents the points ran on it.
+std::string provenance_html(const SweepCsv& csv) {
+  std::map<std::string, std::set<std::string>> sources;  // "model file, tandem" -> model hashes
+  const size_t model_file = csv.column("model_file"), model_hash = csv.column("model_hash"),
+               version = csv.column("tandem");
+  if (version < csv.header.size())
+    for (const CsvRow* r : csv.ok) sources[(*r)[model_file] + ", tandem " + (*r)[version]].insert((*r)[model_hash]);
+  std::ostringstream o;
+  for (const auto& [source, hashes] : sources)
+    o << "<p class=\"provenance\">model file " << esc(source) << " (" << hashes.size()
+      << (hashes.size() == 1 ? " model content: " + esc(*hashes.begin()) : std::string(" model contents")) << ")</p>\n";
+  return o.str();
+}
+
+// The points that raced, apart from the results (nothing when none did).
+std::string racy_points_html(const SweepCsv& csv) {
+  if (csv.racy.empty()) return "";
+  std::ostringstream o;
+  o << "<h2>Points that raced (not results)</h2>\n<table class=\"racy\">\n<tr><th>point</th><th>kernel</th>";
+  for (size_t pc : csv.params) o << "<th>" << breakable(csv.header[pc]) << "</th>";
+  const size_t races = csv.column("races");
+  const bool has_races = races < csv.header.size();
+  o << "<th>" << esc(csv.header[csv.key]) << "</th>" << (has_races ? "<th>races</th>" : "") << "</tr>\n";
+  for (const CsvRow* r : csv.racy) {
+    o << "<tr class=\"racy\"><td>" << esc((*r)[csv.point]) << "</td><td>" << esc(short_name((*r)[csv.kernel]))
+      << "</td>";
+    for (size_t pc : csv.params) o << "<td>" << esc((*r)[pc]) << "</td>";
+    o << "<td>" << esc((*r)[csv.key]) << "</td>" << (has_races ? "<td>" + esc((*r)[races]) + "</td>" : "") << "</tr>\n";
+  }
+  o << "</table>\n";
+  return o.str();
+}
+
+// The metrics that do not vary, named once (nothing when all do).
+std::string unchanged_html(const SweepCsv& csv) {
+  if (csv.unchanged.empty()) return "";
+  std::ostringstream o;
+  o << "<p class=\"unchanged\">The same at every point of each kernel:";
+  for (const std::string& u : csv.unchanged) o << " " << esc(u) << (&u == &csv.unchanged.back() ? "." : ",");
+  o << "</p>\n";
+  return o.str();
+}
+
+// One colour (and past the palette, a dash) per kernel, in the table and every chart.
+std::string kernel_legend_html(const SweepCsv& csv) {
+  const size_t palette = sizeof kPalette / sizeof kPalette[0];
+  auto dash = [&](size_t i) { return i < palette ? std::string() : std::string(" stroke-dasharray=\"5 3\""); };
+  std::ostringstream legend;
+  legend << "<p class=\"legend\">";
+  for (size_t i = 0; i < csv.kernels.size(); ++i)
+    legend << "<span class=\"key\"><svg width=\"24\" height=\"10\" viewBox=\"0 0 24 10\" aria-hidden=\"true\"><line "
+              "x1=\"0\" y1=\"5\" "
+              "x2=\"24\" y2=\"5\" stroke=\""
+           << color(i) << "\" stroke-width=\"3\"" << dash(i) << "/></svg>" << esc(short_name(csv.kernels[i]))
+           << "</span> ";
+  legend << "</p>\n";
+  return legend.str();
+}
+
+// "value" at a kernel's baseline, "0.523×" of it elsewhere (a relative column).
+std::string relative_cell(const SweepCsv& csv, const CsvRow& r, const MetricColumn& m) {
+  double v = 0, b = 0;
+  const CsvRow& base = csv.baseline_of(r[csv.kernel]);
+  if (!m.relative || &r == &base || !value(r, m.index, &v) || !value(base, m.index, &b)) return esc(r[m.index]);
+  return fmt(v / b, "%.3f") + "&times;";
+}
+
+// Each point against its kernel's baseline, in tables of at most 8 metric columns (a
+// 1280 px window holds that many beside the kernel and the parameters), as even as may be.
+std::string relative_tables_html(const SweepCsv& csv) {
+  std::ostringstream o;
+  o << "<h2>Each point against its kernel's baseline (its first point, in bold)</h2>\n<p>Times and counts as a "
+       "multiple of the baseline's, where its value is not 0; fractions as they are.</p>\n";
+  const std::vector<MetricColumn>& metrics = csv.metrics;
+  const size_t tables = (metrics.size() + 7) / 8, per_table = (metrics.size() + tables - 1) / tables;
+  for (size_t from = 0; from < metrics.size(); from += per_table) {
+    const size_t to = std::min(metrics.size(), from + per_table);
+    o << "<table class=\"relative\">\n<tr><th>kernel</th>";
+    for (size_t pc : csv.params) o << "<th>" << breakable(csv.header[pc]) << "</th>";
+    for (size_t m = from; m < to; ++m) o << "<th>" << breakable(csv.header[metrics[m].index]) << "</th>";
+    o << "</tr>\n";
+    for (const std::string& k : csv.kernels)
+      for (const CsvRow* r : csv.ok) {
+        if ((*r)[csv.kernel] != k) continue;
+        const bool base = r == &csv.baseline_of(k);
+        o << "<tr" << (base ? " class=\"baseline\"" : "")
+          << "><td class=\"kernel\"><span class=\"swatch\" style=\"background:" << color(csv.kernel_index.at(k))
+          << "\"></span>" << esc(short_name(k)) << "</td>";
+        for (size_t pc : csv.params) o << "<td>" << esc((*r)[pc]) << "</td>";
+        for (size_t m = from; m < to; ++m) o << "<td>" << relative_cell(csv, *r, metrics[m]) << "</td>";
+        o << "</tr>\n";
+      }
+    o << "</table>\n";
+  }
+  return o.str();
+}
+
+// The values a parameter takes: numeric ones plot at their value (on a log axis when they
+// span 8x or more, as engine counts and sizes do), others as categories in order of appearance.
+struct ParameterAxis {
+  std::vector<std::string> categories;
+  bool all_numeric = true;
+  bool log_x = false;
+};
+
+ParameterAxis parameter_axis(const SweepCsv& csv, size_t pc) {
+  ParameterAxis axis;
+  double lo = 1e300, hi = -1e300;
+  for (const CsvRow* r : csv.ok) {
+    double v = 0;
+    if (numeric((*r)[pc], &v))
+      lo = std::min(lo, v), hi = std::max(hi, v);
+    else
+      axis.all_numeric = false;
+    if (std::find(axis.categories.begin(), axis.categories.end(), (*r)[pc]) == axis.categories.end())
+      axis.categories.push_back((*r)[pc]);
+  }
+  axis.log_x = axis.all_numeric && lo > 0 && hi >= 8 * lo;
+  return axis;
+}
+
+// Per kernel, the mean of the metric (or of its ratio to the baseline) at each value of the
+// parameter in column `pc`.
+std::vector<Series> metric_series(const SweepCsv& csv, size_t pc, const ParameterAxis& axis, const MetricColumn& m) {
+  std::vector<Series> series;
+  for (const std::string& k : csv.kernels) {
+    double base = 1;
+    if (m.relative) value(csv.baseline_of(k), m.index, &base);
+    std::map<double, std::pair<double, int>> at;
+    for (const CsvRow* r : csv.ok) {
+      double x = 0, y = 0;
+      if ((*r)[csv.kernel] != k || !value(*r, m.index, &y)) continue;
+      if (axis.all_numeric)
+        numeric((*r)[pc], &x);
+      else
+        x = static_cast<double>(std::find(axis.categories.begin(), axis.categories.end(), (*r)[pc]) -
+                                axis.categories.begin());
+      at[x].first += y / base;
+      at[x].second += 1;
+    }
+    Series s{short_name(k), {}, {}};
+    for (const auto& [x, sum] : at) {
+      s.x.push_back(x);
+      s.y.push_back(sum.first / sum.second);
+    }
+    series.push_back(s);
+  }
+  return series;
+}
+
+// Every varying metric against the parameter in column `pc`, one chart each.
+std::string parameter_charts_html(const SweepCsv& csv, size_t pc, const std::string& legend) {
+  std::ostringstream o;
+  const ParameterAxis axis = parameter_axis(csv, pc);
+  o << "<h2>Against " << esc(csv.header[pc])
+    << (csv.params.size() > 1 ? " (each value: the mean over the other parameters)" : "") << "</h2>\n";
+  if (!axis.all_numeric) {
+    o << "<ol class=\"categories\">";
+    for (const std::string& c : axis.categories) o << "<li>" << esc(c) << "</li>";
+    o << "</ol>\n";
+  }
+  o << legend << "<div class=\"grid\">\n";
+  for (const MetricColumn& m : csv.metrics)
+    o << "<figure><figcaption>" << esc(csv.header[m.index]) << (m.relative ? " against the baseline" : "")
+      << "</figcaption>\n"
+      << sweep_chart(metric_series(csv, pc, axis, m), axis.all_numeric ? std::vector<std::string>{} : axis.categories,
+                     axis.log_x, m.relative)
+      << "</figure>\n";
+  o << "</div>\n";
+  return o.str();
+}
+
 }  // namespace
 
 std::string html_sim_report(const std::string& sim_json) {
@@ -457,228 +760,17 @@ std::string html_ab_report(const std::string& label_a, const std::string& sim_js
 
 std::string html_sweep_report(const std::string& title, const std::vector<std::string>& parameters,
                               const std::string& csv_text) {
-  const auto rows = parse_csv(csv_text);
-  std::ostringstream o;
+  const std::vector<CsvRow> rows = parse_csv(csv_text);
   if (rows.size() < 2) return page(title, "<p>No points.</p>\n");
-  const std::vector<std::string>& header = rows[0];
-  auto column = [&](const std::string& name) {
-    return static_cast<size_t>(std::find(header.begin(), header.end(), name) - header.begin());
-  };
-  const size_t status = column("status"), kernel = column("kernel"), error = column("error"), point = column("point");
-  // Only clean points are results: a point that raced (status racy) is listed apart and is
-  // never the best point, nor a baseline, nor part of a chart.
-  std::vector<const std::vector<std::string>*> ok, racy;
-  for (size_t r = 1; r < rows.size(); ++r) {
-    if (rows[r].size() != header.size()) continue;
-    if (rows[r][status] == "ok") ok.push_back(&rows[r]);
-    if (rows[r][status] == "racy") racy.push_back(&rows[r]);
-  }
-  if (racy.empty()) {
-    o << "<p>" << rows.size() - 1 << " points, " << ok.size() << " ok.</p>\n";
-  } else {
-    o << "<p class=\"race-banner\">" << racy.size() << " of " << rows.size() - 1
-      << " points raced: their schedules break program order, so their figures are not results. They are listed "
-         "below and left out of the best points, the baselines and the charts.</p>\n";
-    o << "<p>" << rows.size() - 1 << " points, " << ok.size() << " ok, " << racy.size() << " raced.</p>\n";
-  }
-  std::vector<size_t> params;
-  for (const std::string& p : parameters)
-    if (column(p) < header.size()) params.push_back(column(p));
-
-  // Kernels in order of appearance; each one's baseline is its first clean point (the rows
-  // are in point order: the first value of every parameter, or the first of `points`).
-  std::vector<std::string> kernels;
-  std::map<std::string, const std::vector<std::string>*> baseline;
-  for (const auto* r : ok)
-    if (baseline.emplace((*r)[kernel], r).second) kernels.push_back((*r)[kernel]);
-  auto short_name = [](const std::string& k) { return k.substr(k.rfind('/') + 1); };
-  auto value = [](const std::vector<std::string>& r, size_t c, double* v) { return numeric(r[c], v); };
-
-  // The metrics: those that change somewhere are charted and tabled, the rest named once.
-  // Times (ns, cycles) and counts are shown relative to each kernel's baseline, so that a
-  // kernel 100 times shorter than another is not flattened on a shared axis; fractions
-  // (efficiency, overlap, utilisation) are already on one scale, and a metric whose baseline
-  // is 0 for some kernel has no ratio: both are shown as they are.
-  struct Column {
-    size_t index;
-    bool relative;
-  };
-  std::vector<Column> metrics;
-  std::vector<std::string> unchanged;
-  for (size_t c = status + 1; c < error; ++c) {
-    bool varies = false, relative = true;
-    const MetricInfo* info = find_metric(header[c], MetricScope::Kernel);
-    if (!info) info = find_metric(header[c], MetricScope::Loop);
-    if (header[c].rfind("util_", 0) == 0 || (info && std::string(info->unit) == "fraction")) relative = false;
-    for (const std::string& k : kernels) {
-      double b = 0;
-      if (!value(*baseline[k], c, &b) || b == 0) relative = false;
-      for (const auto* r : ok) varies |= (*r)[kernel] == k && (*r)[c] != (*baseline[k])[c];
-    }
-    if (varies)
-      metrics.push_back({c, relative});
-    else
-      unchanged.push_back(header[c]);
-  }
-  // "value" at a kernel's baseline, "0.523×" of it elsewhere (a relative column).
-  auto cell = [&](const std::vector<std::string>& r, const Column& m) {
-    double v = 0, b = 0;
-    const std::vector<std::string>& base = *baseline[r[kernel]];
-    if (!m.relative || &r == &base || !value(r, m.index, &v) || !value(base, m.index, &b)) return esc(r[m.index]);
-    return fmt(v / b, "%.3f") + "&times;";
-  };
-  // Header cells may break after an underscore or a dot, so long names do not widen a column.
-  auto breakable = [](const std::string& name) {
-    std::string out;
-    for (char c : name) out += esc(std::string(1, c)) + (c == '_' || c == '.' ? "<wbr>" : "");
-    return out;
-  };
-
-  // The best point of each kernel: least total time (or least of the first metric).
-  const size_t key =
-      column("total_ns") < header.size() ? column("total_ns") : (error > status + 1 ? status + 1 : status);
-  o << "<h2>Best point of each kernel (least " << esc(header[key])
-    << ")</h2>\n<table class=\"best\">\n<tr><th>point</th><th>kernel</th>";
-  for (size_t pc : params) o << "<th>" << breakable(header[pc]) << "</th>";
-  o << "<th>" << esc(header[key]) << "</th><th>against the baseline</th></tr>\n";
-  for (const std::string& k : kernels) {
-    const std::vector<std::string>* best = nullptr;
-    double best_value = 0, base = 0;
-    for (const auto* r : ok) {
-      double v = 0;
-      if ((*r)[kernel] == k && value(*r, key, &v) && (!best || v < best_value)) best = r, best_value = v;
-    }
-    if (!best) continue;
-    o << "<tr><td>" << esc((*best)[point]) << "</td><td>" << esc(short_name(k)) << "</td>";
-    for (size_t pc : params) o << "<td>" << esc((*best)[pc]) << "</td>";
-    o << "<td>" << esc((*best)[key]) << "</td><td>"
-      << (value(*baseline[k], key, &base) && base != 0 ? fmt(best_value / base, "%.3f") + "&times;" : "-")
-      << "</td></tr>\n";
-  }
-  o << "</table>\n";
-  // Where the results came from (the columns after `error`, docs/sweeps.md): each model file
-  // and version once, with how many distinct model contents the points ran on it.
-  std::map<std::string, std::set<std::string>> sources;  // "model file, tandem" -> model hashes
-  const size_t model_file = column("model_file"), model_hash = column("model_hash"), version = column("tandem");
-  if (version < header.size())
-    for (const auto* r : ok) sources[(*r)[model_file] + ", tandem " + (*r)[version]].insert((*r)[model_hash]);
-  for (const auto& [source, hashes] : sources)
-    o << "<p class=\"provenance\">model file " << esc(source) << " (" << hashes.size()
-      << (hashes.size() == 1 ? " model content: " + esc(*hashes.begin()) : std::string(" model contents")) << ")</p>\n";
-  if (!racy.empty()) {
-    o << "<h2>Points that raced (not results)</h2>\n<table class=\"racy\">\n<tr><th>point</th><th>kernel</th>";
-    for (size_t pc : params) o << "<th>" << breakable(header[pc]) << "</th>";
-    const size_t races = column("races");
-    o << "<th>" << esc(header[key]) << "</th>" << (races < header.size() ? "<th>races</th>" : "") << "</tr>\n";
-    for (const auto* r : racy) {
-      o << "<tr class=\"racy\"><td>" << esc((*r)[point]) << "</td><td>" << esc(short_name((*r)[kernel])) << "</td>";
-      for (size_t pc : params) o << "<td>" << esc((*r)[pc]) << "</td>";
-      o << "<td>" << esc((*r)[key]) << "</td>" << (races < header.size() ? "<td>" + esc((*r)[races]) + "</td>" : "")
-        << "</tr>\n";
-    }
-    o << "</table>\n";
-  }
-  if (!unchanged.empty()) {
-    o << "<p class=\"unchanged\">The same at every point of each kernel:";
-    for (const std::string& u : unchanged) o << " " << esc(u) << (&u == &unchanged.back() ? "." : ",");
-    o << "</p>\n";
-  }
-  if (ok.empty() || metrics.empty()) return page(title, o.str());
-
-  // One colour (and past the palette, a dash) per kernel, in the table and every chart.
-  std::map<std::string, size_t> kernel_index;
-  for (size_t i = 0; i < kernels.size(); ++i) kernel_index[kernels[i]] = i;
-  const size_t palette = sizeof kPalette / sizeof kPalette[0];
-  auto dash = [&](size_t i) { return i < palette ? std::string() : std::string(" stroke-dasharray=\"5 3\""); };
-  std::ostringstream legend;
-  legend << "<p class=\"legend\">";
-  for (size_t i = 0; i < kernels.size(); ++i)
-    legend << "<span class=\"key\"><svg width=\"24\" height=\"10\" viewBox=\"0 0 24 10\" aria-hidden=\"true\"><line "
-              "x1=\"0\" y1=\"5\" "
-              "x2=\"24\" y2=\"5\" stroke=\""
-           << color(i) << "\" stroke-width=\"3\"" << dash(i) << "/></svg>" << esc(short_name(kernels[i])) << "</span> ";
-  legend << "</p>\n";
-
-  // Each point against its kernel's baseline, in tables of at most 8 metric columns (a
-  // 1280 px window holds that many beside the kernel and the parameters), as even as may be.
-  o << "<h2>Each point against its kernel's baseline (its first point, in bold)</h2>\n<p>Times and counts as a "
-       "multiple of the baseline's, where its value is not 0; fractions as they are.</p>\n";
-  const size_t tables = (metrics.size() + 7) / 8, per_table = (metrics.size() + tables - 1) / tables;
-  for (size_t from = 0; from < metrics.size(); from += per_table) {
-    const size_t to = std::min(metrics.size(), from + per_table);
-    o << "<table class=\"relative\">\n<tr><th>kernel</th>";
-    for (size_t pc : params) o << "<th>" << breakable(header[pc]) << "</th>";
-    for (size_t m = from; m < to; ++m) o << "<th>" << breakable(header[metrics[m].index]) << "</th>";
-    o << "</tr>\n";
-    for (const std::string& k : kernels)
-      for (const auto* r : ok) {
-        if ((*r)[kernel] != k) continue;
-        const bool base = r == baseline[k];
-        o << "<tr" << (base ? " class=\"baseline\"" : "")
-          << "><td class=\"kernel\"><span class=\"swatch\" style=\"background:" << color(kernel_index[k])
-          << "\"></span>" << esc(short_name(k)) << "</td>";
-        for (size_t pc : params) o << "<td>" << esc((*r)[pc]) << "</td>";
-        for (size_t m = from; m < to; ++m) o << "<td>" << cell(*r, metrics[m]) << "</td>";
-        o << "</tr>\n";
-      }
-    o << "</table>\n";
-  }
-
-  for (size_t pc : params) {
-    const std::string& p = header[pc];
-    // Numeric values plot at their value (on a log axis when they span 8x or more, as
-    // engine counts and sizes do), others as categories in order of appearance.
-    std::vector<std::string> categories;
-    bool all_numeric = true;
-    double lo = 1e300, hi = -1e300;
-    for (const auto* r : ok) {
-      double v = 0;
-      if (numeric((*r)[pc], &v))
-        lo = std::min(lo, v), hi = std::max(hi, v);
-      else
-        all_numeric = false;
-      if (std::find(categories.begin(), categories.end(), (*r)[pc]) == categories.end()) categories.push_back((*r)[pc]);
-    }
-    const bool log_x = all_numeric && lo > 0 && hi >= 8 * lo;
-    o << "<h2>Against " << esc(p) << (params.size() > 1 ? " (each value: the mean over the other parameters)" : "")
-      << "</h2>\n";
-    if (!all_numeric) {
-      o << "<ol class=\"categories\">";
-      for (const std::string& c : categories) o << "<li>" << esc(c) << "</li>";
-      o << "</ol>\n";
-    }
-    o << legend.str() << "<div class=\"grid\">\n";
-    for (const Column& m : metrics) {
-      std::vector<Series> series;
-      for (const std::string& k : kernels) {
-        // Per kernel, the mean of the metric (or of its ratio to the baseline) at each value.
-        double base = 1;
-        if (m.relative) value(*baseline[k], m.index, &base);
-        std::map<double, std::pair<double, int>> at;
-        for (const auto* r : ok) {
-          double x = 0, y = 0;
-          if ((*r)[kernel] != k || !value(*r, m.index, &y)) continue;
-          if (all_numeric)
-            numeric((*r)[pc], &x);
-          else
-            x = static_cast<double>(std::find(categories.begin(), categories.end(), (*r)[pc]) - categories.begin());
-          at[x].first += y / base;
-          at[x].second += 1;
-        }
-        Series s{short_name(k), {}, {}};
-        for (const auto& [x, sum] : at) {
-          s.x.push_back(x);
-          s.y.push_back(sum.first / sum.second);
-        }
-        series.push_back(s);
-      }
-      o << "<figure><figcaption>" << esc(header[m.index]) << (m.relative ? " against the baseline" : "")
-        << "</figcaption>\n"
-        << sweep_chart(series, all_numeric ? std::vector<std::string>{} : categories, log_x, m.relative)
-        << "</figure>\n";
-    }
-    o << "</div>\n";
-  }
+  SweepCsv csv(rows, parameters);
+  classify_metrics(csv);
+  std::ostringstream o;
+  o << points_summary_html(csv) << best_points_html(csv) << provenance_html(csv) << racy_points_html(csv)
+    << unchanged_html(csv);
+  if (csv.ok.empty() || csv.metrics.empty()) return page(title, o.str());
+  const std::string legend = kernel_legend_html(csv);
+  o << relative_tables_html(csv);
+  for (size_t pc : csv.params) o << parameter_charts_html(csv, pc, legend);
   return page(title, o.str());
 }
 

@@ -13,7 +13,7 @@ import sys
 LAYERS = [
     "sched/support", "sched/target", "sched/ir", "sched/analysis", "sched/passes",
     "sim/lower", "sim/units", "sim/observe", "sim/report", "sim/driver", "sim/driver/sweep",
-    "tools",
+    "sim/tune", "tools",
 ]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 

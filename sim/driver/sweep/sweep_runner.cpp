@@ -72,6 +72,129 @@ std::string run_point(const SweepSpec& spec, const SweepTable& table, size_t poi
   }
 }
 
+// The CSV a sweep writes: -o, or the sweep file's name with .csv in the working directory.
+std::string csv_path(const SweepRun& args) {
+  return args.out.empty() ? std::filesystem::path(args.file).stem().string() + ".csv" : args.out;
+}
+
+// One sweep writes a CSV at a time: another one's rows would interleave with ours and one of
+// the two rewrites would drop the other's. The lock is held until the process ends.
+void lock_csv(const std::string& out) {
+  if (std::filesystem::exists(out) && !std::filesystem::is_regular_file(out))
+    throw Error("-o " + out + ": the CSV must be a regular file (it is appended to, then rewritten sorted)");
+  const int lock = ::open(out.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (lock < 0) throw Error("-o " + out + ": cannot write it: " + std::strerror(errno));
+  if (::flock(lock, LOCK_EX | LOCK_NB) != 0)
+    throw Error("-o " + out + ": another tandem sweep is writing this CSV; give each sweep its own file");
+}
+
+// The points whose rows the CSV already holds (--resume only); a CSV started afresh gets its
+// header.
+std::set<size_t> start_csv(const SweepRun& args, const SweepTable& table, const std::string& out) {
+  if (args.resume) {
+    // A row cut by an interrupted write (no newline at its end) is dropped; its point runs again.
+    const std::string torn = drop_torn_row(out);
+    if (!torn.empty())
+      std::fprintf(stderr, "sweep: --resume: dropped the torn last row of %s ('%s'); its point runs again\n",
+                   out.c_str(), printable(torn).c_str());
+  }
+  const std::set<size_t> done = args.resume ? table.done_points(out) : std::set<size_t>{};
+  if (!args.resume || !std::filesystem::exists(out) || std::filesystem::is_empty(out))
+    std::ofstream(out, std::ios::trunc) << table.header() << "\n";
+  return done;
+}
+
+// Appends a row to the CSV as each point finishes, and shows the progress line. One write per
+// whole row, flushed: an interrupted sweep leaves only complete rows.
+class RowWriter {
+ public:
+  RowWriter(const SweepTable& table, const std::string& out, size_t points, bool progress_lines)
+      : table_(table), out_(out), points_(points), csv_(std::fopen(out.c_str(), "a")), progress_(progress_lines) {
+    if (!csv_) throw Error("cannot write " + out);
+  }
+
+  void write(size_t point, const IsolatedOutcome& o) {
+    std::string row;
+    bool ok = o.ok;
+    if (!o.ok) {
+      row = table_.row(point,
+                       o.timed_out  ? "timeout"
+                       : o.internal ? "internal-error"
+                                    : "error",
+                       "", o.timed_out ? o.error + " (--point-timeout)" : o.error);
+    } else if (!o.output.empty() && o.output[0] == 'm') {
+      row = table_.row(point, "miscompiled", "", o.output.substr(1));
+      ok = false;
+    } else {
+      // A point that races is no result: marked `racy`, its figures kept for inspection.
+      const size_t eol = o.output.find('\n');
+      const bool racy = o.output.substr(1, eol - 1) != "0";
+      row = table_.row(point, racy ? "racy" : "ok", o.output.substr(eol + 1), "");
+    }
+    std::fputs((row + "\n").c_str(), csv_);
+    if (std::fflush(csv_) != 0 || std::ferror(csv_))
+      throw Error("-o " + out_ + ": cannot append a row (" + std::strerror(errno) +
+                  "); the sweep stops: --resume runs the missing points once there is room");
+    ++finished_;
+    failed_ += !ok;
+    show_progress();
+  }
+
+  // Closes the CSV and ends the progress line.
+  void finish() {
+    std::fclose(csv_);
+    progress_.finish();
+  }
+
+  size_t finished() const { return finished_; }
+  size_t failed() const { return failed_; }
+
+ private:
+  void show_progress() {
+    const double seconds = progress_.seconds();
+    const double rate = seconds > 0 ? static_cast<double>(finished_) / seconds : 0;
+    const double eta = rate > 0 ? static_cast<double>(points_ - finished_) / rate : 0;
+    char line[160];
+    std::snprintf(line, sizeof line, "sweep: %zu/%zu points, %zu failed, %.2f points/s, ETA %.0f s", finished_, points_,
+                  failed_, rate, eta);
+    progress_.show(line, finished_ == points_);
+  }
+
+  const SweepTable& table_;
+  const std::string& out_;
+  const size_t points_;  // to run in this sweep
+  std::FILE* csv_;
+  ProgressLine progress_;
+  size_t finished_ = 0, failed_ = 0;
+};
+
+// The HTML report of the finished CSV.
+void write_sweep_report(const SweepRun& args, const SweepSpec& spec, const std::string& out) {
+  std::vector<std::string> parameters;
+  for (const SweepParameter& p : spec.parameters) parameters.push_back(p.name);
+  std::ifstream in(out);
+  const std::string csv_text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  write_file_atomic(args.report, html_sweep_report("Tandem sweep: " + args.file, parameters, csv_text));
+}
+
+// The exit code describes the whole file (rows kept by --resume too); races and failed
+// verifications are named on stderr.
+int exit_code_of(const SweepTable& table, const std::string& out) {
+  std::map<std::string, size_t> status = table.status_counts(out);
+  if (status["racy"])
+    std::fprintf(
+        stderr,
+        "sweep: %zu point(s) raced (status racy): the schedule breaks program order, their figures are not results\n",
+        status["racy"]);
+  if (status["miscompiled"])
+    std::fprintf(stderr,
+                 "sweep: %zu point(s) failed --verify (status miscompiled): a pass changed what the kernel computes\n",
+                 status["miscompiled"]);
+  if (status["internal-error"]) return 2;
+  if (status["miscompiled"]) return 1;
+  return status["racy"] ? 3 : 0;
+}
+
 }  // namespace
 
 int run_sweep(const SweepRun& args) {
@@ -93,70 +216,19 @@ int run_sweep(const SweepRun& args) {
 #endif
 
   // Here (rank 0 under MPI): the CSV, its rows as points finish, the progress line.
-  const std::string out = args.out.empty() ? std::filesystem::path(args.file).stem().string() + ".csv" : args.out;
-  if (std::filesystem::exists(out) && !std::filesystem::is_regular_file(out))
-    throw Error("-o " + out + ": the CSV must be a regular file (it is appended to, then rewritten sorted)");
-  // One sweep writes a CSV at a time: another one's rows would interleave with ours and one of
-  // the two rewrites would drop the other's. Held until the process ends.
-  const int lock = ::open(out.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-  if (lock < 0) throw Error("-o " + out + ": cannot write it: " + std::strerror(errno));
-  if (::flock(lock, LOCK_EX | LOCK_NB) != 0)
-    throw Error("-o " + out + ": another tandem sweep is writing this CSV; give each sweep its own file");
-  if (args.resume) {
-    // A row cut by an interrupted write (no newline at its end) is dropped; its point runs again.
-    const std::string torn = drop_torn_row(out);
-    if (!torn.empty())
-      std::fprintf(stderr, "sweep: --resume: dropped the torn last row of %s ('%s'); its point runs again\n",
-                   out.c_str(), printable(torn).c_str());
-  }
-  const std::set<size_t> done = args.resume ? table.done_points(out) : std::set<size_t>{};
-  if (!args.resume || !std::filesystem::exists(out) || std::filesystem::is_empty(out))
-    std::ofstream(out, std::ios::trunc) << table.header() << "\n";
+  const std::string out = csv_path(args);
+  lock_csv(out);
+  const std::set<size_t> done = start_csv(args, table, out);
   std::vector<size_t> todo;
   for (size_t p = 0; p < spec.size(); ++p)
     if (!done.count(p)) todo.push_back(p);
-  std::FILE* csv = std::fopen(out.c_str(), "a");
-  if (!csv) throw Error("cannot write " + out);
   // Under mpirun stderr is not a terminal, but the user is watching: print progress lines.
   bool progress_lines = args.progress;
 #ifdef TANDEM_HAVE_MPI
   progress_lines |= mpi != nullptr;
 #endif
-  ProgressLine progress(progress_lines || ::isatty(STDERR_FILENO));
-  size_t finished = 0, failed = 0;
-  auto record = [&](size_t point, const IsolatedOutcome& o) {
-    // One write per whole row, flushed: an interrupted sweep leaves only complete rows.
-    std::string row;
-    bool ok = o.ok;
-    if (!o.ok) {
-      row = table.row(point,
-                      o.timed_out  ? "timeout"
-                      : o.internal ? "internal-error"
-                                   : "error",
-                      "", o.timed_out ? o.error + " (--point-timeout)" : o.error);
-    } else if (!o.output.empty() && o.output[0] == 'm') {
-      row = table.row(point, "miscompiled", "", o.output.substr(1));
-      ok = false;
-    } else {
-      // A point that races is no result: marked `racy`, its figures kept for inspection.
-      const size_t eol = o.output.find('\n');
-      const bool racy = o.output.substr(1, eol - 1) != "0";
-      row = table.row(point, racy ? "racy" : "ok", o.output.substr(eol + 1), "");
-    }
-    std::fputs((row + "\n").c_str(), csv);
-    if (std::fflush(csv) != 0 || std::ferror(csv))
-      throw Error("-o " + out + ": cannot append a row (" + std::strerror(errno) +
-                  "); the sweep stops: --resume runs the missing points once there is room");
-    ++finished;
-    failed += !ok;
-    const double seconds = progress.seconds();
-    const double rate = seconds > 0 ? static_cast<double>(finished) / seconds : 0;
-    const double eta = rate > 0 ? static_cast<double>(todo.size() - finished) / rate : 0;
-    char line[160];
-    std::snprintf(line, sizeof line, "sweep: %zu/%zu points, %zu failed, %.2f points/s, ETA %.0f s", finished,
-                  todo.size(), failed, rate, eta);
-    progress.show(line, finished == todo.size());
-  };
+  RowWriter rows(table, out, todo.size(), progress_lines || ::isatty(STDERR_FILENO));
+  auto record = [&](size_t point, const IsolatedOutcome& o) { rows.write(point, o); };
 #ifdef TANDEM_HAVE_MPI
   if (mpi)
     mpi->coordinate(todo, record);
@@ -165,36 +237,16 @@ int run_sweep(const SweepRun& args) {
     run_isolated_pool(
         todo.size(), args.jobs, [&](size_t i) { return job(todo[i]); },
         [&](size_t i, const IsolatedOutcome& o) { record(todo[i], o); }, args.point_timeout);
-  std::fclose(csv);
-  progress.finish();
+  rows.finish();
   sort_csv_rows(out);
-  if (!args.report.empty()) {
-    std::vector<std::string> parameters;
-    for (const SweepParameter& p : spec.parameters) parameters.push_back(p.name);
-    std::ifstream in(out);
-    const std::string csv_text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    write_file_atomic(args.report, html_sweep_report("Tandem sweep: " + args.file, parameters, csv_text));
-  }
+  if (!args.report.empty()) write_sweep_report(args, spec, out);
   std::string where;
 #ifdef TANDEM_HAVE_MPI
   if (mpi) where = "; over " + std::to_string(mpi->size() - 1) + " MPI worker rank(s)";
 #endif
-  std::fprintf(stderr, "sweep: %zu points run (%zu failed), %zu kept from before; rows in %s%s\n", finished, failed,
-               done.size(), out.c_str(), where.c_str());
-  // The exit code describes the whole file (rows kept by --resume too).
-  std::map<std::string, size_t> status = table.status_counts(out);
-  if (status["racy"])
-    std::fprintf(
-        stderr,
-        "sweep: %zu point(s) raced (status racy): the schedule breaks program order, their figures are not results\n",
-        status["racy"]);
-  if (status["miscompiled"])
-    std::fprintf(stderr,
-                 "sweep: %zu point(s) failed --verify (status miscompiled): a pass changed what the kernel computes\n",
-                 status["miscompiled"]);
-  if (status["internal-error"]) return 2;
-  if (status["miscompiled"]) return 1;
-  return status["racy"] ? 3 : 0;
+  std::fprintf(stderr, "sweep: %zu points run (%zu failed), %zu kept from before; rows in %s%s\n", rows.finished(),
+               rows.failed(), done.size(), out.c_str(), where.c_str());
+  return exit_code_of(table, out);
 }
 
 }  // namespace tandem

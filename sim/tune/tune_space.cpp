@@ -1,4 +1,4 @@
-#include "sim/driver/sweep/tune_space.h"
+#include "sim/tune/tune_space.h"
 
 #include <algorithm>
 #include <climits>

@@ -1,4 +1,4 @@
-#include "sim/driver/sweep/tune_runner.h"
+#include "sim/tune/tune_runner.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -28,9 +28,9 @@
 #include "sim/driver/isolated.h"
 #include "sim/driver/progress_line.h"
 #include "sim/driver/simulate_file.h"
-#include "sim/driver/sweep/tune_space.h"
 #include "sim/report/html_report.h"
 #include "sim/report/report.h"
+#include "sim/tune/tune_space.h"
 #ifdef TANDEM_HAVE_MPI
 #include "sim/driver/sweep/mpi_pool.h"
 #endif
@@ -602,6 +602,119 @@ std::string format_tune_text(const Json& j, bool explain_space) {
   return o.str();
 }
 
+// --list-points: every point's pipeline, one a line.
+void list_points(const TuneSpace& space) {
+  if (space.size() > kListLimit)
+    throw Error("--list-points: the space has " + std::to_string(space.size()) + " points; narrow it with --space");
+  for (size_t p = 0; p < space.size(); ++p) std::printf("%s\n", space.pipeline(space.coords(p)).c_str());
+}
+
+// When the search stops: `start` plus the time budget, or never.
+Clock::time_point deadline_of(const Budget& budget, Clock::time_point start) {
+  return budget.seconds > 0
+             ? start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(budget.seconds))
+             : Clock::time_point::max();
+}
+
+// While caught, a Ctrl-C stops the search rather than tune: the search ends with what it has
+// found. Under mpirun, Ctrl-C reaches rank 0 as SIGTERM (mpirun forwards it to every rank, and
+// SIGKILLs them a second later: odls_base_sigkill_timeout), so it stops the search too.
+class InterruptCatcher {
+ public:
+  explicit InterruptCatcher(bool under_mpi) : under_mpi_(under_mpi) {
+    struct sigaction act {};
+    act.sa_handler = on_interrupt;
+    sigemptyset(&act.sa_mask);
+    ::sigaction(SIGINT, &act, &old_int_);
+    if (under_mpi_) ::sigaction(SIGTERM, &act, &old_term_);
+  }
+  // From here a Ctrl-C stops tune at once.
+  void release() {
+    ::sigaction(SIGINT, &old_int_, nullptr);
+    if (under_mpi_) ::sigaction(SIGTERM, &old_term_, nullptr);
+  }
+
+ private:
+  const bool under_mpi_;
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+};
+
+// Every point when the space is small enough (kTuneExhaustiveLimit, or the point budget when
+// larger), else coordinate descent. Returns whether the search was exhaustive.
+bool search_space(Search& search, const TuneSpace& space, const Budget& budget) {
+  const size_t size = space.size();
+  const bool exhaustive = size <= std::max(kTuneExhaustiveLimit, budget.points);
+  if (exhaustive) {
+    std::vector<size_t> all(size);
+    for (size_t p = 0; p < size; ++p) all[p] = p;
+    search.evaluate(all);
+  } else {
+    descend(search, space, budget.points || budget.seconds > 0);
+  }
+  return exhaustive;
+}
+
+struct BestPoint {
+  const Eval* eval = nullptr;  // none: no clean point, or every one tried raced when perturbed
+  std::string unconfirmed;     // why it was not checked under perturbed timing
+};
+
+// The best point is confirmed race-free under perturbed timing too; a point that races
+// there is rejected and the next one tried. Not after a Ctrl-C, which wants the answer now,
+// nor past kConfirmSeconds (perturbed runs of long loops can be much slower than nominal ones).
+BestPoint confirm_best(const TuneRun& args, Search& search, bool interrupted) {
+  for (int tries = 0; tries < kConfirmTries; ++tries) {
+    const std::vector<const Eval*> ranking = search.ranking();
+    if (ranking.empty()) break;
+    const Eval* candidate = ranking[0];
+    if (interrupted) return {candidate, "interrupted"};
+    const IsolatedOutcome out = run_isolated_outcome(
+        [&] {
+          return format_json(simulate_with_perturbed_runs(args.kernel, args.hw, candidate->pipeline, RunOptions{},
+                                                          SimOptions{}, kPerturbedRuns));
+        },
+        kConfirmSeconds);
+    if (!out.ok)
+      return {candidate,
+              out.timed_out ? "the perturbed runs took over " + std::to_string(static_cast<int>(kConfirmSeconds)) + " s"
+                            : "the perturbed runs failed: " + out.error};
+    const size_t races = parse_sim_json(out.output).hazards.size();
+    if (races == 0) return {candidate, ""};
+    search.reject(candidate->point, "racy", std::to_string(races) + " race(s) under perturbed timing");
+  }
+  return {};
+}
+
+// Why no point is the answer: clean points all raced under perturbed timing, or none was clean.
+[[noreturn]] void fail_without_best(const TuneRun& args, const Search& search) {
+  if (!search.ranking().empty())
+    throw Error(args.kernel + ": the " + std::to_string(kConfirmTries) +
+                " fastest clean points race under perturbed timing; narrow the space (see the rejected points above)");
+  throw Error(args.kernel + ": no point of the space is race-free and passes --verify (see the rejected points above)");
+}
+
+// --out: the best scheduled kernel; --report: the search and the best point's simulation
+// beside each clean seed's.
+void write_best(const TuneRun& args, const Search& search, const Eval& best, const Json& summary,
+                const std::string& text) {
+  std::vector<std::pair<std::string, double>> references;
+  for (const Json& seed : summary.at("seeds"))
+    references.emplace_back(seed.at("pipeline"),
+                            seed.at("status") == "ok" ? seed.at("total_ns").get<double>() : kNoTime);
+  if (!args.out.empty()) {
+    KernelInput in = read_and_schedule(args.kernel, args.hw, best.pipeline, RunOptions{});
+    write_file_atomic(args.out, print_kernel(in.kernel, &in.deps));
+  }
+  if (!args.report.empty()) {
+    std::vector<std::pair<std::string, std::string>> sims = {{best.pipeline, sim_json(args, best.pipeline)}};
+    for (const auto& [seed, ns] : references)
+      if (ns != kNoTime && seed != best.pipeline) sims.emplace_back(seed, sim_json(args, seed));
+    write_file_atomic(args.report,
+                      html_tune_report("Tandem tune: " + args.kernel, text, search.best_so_far(), references, sims));
+  }
+}
+
 }  // namespace
 
 int run_tune(const TuneRun& args) {
@@ -613,17 +726,11 @@ int run_tune(const TuneRun& args) {
   const TuneSpace space =
       args.space.empty() ? derive_space(args.kernel, args.hw) : load_space(args.space, args.kernel, args.hw);
   if (args.list_points) {
-    if (space.size() > kListLimit)
-      throw Error("--list-points: the space has " + std::to_string(space.size()) + " points; narrow it with --space");
-    for (size_t p = 0; p < space.size(); ++p) std::printf("%s\n", space.pipeline(space.coords(p)).c_str());
+    list_points(space);
     return 0;
   }
   const Clock::time_point start = Clock::now();
-  const Clock::time_point deadline =
-      budget.seconds > 0
-          ? start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(budget.seconds))
-          : Clock::time_point::max();
-  Search search(args, space, budget, deadline);
+  Search search(args, space, budget, deadline_of(budget, start));
 #ifdef TANDEM_HAVE_MPI
   std::unique_ptr<MpiPool> mpi;
   if (launched_under_mpi()) mpi = std::make_unique<MpiPool>();
@@ -636,96 +743,24 @@ int run_tune(const TuneRun& args) {
   if (args.resume && args.log.empty()) throw Error("--resume needs --log FILE (the log to resume)");
   if (!args.log.empty()) search.open_log(args.log, args.resume);
 
-  struct sigaction act {
-  }, old{};
-  act.sa_handler = on_interrupt;
-  sigemptyset(&act.sa_mask);
-  ::sigaction(SIGINT, &act, &old);
-  // Under mpirun, Ctrl-C reaches rank 0 as SIGTERM (mpirun forwards it to every rank, and
-  // SIGKILLs them a second later: odls_base_sigkill_timeout), so it stops the search too.
-  struct sigaction old_term {};
-  if (search.under_mpi()) ::sigaction(SIGTERM, &act, &old_term);
-  const size_t size = space.size();
-  const bool exhaustive = size <= std::max(kTuneExhaustiveLimit, budget.points);
-  if (exhaustive) {
-    std::vector<size_t> all(size);
-    for (size_t p = 0; p < size; ++p) all[p] = p;
-    search.evaluate(all);
-  } else {
-    descend(search, space, budget.points || budget.seconds > 0);
-  }
+  InterruptCatcher interrupts(search.under_mpi());
+  const bool exhaustive = search_space(search, space, budget);
   const bool interrupted = g_interrupted;
   search.finish_progress();
-  // From here a Ctrl-C stops tune at once (what is left takes a few simulations).
-  ::sigaction(SIGINT, &old, nullptr);
-  if (search.under_mpi()) ::sigaction(SIGTERM, &old_term, nullptr);
+  interrupts.release();  // what is left takes a few simulations
 
-  // The best point is confirmed race-free under perturbed timing too; a point that races
-  // there is rejected and the next one tried. Not after a Ctrl-C, which wants the answer now,
-  // nor past kConfirmSeconds (perturbed runs of long loops can be much slower than nominal ones).
-  const Eval* best = nullptr;
-  std::string unconfirmed;  // why the best point was not checked under perturbed timing
-  for (int tries = 0; tries < kConfirmTries; ++tries) {
-    const std::vector<const Eval*> ranking = search.ranking();
-    if (ranking.empty()) break;
-    const Eval* candidate = ranking[0];
-    if (interrupted) {
-      best = candidate;
-      unconfirmed = "interrupted";
-      break;
-    }
-    const IsolatedOutcome out = run_isolated_outcome(
-        [&] {
-          return format_json(simulate_with_perturbed_runs(args.kernel, args.hw, candidate->pipeline, RunOptions{},
-                                                          SimOptions{}, kPerturbedRuns));
-        },
-        kConfirmSeconds);
-    if (!out.ok) {
-      best = candidate;
-      unconfirmed = out.timed_out
-                        ? "the perturbed runs took over " + std::to_string(static_cast<int>(kConfirmSeconds)) + " s"
-                        : "the perturbed runs failed: " + out.error;
-      break;
-    }
-    const size_t races = parse_sim_json(out.output).hazards.size();
-    if (races == 0) {
-      best = candidate;
-      break;
-    }
-    search.reject(candidate->point, "racy", std::to_string(races) + " race(s) under perturbed timing");
-  }
-
+  const BestPoint best = confirm_best(args, search, interrupted);
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   Json summary = summarize_search(args, space, search, exhaustive, budget, interrupted, seconds);
-  if (best) add_best(summary, args, search, *best, unconfirmed);
+  if (best.eval) add_best(summary, args, search, *best.eval, best.unconfirmed);
   const std::string text = format_tune_text(summary, args.explain_space);
   std::fputs((args.json ? summary.dump(2) + "\n" : text).c_str(), stdout);
   std::fflush(stdout);
-  if (!best) {
+  if (!best.eval) {
     if (interrupted) return 130;
-    if (!search.ranking().empty())
-      throw Error(
-          args.kernel + ": the " + std::to_string(kConfirmTries) +
-          " fastest clean points race under perturbed timing; narrow the space (see the rejected points above)");
-    throw Error(args.kernel +
-                ": no point of the space is race-free and passes --verify (see the rejected points above)");
+    fail_without_best(args, search);
   }
-  std::vector<std::pair<std::string, double>> references;
-  for (const Json& seed : summary.at("seeds"))
-    references.emplace_back(seed.at("pipeline"),
-                            seed.at("status") == "ok" ? seed.at("total_ns").get<double>() : kNoTime);
-
-  if (!args.out.empty()) {
-    KernelInput in = read_and_schedule(args.kernel, args.hw, best->pipeline, RunOptions{});
-    write_file_atomic(args.out, print_kernel(in.kernel, &in.deps));
-  }
-  if (!args.report.empty()) {
-    std::vector<std::pair<std::string, std::string>> sims = {{best->pipeline, sim_json(args, best->pipeline)}};
-    for (const auto& [seed, ns] : references)
-      if (ns != kNoTime && seed != best->pipeline) sims.emplace_back(seed, sim_json(args, seed));
-    write_file_atomic(args.report,
-                      html_tune_report("Tandem tune: " + args.kernel, text, search.best_so_far(), references, sims));
-  }
+  write_best(args, search, *best.eval, summary, text);
   return interrupted ? 130 : 0;
 }
 
