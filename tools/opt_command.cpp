@@ -3,8 +3,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "sched/driver/schedule_file.h"
 #include "sched/ir/printer.h"
-#include "sched/passes/schedule_file.h"
 #include "sched/support/error.h"
 #include "tools/commands.h"
 #include "tools/output.h"

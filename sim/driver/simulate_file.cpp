@@ -6,9 +6,7 @@
 
 #include <unistd.h>
 
-#include "sched/ir/kernel_queries.h"
-#include "sched/passes/schedule_file.h"
-#include "sched/support/log.h"
+#include "sched/driver/schedule_file.h"
 #include "sched/support/provenance.h"
 #include "sched/target/target.h"
 #include "sim/driver/isolated.h"
@@ -21,19 +19,10 @@ namespace {
 // A simulation of this many instances or more runs long enough to be announced, with a
 // progress line, on a terminal.
 constexpr int64_t kAnnouncedInstances = 20000000;
-
-bool needs_engines(const Kernel& k) {
-  for (InstId id = 0; id < static_cast<InstId>(k.insts.size()); ++id)
-    if (!k.insts[id].erased && k.insts[id].engine.empty() && !engine_choices(k, id).empty()) return true;
-  return false;
-}
 }  // namespace
 
 SimProgram lower_scheduled(Kernel& kernel, DepGraph& deps, const RunOptions& run_options) {
-  if (needs_engines(kernel)) {
-    logger("sim")->info("assigning engines and queues where the kernel names none");
-    run_pipeline(kernel, deps, parse_pipeline("assign-engines"), run_options, std::cerr);
-  }
+  place_unplaced(kernel, deps, run_options);
   return lower_for_simulation(kernel, deps);
 }
 

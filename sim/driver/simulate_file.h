@@ -11,8 +11,8 @@
 
 namespace tandem {
 
-// A scheduled kernel lowered as `tandem sim` lowers it: assign-engines first where an
-// instruction names no engine or queue.
+// A scheduled kernel lowered as `tandem sim` lowers it: placed first (place_unplaced,
+// sched/driver/schedule_file.h) where an instruction names no engine or queue.
 SimProgram lower_scheduled(Kernel& kernel, DepGraph& deps, const RunOptions& run_options);
 
 SimResult schedule_and_simulate(const std::string& file, const std::string& hw, const std::string& passes,

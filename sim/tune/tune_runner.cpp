@@ -21,8 +21,8 @@
 #include <fmt/printf.h>
 #include <nlohmann/json.hpp>
 
+#include "sched/driver/schedule_file.h"
 #include "sched/ir/printer.h"
-#include "sched/passes/schedule_file.h"
 #include "sched/support/error.h"
 #include "sched/support/output.h"
 #include "sim/driver/isolated.h"

@@ -4,9 +4,9 @@
 #include <climits>
 #include <map>
 
+#include "sched/driver/schedule_file.h"
 #include "sched/ir/printer.h"
 #include "sched/passes/pass_manager.h"
-#include "sched/passes/schedule_file.h"
 #include "sched/support/yaml_file.h"
 #include "sim/driver/sweep/sweep_spec.h"
 

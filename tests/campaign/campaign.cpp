@@ -25,9 +25,9 @@
 
 #include "kernel_generator.h"
 #include "sched/analysis/dependence_analysis.h"
+#include "sched/driver/schedule_file.h"
 #include "sched/ir/parser.h"
 #include "sched/ir/printer.h"
-#include "sched/passes/schedule_file.h"
 #include "sched/support/error.h"
 #include "sched/support/log.h"
 #include "sim/driver/isolated.h"

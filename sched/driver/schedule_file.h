@@ -20,4 +20,9 @@ struct KernelInput {
 KernelInput read_and_schedule(const std::string& file, const std::string& hw, const std::string& passes,
                               const RunOptions& run_options);
 
+// What simulation needs of a scheduled kernel: every instruction on an engine or DMA queue.
+// Runs assign-engines (announced on the `sim` log) when some instruction names none and
+// could run somewhere; returns whether it ran.
+bool place_unplaced(Kernel& kernel, DepGraph& deps, const RunOptions& run_options);
+
 }  // namespace tandem

@@ -1,9 +1,11 @@
-#include "sched/passes/schedule_file.h"
+#include "sched/driver/schedule_file.h"
 
 #include <iostream>
 
 #include "sched/analysis/dependence_analysis.h"
+#include "sched/ir/kernel_queries.h"
 #include "sched/ir/parser.h"
+#include "sched/support/log.h"
 #include "sched/target/target.h"
 
 namespace tandem {
@@ -20,6 +22,16 @@ KernelInput read_and_schedule(const std::string& file, const std::string& hw, co
   in.deps = build_dep_graph(in.kernel);
   run_pipeline(in.kernel, in.deps, steps, run_options, std::cerr);
   return in;
+}
+
+bool place_unplaced(Kernel& kernel, DepGraph& deps, const RunOptions& run_options) {
+  bool unplaced = false;
+  for (InstId id = 0; id < static_cast<InstId>(kernel.insts.size()) && !unplaced; ++id)
+    unplaced = !kernel.insts[id].erased && kernel.insts[id].engine.empty() && !engine_choices(kernel, id).empty();
+  if (!unplaced) return false;
+  logger("sim")->info("assigning engines and queues where the kernel names none");
+  run_pipeline(kernel, deps, parse_pipeline("assign-engines"), run_options, std::cerr);
+  return true;
 }
 
 }  // namespace tandem
