@@ -59,279 +59,353 @@ const std::vector<OptionRow<AddressRotationPass::Options>>& AddressRotationPass:
   return rows;
 }
 
-void AddressRotationPass::run(PassContext& ctx) {
-  Kernel& k = ctx.kernel;
-  DepGraph& g = ctx.deps;
-  const SpaceInfo* space = k.target->space(o_.space);
-  if (!space) {
-    ctx.skip_unchanged("target '" + k.target->name + "' has no " + o_.space);
-    return;
+namespace {
+
+// A tile a loop could ring, with the model's wish (buffers=model) and its writer-to-last-reader
+// chain on one buffer, worked out once.
+struct Ring {
+  size_t ti;
+  RotationCandidate c;
+  std::optional<PrefetchDepth> depth;
+  double chain_ns = 0;
+};
+
+}  // namespace
+
+// One run of the pass over a kernel, as its phases: per loop, the tiles it can ring, how many
+// buffers each gets, and the dependences the ring moves, adds and restores; then what the
+// report reads of the tiles left on one buffer.
+class AddressRotationPass::KernelRotation {
+ public:
+  KernelRotation(PassContext& ctx, const Options& o, const SpaceInfo& space)
+      : ctx_(ctx),
+        k_(ctx.kernel),
+        g_(ctx.deps),
+        o_(o),
+        space_(space),
+        alloc_(k_),
+        unit_(space.capacity_unit()),
+        wanted_(k_.tensors.size(), o.tiles.empty()),
+        users_(users_by_tensor(k_)),
+        pos_(program_positions(k_)),
+        role_(k_.insts.size(), 0) {
+    for (const std::string& name : o_.tiles) {
+      const int ti = k_.find_tensor(name.substr(1));
+      if (ti < 0) throw Error("address-rotation: tiles names " + name + ", which the kernel does not have");
+      wanted_[static_cast<size_t>(ti)] = true;
+    }
+    // The costs and units the bounds analysis sees (loop_bounds.h), before the ring changes edges.
+    if (o_.buffers.from_model) bounds_ = bounds_input(k_, g_);
   }
+
+  void run() {
+    for (LoopId loop = 0; loop < static_cast<LoopId>(k_.loops.size()); ++loop) ring_loop(loop);
+    if (o_.buffers.from_model) note_unringed_tiles();
+    note_named_tiles();
+    if (ctx_.stats.get("tensors_rotated") == 0) {
+      ctx_.skip(at_bound_tiles_ > 0 ? "every loop rewriting " + o_.space + " tensors runs at its bound without a ring"
+                                    : "no " + o_.space + " tensor is rewritten every iteration of a loop");
+      return;
+    }
+    ctx_.mark_deps_listed();
+  }
+
+ private:
   // n buffers of a tensor, in the space's capacity unit (banks or bytes per partition): the
   // one rule the simulator's capacity check uses too.
-  auto footprint = [&](const Tensor& t, int64_t n) { return space->footprint(bytes_per_partition(k, t), n); };
-  // What each ring may take: the space less what the other tensors live beside it take.
-  Allocator alloc(k);
-  const char* unit = space->capacity_unit();
+  int64_t footprint(const Tensor& t, int64_t n) const { return space_.footprint(bytes_per_partition(k_, t), n); }
 
-  std::vector<bool> wanted(k.tensors.size(), o_.tiles.empty());
-  for (const std::string& name : o_.tiles) {
-    const int ti = k.find_tensor(name.substr(1));
-    if (ti < 0) throw Error("address-rotation: tiles names " + name + ", which the kernel does not have");
-    wanted[static_cast<size_t>(ti)] = true;
-  }
-
-  const std::vector<std::vector<InstId>> users = users_by_tensor(k);
-  const std::vector<int> pos = program_positions(k);
-  std::optional<DepGraph> derived;  // analysis of the accesses, when needed
-  int at_bound_tiles = 0;           // left on one buffer: their loop runs at its bound without a ring
-  // The costs and units the bounds analysis sees (loop_bounds.h), before the ring changes edges.
-  std::optional<BoundsInput> bounds;
-  if (o_.buffers.from_model) bounds = bounds_input(k, g);
-  // Each ring's users and writers by instruction, marked in one array and cleared for the
-  // next, rather than a hash set of each tile's users.
-  enum : uint8_t { kUser = 1, kWriter = 2 };
-  std::vector<uint8_t> role(k.insts.size(), 0);
-  std::vector<InstId> marked;
-  for (LoopId loop = 0; loop < static_cast<LoopId>(k.loops.size()); ++loop) {
-    const std::string where = "loop " + k.loops[loop].iv;
-    // The loop's ringable tiles, each with the model's wish (buffers=model) and its
-    // writer-to-last-reader chain on one buffer, worked out once.
-    struct Ring {
-      size_t ti;
-      RotationCandidate c;
-      std::optional<PrefetchDepth> depth;
-      double chain_ns = 0;
-    };
-    std::vector<Ring> rings;
-    // Only a tensor the loop touches can take a ring there (it needs a writer inside): asking
-    // of every tensor of the space in every loop would make the pass quadratic in the loops.
-    std::vector<size_t> touched;
-    for (InstId id : k.program_order(loop))
-      for (const auto* list : {&k.insts[id].reads, &k.insts[id].writes})
-        for (const Access& a : *list)
-          if (a.tensor_id >= 0) touched.push_back(static_cast<size_t>(a.tensor_id));
-    std::sort(touched.begin(), touched.end());
-    touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
-    for (size_t ti : touched) {
-      if (k.tensors[ti].space != o_.space || k.tensors[ti].attrs.has(attr::kBuffers)) continue;
-      Ring r{ti, rotation_candidate(k, loop, static_cast<int>(ti), users[ti], o_.nested), std::nullopt, 0};
-      if (!r.c.ringable()) continue;
-      if (o_.buffers.from_model) {
-        r.depth = prefetch_depth(*bounds, loop, static_cast<int>(ti), r.c.writers, r.c.readers);
-        r.chain_ns = one_buffer_chain_ns(*bounds, g, loop, r.c.writers, r.c.readers);
-        ctx.log->debug("loop {}: %{} writer to last reader {:.1f} ns on one buffer", k.loops[loop].iv,
-                       k.tensors[ti].name, r.chain_ns);
-      }
-      rings.push_back(std::move(r));
-    }
+  void ring_loop(LoopId loop) {
+    const std::string where = "loop " + k_.loops[loop].iv;
+    const std::vector<Ring> rings = rings_of(loop);
     // A loop whose every ringable tile fits on one buffer already runs at its bound: each
     // iteration's writer waits only for the previous one's readers, a chain shorter than the
     // resource bound per iteration that no ring can beat, in a steady state or within an
     // entry of a few iterations alike (there a ring only lets the entry's loads share the DMA
     // engines at once, landing the first ones later). (A tile no transfer touches would take
     // 4 buffers, as under buffers=auto.)
-    const ResourceBound ii = o_.buffers.from_model ? loop_resource_bound(*bounds, loop) : ResourceBound{};
+    const ResourceBound ii = o_.buffers.from_model ? loop_resource_bound(*bounds_, loop) : ResourceBound{};
     const bool at_bound =
         o_.buffers.from_model && !rings.empty() && std::all_of(rings.begin(), rings.end(), [&](const Ring& r) {
           return r.chain_ns > 0 && r.chain_ns * 1000 <= static_cast<double>(ii.ps);
         });
     for (const Ring& r : rings) {
-      if (!wanted[r.ti]) continue;
-      Tensor& t = k.tensors[r.ti];
-      const std::vector<InstId>& readers = r.c.readers;
-      const std::vector<InstId>& writers = r.c.writers;
-      const std::optional<PrefetchDepth>& depth = r.depth;
+      if (!wanted_[r.ti]) continue;
       if (at_bound) {
-        ctx.note(
+        ctx_.note(
             fmt::format("{}: %{} stays on one buffer: its writer to its last reader take {:.1f} ns, within "
                         "the loop's resource bound per iteration ({:.1f} ns, {}), so the loop reaches that "
                         "bound without a ring",
-                        where, t.name, r.chain_ns, static_cast<double>(ii.ps) / 1000, ii.resource));
-        ++at_bound_tiles;
+                        where, k_.tensors[r.ti].name, r.chain_ns, static_cast<double>(ii.ps) / 1000, ii.resource));
+        ++at_bound_tiles_;
         continue;
       }
-      const int64_t one = footprint(t, 1);
-      const int64_t free = alloc.free_for(static_cast<int>(r.ti), loop);
-      int64_t n = o_.buffers.count;
-      if (n == 0) {
-        // Fewer buffers than wanted when the capacity binds, and one when not even two fit:
-        // buffers=auto and buffers=model choose, so they never fail for capacity.
-        const int64_t want = depth ? depth->buffers : 4;
-        for (n = want; n >= 2 && footprint(t, n) > free; --n) {
-        }
-        if (n < want) {
-          const std::string why = ": " + o_.space + " has " + std::to_string(free) + " " + unit +
-                                  " free for it while it is live, " + std::to_string(one) + " per buffer";
-          if (n < 2) {
-            ctx.note(where + ": %" + t.name + " stays on one buffer, not " + std::to_string(want) + why);
-            ctx.stats.add("tensors_left_for_capacity");
-            continue;
-          }
-          ctx.note(where + ": %" + t.name + " over " + std::to_string(n) + " buffers, not " + std::to_string(want) +
-                   why);
-        }
-      }
-      if (depth)
-        ctx.log->debug(
-            "{}: %{} load latency {:.1f} ns, resource bound {:.1f} ns per iteration ({}), lifetime "
-            "{:.1f} ns: {} buffers wanted",
-            where, t.name, depth->load_latency_ns, depth->ii_ns, depth->bound_resource, depth->lifetime_ns,
-            depth->buffers);
-      if (footprint(t, n) > free)  // a number of buffers the user gave
-        throw Error(t.loc, "address-rotation: %" + t.name + " needs " + std::to_string(n) + " x " +
-                               std::to_string(one) + " " + unit + " in " + o_.space + " but only " +
-                               std::to_string(free) + " are free while it is live");
-      alloc.rotate(static_cast<int>(r.ti), n, loop);
-      t.attrs.set(attr::kBuffers, n);
-      t.attrs.set(attr::kRotate, k.loops[loop].iv);
-      t.attrs.set(attr::kStride, bytes_per_partition(k, t));
-      ctx.stats.add("tensors_rotated");
-      ctx.log->debug("{}: %{} over {} buffers", where, t.name, n);
+      const int64_t n = buffers_for(r, loop, where);
+      if (n < 2) continue;
+      ring(r, n, loop, where);
+    }
+  }
 
-      // Buffers repeat every n iterations: carried WAR/WAW on the tensor move to distance n.
-      // The tensor's users in program order: readers and writers each come in it (they are
-      // picked from users_by_tensor's lists), so their union is a merge, not a sort.
-      std::vector<InstId> all;
-      all.reserve(readers.size() + writers.size());
-      std::set_union(readers.begin(), readers.end(), writers.begin(), writers.end(), std::back_inserter(all),
-                     [&](InstId a, InstId b) { return pos[a] < pos[b]; });
-      for (InstId x : marked) role[static_cast<size_t>(x)] = 0;
-      for (InstId x : all) role[static_cast<size_t>(x)] |= kUser;
-      for (InstId x : writers) role[static_cast<size_t>(x)] |= kWriter;
-      marked = all;
-      const auto is_user = [&](InstId x) { return (role[static_cast<size_t>(x)] & kUser) != 0; };
-      const auto is_writer = [&](InstId x) { return (role[static_cast<size_t>(x)] & kWriter) != 0; };
-      for (InstId w : writers) {
-        for (const DepEdgeRef& e : g.in_edges(w)) {
-          if (!is_user(e.src) || e.props.loop != loop || e.props.distance == 0 || e.props.distance >= n) continue;
-          if (e.props.kind != DepKind::Anti && e.props.kind != DepKind::Output) continue;
-          // Keep the edge if the pair also conflicts on a tensor that is not rotated.
-          bool other = false;
-          const Instruction& src = k.insts[e.src];
-          for (const Access& wa : k.insts[w].writes)
-            for (const auto* list : {&src.reads, &src.writes})
-              for (const Access& sa : *list)
-                if (sa.tensor_id == wa.tensor_id && sa.tensor_id != static_cast<int>(r.ti) &&
-                    !k.tensors[sa.tensor_id].attrs.has(attr::kBuffers))
-                  other = true;
-          if (other) continue;
-          g.remove(e.src, e.dst, e.props.distance, e.props.loop);
-          ctx.stats.add("edges_relaxed");
-        }
+  // The loop's ringable tiles of the space. Only a tensor the loop touches can take a ring
+  // there (it needs a writer inside): asking of every tensor of the space in every loop would
+  // make the pass quadratic in the loops.
+  std::vector<Ring> rings_of(LoopId loop) {
+    std::vector<size_t> touched;
+    for (InstId id : k_.program_order(loop))
+      for (const auto* list : {&k_.insts[id].reads, &k_.insts[id].writes})
+        for (const Access& a : *list)
+          if (a.tensor_id >= 0) touched.push_back(static_cast<size_t>(a.tensor_id));
+    std::sort(touched.begin(), touched.end());
+    touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+    std::vector<Ring> rings;
+    for (size_t ti : touched) {
+      if (k_.tensors[ti].space != o_.space || k_.tensors[ti].attrs.has(attr::kBuffers)) continue;
+      Ring r{ti, rotation_candidate(k_, loop, static_cast<int>(ti), users_[ti], o_.nested), std::nullopt, 0};
+      if (!r.c.ringable()) continue;
+      if (o_.buffers.from_model) {
+        r.depth = prefetch_depth(*bounds_, loop, static_cast<int>(ti), r.c.writers, r.c.readers);
+        r.chain_ns = one_buffer_chain_ns(*bounds_, g_, loop, r.c.writers, r.c.readers);
+        ctx_.log->debug("loop {}: %{} writer to last reader {:.1f} ns on one buffer", k_.loops[loop].iv,
+                        k_.tensors[ti].name, r.chain_ns);
       }
-      // Every user of iteration i - n must be done with the buffer (a reader has read, a
-      // writer has written) before a writer of iteration i starts. An instruction starts after
-      // each predecessor's event (any kind: at least its start; Anti: its reads done; Flow,
-      // Output: its completion), so an order that a distance-0 edge of this iteration already
-      // carries is not added again (n^2 edges otherwise): the writers after one ordered after
-      // another writer (not by queue order, which the split may cut) inherit its order, and a
-      // user of iteration i - n ordered before another user, by an edge that waits for what the
-      // buffer needs from it, is covered by that user's edge. Such edges stay: only
-      // separate-load-compute removes distance-0 edges after this pass, and only queue order.
-      std::vector<InstId> heads;  // writers no earlier writer orders
-      for (InstId w : writers) {
-        bool inherits = false;
-        for (const DepEdgeRef& r : g.incoming(w)) {
-          inherits = r.props.distance == 0 && r.props.kind != DepKind::Ordered && is_writer(r.src) && r.src != w;
-          if (inherits) break;
-        }
-        if (!inherits) heads.push_back(w);
-      }
-      // A covering user y stands for x only when the heads wait for all of y's instances of
-      // iteration i - n, and y's last instance for x's last: the simulator honours an edge
-      // per tile where tile_dependence.h has a map (a slice's write then waits only for the
-      // instance of y touching that slice, which need not come after x's instance touching
-      // it), so such an edge covers nothing, and neither does a per-tile x -> y edge.
-      // (No map without a loop of the source's own inside the common one: the usual chain
-      // of users in one loop body is settled without building a map.)
-      auto per_tile = [&](InstId src, InstId dst, int distance) {
-        const LoopId common = distance > 0 ? loop : k.insts[dst].loop;
-        return k.insts[src].loop != common && tile_map(k, src, dst, distance, distance > 0 ? loop : kNoId).has_value();
-      };
-      std::unordered_map<InstId, bool> whole;  // per covering user: every head waits for all of it
-      auto stands_for_all = [&](InstId y) {
-        const auto [it, fresh] = whole.emplace(y, true);
-        if (fresh)
-          it->second =
-              std::none_of(heads.begin(), heads.end(), [&](InstId w) { return per_tile(y, w, static_cast<int>(n)); });
-        return it->second;
-      };
-      std::vector<InstId> sources;  // the users of iteration i - n no other covers
-      for (InstId x : all) {
-        const bool completion = is_writer(x);
-        bool covered = false;
-        for (const DepEdgeRef& r : g.outgoing(x)) {  // edges read in place: no copy per user
-          const DepEdge& e = r.props;
-          const InstId dst = r.dst;
-          covered =
-              e.distance == 0 && dst != x && is_user(dst) &&
-              (e.kind == DepKind::Flow || e.kind == DepKind::Output || (!completion && e.kind == DepKind::Anti)) &&
-              !per_tile(x, dst, 0) && stands_for_all(dst);
-          if (covered) break;
-        }
-        if (!covered) sources.push_back(x);
-      }
-      for (InstId w : heads)
-        for (InstId x : sources)
-          if (g.add(x, w, is_writer(x) ? DepKind::Output : DepKind::Anti, static_cast<int>(n), loop))
-            ctx.stats.add("edges_added");
+      rings.push_back(std::move(r));
+    }
+    return rings;
+  }
 
-      // The ring starts again at buffer 0 each time the loop is entered. Under the split's
-      // fence only the previous entry's last iteration may still be computing when the next
-      // entry's first writes go, but a DMA queue passes the fence once it has issued, so a
-      // transfer reading the tile may be older. When that iteration or such a transfer may
-      // use buffer 0 ((trip - 1) mod n is 0, or a reader is a transfer), nothing separates
-      // them, so the order across entries comes back: the dependences the analysis carries on
-      // the enclosing loops between the tensor's users (the split cut them).
-      bool transfer_reads = false;
-      for (InstId r : readers) {
-        const OpcodeInfo* op = k.target->opcode(k.insts[r].opcode);
-        transfer_reads = transfer_reads || (op && is_dma_class(op->op_class));
+  // The tile's buffers: the number given, else the model's wish or 4, fewer when the capacity
+  // binds, and one (returned as 1, noted) when not even two fit: buffers=auto and
+  // buffers=model choose, so they never fail for capacity. A number the user gave that does
+  // not fit is an error.
+  int64_t buffers_for(const Ring& r, LoopId loop, const std::string& where) {
+    const Tensor& t = k_.tensors[r.ti];
+    const int64_t one = footprint(t, 1);
+    const int64_t free = alloc_.free_for(static_cast<int>(r.ti), loop);
+    int64_t n = o_.buffers.count;
+    if (n == 0) {
+      const int64_t want = r.depth ? r.depth->buffers : 4;
+      for (n = want; n >= 2 && footprint(t, n) > free; --n) {
       }
-      if (k.loops[loop].parent != kNoId && (transfer_reads || (k.loops[loop].trip_count() - 1) % n == 0)) {
-        if (!derived) derived = analyze_dependences(k);
-        for (InstId w : writers)
-          for (const DepEdgeRef& e : derived->in_edges(w))
-            if (e.props.distance > 0 && e.props.loop != loop && is_user(e.src) &&
-                (e.props.kind == DepKind::Anti || e.props.kind == DepKind::Output) &&
-                g.add(e.src, w, e.props.kind, e.props.distance, e.props.loop))
-              ctx.stats.add("entry_edges_added");
+      if (n < want) {
+        const std::string why = ": " + o_.space + " has " + std::to_string(free) + " " + unit_ +
+                                " free for it while it is live, " + std::to_string(one) + " per buffer";
+        if (n < 2) {
+          ctx_.note(where + ": %" + t.name + " stays on one buffer, not " + std::to_string(want) + why);
+          ctx_.stats.add("tensors_left_for_capacity");
+          return 1;
+        }
+        ctx_.note(where + ": %" + t.name + " over " + std::to_string(n) + " buffers, not " + std::to_string(want) +
+                  why);
+      }
+    }
+    if (r.depth)
+      ctx_.log->debug(
+          "{}: %{} load latency {:.1f} ns, resource bound {:.1f} ns per iteration ({}), lifetime "
+          "{:.1f} ns: {} buffers wanted",
+          where, t.name, r.depth->load_latency_ns, r.depth->ii_ns, r.depth->bound_resource, r.depth->lifetime_ns,
+          r.depth->buffers);
+    if (footprint(t, n) > free)  // a number of buffers the user gave
+      throw Error(t.loc, "address-rotation: %" + t.name + " needs " + std::to_string(n) + " x " + std::to_string(one) +
+                             " " + unit_ + " in " + o_.space + " but only " + std::to_string(free) +
+                             " are free while it is live");
+    return n;
+  }
+
+  // The tile over n buffers of `loop`, and the dependences that follow.
+  void ring(const Ring& r, int64_t n, LoopId loop, const std::string& where) {
+    Tensor& t = k_.tensors[r.ti];
+    alloc_.rotate(static_cast<int>(r.ti), n, loop);
+    t.attrs.set(attr::kBuffers, n);
+    t.attrs.set(attr::kRotate, k_.loops[loop].iv);
+    t.attrs.set(attr::kStride, bytes_per_partition(k_, t));
+    ctx_.stats.add("tensors_rotated");
+    ctx_.log->debug("{}: %{} over {} buffers", where, t.name, n);
+    const std::vector<InstId> all = mark_users(r.c.readers, r.c.writers);
+    relax_carried(r, n, loop);
+    add_reuse_edges(all, r.c.writers, n, loop);
+    restore_entry_order(r, n, loop);
+  }
+
+  // The tensor's users in program order, marked as users and writers in role_ (cleared for
+  // the previous tile): readers and writers each come in program order (they are picked from
+  // users_by_tensor's lists), so their union is a merge, not a sort.
+  std::vector<InstId> mark_users(const std::vector<InstId>& readers, const std::vector<InstId>& writers) {
+    std::vector<InstId> all;
+    all.reserve(readers.size() + writers.size());
+    std::set_union(readers.begin(), readers.end(), writers.begin(), writers.end(), std::back_inserter(all),
+                   [&](InstId a, InstId b) { return pos_[a] < pos_[b]; });
+    for (InstId x : marked_) role_[static_cast<size_t>(x)] = 0;
+    for (InstId x : all) role_[static_cast<size_t>(x)] |= kUser;
+    for (InstId x : writers) role_[static_cast<size_t>(x)] |= kWriter;
+    marked_ = all;
+    return all;
+  }
+  bool is_user(InstId x) const { return (role_[static_cast<size_t>(x)] & kUser) != 0; }
+  bool is_writer(InstId x) const { return (role_[static_cast<size_t>(x)] & kWriter) != 0; }
+
+  // Buffers repeat every n iterations: carried WAR/WAW on the tensor move to distance n
+  // (removed below n; add_reuse_edges puts them at n), unless the pair also conflicts on a
+  // tensor that is not rotated.
+  void relax_carried(const Ring& r, int64_t n, LoopId loop) {
+    for (InstId w : r.c.writers) {
+      for (const DepEdgeRef& e : g_.in_edges(w)) {
+        if (!is_user(e.src) || e.props.loop != loop || e.props.distance == 0 || e.props.distance >= n) continue;
+        if (e.props.kind != DepKind::Anti && e.props.kind != DepKind::Output) continue;
+        bool other = false;
+        const Instruction& src = k_.insts[e.src];
+        for (const Access& wa : k_.insts[w].writes)
+          for (const auto* list : {&src.reads, &src.writes})
+            for (const Access& sa : *list)
+              if (sa.tensor_id == wa.tensor_id && sa.tensor_id != static_cast<int>(r.ti) &&
+                  !k_.tensors[sa.tensor_id].attrs.has(attr::kBuffers))
+                other = true;
+        if (other) continue;
+        g_.remove(e.src, e.dst, e.props.distance, e.props.loop);
+        ctx_.stats.add("edges_relaxed");
       }
     }
   }
+
+  // Every user of iteration i - n must be done with the buffer (a reader has read, a
+  // writer has written) before a writer of iteration i starts. An instruction starts after
+  // each predecessor's event (any kind: at least its start; Anti: its reads done; Flow,
+  // Output: its completion), so an order that a distance-0 edge of this iteration already
+  // carries is not added again (n^2 edges otherwise): the writers after one ordered after
+  // another writer (not by queue order, which the split may cut) inherit its order, and a
+  // user of iteration i - n ordered before another user, by an edge that waits for what the
+  // buffer needs from it, is covered by that user's edge. Such edges stay: only
+  // separate-load-compute removes distance-0 edges after this pass, and only queue order.
+  void add_reuse_edges(const std::vector<InstId>& all, const std::vector<InstId>& writers, int64_t n, LoopId loop) {
+    std::vector<InstId> heads;  // writers no earlier writer orders
+    for (InstId w : writers) {
+      bool inherits = false;
+      for (const DepEdgeRef& r : g_.incoming(w)) {
+        inherits = r.props.distance == 0 && r.props.kind != DepKind::Ordered && is_writer(r.src) && r.src != w;
+        if (inherits) break;
+      }
+      if (!inherits) heads.push_back(w);
+    }
+    // A covering user y stands for x only when the heads wait for all of y's instances of
+    // iteration i - n, and y's last instance for x's last: the simulator honours an edge
+    // per tile where tile_dependence.h has a map (a slice's write then waits only for the
+    // instance of y touching that slice, which need not come after x's instance touching
+    // it), so such an edge covers nothing, and neither does a per-tile x -> y edge.
+    // (No map without a loop of the source's own inside the common one: the usual chain
+    // of users in one loop body is settled without building a map.)
+    auto per_tile = [&](InstId src, InstId dst, int distance) {
+      const LoopId common = distance > 0 ? loop : k_.insts[dst].loop;
+      return k_.insts[src].loop != common && tile_map(k_, src, dst, distance, distance > 0 ? loop : kNoId).has_value();
+    };
+    std::unordered_map<InstId, bool> whole;  // per covering user: every head waits for all of it
+    auto stands_for_all = [&](InstId y) {
+      const auto [it, fresh] = whole.emplace(y, true);
+      if (fresh)
+        it->second =
+            std::none_of(heads.begin(), heads.end(), [&](InstId w) { return per_tile(y, w, static_cast<int>(n)); });
+      return it->second;
+    };
+    std::vector<InstId> sources;  // the users of iteration i - n no other covers
+    for (InstId x : all) {
+      const bool completion = is_writer(x);
+      bool covered = false;
+      for (const DepEdgeRef& r : g_.outgoing(x)) {  // edges read in place: no copy per user
+        const DepEdge& e = r.props;
+        const InstId dst = r.dst;
+        covered = e.distance == 0 && dst != x && is_user(dst) &&
+                  (e.kind == DepKind::Flow || e.kind == DepKind::Output || (!completion && e.kind == DepKind::Anti)) &&
+                  !per_tile(x, dst, 0) && stands_for_all(dst);
+        if (covered) break;
+      }
+      if (!covered) sources.push_back(x);
+    }
+    for (InstId w : heads)
+      for (InstId x : sources)
+        if (g_.add(x, w, is_writer(x) ? DepKind::Output : DepKind::Anti, static_cast<int>(n), loop))
+          ctx_.stats.add("edges_added");
+  }
+
+  // The ring starts again at buffer 0 each time the loop is entered. Under the split's
+  // fence only the previous entry's last iteration may still be computing when the next
+  // entry's first writes go, but a DMA queue passes the fence once it has issued, so a
+  // transfer reading the tile may be older. When that iteration or such a transfer may
+  // use buffer 0 ((trip - 1) mod n is 0, or a reader is a transfer), nothing separates
+  // them, so the order across entries comes back: the dependences the analysis carries on
+  // the enclosing loops between the tensor's users (the split cut them).
+  void restore_entry_order(const Ring& r, int64_t n, LoopId loop) {
+    bool transfer_reads = false;
+    for (InstId reader : r.c.readers) {
+      const OpcodeInfo* op = k_.target->opcode(k_.insts[reader].opcode);
+      transfer_reads = transfer_reads || (op && is_dma_class(op->op_class));
+    }
+    if (k_.loops[loop].parent == kNoId || (!transfer_reads && (k_.loops[loop].trip_count() - 1) % n != 0)) return;
+    if (!derived_) derived_ = analyze_dependences(k_);
+    for (InstId w : r.c.writers)
+      for (const DepEdgeRef& e : derived_->in_edges(w))
+        if (e.props.distance > 0 && e.props.loop != loop && is_user(e.src) &&
+            (e.props.kind == DepKind::Anti || e.props.kind == DepKind::Output) &&
+            g_.add(e.src, w, e.props.kind, e.props.distance, e.props.loop))
+          ctx_.stats.add("entry_edges_added");
+  }
+
   // buffers=model: say why each other tile of the space keeps one buffer, at the innermost
   // loop around all its users (the loop a ring would have to follow), and whether a second
   // buffer would fit at all. A report reads these to tell what keeps a loop from its bound.
-  if (o_.buffers.from_model)
-    for (size_t ti = 0; ti < k.tensors.size(); ++ti) {
-      const Tensor& t = k.tensors[ti];
-      if (t.space != o_.space || t.attrs.has(attr::kBuffers) || users[ti].empty() || !wanted[ti]) continue;
-      LoopId loop = k.insts[users[ti][0]].loop;  // the innermost loop around all its users
-      for (InstId u : users[ti]) loop = k.common_loop_of_loops(loop, k.insts[u].loop);
+  void note_unringed_tiles() {
+    for (size_t ti = 0; ti < k_.tensors.size(); ++ti) {
+      const Tensor& t = k_.tensors[ti];
+      if (t.space != o_.space || t.attrs.has(attr::kBuffers) || users_[ti].empty() || !wanted_[ti]) continue;
+      LoopId loop = k_.insts[users_[ti][0]].loop;  // the innermost loop around all its users
+      for (InstId u : users_[ti]) loop = k_.common_loop_of_loops(loop, k_.insts[u].loop);
       if (loop == kNoId) continue;
-      const std::string why = rotation_candidate(k, loop, static_cast<int>(ti), users[ti], o_.nested).blocker;
+      const std::string why = rotation_candidate(k_, loop, static_cast<int>(ti), users_[ti], o_.nested).blocker;
       if (why.empty()) continue;  // ringable there: at its bound or capacity-bound, noted above
       const int64_t one = footprint(t, 1), more = footprint(t, 2) - one;
-      const int64_t free = alloc.free_for(static_cast<int>(ti), loop);
-      ctx.note("loop " + k.loops[loop].iv + ": %" + t.name + " stays on one buffer: " + why +
-               (footprint(t, 2) > free ? "; a second buffer would need " + std::to_string(more) + " " + unit + ", " +
-                                             std::to_string(free - one) + " free"
-                                       : ""));
+      const int64_t free = alloc_.free_for(static_cast<int>(ti), loop);
+      ctx_.note("loop " + k_.loops[loop].iv + ": %" + t.name + " stays on one buffer: " + why +
+                (footprint(t, 2) > free ? "; a second buffer would need " + std::to_string(more) + " " + unit_ + ", " +
+                                              std::to_string(free - one) + " free"
+                                        : ""));
     }
-  for (const std::string& name : o_.tiles) {
-    const Tensor& t = k.tensors[static_cast<size_t>(k.find_tensor(name.substr(1)))];
-    if (t.space != o_.space)
-      ctx.note(name + " stays on one buffer: it is in " + t.space + ", and this step rings " + o_.space);
-    else if (!t.attrs.has(attr::kBuffers))
-      ctx.note(name + " stays on one buffer: no loop rewrites it every iteration with a value that dies there");
   }
-  if (ctx.stats.get("tensors_rotated") == 0) {
-    ctx.skip(at_bound_tiles > 0 ? "every loop rewriting " + o_.space + " tensors runs at its bound without a ring"
-                                : "no " + o_.space + " tensor is rewritten every iteration of a loop");
+
+  // Each tile {tiles=} names that this step left on one buffer, and why.
+  void note_named_tiles() {
+    for (const std::string& name : o_.tiles) {
+      const Tensor& t = k_.tensors[static_cast<size_t>(k_.find_tensor(name.substr(1)))];
+      if (t.space != o_.space)
+        ctx_.note(name + " stays on one buffer: it is in " + t.space + ", and this step rings " + o_.space);
+      else if (!t.attrs.has(attr::kBuffers))
+        ctx_.note(name + " stays on one buffer: no loop rewrites it every iteration with a value that dies there");
+    }
+  }
+
+  PassContext& ctx_;
+  Kernel& k_;
+  DepGraph& g_;
+  const Options& o_;
+  const SpaceInfo& space_;
+  Allocator alloc_;  // what each ring may take: the space less what the tensors live beside it take
+  const char* unit_;
+  std::vector<bool> wanted_;  // by tensor: {tiles=} names it (all when empty)
+  const std::vector<std::vector<InstId>> users_;
+  const std::vector<int> pos_;
+  std::optional<BoundsInput> bounds_;  // buffers=model
+  std::optional<DepGraph> derived_;    // analysis of the accesses, when needed
+  int at_bound_tiles_ = 0;             // left on one buffer: their loop runs at its bound without a ring
+  // Each ring's users and writers by instruction, marked in one array and cleared for the
+  // next, rather than a hash set of each tile's users.
+  enum : uint8_t { kUser = 1, kWriter = 2 };
+  std::vector<uint8_t> role_;
+  std::vector<InstId> marked_;
+};
+
+void AddressRotationPass::run(PassContext& ctx) {
+  const SpaceInfo* space = ctx.kernel.target->space(o_.space);
+  if (!space) {
+    ctx.skip_unchanged("target '" + ctx.kernel.target->name + "' has no " + o_.space);
     return;
   }
-  ctx.mark_deps_listed();
+  KernelRotation(ctx, o_, *space).run();
 }
 
 }  // namespace tandem

@@ -29,6 +29,7 @@ class AddressRotationPass : public Pass {
   void run(PassContext& ctx) override;
 
  private:
+  class KernelRotation;
   const Options o_;
 };
 
