@@ -7,8 +7,6 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "sched/analysis/allocator.h"
-#include "sched/analysis/loop_bounds.h"
 #include "sched/ir/kernel_queries.h"
 #include "sim/observe/race_checker.h"
 #include "sim/observe/trace_writer.h"
@@ -23,17 +21,6 @@ constexpr Picos kNever = std::numeric_limits<Picos>::max();
 // Instances of `inst` per iteration of `outer`, a loop that encloses it.
 int64_t inner_trips(const Kernel& k, const SimInst& inst, LoopId outer) {
   return instances_within(k, k.insts[static_cast<size_t>(inst.id)].loop, outer);
-}
-
-// The instructions a unit runs directly in the body of each loop, in its order (one walk for
-// all loops: a walk per loop would be quadratic in the number of sibling loops).
-void find_streams(const std::vector<WalkNode>& nodes, std::vector<std::vector<InstId>>& by_loop) {
-  for (const WalkNode& n : nodes) {
-    if (!n.is_loop) continue;
-    for (const WalkNode& c : n.children)
-      if (!c.is_loop) by_loop[static_cast<size_t>(n.id)].push_back(c.id);
-    find_streams(n.children, by_loop);
-  }
 }
 
 }  // namespace
@@ -280,11 +267,6 @@ Picos total_length(const Intervals& v) {
   Picos total = 0;
   for (const auto& [a, b] : v) total += b - a;
   return total;
-}
-
-// `from` is a record's, `to` a sum's: never the same array (restrict drops the check for it).
-void add_stalls(StallArray& __restrict to, const StallArray& __restrict from) {
-  for (size_t i = 0; i < to.size(); ++i) to[i] += from[i];
 }
 
 }  // namespace
@@ -632,102 +614,6 @@ void Ledger::try_finalize(bool all_done) {
   const size_t erased = static_cast<size_t>(kept_from - compute_busy_.begin());
   compute_busy_.erase(compute_busy_.begin(), kept_from);
   compute_hint_ = compute_hint_ > erased ? compute_hint_ - erased : 0;
-}
-
-void Ledger::compute_bounds(SimResult& out) {
-  const SimProgram& p = ctx_.program;
-  const Kernel& k = *p.kernel;
-  // The lowered program as the bounds analysis reads it (sched/analysis/loop_bounds.h).
-  BoundsInput in = bounds_view(p);
-  for (const SimChannel& c : p.channels) in.edges.push_back({c.src, c.dst, c.kind, c.distance, c.key_loop});
-  in.streams.assign(p.units.size(), std::vector<std::vector<InstId>>(k.loops.size()));
-  for (size_t u = 0; u < p.units.size(); ++u) find_streams(p.walks[u], in.streams[u]);
-
-  const ResourceBound whole = kernel_resource_bound(in);
-  out.lower_bound_ps = whole.ps;
-  out.lower_bound_resource = whole.resource;
-  out.dma_engine_busy_ps = whole.dma_total_ps;
-  for (LoopResult& l : out.loops) {
-    const LoopBounds b = loop_bounds(in, l.id);
-    l.resource_bound_ps = b.resource.ps;
-    l.bound_resource = b.resource.resource;
-    l.recurrence_bound_ps = b.recurrence_ps;
-    l.recurrence_cause = b.recurrence_cause;
-    l.ii_bound_ps = std::max(l.resource_bound_ps, l.recurrence_bound_ps);
-    // The loop as a whole against the hardware alone: its busiest resource must do every
-    // iteration's work inside the loop's span, fill and drain included, so the span cannot
-    // beat it (a loop of few iterations can beat the per-iteration figures, by work run ahead
-    // of its first iteration's end). What the schedule leaves on the table includes what its
-    // own recurrences (barriers, cut or kept edges) cost; ii_bound_ns says how much is theirs.
-    l.span_bound_ps = l.resource_bound_ps * l.dynamic_iterations;
-    l.efficiency = l.span_ps > 0 ? static_cast<double>(l.span_bound_ps) / static_cast<double>(l.span_ps) : 0.0;
-  }
-}
-
-SimResult Ledger::finish() {
-  try_finalize(/*all_done=*/true);
-  const SimProgram& p = ctx_.program;
-  SimResult out;
-  out.kernel = p.kernel->name;
-  out.model = p.model->name;
-  out.reference_clock_ghz = p.model->reference_clock_ghz;
-  out.total_ps = total_;
-  out.dynamic_instructions = p.dynamic_instructions;
-  for (const SimChannel& c : p.channels) out.semaphores += c.cross_unit ? 1 : 0;
-  out.semaphores_available = p.model->semaphores;
-  for (size_t i = 0; i < plans_.size(); ++i) {
-    const InstPlan& prof = plans_[i];
-    if (prof.instances == 0) continue;
-    UnitResult& u = units_[static_cast<size_t>(p.insts[i].units.front())];  // its one unit
-    u.busy_ps += prof.busy_ps;
-    u.instances += prof.instances;
-    add_stalls(u.stall_ps, prof.stall_ps);
-  }
-  for (size_t u = 0; u < units_.size(); ++u) units_[u].bytes = unit_bytes_[u];
-  out.units = units_;
-  for (const UnitResult& u : units_) out.dma_bytes += u.bytes;
-  out.dma_engines = p.model->dma.engines;
-  out.dma_queues_available = static_cast<int64_t>(p.model->dma_queues.size());
-  for (const auto& [name, space] : p.model->spaces)
-    if (space.capacity() > 0 && !space.is_register_file())
-      out.spaces.push_back({name, space.capacity_unit(), space_allocation(*p.kernel, name), space.capacity()});
-  for (size_t i = 0; i < plans_.size(); ++i) {
-    if (plans_[i].instances == 0) continue;
-    InstProfile prof;
-    prof.instances = plans_[i].instances;
-    prof.busy_ps = plans_[i].busy_ps;
-    prof.stall_ps = plans_[i].stall_ps;
-    prof.name = p.insts[i].name;
-    prof.opcode = p.kernel->insts[i].opcode;
-    prof.unit = units_[static_cast<size_t>(p.insts[i].units.front())].name;  // an instance ran: it has its unit
-    out.profile.push_back(prof);
-  }
-  // Longest first; ties in program order.
-  std::stable_sort(out.profile.begin(), out.profile.end(),
-                   [](const InstProfile& a, const InstProfile& b) { return a.busy_ps > b.busy_ps; });
-  if (timeline_loop_ != kNoId) {
-    out.timeline_loop = p.kernel->loops[static_cast<size_t>(timeline_loop_)].iv;
-    out.timeline = timeline_;
-    std::sort(out.timeline.begin(), out.timeline.end(), [](const TimelineSpan& a, const TimelineSpan& b) {
-      return std::tie(a.iteration, a.start_ps, a.unit, a.inst) < std::tie(b.iteration, b.start_ps, b.unit, b.inst);
-    });
-  }
-  for (LoopState& s : loops_) {
-    LoopResult r = std::move(s.result);
-    r.folded = !s.tail.empty();
-    r.iterations = std::move(s.head);
-    // The tail ring from its oldest entry.
-    const size_t wrap = s.tail.size() < kept_ - kept_ / 2 ? 0 : s.tail_next;
-    r.iterations.insert(r.iterations.end(), s.tail.begin() + static_cast<std::ptrdiff_t>(wrap), s.tail.end());
-    r.iterations.insert(r.iterations.end(), s.tail.begin(), s.tail.begin() + static_cast<std::ptrdiff_t>(wrap));
-    if (s.steady_intervals > 0)
-      r.ii_ps = s.steady_ps / s.steady_intervals;
-    else if (!r.iterations.empty())
-      r.ii_ps = r.iterations.front().end_ps - r.iterations.front().start_ps;
-    out.loops.push_back(std::move(r));
-  }
-  compute_bounds(out);
-  return out;
 }
 
 }  // namespace tandem

@@ -1,5 +1,6 @@
 // The overlap ledger: folds the stream of instance records into per-unit totals and, for
-// every loop, per-iteration start, end, DMA and compute busy time, overlap and exposed DMA.
+// every loop, per-iteration start, end, DMA and compute busy time, overlap and exposed DMA
+// (ledger.cpp: the records and the per-iteration rows; ledger_summary.cpp: the result).
 // Memory is bounded by how far units run ahead of each other, not by the number of dynamic
 // instances: an iteration is finalised as soon as all its instances are in and no unit can
 // still produce compute time that overlaps its transfers.
@@ -21,6 +22,11 @@ namespace tandem {
 
 class RaceChecker;
 class TraceWriter;
+
+// `from` is a record's, `to` a sum's: never the same array (restrict drops the check for it).
+inline void add_stalls(StallArray& __restrict to, const StallArray& __restrict from) {
+  for (size_t i = 0; i < to.size(); ++i) to[i] += from[i];
+}
 
 class Ledger final : public InstanceObserver {
  public:
