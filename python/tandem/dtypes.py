@@ -2,6 +2,8 @@
 names and sizes, the buffers (`nl.sbuf`, `nl.psum` and the HBM kinds) with their `.kir` spaces,
 and `nl.par_dim`, which marks the partition dimension of an allocation's shape."""
 
+from typing import Optional
+
 from .active import fail
 from .results import _not_installed
 
@@ -66,14 +68,20 @@ _ALIASES = {
 }
 
 
-def to_dtype(x, what="dtype") -> DType:
+def _lookup_dtype(x) -> Optional[DType]:
+    """The element type `x` names (a DType, a name or an alias, or an object with one), or None."""
     if isinstance(x, DType):
         return x
     name = x if isinstance(x, str) else getattr(x, "__name__", None) or getattr(x, "name", None)
     if isinstance(name, str):
-        name = _ALIASES.get(name, name)
-        if name in DTYPES:
-            return DTYPES[name]
+        return DTYPES.get(_ALIASES.get(name, name))
+    return None
+
+
+def to_dtype(x, what="dtype") -> DType:
+    found = _lookup_dtype(x)
+    if found is not None:
+        return found
     known = ", ".join(sorted(DTYPES))
     fail(f"unsupported {what} {x!r} (known: {known})")
 
@@ -114,11 +122,7 @@ for _d in DTYPES.values():
 
 def to_dtype_outside(x) -> DType:
     """to_dtype for arguments of trace() itself (a ValueError, not a located TraceError)."""
-    if isinstance(x, DType):
-        return x
-    name = x if isinstance(x, str) else getattr(x, "__name__", None) or getattr(x, "name", None)
-    if isinstance(name, str):
-        name = _ALIASES.get(name, name)
-        if name in DTYPES:
-            return DTYPES[name]
+    found = _lookup_dtype(x)
+    if found is not None:
+        return found
     raise ValueError(f"unknown dtype {x!r} (known: {', '.join(sorted(set(DTYPES) | set(_ALIASES)))})")

@@ -58,7 +58,25 @@ def unwrap(x, what="index") -> Expr:
     fail(f"{what} must be an integer or an affine expression of loop indices, found {describe(x)}")
 
 
-class Sym:
+class Ordered:
+    """An index whose ordering comparisons make a Predicate (a mask), not a bool."""
+
+    __slots__ = ()
+
+    def __lt__(self, o):
+        return Predicate(self, "<", o)
+
+    def __le__(self, o):
+        return Predicate(self, "<=", o)
+
+    def __gt__(self, o):
+        return Predicate(self, ">", o)
+
+    def __ge__(self, o):
+        return Predicate(self, ">=", o)
+
+
+class Sym(Ordered):
     """A loop index or an affine expression of loop indices (`k * 128 + 64`)."""
 
     __slots__ = ("expr",)
@@ -129,18 +147,6 @@ class Sym:
     __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __truediv__ = __rtruediv__ = __pow__ = _concrete
     __index__ = __int__ = __float__ = __bool__ = _concrete
 
-    def __lt__(self, o):
-        return Predicate(self, "<", o)
-
-    def __le__(self, o):
-        return Predicate(self, "<=", o)
-
-    def __gt__(self, o):
-        return Predicate(self, ">", o)
-
-    def __ge__(self, o):
-        return Predicate(self, ">=", o)
-
     def __eq__(self, o):  # `if k == 0:` must not pass silently as False
         return Predicate(self, "==", o)
 
@@ -150,7 +156,7 @@ class Sym:
     __hash__ = object.__hash__
 
 
-class IndexRange:
+class IndexRange(Ordered):
     """`nl.arange(n)` (optionally `[:, None]` / `[None, :]`) or one output of `nl.mgrid`,
     shifted by an affine offset: the index range [offset, offset + extent)."""
 
@@ -196,18 +202,6 @@ class IndexRange:
         fail("an index range (nl.arange/nl.mgrid) used as a Python number", call="index")
 
     __index__ = __int__ = __bool__ = _number
-
-    def __lt__(self, o):
-        return Predicate(self, "<", o)
-
-    def __le__(self, o):
-        return Predicate(self, "<=", o)
-
-    def __gt__(self, o):
-        return Predicate(self, ">", o)
-
-    def __ge__(self, o):
-        return Predicate(self, ">=", o)
 
 
 class Predicate:
