@@ -2,15 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 #include <unordered_set>
 
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/howard_cycle_ratio.hpp>
 #include <boost/graph/strong_components.hpp>
 
-#include "sched/analysis/inst_cost.h"
-#include "sched/ir/attribute_keys.h"
 #include "sched/ir/kernel_queries.h"
 #include "sched/target/target.h"
 

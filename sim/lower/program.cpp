@@ -1,10 +1,8 @@
 #include "sim/lower/program.h"
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
 #include <optional>
-#include <sstream>
 
 #include "sched/analysis/allocator.h"
 #include "sched/analysis/costed_program.h"
