@@ -17,7 +17,7 @@ from .active import fail
 from .dtypes import PARTITIONS, SPACE_NAMES, DType
 from .errors import TraceError, loop_name, user_location, value_name
 from .indices import MaskCut, describe
-from .ir import Access, Index, Instruction, Kernel, Loop, Tensor
+from .ir import Access, Index, Instruction, Kernel, Loop, Stride, Tensor
 from .reroll import NeedsConcrete, loop_key, promote
 from .tiles import Buf, Tile, check_same_size
 
@@ -217,8 +217,7 @@ class Context:
             if d is None:
                 continue
             d += sum(1 for dim, _ in t.buf.blocks if dim <= d)
-            ix = a.index[d]
-            a.index[d] = Index(ir.add(ix.lo, cut.lo), ir.add(ix.lo, cut.hi), ix.point and cut.hi - cut.lo == 1)
+            a.index[d] = _cut_index(a.index[d], cut)
         if t.oob is not None:
             for ix, n in zip(a.index, a.tensor.shape):
                 if ir.expr_min(ix.lo) < 0 or ir.expr_max(ix.hi) > n:
@@ -282,3 +281,18 @@ class Context:
 
 def kind_call(loop: Loop) -> str:
     return f"nl.{loop.kind}"
+
+
+def _cut_index(ix: Index, cut) -> Index:
+    """The part of one dimension's index a mask keeps: positions [cut.lo, cut.hi) of its range,
+    or of its pattern's term for the view axis the mask compares."""
+    if not ix.pattern:
+        return Index(ir.add(ix.lo, cut.lo), ir.add(ix.lo, cut.hi), ix.point and cut.hi - cut.lo == 1)
+    term = next((t for t in ix.pattern if t.axis == cut.axis), None)
+    if term is None:
+        return ix
+    if term.stride < 0:
+        fail("a mask on a view axis indexed downwards (a negative coefficient)")
+    pattern = tuple(Stride(t.stride, cut.hi - cut.lo, t.axis) if t is term else t for t in ix.pattern)
+    lo = ir.add(ix.lo, cut.lo * term.stride)
+    return Index(lo, ir.add(lo, ir.pattern_reach(pattern)), False, pattern)

@@ -10,7 +10,7 @@ Tiles (`tandem.tiles.Tile`) are built on these; an index refuses to combine with
 `describe` names one in errors, through its base `TileValue`.
 """
 
-from typing import Optional
+from typing import NamedTuple, Optional
 
 from . import ir
 from .active import current, fail
@@ -105,6 +105,8 @@ class Sym(Ordered):
     __radd__ = __add__
 
     def __sub__(self, o):
+        if isinstance(o, IndexRange):
+            return o.__rsub__(self)
         e = self._other(o)
         if e is None:
             return self._nonaffine("-", o)
@@ -156,52 +158,123 @@ class Sym(Ordered):
     __hash__ = object.__hash__
 
 
-class IndexRange(Ordered):
-    """`nl.arange(n)` (optionally `[:, None]` / `[None, :]`) or one output of `nl.mgrid`,
-    shifted by an affine offset: the index range [offset, offset + extent)."""
+class GridTerm(NamedTuple):
+    """One index range of a grid (`nl.arange(n)[None, :]`, an output of `nl.mgrid`) in an
+    index: `coeff` times the grid axis `axis` (None: a 1-D `nl.arange` not yet placed on an
+    axis), which runs over [0, extent)."""
 
-    def __init__(self, offset: Expr, extent: int, axis: Optional[int] = None):
-        self.offset, self.extent, self.axis = offset, extent, axis
+    axis: Optional[int]
+    extent: int
+    coeff: int
+
+
+class IndexRange(Ordered):
+    """An index over a grid: an affine offset plus integer multiples of grid axes
+    (`nl.arange(n)[:, None]`, `nl.mgrid`, `2 * i_h + i_kh`). With one axis and coefficient 1 it is
+    the contiguous range [offset, offset + extent); otherwise it indexes a strided or windowed
+    view (tandem.tiles), one view axis per grid axis."""
+
+    def __init__(self, offset: Expr, extent: int = 1, axis: Optional[int] = None, terms=None):
+        self.offset = offset
+        self.terms = tuple(terms) if terms is not None else (GridTerm(axis, extent, 1),)
 
     def __repr__(self):
-        return f"{print_expr(self.offset)} + nl.arange({self.extent})"
+        parts = [print_expr(self.offset)] + [f"{t.coeff} * nl.arange({t.extent})" for t in self.terms]
+        return " + ".join(parts)
 
-    def _shift(self, o, sign):
+    @property
+    def simple(self) -> bool:
+        """One grid axis with coefficient 1: a contiguous range."""
+        return len(self.terms) == 1 and self.terms[0].coeff == 1
+
+    @property
+    def extent(self) -> int:
+        return self._only().extent
+
+    @property
+    def axis(self) -> Optional[int]:
+        return self._only().axis
+
+    def _only(self) -> GridTerm:
+        if not self.simple:
+            fail(f"{self!r} is a strided or multi-axis index; only a plain nl.arange/nl.mgrid range can be used here",
+                 call="index")
+        return self.terms[0]
+
+    def lowest(self) -> int:
+        return ir.expr_min(self.offset) + sum(min(0, t.coeff * (t.extent - 1)) for t in self.terms)
+
+    def highest(self) -> int:
+        return ir.expr_max(self.offset) + sum(max(0, t.coeff * (t.extent - 1)) for t in self.terms)
+
+    def _combine(self, o, sign):
         if isinstance(o, Sym):
             o = o.expr
+        if isinstance(o, IndexRange):
+            terms = list(self.terms)
+            for t in o.terms:
+                _merge_term(terms, GridTerm(t.axis, t.extent, t.coeff * sign))
+            return IndexRange(ir.add(self.offset, ir.scale(o.offset, sign)), terms=terms)
         if not is_int(o) and not isinstance(o, Affine):
-            if isinstance(o, IndexRange):
-                fail("adding two index ranges (nl.arange/nl.mgrid) gives a strided or 2-D pattern, which a .kir "
-                     "access cannot express", call="index")
             return NotImplemented
-        return IndexRange(ir.add(self.offset, ir.scale(o, sign)), self.extent, self.axis)
+        return IndexRange(ir.add(self.offset, ir.scale(o, sign)), terms=self.terms)
 
     def __add__(self, o):
-        return self._shift(o, 1)
+        return self._combine(o, 1)
 
     __radd__ = __add__
 
     def __sub__(self, o):
-        return self._shift(o, -1)
+        return self._combine(o, -1)
+
+    def __rsub__(self, o):
+        return (-self)._combine(o, 1)
 
     def __mul__(self, o):
-        if o == 1:
-            return self
-        fail(f"index range * {o!r} is strided: a .kir access takes contiguous ranges only", call="index")
+        if not is_int(o):
+            if isinstance(o, (Sym, IndexRange)):
+                fail(f"{self!r} * {o!r} multiplies an index range by an index: the index is not affine", call="index")
+            return NotImplemented
+        return IndexRange(ir.scale(self.offset, o), terms=[GridTerm(t.axis, t.extent, t.coeff * o) for t in self.terms])
 
     __rmul__ = __mul__
 
+    def __neg__(self):
+        return self * -1
+
+    def __pos__(self):
+        return self
+
     def __getitem__(self, key):
-        if key == (slice(None), None):
-            return IndexRange(self.offset, self.extent, 0)
-        if key == (None, slice(None)):
-            return IndexRange(self.offset, self.extent, 1)
-        fail(f"index range [{key!r}]: only [:, None] and [None, :] are supported", call="index")
+        """`[:, None]`, `[None, :, None]`, ...: the range on the grid axis of the one full slice."""
+        if not isinstance(key, tuple):
+            key = (key,)
+        full = [i for i, k in enumerate(key) if isinstance(k, slice) and k == slice(None)]
+        if len(full) != 1 or any(k is not None for i, k in enumerate(key) if i != full[0]) or len(self.terms) != 1 \
+                or self.terms[0].axis is not None:
+            fail(f"index range [{key!r}]: place a 1-D nl.arange on a grid axis with one ':' and Nones "
+                 "([:, None], [None, :, None], ...)", call="index")
+        t = self.terms[0]
+        return IndexRange(self.offset, terms=[GridTerm(full[0], t.extent, t.coeff)])
 
     def _number(self, *_):
         fail("an index range (nl.arange/nl.mgrid) used as a Python number", call="index")
 
     __index__ = __int__ = __bool__ = _number
+
+
+def _merge_term(terms, t: GridTerm):
+    """Adds `t` to `terms`: ranges on one grid axis are one range (numpy broadcasting)."""
+    for i, u in enumerate(terms):
+        if u.axis == t.axis:
+            if u.extent != t.extent:
+                fail(f"index ranges of {u.extent} and {t.extent} elements on one grid axis do not broadcast",
+                     call="index")
+            terms[i] = GridTerm(u.axis, u.extent, u.coeff + t.coeff)
+            if terms[i].coeff == 0:
+                del terms[i]
+            return
+    terms.append(t)
 
 
 class Predicate:
@@ -231,8 +304,7 @@ class Predicate:
         if not is_int(self.rhs):
             return None
         if isinstance(self.lhs, IndexRange):
-            lo = ir.expr_min(self.lhs.offset)
-            hi = ir.expr_max(self.lhs.offset) + self.lhs.extent - 1
+            lo, hi = self.lhs.lowest(), self.lhs.highest()
         else:
             lo, hi = ir.expr_min(self.lhs.expr), ir.expr_max(self.lhs.expr)
         r = self.rhs
@@ -306,7 +378,7 @@ def check_mask(mask):
 
 
 def _cut(p: "Predicate") -> MaskCut:
-    if not isinstance(p.lhs, IndexRange) or not is_int(p.rhs) or not is_int(p.lhs.offset):
+    if not isinstance(p.lhs, IndexRange) or not p.lhs.simple or not is_int(p.rhs) or not is_int(p.lhs.offset):
         if p.always() is False:
             return MaskCut(0, 0, 0, 0)  # keeps nothing: the instruction is not emitted
         fail(f"mask {p.lhs!r} {p.op} {p.rhs!r} must compare an index range (nl.arange, nl.mgrid) with an integer")

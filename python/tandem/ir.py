@@ -111,13 +111,47 @@ def expr_loops(e: Expr):
     return [l for l, _ in expr_terms(e)]
 
 
+@dataclass(frozen=True)
+class Stride:
+    """One term of a strided index pattern: `count` indices `stride` apart (negative: visited
+    downwards), for axis `axis` of the view that made it."""
+
+    stride: int
+    count: int
+    axis: int
+
+
+def pattern_reach(pattern) -> int:
+    """How many consecutive indices a pattern spans, from its lowest to its highest."""
+    return 1 + sum(abs(t.stride) * (t.count - 1) for t in pattern)
+
+
+def pattern_dense(pattern, extent: int) -> bool:
+    """Whether the pattern visits each of `extent` consecutive indices exactly once."""
+    spanned = 1
+    for t in sorted(pattern, key=lambda t: abs(t.stride)):
+        if t.count == 1:
+            continue
+        if abs(t.stride) != spanned:
+            return False
+        spanned *= t.count
+    return spanned == extent
+
+
 @dataclass
 class Index:
-    """One dimension of an access: the half-open range [lo, hi), or one index `lo` (point)."""
+    """One dimension of an access: the half-open range [lo, hi), or one index `lo` (point).
+    `pattern`, when not empty, is the strided subset of [lo, hi) the access visits, outer term
+    first (docs/ir.md, Accesses)."""
 
     lo: Expr
     hi: Expr
     point: bool = False
+    pattern: Tuple[Stride, ...] = ()
+
+    def dense(self) -> bool:
+        """Every index of [lo, hi) once: no pattern, or one that visits them all."""
+        return not self.pattern or pattern_dense(self.pattern, sub(self.hi, self.lo))
 
 
 @dataclass
@@ -136,7 +170,7 @@ class Access:
     index: List[Index]  # one per .kir dimension of the tensor
 
     def whole(self) -> bool:
-        return all(not i.point and i.lo == 0 and i.hi == n for i, n in zip(self.index, self.tensor.shape))
+        return all(not i.point and i.dense() and i.lo == 0 and i.hi == n for i, n in zip(self.index, self.tensor.shape))
 
 
 class Flag:

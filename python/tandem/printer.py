@@ -8,6 +8,7 @@ unchanged; `tests/python` checks that.
 import math
 from typing import Dict, List, Tuple
 
+from . import ir
 from .ir import FLAG, Access, Affine, Expr, Index, Instruction, Kernel, Location, Loop, Tensor
 
 
@@ -42,9 +43,21 @@ def expr(e: Expr) -> str:
 def index(i: Index) -> str:
     if i.point:
         return expr(i.lo)
-    if not isinstance(i.lo, Affine) and not isinstance(i.hi, Affine):
-        return f"{i.lo}:{i.hi}"
-    return f"{expr(i.lo)} : {expr(i.hi)}"
+    colon = ":" if not isinstance(i.lo, Affine) and not isinstance(i.hi, Affine) else " : "
+    text = f"{expr(i.lo)}{colon}{expr(i.hi)}"
+    if not i.dense():
+        text += colon + pattern(i)
+    return text
+
+
+def pattern(i: Index) -> str:
+    """`s` when one term of stride s covers [lo, hi), else the [stride, count] pairs."""
+    extent = ir.sub(i.hi, i.lo)
+    terms = [t for t in i.pattern if t.count > 1] or [i.pattern[0]]
+    first = abs(terms[0].stride)
+    if len(terms) == 1 and terms[0].count == -(-extent // first):
+        return str(first)
+    return "[" + ", ".join(f"[{abs(t.stride)}, {t.count}]" for t in terms) + "]"
 
 
 def access(a: Access) -> str:

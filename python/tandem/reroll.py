@@ -134,7 +134,8 @@ class Iterations:
             for d in range(len(slot[0].index)):
                 lo = [_mapped(a.index[d].lo, loopmaps[i]) for i, a in enumerate(slot)]
                 hi = [_mapped(a.index[d].hi, loopmaps[i]) for i, a in enumerate(slot)]
-                if any(a.index[d].point != slot[0].index[d].point for a in slot):
+                if any(a.index[d].point != slot[0].index[d].point or a.index[d].pattern != slot[0].index[d].pattern
+                       for a in slot):
                     return f"an access to %{slot[0].tensor.name} changes form"
                 step_lo, step_hi = _step(lo), _step(hi)
                 if step_lo is None or step_hi is None:

@@ -13,8 +13,8 @@ from . import ir
 from .active import current, fail
 from .dtypes import DTYPES_BY_KIR, PSUM, SBUF, SHARED_HBM, Buffer, DType, to_dtype
 from .errors import UnsupportedError, user_location
-from .indices import IndexRange, TileValue, is_int, unwrap, wrap
-from .ir import Access, Index, Instruction, Loop, Tensor
+from .indices import GridTerm, IndexRange, TileValue, is_int, unwrap, wrap
+from .ir import Access, Index, Instruction, Loop, Stride, Tensor
 from .printer import access as print_access
 from .printer import expr as print_expr
 
@@ -44,18 +44,21 @@ class Tile(TileValue):
     loop indices and nl.arange/nl.mgrid ranges gives a sub-view.
     """
 
-    def __init__(self, buf: Buf, index: List[Index], dims: List[Optional[int]], bcast=None, oob=None):
+    def __init__(self, buf: Buf, index: List[Index], dims: List[Optional[int]], bcast=None, oob=None, axes=None):
         self.oob = oob  # why the view reaches out of its tensor, until a mask keeps it in (Context.masked)
         self.buf = buf
         self.index = index  # one per .kir dimension
         self.dims = dims  # logical dimensions: a .kir dimension, or None for an added unit dimension
         self.bcast = bcast  # broadcast_to shape (read-only view)
+        self.axes = axes  # a strided view's shape, one extent per view axis (_strided_view)
 
     # -- what NKI code reads
     @property
     def shape(self) -> Tuple[int, ...]:
         if self.bcast is not None:
             return tuple(self.bcast)
+        if self.axes is not None:
+            return tuple(self.axes)
         return tuple(1 if d is None else _extent(self.index[d]) for d in self.dims)
 
     @property
@@ -92,7 +95,7 @@ class Tile(TileValue):
         return self.buf.tensor.name
 
     def access(self) -> Access:
-        index = [Index(i.lo, i.hi, i.point) for i in self.index]
+        index = [Index(i.lo, i.hi, i.point, i.pattern) for i in self.index]
         for dim, member in self.buf.blocks:
             index.insert(dim, Index(member, member + 1, True))
         return Access(self.buf.tensor, index)
@@ -104,7 +107,7 @@ class Tile(TileValue):
         """The shape as the engines see it: on chip, the partitions the view spans (1 when the
         partition dimension is a single index) and then its free dimensions; in HBM or for a
         broadcast view, `shape`."""
-        if self.bcast is not None or self.space == "dram":
+        if self.bcast is not None or self.space == "dram" or self.axes is not None:
             return self.shape or (1,)
         first = self.index[0]
         rest = tuple(1 if d is None else _extent(self.index[d]) for d in self.dims if d != 0)
@@ -124,11 +127,18 @@ class Tile(TileValue):
 
     # -- indexing
     def __getitem__(self, key):
-        if self.bcast is not None:
+        if self.bcast is not None or self.axes is not None:
             if key is Ellipsis or key == (Ellipsis,):
                 return self
-            fail("indexing a broadcast_to view; index the tile before broadcast_to", call="tile[...]")
+            what = "a broadcast_to view" if self.bcast is not None else "a strided view (index ranges or .ap)"
+            fail(f"indexing {what}; index the tile it was made from", call="tile[...]")
         return _index_view(self, key)
+
+    def ap(self, pattern, offset=0, dtype=None, **_ignored):
+        """NKI's access pattern view: `pattern` is [step, count] pairs over the tensor's
+        elements in row-major order, outer first (the first pair the partitions on chip),
+        from element `offset`."""
+        return _ap_view(self, pattern, offset, dtype)
 
     def __setitem__(self, key, value):
         target = self[key]
@@ -196,6 +206,8 @@ class Tile(TileValue):
     # -- views
     def broadcast_to(self, shape):
         shape = tuple(int(s) for s in shape)
+        if self.axes is not None:
+            fail("broadcast_to of a strided view (index ranges or .ap)", call="broadcast_to")
         mine = self.shape
         if self.space != "dram" and len(mine) == 1 and len(shape) > 1:
             mine = (mine[0],) + (1,) * (len(shape) - 1)  # a (P,) reduction is a (P, 1) column
@@ -206,8 +218,8 @@ class Tile(TileValue):
     def reshape(self, shape):
         """Only adds or drops dimensions of size 1 (the access stays the same)."""
         shape = tuple(int(s) for s in shape)
-        if self.bcast is not None:
-            fail("reshape of a broadcast view", call="reshape")
+        if self.bcast is not None or self.axes is not None:
+            fail("reshape of a broadcast or strided view", call="reshape")
         real = [d for d in self.dims if d is not None and _extent(self.index[d]) != 1]
         sizes = [s for s in shape if s != 1]
         if [_extent(self.index[d]) for d in real] != sizes:
@@ -245,6 +257,11 @@ _OPS_SYMBOL = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/"}
 def _extent(i: Index) -> int:
     if i.point:
         return 1
+    if i.pattern:
+        n = 1
+        for t in i.pattern:
+            n *= t.count
+        return n
     e = ir.sub(i.hi, i.lo)
     if not is_int(e):
         fail("a slice whose length depends on a loop index")
@@ -272,10 +289,10 @@ def _index_view(t: Tile, key) -> Tile:
     if len(key) > len(t.dims):
         fail(f"{len(key)} indices for a tile of {len(t.dims)} dimensions {t.shape}", call="tile[...]")
     key = key + (slice(None),) * (len(t.dims) - len(key))
-    ordered = [(k.axis, k.extent) for k in key if isinstance(k, IndexRange) and k.axis is not None and k.extent > 1]
-    if any(a >= b for (a, _), (b, _) in zip(ordered, ordered[1:])):
-        fail("index ranges used out of their grid order (a transposing access pattern): .kir accesses keep the "
-             "tensor's dimension order", call="tile[...]")
+    ranges = [k for k in key if isinstance(k, IndexRange)]
+    ordered = [(k.axis, k.extent) for k in ranges if k.simple and k.axis is not None and k.extent > 1]
+    if any(not k.simple for k in ranges) or any(a >= b for (a, _), (b, _) in zip(ordered, ordered[1:])):
+        return _grid_view(t, key)
     oob = t.oob
     index = [Index(i.lo, i.hi, i.point) for i in t.index]
     dims: List[Optional[int]] = []
@@ -285,8 +302,11 @@ def _index_view(t: Tile, key) -> Tile:
         if isinstance(k, IndexRange):
             k = slice(wrap(k.offset), wrap(ir.add(k.offset, k.extent)))
         if isinstance(k, slice):
-            if k.step not in (None, 1):
-                fail(f"slice step {k.step!r}: .kir accesses are contiguous", call="tile[...]")
+            step = 1 if k.step is None else unwrap(k.step, "slice step")
+            if not is_int(step) or step < 1:
+                fail(f"slice step {k.step!r}: a step must be a positive integer", call="tile[...]")
+            if step > 1 and (d is None or t.index[d].pattern):
+                fail(f"slice step {step} of a dimension that is already strided or added", call="tile[...]")
             start = 0 if k.start is None else _bound(k.start, size, "slice start")
             stop = size if k.stop is None else _bound(k.stop, size, "slice stop")
             length = ir.sub(stop, start)
@@ -299,7 +319,10 @@ def _index_view(t: Tile, key) -> Tile:
             if d is None:
                 dims.append(None)
                 continue
-            index[d] = Index(ir.add(base, start), ir.add(base, stop))
+            count = -(-length // step)
+            stop = ir.add(start, (count - 1) * step + 1)
+            pattern = (Stride(step, count, len(dims)),) if step > 1 else ()
+            index[d] = Index(ir.add(base, start), ir.add(base, stop), False, pattern)
             dims.append(d)
         elif k is None:
             fail("np.newaxis (None) in an index is not supported", call="tile[...]")
@@ -313,6 +336,116 @@ def _index_view(t: Tile, key) -> Tile:
             lo = ir.add(base, v)
             index[d] = Index(lo, ir.add(lo, 1), True)
     return Tile(t.buf, index, dims, oob=oob)
+
+
+def _grid_view(t: Tile, key) -> Tile:
+    """A view indexed by grid index ranges that a plain access cannot express: strided
+    (`2 * i`), windowed (`i_h + i_kh`), more grid axes than dimensions, or axes out of order.
+    Its axes are the grid's, in axis order; each dimension visits the pattern of its terms."""
+    entries = []
+    for k, d in zip(key, t.dims):
+        if isinstance(k, IndexRange):
+            if any(term.axis is None for term in k.terms) and len(key) > 1:
+                fail(f"{k!r}: place each nl.arange on its grid axis ([:, None], [None, :], ...) to index several "
+                     "dimensions", call="tile[...]")
+            entries.append((d, IndexRange(k.offset, terms=[GridTerm(0 if g.axis is None else g.axis, g.extent, g.coeff)
+                                                         for g in k.terms])))
+        elif isinstance(k, slice):
+            fail("a slice beside strided or multi-axis index ranges: index every dimension with nl.arange/nl.mgrid "
+                 "ranges or integers", call="tile[...]")
+        else:
+            entries.append((d, k))
+    return _strided_view(t, entries)
+
+
+def _strided_view(t: Tile, entries) -> Tile:
+    """The view of `t` whose dimension `d` takes, for each (d, k) of `entries`, the grid index
+    range k (an IndexRange) or one index k."""
+    extents = {}
+    for d, k in entries:
+        if isinstance(k, IndexRange):
+            for g in k.terms:
+                if extents.setdefault(g.axis, g.extent) != g.extent:
+                    fail(f"grid axis {g.axis} has {extents[g.axis]} elements in one index and {g.extent} in another",
+                         call="tile[...]")
+    order = sorted(a for a, n in extents.items())
+    position = {a: i for i, a in enumerate(order)}
+    oob = t.oob
+    index = list(t.index)
+    dims: List[Optional[int]] = [None] * len(order)
+    for d, k in entries:
+        if d is None:
+            continue
+        if t.index[d].pattern:
+            fail("indexing a dimension that is already strided", call="tile[...]")
+        size, base = _extent(t.index[d]), t.index[d].lo
+        if not isinstance(k, IndexRange):
+            v = _bound(k, size, "index")
+            oob = oob or _check_range(v, ir.add(v, 1), size, t, d)
+            lo = ir.add(base, v)
+            index[d] = Index(lo, ir.add(lo, 1), True)
+            continue
+        lo = ir.add(k.offset, sum(min(0, g.coeff * (g.extent - 1)) for g in k.terms))
+        pattern = tuple(Stride(g.coeff, g.extent, position[g.axis]) for g in sorted(k.terms, key=lambda g: g.axis))
+        hi = ir.add(lo, ir.pattern_reach(pattern))
+        oob = oob or _check_range(lo, hi, size, t, d)
+        index[d] = Index(ir.add(base, lo), ir.add(base, hi), False, pattern)
+        for g in k.terms:
+            if dims[position[g.axis]] is None:
+                dims[position[g.axis]] = d
+    ranged = [d for d, k in entries if d is not None and isinstance(k, IndexRange)]
+    if order and dims[0] != min(ranged):
+        fail("the first grid axis indexes a later dimension (a transposing access pattern, which moves the "
+             "partitions): transpose with nisa.nc_transpose or a transposing DMA instead", call="tile[...]")
+    if t.space != "dram" and order:
+        first = index[0]
+        if first.point or len(first.pattern) != 1 or first.pattern[0].axis != 0 or first.pattern[0].stride != 1:
+            fail("the partition dimension of an on-chip view takes the first grid axis alone, with stride 1",
+                 call="tile[...]")
+    return Tile(t.buf, index, dims, oob=oob, axes=tuple(extents[a] for a in order))
+
+
+def _ap_view(t: Tile, pattern, offset, dtype) -> Tile:
+    """`t.ap(pattern, offset)`: each [step, count] pair becomes a grid axis on the outermost
+    dimension whose row size divides the step; the offset becomes each dimension's start."""
+    if t.bcast is not None or t.axes is not None or not t.whole():
+        fail("an access pattern (.ap) of a view: take it of the whole tensor", call="tile.ap")
+    if dtype is not None and to_dtype(dtype).kir != t.buf.tensor.dtype:
+        fail(f"an access pattern (.ap) that reinterprets {t.buf.tensor.dtype} as {dtype!r}", call="tile.ap")
+    shape = t.shape
+    rows = [1] * len(shape)  # elements per index of each dimension, row-major
+    for d in range(len(shape) - 2, -1, -1):
+        rows[d] = rows[d + 1] * shape[d + 1]
+    pairs = [_ap_pair(p) for p in pattern]
+    terms = [[] for _ in shape]
+    for axis, (step, count) in enumerate(pairs):
+        d = next((d for d in range(len(shape)) if step % rows[d] == 0), None)
+        if d is None:
+            fail(f"access pattern step {step} is not a whole number of rows of any dimension of "
+                 f"%{t.name}{list(shape)}", call="tile.ap")
+        if step // rows[d] * (count - 1) >= shape[d]:
+            fail(f"access pattern pair [{step}, {count}] runs across dimension {d} of %{t.name}{list(shape)}: a pair "
+                 "must stay within one dimension", call="tile.ap")
+        terms[d].append(GridTerm(axis, count, step // rows[d]))
+    start = unwrap(offset, "access pattern offset")
+    entries = []
+    for d in range(len(shape)):
+        if not is_int(start) and d < len(shape) - 1:
+            fail("an access pattern offset that depends on a loop index addresses one dimension only",
+                 call="tile.ap")
+        here = ir.expr_const(start) // rows[d] if is_int(start) else start
+        start = start - here * rows[d] if is_int(start) else 0
+        entries.append((t.dims[d], IndexRange(here, terms=terms[d]) if terms[d] else here))
+    return _strided_view(t, entries)
+
+
+def _ap_pair(p):
+    if not isinstance(p, (list, tuple)) or len(p) != 2 or not all(is_int(unwrap(x, "access pattern")) for x in p):
+        fail(f"access pattern entry {p!r} must be a [step, count] pair of integers", call="tile.ap")
+    step, count = (unwrap(x, "access pattern") for x in p)
+    if step < 1 or count < 1:
+        fail(f"access pattern entry {p!r} needs step >= 1 and count >= 1", call="tile.ap")
+    return step, count
 
 
 def _check_range(start, stop, size, t, d):

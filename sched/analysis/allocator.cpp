@@ -70,6 +70,7 @@ bool covers_whole(const Kernel& k, const Tensor& t, const Access& a, LoopId oute
   for (size_t d = 0; d < a.dims.size(); ++d) {
     if (std::find(block_dims.begin(), block_dims.end(), static_cast<int>(d)) != block_dims.end()) continue;
     const IndexRange& r = a.dims[d];
+    if (r.strided()) return false;
     if (r.lo.terms.empty() && r.hi.terms.empty()) {
       if (r.lo.constant != 0 || r.hi.constant != t.shape[d]) return false;
       continue;
@@ -258,7 +259,7 @@ std::vector<Allocator::Block> Allocator::find_blocks(int tensor) const {
               continue;
             }
             const IndexRange& r = a.dims[d];
-            every = every && r.lo.constant == 0 && r.lo.terms.size() == 1 && r.lo.terms[0].loop == l &&
+            every = every && !r.strided() && r.lo.constant == 0 && r.lo.terms.size() == 1 && r.lo.terms[0].loop == l &&
                     r.lo.terms[0].coeff == 1 && r.hi.constant == 1 && r.hi.terms.size() == 1 &&
                     r.hi.terms[0].loop == l && r.hi.terms[0].coeff == 1;
           }

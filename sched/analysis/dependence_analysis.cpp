@@ -551,6 +551,14 @@ class Analyzer {
     return Span{value_range(k_, x.lo).first, value_range(k_, x.hi).second};
   }
 
+  // The box a write fills for Coverage: its constant box, but none for a strided write, whose
+  // range has gaps.
+  std::optional<Box> written_box(const Resource& r, const Access* a) const {
+    if (a && std::any_of(a->dims.begin(), a->dims.end(), [](const IndexRange& d) { return d.strided(); }))
+      return std::nullopt;
+    return constant_box(r, a);
+  }
+
   // The access's box when it is the same in every instance (no variable), else nullopt.
   std::optional<Box> constant_box(const Resource& r, const Access* a) const {
     if (!r.tensor) return Box{{0, 1}};  // a DMA queue: one element
@@ -574,11 +582,12 @@ class Analyzer {
     return true;
   }
 
-  // Does W's access contain X's for every instance pair under `rel`?
+  // Does W's access contain X's for every instance pair under `rel`? A strided W leaves gaps
+  // in its range: it covers nothing.
   bool covers(const Resource& r, const Access* src, const Access* dst, const Relation& rel) const {
     for (size_t d = 0; d < rank(r); ++d) {
       const IndexRange &s = dim_range(r, src, d), &x = dim_range(r, dst, d);
-      if (uses_register(s) || uses_register(x)) return false;
+      if (uses_register(s) || uses_register(x) || s.strided()) return false;
       if (extreme(x.lo, s.lo, rel, -1) < 0) return false;  // X may start before W
       if (extreme(x.hi, s.hi, rel, +1) > 0) return false;  // X may end after W
     }
@@ -661,7 +670,7 @@ class Analyzer {
           ordered = order(w.inst, x, rel.shared_depth, kind_for(true, is_write, queue));
         writes_done &= ordered;
         cover_depth = std::min(cover_depth, rel.shared_depth);
-        if (cov.add(constant_box(r, w.access), covers(r, w.access, dst, rel))) {
+        if (cov.add(written_box(r, w.access), covers(r, w.access, dst, rel))) {
           kill_depth = cover_depth;
           kill_pos = w.pos;
           writes_done = reads_done = false;
@@ -715,7 +724,7 @@ class Analyzer {
         if (!d) return false;
         add_edge(w.inst, x, kind_for(true, is_write, queue), d, l);
         if (d == 1 &&
-            cov.add(constant_box(r, w.access), covers(r, w.access, dst, Relation{l, 1, k_.loops[l].depth - 1}))) {
+            cov.add(written_box(r, w.access), covers(r, w.access, dst, Relation{l, 1, k_.loops[l].depth - 1}))) {
           cover_pos = w.pos;
           return true;
         }

@@ -10,21 +10,34 @@ namespace tandem {
 
 namespace {
 
+// The indices a dimension of an access visits: its pattern's, or its range's length.
 int64_t extent(const Kernel& k, const IndexRange& d) {
+  if (d.strided()) return pattern_count(d.pattern);
   return std::max<int64_t>(1, value_range(k, d.hi - d.lo).second);
+}
+
+// Contiguous runs within one dimension's indices: a strided pattern breaks them after each
+// index, or after each run of its innermost term when that term has stride 1.
+int64_t runs_within(const Kernel& k, const IndexRange& d) {
+  if (!d.strided()) return 1;
+  const StrideTerm& inner = d.pattern.back();
+  return extent(k, d) / (inner.stride == 1 ? inner.count : 1);
 }
 
 // Contiguous runs per partition row of an access (its descriptors per partition, ARCH-v2):
 // the first dimension is the partition (or, off chip, the row a partition receives); a run
-// ends at the innermost dimension the access does not cover whole.
+// ends at the innermost dimension the access does not cover whole or visits strided. A strided
+// first dimension gives each partition the rows its inner terms visit.
 int64_t runs_per_row(const Kernel& k, const Access& a) {
   const Tensor& t = k.tensors[a.tensor_id];
   if (a.whole()) return 1;
   int64_t runs = 1;
   size_t partial = 0;
   for (size_t d = 1; d < a.dims.size(); ++d)
-    if (extent(k, a.dims[d]) < t.shape[d]) partial = d;
+    if (extent(k, a.dims[d]) < t.shape[d] || runs_within(k, a.dims[d]) > 1) partial = d;
   for (size_t d = 1; d < partial; ++d) runs *= extent(k, a.dims[d]);
+  if (partial) runs *= runs_within(k, a.dims[partial]);
+  if (a.dims[0].strided()) runs *= extent(k, a.dims[0]) / a.dims[0].pattern.front().count;
   return runs;
 }
 

@@ -45,11 +45,23 @@ struct Tensor {
   int virtual_number = -1;     // a virtual register file (vreg<N>): N
 };
 
+// One term of a strided index pattern: `count` indices, `stride` apart.
+struct StrideTerm {
+  int64_t stride = 1;
+  int64_t count = 1;
+};
+
 // One dimension of an access: [lo, hi). `single` means the text wrote one index (hi = lo+1).
+// `pattern` empty: every index of [lo, hi). Otherwise the indices lo + sum(i_j * stride_j) for
+// 0 <= i_j < count_j, outer term first (NKI's access-pattern [step, count] pairs), all inside
+// [lo, hi); a pattern that visits exactly [lo, hi) once each is stored empty.
 struct IndexRange {
   AffineExpr lo;
   AffineExpr hi;
   bool single = false;
+  std::vector<StrideTerm> pattern;
+
+  bool strided() const { return !pattern.empty(); }
 };
 
 // A tensor and the index ranges it touches. `dims` empty means the whole tensor. Register

@@ -98,6 +98,32 @@ int64_t least_extent(const Kernel& k, const IndexRange& r) {
   return value_range(k, r.hi - r.lo).first;
 }
 
+int64_t pattern_count(const std::vector<StrideTerm>& pattern) {
+  int64_t n = 1;
+  for (const StrideTerm& t : pattern) n *= t.count;
+  return n;
+}
+
+int64_t pattern_reach(const std::vector<StrideTerm>& pattern) {
+  int64_t reach = 1;
+  for (const StrideTerm& t : pattern) reach += (t.count - 1) * t.stride;
+  return reach;
+}
+
+bool pattern_dense(std::vector<StrideTerm> pattern, int64_t extent) {
+  // Dense when, innermost (smallest stride) first, each stride is the number of indices the
+  // terms inside it span.
+  std::sort(pattern.begin(), pattern.end(),
+            [](const StrideTerm& a, const StrideTerm& b) { return a.stride < b.stride; });
+  int64_t spanned = 1;
+  for (const StrideTerm& t : pattern) {
+    if (t.count == 1) continue;
+    if (t.stride != spanned) return false;
+    spanned *= t.count;
+  }
+  return spanned == extent;
+}
+
 std::pair<int64_t, int64_t> value_range(const Kernel& k, const AffineExpr& e) {
   return e.range([&](const AffineTerm& t) -> std::pair<int64_t, int64_t> {
     if (t.loop == kNoId) return {0, 0};

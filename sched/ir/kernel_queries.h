@@ -59,6 +59,12 @@ std::vector<int> program_positions(const Kernel& k);
 std::pair<int64_t, int64_t> value_range(const Kernel& k, const AffineExpr& e);
 // The smallest hi - lo of `r` over the iterations of its loops (<= 0: an empty range).
 int64_t least_extent(const Kernel& k, const IndexRange& r);
+// A strided pattern: the indices it visits (the product of its counts), and its reach, the
+// length of [first, last] index (1 + sum((count - 1) * stride)).
+int64_t pattern_count(const std::vector<StrideTerm>& pattern);
+int64_t pattern_reach(const std::vector<StrideTerm>& pattern);
+// Whether `pattern` visits each of `extent` consecutive indices exactly once.
+bool pattern_dense(std::vector<StrideTerm> pattern, int64_t extent);
 
 // The index box `a` touches in tensor `t`: its full extent for a whole access, otherwise each
 // dimension's [lo, hi) with `value(term)` giving the variables (AffineExpr::eval). False, and

@@ -584,6 +584,7 @@ class Parser {
         if (at(Tok::Colon)) {
           next();
           r.hi = parse_expr(loop);
+          if (at(Tok::Colon)) parse_pattern(r);
         } else {
           r.single = true;
           r.hi = r.lo;
@@ -600,6 +601,47 @@ class Parser {
       for (size_t d = 0; d < a.dims.size(); ++d) check_bounds(t, a.dims[d], d, dim_locs_[d]);
     }
     return a;
+  }
+
+  // pattern := ':' INT | ':' '[' '[' INT ',' INT ']' { ',' '[' INT ',' INT ']' } ']'  after lo : hi.
+  // `:s` is one term of stride s covering [lo, hi). A pattern visits indices inside [lo, hi),
+  // whose length must not depend on the loops; a dense one is stored as no pattern.
+  void parse_pattern(IndexRange& r) {
+    const SourceLoc loc = next().loc;
+    if (!(r.hi - r.lo).is_constant()) fail(loc, "a strided range needs lo and hi that differ by a constant");
+    const int64_t extent = (r.hi - r.lo).constant;
+    if (extent <= 0) fail(loc, "empty index range before the stride");
+    if (at(Tok::LBracket)) {
+      next();
+      do {
+        expect(Tok::LBracket, "'[' opening a [stride, count] pair");
+        StrideTerm t;
+        t.stride = parse_int("stride");
+        expect(Tok::Comma, "',' between stride and count");
+        t.count = parse_int("count");
+        expect(Tok::RBracket, "']' closing a [stride, count] pair");
+        if (t.stride < 1 || t.count < 1) fail(loc, "a [stride, count] pair needs stride >= 1 and count >= 1");
+        r.pattern.push_back(t);
+        if (!at(Tok::Comma)) break;
+        next();
+      } while (true);
+      expect(Tok::RBracket, "',' or ']' after the [stride, count] pairs");
+    } else {
+      const int64_t stride = parse_int("stride");
+      if (stride < 1) fail(loc, "stride " + std::to_string(stride) + " must be at least 1");
+      r.pattern.push_back({stride, (extent + stride - 1) / stride});
+    }
+    Wide reach = 1, count = 1;
+    for (const StrideTerm& t : r.pattern) {
+      reach += static_cast<Wide>(t.count - 1) * static_cast<Wide>(t.stride);
+      count *= static_cast<Wide>(t.count);
+      if (reach > extent) break;
+      if (count >= kIndexLimit) fail(loc, "the pattern visits 2^62 indices or more");
+    }
+    if (reach > extent)
+      fail(loc, "the pattern reaches " + std::to_string(static_cast<int64_t>(std::min<Wide>(reach, kIndexLimit))) +
+                    " indices but the range has " + std::to_string(extent));
+    if (pattern_dense(r.pattern, extent)) r.pattern.clear();
   }
 
   Access parse_register_group(LoopId /*loop*/) {

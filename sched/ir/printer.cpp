@@ -74,6 +74,20 @@ void put_expr(TextBuffer& out, const AffineExpr& e) {
     out << e.str();
 }
 
+// A strided range's pattern: `s` when one term of stride s covers [lo, hi), else the pairs.
+void put_pattern(TextBuffer& out, const IndexRange& r) {
+  const int64_t extent = (r.hi - r.lo).constant;
+  const StrideTerm& first = r.pattern[0];
+  if (r.pattern.size() == 1 && first.count == (extent + first.stride - 1) / first.stride) {
+    out << first.stride;
+    return;
+  }
+  out << '[';
+  for (size_t i = 0; i < r.pattern.size(); ++i)
+    out << (i ? ", [" : "[") << r.pattern[i].stride << ", " << r.pattern[i].count << ']';
+  out << ']';
+}
+
 // print_access, written to `out`.
 void put_access(TextBuffer& out, const Kernel& k, const Access& a) {
   const Tensor& t = k.tensors[a.tensor_id];
@@ -92,8 +106,13 @@ void put_access(TextBuffer& out, const Kernel& k, const Access& a) {
     const IndexRange& r = a.dims[d];
     put_expr(out, r.lo);
     if (!r.single) {
-      out << (r.lo.is_constant() && r.hi.is_constant() ? ":" : " : ");
+      const char* colon = r.lo.is_constant() && r.hi.is_constant() ? ":" : " : ";
+      out << colon;
       put_expr(out, r.hi);
+      if (r.strided()) {
+        out << colon;
+        put_pattern(out, r);
+      }
     }
   }
   out << ']';

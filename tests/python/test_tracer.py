@@ -518,7 +518,7 @@ def test_transposing_index_grid():
 
     with pytest.raises(tandem.TraceError) as ei:
         tandem.trace(k, (64, 128))
-    assert "transposing access pattern" in located(ei, "transposed")
+    assert "a transposing access pattern, which moves the partitions" in located(ei, "transposed")
 
 
 def test_loop_index_in_an_if():
@@ -617,3 +617,99 @@ def test_printer_round_trips_expressions():
     assert printer.expr(ir.Affine.of(loop, -1, -2)) == "-%k - 2"
     assert printer.value(1e5) == "100000.0" and printer.value(0.125) == "0.125" and printer.value('a"b') == '"a\\"b"'
     assert os.path.basename(__file__) == "test_tracer.py"
+
+
+def test_strided_slices_and_scaled_ranges():
+    # Every second column, as a scaled index range and as a slice with a step.
+    def k(X, E, O):
+        i_p = nl.arange(128)[:, None]
+        i_f = nl.arange(256)[None, :]
+        t = nl.load(X)
+        nl.store(E, value=t[i_p, 2 * i_f])
+        nl.store(O, value=t[:, 1:512:2])
+
+    assert body(kir(k, (128, 512), (128, 256), (128, 256))) == [
+        "%ld0 = load %t <- %X",
+        "%st0 = save %E <- %t[0:128, 0:511:2]",
+        "%st1 = save %O <- %t[0:128, 1:512:2]",
+    ]
+
+
+def test_windows_of_summed_ranges_with_a_mask():
+    # A 3-row window down the rows (i_h + i_kh) and a 3-column window along them (i_w + i_kw):
+    # the mask keeps 100 of the 128 rows of each window's partition axis.
+    def k(X, Y):
+        i_h, i_kh, i_w = nl.mgrid[0:128, 0:3, 0:64]
+        t = nl.load(X[i_h + i_kh, i_w], mask=(i_h < 100))
+        i_h, i_kh, i_w, i_kw = nl.mgrid[0:128, 0:3, 0:62, 0:3]
+        m = nl.max(t[i_h, i_kh, i_w + i_kw], axis=[1, 3], mask=(i_h < 100))
+        assert m.shape == (128, 62)
+        i_o, i_x = nl.mgrid[0:128, 0:62]
+        nl.store(Y[i_o, i_x], value=m, mask=(i_o < 100))
+
+    assert body(kir(k, (102, 64), (100, 62))) == [
+        "%ld0 = load %t[0:100, 0:3, 0:64] <- %X[0:102:[[1, 100], [1, 3]], 0:64]",
+        "%red0 = tensor_reduce %m[0:100, 0:62] <- %t[0:100, 0:3, 0:64:[[1, 62], [1, 3]]] {op = \"max\", axis = \"1,3\"}",
+        "%st0 = save %Y <- %m[0:100, 0:62]",
+    ]
+
+
+def test_pooling_grid_and_access_pattern_views():
+    # A 2x2 pooling view, as a 5-axis grid and as NKI's .ap pairs: both visit every element of
+    # %t once (a dense pattern is the whole tile), in the grid's shape.
+    def k(X, Y):
+        t = nl.load(X)
+        i0, i1, i2, i3, i4 = nl.mgrid[0:64, 0:16, 0:2, 0:16, 0:2]
+        grid = t[i0, 2 * i1 + i2, 2 * i3 + i4]
+        view = t.ap([[1024, 64], [64, 16], [2, 16], [32, 2], [1, 2]])
+        assert grid.shape == (64, 16, 2, 16, 2) and view.shape == (64, 16, 16, 2, 2)
+        a = nl.sum(grid, axis=[2, 4])
+        b = nl.sum(view, axis=[3, 4])
+        nl.store(Y, value=nl.add(a, b))
+        odd = t.ap([[1024, 64], [32, 32], [2, 16]], offset=1)  # the odd columns
+        assert odd.shape == (64, 32, 16)
+        nl.store(Y, value=nl.copy(odd)[:, 0:16, :])
+
+    lines = body(kir(k, (64, 32, 32), (64, 16, 16)))
+    assert lines[1:3] == [
+        "%red0 = tensor_reduce %a <- %t {op = \"add\", axis = \"2,4\"}",
+        "%red1 = tensor_reduce %b <- %t {op = \"add\", axis = \"3,4\"}",
+    ]
+    assert any(l.endswith("<- %t[0:64, 0:32, 1:32:2]") for l in lines), lines
+
+
+def test_strided_views_refused():
+    def partition(X):
+        t = nl.load(X)
+        i_p, i_f = nl.mgrid[0:64, 0:512]
+        nl.copy(t[2 * i_p, i_f])  # E:partition
+
+    def mixed(X):
+        t = nl.load(X)
+        i_f = nl.arange(256)[None, :]
+        nl.copy(t[:, 2 * i_f])  # E:mixed
+
+    def again(X):
+        t = nl.load(X)
+        i_p, i_f = nl.mgrid[0:128, 0:256]
+        nl.copy(t[i_p, 2 * i_f][0:64, :])  # E:again
+
+    def across(X):
+        t = nl.load(X)
+        nl.copy(t.ap([[512, 128], [2, 512]]))  # E:across
+
+    def ap_of_view(X):
+        t = nl.load(X)
+        nl.copy(t[0:64, :].ap([[512, 64], [2, 256]]))  # E:ap_of_view
+
+    cases = {
+        "partition": "the partition dimension of an on-chip view takes the first grid axis alone, with stride 1",
+        "mixed": "a slice beside strided or multi-axis index ranges",
+        "again": "indexing a strided view (index ranges or .ap); index the tile it was made from",
+        "ap_of_view": "an access pattern (.ap) of a view: take it of the whole tensor",
+        "across": "access pattern pair [2, 512] runs across dimension 1 of %t[128, 512]",
+    }
+    for fn, message in cases.items():
+        with pytest.raises(tandem.TraceError) as ei:
+            tandem.trace(locals()[fn], (128, 512))
+        assert message in located(ei, fn), fn
