@@ -14,6 +14,7 @@ from typing import Optional
 
 from . import ir
 from .active import current, fail
+from .errors import printable
 from .ir import Affine, Expr
 from .printer import expr as print_expr
 from .reroll import NeedsConcrete, loop_key
@@ -34,7 +35,7 @@ def describe(x) -> str:
         return f"tile %{x.name}{list(x.shape)}"
     if isinstance(x, Sym):
         return f"loop index {x!r}"
-    return f"{type(x).__name__} {x!r}"
+    return f"{type(x).__name__} {printable(repr(x))}"
 
 
 def is_int(x) -> bool:
@@ -187,7 +188,7 @@ class IndexRange(Ordered):
     def __mul__(self, o):
         if o == 1:
             return self
-        fail(f"index range * {o!r} is strided: a .kir access takes contiguous ranges only", call="index")
+        fail(f"index range * {printable(repr(o))} is strided: a .kir access takes contiguous ranges only", call="index")
 
     __rmul__ = __mul__
 
@@ -196,7 +197,7 @@ class IndexRange(Ordered):
             return IndexRange(self.offset, self.extent, 0)
         if key == (None, slice(None)):
             return IndexRange(self.offset, self.extent, 1)
-        fail(f"index range [{key!r}]: only [:, None] and [None, :] are supported", call="index")
+        fail(f"index range [{printable(repr(key))}]: only [:, None] and [None, :] are supported", call="index")
 
     def _number(self, *_):
         fail("an index range (nl.arange/nl.mgrid) used as a Python number", call="index")

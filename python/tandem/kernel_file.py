@@ -7,7 +7,7 @@ import os
 import sys
 
 from . import launch
-from .errors import TraceError, in_package
+from .errors import TraceError, in_package, printable
 from .ir import Location
 from .launch import KernelFunction
 from .nki import imports
@@ -20,7 +20,7 @@ def load_kernel(spec: str):
     if not sep or not path.endswith(".py"):
         path, func = spec, ""
     if not path.endswith(".py") and not os.path.isfile(path):
-        raise ValueError(f"'{spec}' is not KERNEL.py[:function]")
+        raise ValueError(f"'{printable(spec, None)}' is not KERNEL.py[:function]")
     if not os.path.isfile(path):
         raise ValueError(f"no such file: {path}")
     imports.install(first=True)
@@ -48,7 +48,7 @@ def load_kernel(spec: str):
             raise ValueError(f"{path} defines {len(kernels)} NKI kernels ({found}): name one as {path}:function")
         func = kernels[0]
     if not hasattr(module, func):
-        raise ValueError(f"{path} has no function '{func}'")
+        raise ValueError(f"{path} has no function '{printable(func)}'")
     return getattr(module, func)
 
 
