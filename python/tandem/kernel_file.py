@@ -5,6 +5,7 @@
 import importlib.util
 import os
 import sys
+import warnings
 
 from . import launch
 from .errors import TraceError, in_package, printable
@@ -31,7 +32,10 @@ def load_kernel(spec: str):
     module_spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(module_spec)
     try:
-        with imports.while_loading(path), launch.calls_skipped():
+        # Python's compile-time warnings on the file ("'int' object is not callable; perhaps you
+        # missed a comma?") are not printed: every answer is a .kir or one located line.
+        with imports.while_loading(path), launch.calls_skipped(), warnings.catch_warnings():
+            warnings.simplefilter("ignore", SyntaxWarning)
             module_spec.loader.exec_module(module)
     except TraceError:
         raise
