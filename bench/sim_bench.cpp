@@ -9,7 +9,9 @@
 //  3. straight-line code (N instructions in one run, no loop): time with the checker and its
 //     growth exponent in N (the checker's min_seq must advance within a run, or every read
 //     waits to the end and is checked against every write: quadratic);
-//  4. memory: peak resident set of a ten-million-iteration loop;
+//  4. memory: peak resident set of a ten-million-iteration loop; and a DMA load in an inner
+//     loop under an outer loop against the same body as one flat loop, in the same run: the
+//     ratio of their rates and memory (each outer iteration must not hold its inner ones);
 //  5. the SystemC ceiling: the GEMM K loop's three units as bare SystemC threads doing one
 //     timed wait and one event notification per instance and nothing else, the rate no model
 //     built on per-instance SystemC waits can pass on this machine; and the same as method
@@ -73,6 +75,21 @@ std::string two_stage(int64_t trips) {
   return s.str();
 }
 
+// A load and an activation of its tile (robust reproducer 07-nested-loop-dma-slowdown.kir):
+// `trips` iterations as one loop, or as `outer` iterations of a loop of trips / outer.
+std::string load_exp(int64_t trips, int64_t outer) {
+  std::ostringstream s;
+  s << "kernel @load_exp target = \"trn2\" {\n"
+    << "  tensor %X : dram[128, 1024] f32\n  tensor %t : sbuf[128, 256] f32\n";
+  if (outer > 1) s << "  loop %a = 0 to " << outer << " {\n";
+  s << "  loop %d = 0 to " << (outer > 1 ? trips / outer : trips) << " {\n"
+    << "    %l = load %t <- %X[0:128, 0:256]\n"
+    << "    %e = activation %t <- %t {func = \"exp\"}\n  }\n";
+  if (outer > 1) s << "  }\n";
+  s << "}\n";
+  return s.str();
+}
+
 // A strip of 64 tiles written slice by slice and read back, `rounds` times: each slice's
 // next write comes a whole strip later, so the race checker keeps each slice's write live
 // across many advances.
@@ -108,8 +125,9 @@ struct Measure {
   long long instances = 0;
   long peak_kb = 0;
   long long races = 0;
-  long long waits = 0;   // units' waits in the SystemC kernel (hand-offs are not)
-  long long deltas = 0;  // SystemC delta cycles
+  long long waits = 0;         // units' waits in the SystemC kernel (hand-offs are not)
+  long long deltas = 0;        // SystemC delta cycles
+  long long ledger_spans = 0;  // SimResult::ledger_peak_spans
 };
 
 // Runs `fn` in a child process; it reports seconds, simulated ps and instance count.
@@ -165,8 +183,8 @@ Measure simulate_in_child(const std::string& text, size_t iterations_kept, bool 
     const double t0 = cpu_now();
     SimResult r = simulate(p, o);
     return Measure{
-        cpu_now() - t0,  r.total_ps,      p.dynamic_instructions, 0, static_cast<long long>(r.hazards.size()),
-        r.systemc_waits, r.systemc_deltas};
+        cpu_now() - t0,  r.total_ps,       p.dynamic_instructions, 0, static_cast<long long>(r.hazards.size()),
+        r.systemc_waits, r.systemc_deltas, r.ledger_peak_spans};
   });
 }
 
@@ -291,7 +309,8 @@ constexpr const char* kUsage =
     "Simulator throughput on a GEMM K loop of GEMM_TRIPS iterations (3 instructions each) with and\n"
     "without the race checker, against a plain event loop and bare SystemC processes; the\n"
     "race-checker strip family and straight-line code with their growth exponents; the peak\n"
-    "memory of a two-stage loop of LOOP_TRIPS iterations. CPU time, minimum of 3.\n";
+    "memory of a two-stage loop of LOOP_TRIPS iterations; a load in an inner loop under an outer\n"
+    "loop against one flat loop of LOOP_TRIPS / 5 iterations. CPU time, minimum of 3.\n";
 
 int main(int argc, char** argv) {
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
@@ -368,5 +387,23 @@ int main(int argc, char** argv) {
               mem.instances);
   std::printf("  %8.3f s  %7.2f M instructions/s  peak resident %.1f MB (target < 200 MB)\n", mem.seconds, rate(mem),
               static_cast<double>(mem.peak_kb) / 1024);
-  return same ? 0 : 1;
+
+  // A nest of 4 outer iterations against the flat loop of the same iterations.
+  const int64_t nest_trips = std::max<int64_t>(4, long_trips / 5);
+  const Measure flat = best_of_3([&] { return simulate_in_child(load_exp(nest_trips, 1), 1000); });
+  const Measure nested = best_of_3([&] { return simulate_in_child(load_exp(nest_trips, 4), 1000); });
+  std::printf("Load in an inner loop under an outer loop (4 x %lld) against one loop of %lld iterations\n",
+              static_cast<long long>(nest_trips / 4), static_cast<long long>(nest_trips));
+  auto nest_row = [](const char* what, const Measure& m) {
+    std::printf("  %-7s %8.3f s  %7.2f M instructions/s  peak resident %.1f MB  ledger holds %lld spans\n", what,
+                m.seconds, rate(m), static_cast<double>(m.peak_kb) / 1024, m.ledger_spans);
+  };
+  nest_row("flat", flat);
+  nest_row("nested", nested);
+  std::printf(
+      "  nested / flat: rate %.2f, peak resident %.2f, spans held %.2f (target: about 1, constant in the trips)%s\n",
+      rate(nested) / rate(flat), static_cast<double>(nested.peak_kb) / static_cast<double>(flat.peak_kb),
+      static_cast<double>(nested.ledger_spans) / static_cast<double>(std::max(1LL, flat.ledger_spans)),
+      nested.total_ps == flat.total_ps ? "" : " (NOT the same simulated time)");
+  return same && nested.total_ps == flat.total_ps ? 0 : 1;
 }

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <iostream>
 
+#include "sched/support/error.h"
 #include "sched/support/output.h"
 
 namespace tandem::cli {
@@ -47,7 +48,8 @@ void emit(const std::string& text, const std::string& path) {
   std::cout << out;
 }
 
-std::string for_stderr(const std::string& message) {
+std::string for_stderr(const std::string& text) {
+  const std::string message = printable(text, std::string::npos);
   if (!colour(STDERR_FILENO)) return message;
   for (const char* tag : {"internal error:", "error:"}) {
     const size_t at = message.find(tag);

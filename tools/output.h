@@ -9,8 +9,8 @@ namespace tandem::cli {
 // without NO_COLOR), the first line (the kernel and its time) is bold and race banners red.
 void emit(const std::string& text, const std::string& path);
 
-// A message for stderr: on a terminal (and without NO_COLOR), the location bold and
-// `error:` bold red, as compilers print them; else as it is.
+// A message for stderr, its control characters escaped (printable): on a terminal (and
+// without NO_COLOR), the location bold and `error:` bold red, as compilers print them.
 std::string for_stderr(const std::string& message);
 
 }  // namespace tandem::cli

@@ -56,7 +56,7 @@ void parse_perturb(const std::string& text, SimOptions& o) {
         throw std::invalid_argument(spread);
     }
   } catch (const std::exception&) {
-    throw Error("--perturb needs SEED[,SPREAD]: a seed from 1 and a spread in [0, 1), not '" + text + "'");
+    throw Error("--perturb needs SEED[,SPREAD]: a seed from 1 and a spread in [0, 1), not '" + printable(text) + "'");
   }
 }
 
@@ -81,7 +81,7 @@ TraceFilter parse_trace_filter(const SimArgs& a) {
   auto count = [](const std::string& text, const std::string& option) {
     int64_t v = 0;
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (ec != std::errc() || v < 0) throw Error(option + " needs whole numbers, not '" + text + "'");
+    if (ec != std::errc() || v < 0) throw Error(option + " needs whole numbers, not '" + printable(text) + "'");
     return std::make_pair(v, std::string(end, text.data() + text.size()));
   };
   if (!a.trace_iterations.empty()) {
@@ -91,7 +91,8 @@ TraceFilter parse_trace_filter(const SimArgs& a) {
     const auto [from, rest1] = count(first, "--trace-iterations A:B");
     const auto [to, rest2] = count(end, "--trace-iterations A:B");
     if (colon == std::string::npos || !rest1.empty() || !rest2.empty() || to <= from)
-      throw Error("--trace-iterations needs A:B, iterations A to B - 1 with A < B, not '" + a.trace_iterations + "'");
+      throw Error("--trace-iterations needs A:B, iterations A to B - 1 with A < B, not '" +
+                  printable(a.trace_iterations) + "'");
     f.first_iteration = from;
     f.end_iteration = to;
   }
@@ -99,7 +100,7 @@ TraceFilter parse_trace_filter(const SimArgs& a) {
     const auto [v, unit] = count(a.trace_max_bytes, "--trace-max-bytes");
     const int64_t scale = unit.empty() ? 1 : unit == "k" ? 1000 : unit == "M" ? 1000000 : unit == "G" ? 1000000000 : 0;
     if (scale == 0 || v == 0)
-      throw Error("--trace-max-bytes needs a size such as 50M (k, M, G), not '" + a.trace_max_bytes + "'");
+      throw Error("--trace-max-bytes needs a size such as 50M (k, M, G), not '" + printable(a.trace_max_bytes) + "'");
     f.max_bytes = v * scale;
   }
   if (!f.empty() && a.trace.empty())
@@ -123,7 +124,7 @@ int run_sim(const SimArgs& a) {
     const char* last = first + a.max_instances.size();
     const auto [end, ec] = std::from_chars(first, last, sopts.max_instances);
     if (ec != std::errc() || end != last || sopts.max_instances < 0)
-      throw Error("--max-instances needs a count from 0 to 2^63 - 1, not '" + a.max_instances + "'");
+      throw Error("--max-instances needs a count from 0 to 2^63 - 1, not '" + printable(a.max_instances) + "'");
   }
   if (!a.perturb.empty()) parse_perturb(a.perturb, sopts);
   if (a.perturb_runs > 0 && a.no_race_check)

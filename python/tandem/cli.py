@@ -27,7 +27,7 @@ import ast
 import os
 import sys
 
-from .errors import TraceError
+from .errors import TraceError, printable
 from .kernel_file import load_kernel
 from .launch import KernelFunction
 from .nki import language
@@ -47,17 +47,18 @@ def parse_arguments(text: str):
             shape, _, dtype = item.partition(":")
             dims = parse_shape(shape)
             if any(d <= 0 for d in dims):
-                raise ValueError(f"--shapes item '{item}': every dimension of a shape must be positive")
+                raise ValueError(f"--shapes item '{printable(item)}': every dimension of a shape must be "
+                                 "positive")
             out.append(TensorSpec(dims, dtype or None))
         elif item.isdigit():
             if int(item) <= 0:
-                raise ValueError(f"--shapes item '{item}': a length must be positive")
+                raise ValueError(f"--shapes item '{printable(item)}': a length must be positive")
             out.append(TensorSpec((int(item),)))
         else:
             try:
                 out.append(float(item))
             except ValueError:
-                raise ValueError(f"--shapes item '{item}' is not a shape (128x512[:dtype]), a length, a float "
+                raise ValueError(f"--shapes item '{printable(item)}' is not a shape (128x512[:dtype]), a length, a float "
                                  "or int:N") from None
     return out
 
@@ -67,7 +68,7 @@ def parse_param(text: str):
     name such as nl.float32), else the text itself."""
     key, eq, value = text.partition("=")
     if not eq or not key.isidentifier():
-        raise ValueError(f"--param '{text}' is not NAME=VALUE")
+        raise ValueError(f"--param '{printable(text)}' is not NAME=VALUE")
     if value.startswith("nl."):
         return key, getattr(language, value[3:])
     try:
@@ -83,7 +84,7 @@ def parse_grid(text: str):
     except ValueError:
         grid = ()
     if not grid or any(g < 1 for g in grid):
-        raise ValueError(f"--grid '{text}' is not a launch grid like 4 or 4x2")
+        raise ValueError(f"--grid '{printable(text)}' is not a launch grid like 4 or 4x2")
     return grid
 
 
@@ -112,7 +113,7 @@ def main(argv=None) -> int:
         if args.grid:
             fn = (fn if isinstance(fn, KernelFunction) else KernelFunction(fn))[parse_grid(args.grid)]
     except ValueError as e:
-        parser.error(str(e))
+        parser.error(printable(str(e), None))
     except TraceError as e:
         print(str(e), file=sys.stderr)
         return 1
@@ -124,7 +125,7 @@ def main(argv=None) -> int:
         print(str(e), file=sys.stderr)
         return 1
     except ValueError as e:  # a bad --dtype
-        parser.error(str(e))
+        parser.error(printable(str(e), None))
     if traced.kernel.attrs:
         grid = dict(traced.kernel.attrs).get("spmd_grid")
         if grid:
@@ -196,7 +197,7 @@ def run(argv=None) -> int:
     except BrokenPipeError:
         return 1
     except Exception as e:  # a defect: say so in one line
-        print(f"tandem-nki: internal error: {type(e).__name__}: {e}", file=sys.stderr)
+        print(f"tandem-nki: internal error: {type(e).__name__}: {printable(str(e), None)}", file=sys.stderr)
         return 2
 
 

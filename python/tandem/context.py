@@ -51,6 +51,56 @@ _SPACES = {
 }
 
 
+# The suffix unique() gives a name after its base: _2, _3, ...
+_SUFFIX = re.compile(r"[2-9]|[1-9][0-9]+")
+
+
+class Names:
+    """The names a kernel's tensors, loops and instructions take: a set whose `unique(base)` is
+    `base` when free, else the free `base_N` of the smallest N from 2. Each base remembers
+    where its search starts (every `base_M` below it is taken), and freeing a name moves its
+    base's start back to it, so a run of names of one base costs time linear in their count."""
+
+    def __init__(self):
+        self._taken = set()
+        self._next = {}  # base -> the N its next search starts from
+        self.probes = 0  # names tried by unique(), for its test
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._taken
+
+    def __len__(self) -> int:
+        return len(self._taken)
+
+    def add(self, name: str):
+        self._taken.add(name)
+
+    def discard(self, name: str):
+        if name not in self._taken:
+            return
+        self._taken.discard(name)
+        base, sep, digits = name.rpartition("_")
+        if sep and _SUFFIX.fullmatch(digits):
+            n = int(digits)
+            if self._next.get(base, 2) > n:
+                self._next[base] = n
+
+    def unique(self, base: str) -> str:
+        name = base
+        self.probes += 1
+        if name in self._taken:
+            n = self._next.get(base, 2)
+            name = f"{base}_{n}"
+            self.probes += 1
+            while name in self._taken:
+                n += 1
+                name = f"{base}_{n}"
+                self.probes += 1
+            self._next[base] = n + 1
+        self._taken.add(name)
+        return name
+
+
 class Context:
     """The record of one kernel being traced (`tandem.active.current()` while it runs)."""
 
@@ -58,7 +108,7 @@ class Context:
         self.kernel = Kernel(name=name, target=target)
         self.blocks: List[list] = [self.kernel.body]
         self.loops: List[Loop] = []
-        self.names = set()
+        self.names = Names()
         self.counters = {}
         self.bufs: List[Buf] = []
         self.last: Optional[Instruction] = None
@@ -87,12 +137,7 @@ class Context:
         base = re.sub(r"[^A-Za-z0-9_.]", "_", base or "t")
         if base[0].isdigit():
             base = "t" + base
-        name, n = base, 1
-        while name in self.names:
-            n += 1
-            name = f"{base}_{n}"
-        self.names.add(name)
-        return name
+        return self.names.unique(base)
 
     def inst_name(self, opcode: str) -> str:
         prefix = _PREFIX.get(opcode, opcode)

@@ -5,6 +5,7 @@ and `nl.par_dim`, which marks the partition dimension of an allocation's shape."
 from typing import Optional
 
 from .active import fail
+from .errors import printable
 from .results import _not_installed
 
 
@@ -83,7 +84,7 @@ def to_dtype(x, what="dtype") -> DType:
     if found is not None:
         return found
     known = ", ".join(sorted(DTYPES))
-    fail(f"unsupported {what} {x!r} (known: {known})")
+    fail(f"unsupported {what} {printable(repr(x))} (known: {known})")
 
 
 class Buffer:
@@ -125,4 +126,4 @@ def to_dtype_outside(x) -> DType:
     found = _lookup_dtype(x)
     if found is not None:
         return found
-    raise ValueError(f"unknown dtype {x!r} (known: {', '.join(sorted(set(DTYPES) | set(_ALIASES)))})")
+    raise ValueError(f"unknown dtype {printable(repr(x))} (known: {', '.join(sorted(set(DTYPES) | set(_ALIASES)))})")

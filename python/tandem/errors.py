@@ -18,6 +18,31 @@ from .ir import Location
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
+# As the binary's kEchoMaxChars (sched/support/error.h).
+ECHO_MAX_CHARS = 40
+_ESCAPES = {ord("\n"): "\\n", ord("\t"): "\\t", ord("\r"): "\\r"}
+
+
+def printable(text, max_chars: Optional[int] = ECHO_MAX_CHARS) -> str:
+    """User text echoed in a message, as the binary's `printable` (sched/support/error.h):
+    control characters and bytes that are not printable ASCII escaped (\\n, \\t, \\x01, \\xc3,
+    counting the UTF-8 bytes of the text), and cut to `max_chars` of them with "..." after the
+    cut (None: never cut), so that every message stays one readable line."""
+    data = str(text).encode("utf-8", "surrogatepass")
+    out = []
+    for shown, c in enumerate(data):
+        if shown == max_chars:
+            out.append("...")
+            break
+        if c in _ESCAPES:
+            out.append(_ESCAPES[c])
+        elif c < 0x20 or c >= 0x7F:
+            out.append(f"\\x{c:02x}")
+        else:
+            out.append(chr(c))
+    return "".join(out)
+
+
 class TraceError(Exception):
     """A kernel the tracer refuses, located in the user's source.
 
@@ -32,7 +57,7 @@ class TraceError(Exception):
         text = f"{call}: {message}" if call else message
         if location is not None:
             text = f"{location}: error: {text}"
-        super().__init__(text)
+        super().__init__(printable(text, None))  # one line, whatever the parts echo
 
 
 class UnsupportedError(TraceError, AttributeError):

@@ -14,6 +14,7 @@ from typing import NamedTuple, Optional
 
 from . import ir
 from .active import current, fail
+from .errors import printable
 from .ir import Affine, Expr
 from .printer import expr as print_expr
 from .reroll import NeedsConcrete, loop_key
@@ -34,7 +35,7 @@ def describe(x) -> str:
         return f"tile %{x.name}{list(x.shape)}"
     if isinstance(x, Sym):
         return f"loop index {x!r}"
-    return f"{type(x).__name__} {x!r}"
+    return f"{type(x).__name__} {printable(repr(x))}"
 
 
 def is_int(x) -> bool:
@@ -252,7 +253,7 @@ class IndexRange(Ordered):
         full = [i for i, k in enumerate(key) if isinstance(k, slice) and k == slice(None)]
         if len(full) != 1 or any(k is not None for i, k in enumerate(key) if i != full[0]) or len(self.terms) != 1 \
                 or self.terms[0].axis is not None:
-            fail(f"index range [{key!r}]: place a 1-D nl.arange on a grid axis with one ':' and Nones "
+            fail(f"index range [{printable(repr(key))}]: place a 1-D nl.arange on a grid axis with one ':' and Nones "
                  "([:, None], [None, :, None], ...)", call="index")
         t = self.terms[0]
         return IndexRange(self.offset, terms=[GridTerm(full[0], t.extent, t.coeff)])

@@ -5,9 +5,10 @@
 import importlib.util
 import os
 import sys
+import warnings
 
 from . import launch
-from .errors import TraceError, in_package
+from .errors import TraceError, in_package, printable
 from .ir import Location
 from .launch import KernelFunction
 from .nki import imports
@@ -20,7 +21,7 @@ def load_kernel(spec: str):
     if not sep or not path.endswith(".py"):
         path, func = spec, ""
     if not path.endswith(".py") and not os.path.isfile(path):
-        raise ValueError(f"'{spec}' is not KERNEL.py[:function]")
+        raise ValueError(f"'{printable(spec, None)}' is not KERNEL.py[:function]")
     if not os.path.isfile(path):
         raise ValueError(f"no such file: {path}")
     imports.install(first=True)
@@ -31,7 +32,10 @@ def load_kernel(spec: str):
     module_spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(module_spec)
     try:
-        with imports.while_loading(path), launch.calls_skipped():
+        # Python's compile-time warnings on the file ("'int' object is not callable; perhaps you
+        # missed a comma?") are not printed: every answer is a .kir or one located line.
+        with imports.while_loading(path), launch.calls_skipped(), warnings.catch_warnings():
+            warnings.simplefilter("ignore", SyntaxWarning)
             module_spec.loader.exec_module(module)
     except TraceError:
         raise
@@ -48,7 +52,7 @@ def load_kernel(spec: str):
             raise ValueError(f"{path} defines {len(kernels)} NKI kernels ({found}): name one as {path}:function")
         func = kernels[0]
     if not hasattr(module, func):
-        raise ValueError(f"{path} has no function '{func}'")
+        raise ValueError(f"{path} has no function '{printable(func)}'")
     return getattr(module, func)
 
 

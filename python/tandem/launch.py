@@ -15,7 +15,7 @@ import itertools
 from typing import Optional, Tuple
 
 from .active import active, fail
-from .errors import TraceError, user_location
+from .errors import TraceError, printable, user_location
 
 
 class KernelFunction:
@@ -86,7 +86,7 @@ def _size(s) -> int:
     except Exception:
         n = None
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-        fail(f"a launch grid dimension must be a positive integer, found {s!r}", call="kernel[grid]")
+        fail(f"a launch grid dimension must be a positive integer, found {printable(repr(s))}", call="kernel[grid]")
     return n
 
 

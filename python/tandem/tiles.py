@@ -12,7 +12,7 @@ from typing import List, Optional, Tuple
 from . import ir
 from .active import current, fail
 from .dtypes import DTYPES_BY_KIR, PSUM, SBUF, SHARED_HBM, Buffer, DType, to_dtype
-from .errors import UnsupportedError, user_location
+from .errors import UnsupportedError, printable, user_location
 from .indices import GridTerm, IndexRange, TileValue, is_int, unwrap, wrap
 from .ir import Access, Index, Instruction, Loop, Stride, Tensor
 from .printer import access as print_access
@@ -304,7 +304,7 @@ def _index_view(t: Tile, key) -> Tile:
         if isinstance(k, slice):
             step = 1 if k.step is None else unwrap(k.step, "slice step")
             if not is_int(step) or step < 1:
-                fail(f"slice step {k.step!r}: a step must be a positive integer", call="tile[...]")
+                fail(f"slice step {printable(repr(k.step))}: a step must be a positive integer", call="tile[...]")
             if step > 1 and (d is None or t.index[d].pattern):
                 fail(f"slice step {step} of a dimension that is already strided or added", call="tile[...]")
             start = 0 if k.start is None else _bound(k.start, size, "slice start")
@@ -441,10 +441,10 @@ def _ap_view(t: Tile, pattern, offset, dtype) -> Tile:
 
 def _ap_pair(p):
     if not isinstance(p, (list, tuple)) or len(p) != 2 or not all(is_int(unwrap(x, "access pattern")) for x in p):
-        fail(f"access pattern entry {p!r} must be a [step, count] pair of integers", call="tile.ap")
+        fail(f"access pattern entry {printable(repr(p))} must be a [step, count] pair of integers", call="tile.ap")
     step, count = (unwrap(x, "access pattern") for x in p)
     if step < 1 or count < 1:
-        fail(f"access pattern entry {p!r} needs step >= 1 and count >= 1", call="tile.ap")
+        fail(f"access pattern entry {printable(repr(p))} needs step >= 1 and count >= 1", call="tile.ap")
     return step, count
 
 

@@ -32,7 +32,7 @@ from typing import Optional, Tuple
 from .active import activate, active
 from .context import Context
 from .dtypes import to_dtype_outside
-from .errors import TraceError, in_package, user_location
+from .errors import TraceError, in_package, printable, user_location
 from .indices import is_int
 from .ir import Kernel, Location
 from .launch import KernelFunction, launch
@@ -62,7 +62,7 @@ def parse_shape(text: str) -> Tuple[int, ...]:
     """`128x512` -> (128, 512)."""
     parts = text.lower().split("x")
     if not all(p.strip().isdigit() for p in parts):
-        raise ValueError(f"'{text}' is not a shape like 128x512")
+        raise ValueError(f"'{printable(text)}' is not a shape like 128x512")
     return tuple(int(p) for p in parts)
 
 

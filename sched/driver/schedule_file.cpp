@@ -17,7 +17,7 @@ KernelInput read_and_schedule(const std::string& file, const std::string& hw, co
   // Check the pipeline before reading the kernel: a typo in --passes should not wait.
   std::vector<PipelineStep> steps = parse_pipeline(passes);
   for (const auto& p : run_options.print_after)
-    if (!find_pass(p)) throw Error("--print-after names unknown pass '" + p + "'");
+    if (!find_pass(p)) throw Error("--print-after names unknown pass '" + printable(p) + "'");
   KernelInput in{parse_kernel_file(file, popts), DepGraph()};
   in.deps = build_dep_graph(in.kernel);
   run_pipeline(in.kernel, in.deps, steps, run_options, std::cerr);

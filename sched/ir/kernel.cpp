@@ -238,7 +238,8 @@ std::vector<Access> Kernel::live_out_registers() const {
     const SpaceInfo* rf = t == kNoId ? nullptr : target->space(tensors[static_cast<size_t>(t)].space);
     if (!rf || !tensors[static_cast<size_t>(t)].register_file || close + 1 != group.size() || first < 0 ||
         last < first || last >= rf->registers)
-      throw Error(loc, "live_out names '" + group + "', not a register group of the register file such as v[100:107]");
+      throw Error(loc, "live_out names '" + printable(group) +
+                           "', not a register group of the register file such as v[100:107]");
     Access a;
     a.tensor = tensors[static_cast<size_t>(t)].name;
     a.tensor_id = t;

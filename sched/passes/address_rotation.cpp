@@ -32,7 +32,8 @@ AddressRotationPass::BufferChoice parse_buffers(const std::string& b) {
     if (used != b.size()) n = -1;
   } catch (const std::exception&) {
   }
-  if (n < 2 || n > 16) throw Error("address-rotation: buffers must be auto or a number from 2 to 16, not '" + b + "'");
+  if (n < 2 || n > 16)
+    throw Error("address-rotation: buffers must be auto or a number from 2 to 16, not '" + printable(b) + "'");
   return {n, false};
 }
 

@@ -23,8 +23,10 @@ const char* intern_file_name(const std::string& name) {
   return names.insert(name).first->c_str();
 }
 
+// The line an Error prints: its control characters escaped (printable, uncut) whatever the
+// message echoes, so that it stays one line; the message itself is kept as given.
 static std::string compose(const SourceLoc& loc, const std::string& message) {
-  return loc.valid() ? loc.str() + ": error: " + message : "error: " + message;
+  return printable(loc.valid() ? loc.str() + ": error: " + message : "error: " + message, std::string::npos);
 }
 
 Error::Error(SourceLoc loc, const std::string& message)

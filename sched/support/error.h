@@ -37,8 +37,11 @@ class Error : public std::runtime_error {
 std::string format_error(const Error& e);
 
 // User text echoed in a message: control characters and bytes that are not printable ASCII
-// escaped (\n, \t, \x01, \xc3), and cut to `max_chars` characters with "..." after the cut,
-// so that every message stays one readable line.
+// escaped (\n, \t, \r, \x01, \xc3), and cut to `max_chars` characters with "..." after the
+// cut, so that every message stays one readable line. Every message that echoes input passes
+// it through here (std::string::npos: escaped, never cut); an Error's line and every line the
+// command prints on stderr also pass whole, so a control character never reaches the terminal.
+// The Python front end's `tandem.errors.printable` is the same function.
 constexpr size_t kEchoMaxChars = 40;
 std::string printable(std::string_view text, size_t max_chars = kEchoMaxChars);
 

@@ -21,7 +21,7 @@ std::shared_ptr<spdlog::logger> logger(const std::string& component) {
 void set_log_level(const std::string& level) {
   auto parsed = spdlog::level::from_str(level);
   if (parsed == spdlog::level::off && level != "off")
-    throw Error("unknown log level '" + level + "' (use trace, debug, info, warn, error, off)");
+    throw Error("unknown log level '" + printable(level) + "' (use trace, debug, info, warn, error, off)");
   g_level = parsed;
   spdlog::apply_all([&](std::shared_ptr<spdlog::logger> l) { l->set_level(parsed); });
 }

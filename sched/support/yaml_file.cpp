@@ -15,7 +15,8 @@ YamlFile::YamlFile(const std::string& path, const std::string& what) : path_(pat
   try {
     root_ = YAML::Load(text);
   } catch (const YAML::ParserException& e) {
-    throw Error(SourceLoc{file_, e.mark.line + 1, e.mark.column + 1}, "malformed YAML: " + e.msg);
+    throw Error(SourceLoc{file_, e.mark.line + 1, e.mark.column + 1},
+                "malformed YAML: " + printable(e.msg, kEchoMaxChars * 10));
   }
   if (!root_.IsMap()) throw Error(SourceLoc{file_, 1, 1}, what + " must be a YAML mapping");
   check_keys(root_);
@@ -42,7 +43,7 @@ void YamlFile::check_keys(const YAML::Node& root) const {
         if (!kv.first.IsScalar()) fail(kv.first, "a mapping key must be a name, not a list or mapping");
         const auto [first, fresh] = keys.emplace(kv.first.Scalar(), kv.first);
         if (!fresh)
-          fail(kv.first, "key '" + kv.first.Scalar() + "' repeats in this mapping (first at line " +
+          fail(kv.first, "key '" + printable(kv.first.Scalar()) + "' repeats in this mapping (first at line " +
                              std::to_string(loc(first->second).line) + "); give each key once");
         todo.push_back(kv.second);
       }
@@ -76,7 +77,8 @@ void YamlFile::only_keys(const YAML::Node& n, const std::vector<std::string>& kn
       list += (list.empty() ? "" : ", ") + k;
     }
     if (!ok)
-      fail(kv.first, "unknown field '" + key + "' in " + where + did_you_mean(key, known) + " (known: " + list + ")");
+      fail(kv.first,
+           "unknown field '" + printable(key) + "' in " + where + did_you_mean(key, known) + " (known: " + list + ")");
   }
 }
 

@@ -15,7 +15,7 @@ class CostFormulaParser {
   void parse() {
     f_.root_ = expr();
     skip_ws();
-    if (i_ < s_.size()) fail("unexpected '" + std::string(1, s_[i_]) + "' in cost formula");
+    if (i_ < s_.size()) fail("unexpected '" + printable(std::string(1, s_[i_])) + "' in cost formula");
   }
 
  private:
@@ -114,11 +114,11 @@ class CostFormulaParser {
         i_ = start;
         std::string known;
         for (const auto& v : vars_) known += (known.empty() ? "" : ", ") + v;
-        fail("unknown variable '" + name + "' in cost formula (known: " + known + ")");
+        fail("unknown variable '" + printable(name) + "' in cost formula (known: " + known + ")");
       }
       return add({Op::Var, 0, static_cast<int>(it - vars_.begin()), {}});
     }
-    fail("unexpected '" + std::string(1, c) + "' in cost formula");
+    fail("unexpected '" + printable(std::string(1, c)) + "' in cost formula");
   }
 
   int call(const std::string& name, size_t start) {
@@ -132,7 +132,7 @@ class CostFormulaParser {
       op = name == "ceil" ? Op::Ceil : Op::Floor;
     } else {
       i_ = start;
-      fail("unknown function '" + name + "' in cost formula (use min, max, ceil, floor)");
+      fail("unknown function '" + printable(name) + "' in cost formula (use min, max, ceil, floor)");
     }
     eat('(');
     std::vector<int> args{expr()};

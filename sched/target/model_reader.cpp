@@ -96,7 +96,7 @@ class ModelReader {
     if (!n.IsSequence()) fail(n, what + " must be a list of engines");
     for (const auto& e : n) {
       std::string name = y_.str(e, what + "[]");
-      if (name != "dma" && !engine_names_.count(name)) fail(e, "unknown engine '" + name + "' in " + what);
+      if (name != "dma" && !engine_names_.count(name)) fail(e, "unknown engine '" + printable(name) + "' in " + what);
       out.insert(name);
     }
     return out;
@@ -226,7 +226,7 @@ void read_costs(R& r, const Node& n, EngineInfo& e, const std::string& what) {
   for (const auto& c : n) {
     const std::string op = c.first.as<std::string>();
     const std::string cwhat = what + "." + op;
-    if (!r.opcode_names_.count(op)) r.fail(c.first, "unknown opcode '" + op + "' in " + what);
+    if (!r.opcode_names_.count(op)) r.fail(c.first, "unknown opcode '" + printable(op) + "' in " + what);
     OpCost cost{CostFormula{}, std::nullopt};
     if (c.second.IsScalar()) {  // `op: "FORMULA"`
       cost.cycles = r.formula(c.second, cwhat);
@@ -253,7 +253,7 @@ const Table<SpaceInfo>& space_table() {
       {"role", Need::Optional,
        [](R& r, const Node& n, SpaceInfo& s, const std::string& w) {
          auto role = parse_space_role(r.text(n, w));
-         if (!role) r.fail(n, "unknown role '" + n.as<std::string>() + "' in " + w + " (use dram, onchip)");
+         if (!role) r.fail(n, "unknown role '" + printable(n.as<std::string>()) + "' in " + w + " (use dram, onchip)");
          s.role = *role;
        }},
       {"partitions", Need::Optional, count_field(&SpaceInfo::partitions), "partitions"},
@@ -288,7 +288,7 @@ const Table<OpcodeInfo>& opcode_table() {
        [](R& r, const Node& n, OpcodeInfo& op, const std::string& w) {
          auto c = parse_op_class(r.text(n, w));
          if (!c)
-           r.fail(n, "unknown opcode class '" + n.as<std::string>() +
+           r.fail(n, "unknown opcode class '" + printable(n.as<std::string>()) +
                          "' (use load, indirect_load, store, memset, compute, collective, barrier, branch)");
          op.op_class = *c;
        }},
@@ -300,7 +300,7 @@ const Table<OpcodeInfo>& opcode_table() {
            if (name == "dma") {
              if (!r.has_dma_) r.fail(e, "opcodes." + op.name + " runs on dma but the model has no 'dma' section");
            } else if (!r.engine_names_.count(name)) {
-             r.fail(e, "unknown engine '" + name + "' in " + w);
+             r.fail(e, "unknown engine '" + printable(name) + "' in " + w);
            }
            op.engines.push_back(name);
          }
@@ -310,7 +310,8 @@ const Table<OpcodeInfo>& opcode_table() {
          if (!n.IsSequence()) r.fail(n, w + " must be a list");
          for (const auto& e : n) {
            auto tag = parse_op_tag(r.text(e, w + "[]"));
-           if (!tag) r.fail(e, "unknown tag '" + e.as<std::string>() + "' in " + w + " (use wmma, lds_load)");
+           if (!tag)
+             r.fail(e, "unknown tag '" + printable(e.as<std::string>()) + "' in " + w + " (use wmma, lds_load)");
            op.tags.insert(*tag);
          }
        }},
@@ -388,7 +389,7 @@ const Table<ConflictRule>& conflict_table() {  // conflicts[]
       {"space", Need::Always,
        [](R& r, const Node& n, ConflictRule& c, const std::string& w) {
          c.space = r.text(n, w);
-         if (!r.space_names_.count(c.space)) r.fail(n, "unknown space '" + c.space + "' in conflicts");
+         if (!r.space_names_.count(c.space)) r.fail(n, "unknown space '" + printable(c.space) + "' in conflicts");
        }},
       {"engines", Need::Always,
        [](R& r, const Node& n, ConflictRule& c, const std::string& w) {

@@ -227,7 +227,7 @@ std::string resolve_model_file(const std::string& name_or_file, SourceLoc where)
   if (path.empty()) {
     std::string looked;
     for (const std::string& d : model_dirs()) looked += (looked.empty() ? "" : ", ") + d;
-    throw Error(where, "unknown model '" + name_or_file + "': no " + name_or_file + ".yaml in " +
+    throw Error(where, "unknown model '" + printable(name_or_file) + "': no " + printable(name_or_file) + ".yaml in " +
                            (looked.empty() ? std::string("any model directory") : looked) +
                            " (set TANDEM_MODELS_DIR or pass --hw FILE)");
   }
@@ -236,7 +236,8 @@ std::string resolve_model_file(const std::string& name_or_file, SourceLoc where)
 
 std::shared_ptr<const Target> find_target(const std::string& name, SourceLoc where) {
   if (!is_model_name(name))
-    throw Error(where, "unknown target '" + name + "': a target is a model name (trn2), not a file; pass --hw FILE");
+    throw Error(
+        where, "unknown target '" + printable(name) + "': a target is a model name (trn2), not a file; pass --hw FILE");
   return load_target(resolve_model_file(name, where));
 }
 

@@ -159,6 +159,7 @@ SimResult run_simulation(const SimProgram& p, const SimOptions& options) {
   r.checked = checker != nullptr;
   r.systemc_waits = ctx->kernel_waits;
   r.systemc_deltas = static_cast<int64_t>(sc_core::sc_delta_count());
+  r.ledger_peak_spans = ledger->peak_spans();
   if (checker)
     for (const Hazard& h : checker->hazards())
       r.hazards.push_back(

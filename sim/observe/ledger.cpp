@@ -138,6 +138,7 @@ void Ledger::Iter::reset() {
   start = std::numeric_limits<Picos>::max();
   end = 0;
   received = 0;
+  settled = false;
   dma_min_start = std::numeric_limits<Picos>::max();
   dma_max_end = 0;
   wmma_bubble = 0;
@@ -150,6 +151,9 @@ void Ledger::Listed::reset() {
   compute.clear();
   exposed = 0;
   stall = {};
+  compute_settled = 0;
+  dma_settled = 0;
+  overlap_settled = 0;
 }
 
 void Ledger::IterRing::grow() {
@@ -171,7 +175,7 @@ void Ledger::IterRing::grow() {
 
 void Ledger::IterRing::pop_front() {
   Iter& it = slots_[head_];
-  if (it.kept) it.listed->reset();  // only a kept iteration's was written
+  if (it.kept || it.settled) it.listed->reset();  // only then was it written
   it.reset();
   head_ = (head_ + 1) & mask_;
   --size_;
@@ -302,6 +306,17 @@ void Ledger::SpanSet::merge_all() {
 const Ledger::Intervals& Ledger::SpanSet::merged() {
   if (!merged_) merge_all();
   return spans_;
+}
+
+template <typename Each>
+Picos Ledger::SpanSet::forget_before(Picos until, Each each) {
+  merged();
+  for (const auto& [a, b] : spans_) {
+    if (a >= until) break;
+    each(a, std::min(b, until));
+  }
+  ::tandem::forget_before(spans_, until);
+  return spans_.empty() ? kNever : spans_.begin()->first;
 }
 
 void Ledger::count_exposed(LoopState& s, Picos until) {
@@ -473,22 +488,30 @@ void Ledger::barrier_wait(const InstanceRecord& r, Picos waited, bool released_b
   return compute_search(t);
 }
 
+[[gnu::always_inline]] inline Picos Ledger::overlap_with_compute(Picos a, Picos b) {
+  Picos overlap = 0;
+  for (auto it = compute_busy_.begin() + static_cast<std::ptrdiff_t>(compute_from(a));
+       it != compute_busy_.end() && it->first < b; ++it) {
+    const Picos lo = std::max(a, it->first), hi = std::min(b, it->second);
+    if (hi > lo) overlap += hi - lo;
+  }
+  return overlap;
+}
+
 [[gnu::always_inline]] inline Picos Ledger::overlap_with_compute(const Intervals& dma) {
   Picos overlap = 0;
-  for (const auto& [a, b] : dma) {
-    for (auto it = compute_busy_.begin() + static_cast<std::ptrdiff_t>(compute_from(a));
-         it != compute_busy_.end() && it->first < b; ++it) {
-      const Picos lo = std::max(a, it->first), hi = std::min(b, it->second);
-      if (hi > lo) overlap += hi - lo;
-    }
-  }
+  for (const auto& [a, b] : dma) overlap += overlap_with_compute(a, b);
   return overlap;
 }
 
 [[gnu::always_inline]] inline void Ledger::finalize(LoopState& s, Iter& it) {
   const Intervals& dma = it.dma.merged();
-  const Picos dma_union = total_length(dma);
-  const Picos overlapped = overlap_with_compute(dma);
+  Picos dma_union = total_length(dma);
+  Picos overlapped = overlap_with_compute(dma);
+  if (it.settled) {
+    dma_union += it.listed->dma_settled;
+    overlapped += it.listed->overlap_settled;
+  }
   s.result.dma_busy_ps += dma_union;
   s.result.overlapped_dma_ps += overlapped;
   s.result.wmma_bubble_ps += it.wmma_bubble;
@@ -521,7 +544,7 @@ void Ledger::barrier_wait(const InstanceRecord& r, Picos waited, bool released_b
   r.start_ps = d.start == kNever ? 0 : d.start;
   r.end_ps = it.end;
   r.dma_busy_ps = dma_union;
-  r.compute_busy_ps = total_length(d.compute.merged());
+  r.compute_busy_ps = d.compute_settled + total_length(d.compute.merged());
   r.overlap = dma_union > 0 ? static_cast<double>(overlapped) / static_cast<double>(dma_union) : 0.0;
   r.exposed_dma_ps = d.exposed;
   r.stall_ps = d.stall;
@@ -573,6 +596,29 @@ Picos Ledger::watermark() {
   return *std::min_element(h.begin(), h.end());
 }
 
+Picos Ledger::settle(LoopState& s, Picos until, int64_t& held) {
+  Picos first = kNever;
+  for (size_t i = 0; i < s.pending.size(); ++i) {
+    Iter& it = s.pending[i];
+    if (it.dma_min_start < until) {
+      Listed& d = *it.listed;
+      it.settled = true;
+      it.dma_min_start = it.dma.forget_before(until, [&](Picos a, Picos b) {
+        d.dma_settled += b - a;
+        d.overlap_settled += overlap_with_compute(a, b);
+      });
+    }
+    if (it.kept) {
+      Listed& d = *it.listed;
+      d.compute.forget_before(until, [&](Picos a, Picos b) { d.compute_settled += b - a; });
+      held += static_cast<int64_t>(d.compute.size());
+    }
+    held += static_cast<int64_t>(it.dma.size());
+    first = std::min(first, it.dma_min_start);
+  }
+  return first;
+}
+
 void Ledger::try_finalize(bool all_done) {
   finalize_at_ = recorded_.load(std::memory_order_relaxed) + kFinalizeEvery;
   const Picos watermark = all_done ? kNever : this->watermark();
@@ -586,6 +632,7 @@ void Ledger::try_finalize(bool all_done) {
   Picos keep_from = watermark;
   // Each loop's results are its own: the order the loops are visited in changes nothing.
   size_t still_active = 0;
+  int64_t held = 0;
   for (const LoopId l : active_) {
     LoopState& s = loops_[static_cast<size_t>(l)];
     while (!s.pending.empty()) {
@@ -595,8 +642,9 @@ void Ledger::try_finalize(bool all_done) {
       s.pending.pop_front();
       ++s.base;
     }
-    for (size_t i = 0; i < s.pending.size(); ++i) keep_from = std::min(keep_from, s.pending[i].dma_min_start);
+    keep_from = std::min(keep_from, settle(s, watermark, held));
     count_exposed(s, watermark);
+    held += static_cast<int64_t>(s.dma_wall.size());
     if (s.pending.empty() && s.dma_wall.empty())
       s.active = false;  // its next record starts after this watermark: nothing before it is asked again
     else
@@ -614,6 +662,9 @@ void Ledger::try_finalize(bool all_done) {
   const size_t erased = static_cast<size_t>(kept_from - compute_busy_.begin());
   compute_busy_.erase(compute_busy_.begin(), kept_from);
   compute_hint_ = compute_hint_ > erased ? compute_hint_ - erased : 0;
+  held += static_cast<int64_t>(compute_busy_.size());
+  for (const Intervals& busy : engine_sets_busy_) held += static_cast<int64_t>(busy.size());
+  peak_spans_ = std::max(peak_spans_, held);
 }
 
 }  // namespace tandem

@@ -3,7 +3,9 @@
 // (ledger.cpp: the records and the per-iteration rows; ledger_summary.cpp: the result).
 // Memory is bounded by how far units run ahead of each other, not by the number of dynamic
 // instances: an iteration is finalised as soon as all its instances are in and no unit can
-// still produce compute time that overlaps its transfers.
+// still produce compute time that overlaps its transfers, and an iteration still open (an
+// outer loop's, while its inner loops run) keeps only its spans after the watermark: the part
+// before it is final and is added up at each finalization.
 #pragma once
 
 #include <algorithm>
@@ -48,6 +50,8 @@ class Ledger final : public InstanceObserver {
   void unit_done() override { try_finalize(); }
   // Finalises everything (all units are done) and fills in the bounds.
   SimResult finish();
+  // The most busy intervals and spans held after a finalization (SimResult::ledger_peak_spans).
+  int64_t peak_spans() const { return peak_spans_; }
 
   // Disjoint intervals [start, end), sorted: mostly appended at the end as the simulation
   // advances, so a vector (no allocation per record once grown) whose append is inline
@@ -106,6 +110,12 @@ class Ledger final : public InstanceObserver {
     }
     // Sorted, disjoint and not touching.
     const Intervals& merged();
+    size_t size() const { return spans_.size(); }
+    // Drops what lies before `until` (a span across it keeps its part from `until` on) and
+    // returns the first span left's start (kNever when none), after `each(a, b)` has seen
+    // each dropped part [a, b) of the merged spans.
+    template <typename Each>
+    Picos forget_before(Picos until, Each each);
 
    private:
     void add_out_of_order(Picos a, Picos b);
@@ -116,12 +126,16 @@ class Ledger final : public InstanceObserver {
   // What only a listed iteration's result reads (finalize()): written only while it is kept,
   // in a slot beside the iteration's, so that the ring's part every record touches is two
   // cache lines (a finalised iteration's slot is written up to kFinalizeEvery records before).
+  // Also holds, for any iteration with `settled` set, the sums of its spans already dropped.
   struct Listed {
     Picos start = std::numeric_limits<Picos>::max();
     SpanSet compute;
     Picos exposed = 0;
     StallArray stall{};
-    void reset();  // back to fresh, keeping the span storage
+    Picos compute_settled = 0;  // length of the compute spans dropped
+    Picos dma_settled = 0;      // length of the DMA spans dropped
+    Picos overlap_settled = 0;  // their overlap with compute busy time
+    void reset();               // back to fresh, keeping the span storage
   };
   struct alignas(128) Iter {  // 128 bytes: the index is a shift; what every record touches first
     int64_t iv = 0;
@@ -136,6 +150,7 @@ class Ledger final : public InstanceObserver {
     // Listed in the result (a long loop lists its first and last ones): only then is
     // `listed` written or read.
     bool kept = true;
+    bool settled = false;  // some spans were dropped into the slot's Listed sums
     SpanSet dma;
     Listed* listed = nullptr;  // its slot's (IterRing keeps it)
     // Back to a fresh iteration, keeping the span storage (no allocation per iteration).
@@ -221,8 +236,10 @@ class Ledger final : public InstanceObserver {
   // Adds to the loop's exposed DMA the time before `until` when some of its transfers moved
   // and none of its compute engines was busy, then forgets the intervals before `until`.
   void count_exposed(LoopState& s, Picos until);
-  // The time during which some compute engine was busy within the merged spans `dma`.
+  // The time during which some compute engine was busy within the merged spans `dma`, or
+  // within [a, b).
   Picos overlap_with_compute(const Intervals& dma);
+  Picos overlap_with_compute(Picos a, Picos b);
   // The first interval of compute_busy_ that ends after `t` (or its size).
   size_t compute_from(Picos t);
   size_t compute_search(Picos t);  // compute_from when its previous answer no longer holds
@@ -230,6 +247,9 @@ class Ledger final : public InstanceObserver {
   Picos watermark();
   void try_finalize(bool all_done = false);
   void finalize(LoopState& s, Iter& it);
+  // Adds up and drops the spans of the loop's open iterations before `until`; returns the
+  // earliest start of a DMA span still held and counts the spans held into `held`.
+  Picos settle(LoopState& s, Picos until, int64_t& held);
   // The bounds, from sched/analysis/loop_bounds over the lowered program.
   void compute_bounds(SimResult& out);
 
@@ -276,6 +296,7 @@ class Ledger final : public InstanceObserver {
   std::vector<StreamUnit::Horizon> horizons_;
   std::vector<Picos> bounds_;
   Picos passed_ = 0;         // the last watermark: every record still to come starts at or after it
+  int64_t peak_spans_ = 0;   // peak_spans()
   Intervals compute_busy_;   // merged busy intervals of all compute engines
   size_t compute_hint_ = 0;  // compute_from's last answer
   Picos total_ = 0;

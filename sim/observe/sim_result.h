@@ -143,6 +143,10 @@ struct SimResult {
   // waits there (for simulated time, a port's grant; hand-offs are not), and delta cycles.
   int64_t systemc_waits = 0;
   int64_t systemc_deltas = 0;
+  // The most busy intervals and spans the ledger still held after a finalization (its memory;
+  // tests and bench/sim_bench, not part of tandem.sim/1): bounded by how far the units run
+  // ahead of each other, not by the instances of a loop or of an outer loop's iteration.
+  int64_t ledger_peak_spans = 0;
 };
 
 }  // namespace tandem

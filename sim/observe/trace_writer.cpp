@@ -29,11 +29,41 @@ std::string thousandths(int64_t n) {
   return buf;
 }
 
+// The length of the well-formed UTF-8 sequence at s[i] (a byte of 0x80 or more), or 0.
+size_t utf8_length(const std::string& s, size_t i) {
+  const unsigned char c = static_cast<unsigned char>(s[i]);
+  const size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k)
+    if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return 0;
+  const unsigned char d = static_cast<unsigned char>(s[i + 1]);
+  if ((c == 0xe0 && d < 0xa0) || (c == 0xed && d >= 0xa0) || (c == 0xf0 && d < 0x90) || (c == 0xf4 && d >= 0x90))
+    return 0;  // overlong, a surrogate, or past U+10FFFF
+  return n;
+}
+
+// A JSON string (RFC 8259) of `s`, whatever names it holds: quotes and backslashes escaped,
+// control characters as \u00XX, UTF-8 as it is, and a byte that is not UTF-8 as U+FFFD.
 std::string quoted(const std::string& s) {
   std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += s[i];
+    } else if (c < 0x20 || c == 0x7f) {
+      static const char* hex = "0123456789abcdef";
+      out += "\\u00";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    } else if (c < 0x80) {
+      out += s[i];
+    } else if (const size_t n = utf8_length(s, i)) {
+      out.append(s, i, n);
+      i += n - 1;
+    } else {
+      out += "\\ufffd";
+    }
   }
   return out + "\"";
 }

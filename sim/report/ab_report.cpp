@@ -136,7 +136,7 @@ std::string format_ab_json(const AbInput& a, const AbInput& b) {
               {"b", {{"pipeline", b.pipeline}, {"model", jb.at("model")}, {"races", races_b}, {"result", jb}}},
               {"racy", racy},
               {"diff", diff}};
-  return out.dump(2) + "\n";
+  return out.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";  // a name that is not UTF-8: U+FFFD
 }
 
 }  // namespace tandem

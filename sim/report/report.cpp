@@ -158,7 +158,7 @@ std::string format_json(const SimResult& r) {
   Json units = Json::object();
   for (const MetricInfo& m : metric_table()) units[metric_scope_name(m.scope)][m.name] = m.unit;
   j["units"] = units;
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";  // a name that is not UTF-8: U+FFFD
 }
 
 SimResult parse_sim_json(const std::string& sim_json) {

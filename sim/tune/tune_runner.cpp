@@ -73,7 +73,7 @@ Budget parse_budget(const std::string& text) {
   else if (used > 0 && scale > 0 && v > 0)
     b.seconds = v * scale;
   else
-    throw Error("--budget '" + text + "': give a number of points (40) or a time (30s, 2m, 1h)");
+    throw Error("--budget '" + printable(text) + "': give a number of points (40) or a time (30s, 2m, 1h)");
   return b;
 }
 
@@ -754,7 +754,7 @@ int run_tune(const TuneRun& args) {
   Json summary = summarize_search(args, space, search, exhaustive, budget, interrupted, seconds);
   if (best.eval) add_best(summary, args, search, *best.eval, best.unconfirmed);
   const std::string text = format_tune_text(summary, args.explain_space);
-  std::fputs((args.json ? summary.dump(2) + "\n" : text).c_str(), stdout);
+  std::fputs((args.json ? summary.dump(2, ' ', false, Json::error_handler_t::replace) + "\n" : text).c_str(), stdout);
   std::fflush(stdout);
   if (!best.eval) {
     if (interrupted) return 130;

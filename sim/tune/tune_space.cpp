@@ -245,7 +245,7 @@ TuneSpace load_space(const std::string& path, const std::string& kernel, const s
   y.only_keys(root, {"derive", "parameters"}, "the space");
   if (root["derive"]) {
     const std::string v = y.str(root["derive"], "derive");
-    if (v != "true" && v != "false") y.fail(root["derive"], "derive must be true or false, not '" + v + "'");
+    if (v != "true" && v != "false") y.fail(root["derive"], "derive must be true or false, not '" + printable(v) + "'");
     // derive: false starts from the seeds alone; the file's parameters are the whole space.
     if (v == "false") {
       space.dims.resize(1);
@@ -275,7 +275,7 @@ TuneSpace load_space(const std::string& path, const std::string& kernel, const s
       else
         check_value(y, v, name, v.Scalar());
       if (std::find(d.values.begin(), d.values.end(), v.Scalar()) != d.values.end())
-        y.fail(v, name + " lists '" + v.Scalar() + "' twice");
+        y.fail(v, name + " lists '" + printable(v.Scalar()) + "' twice");
       d.values.push_back(v.Scalar());
     }
     auto same =

@@ -97,3 +97,49 @@ def test_missing_binary(monkeypatch, tmp_path):
         tandem.simulate(str(tmp_path / "x.kir"))
     assert ei.value.returncode == 2 and ei.value.message == "boom: internal"
     assert os.environ["TANDEM_BIN"] == str(fake)
+
+
+# -- message format (robust reproducer 14-message-format.sh) ------------------------------
+
+
+def test_printable_escapes_control_characters_and_cuts_long_values():
+    from tandem.errors import printable
+
+    assert printable("a\rb\x0bc\nd\te\x1b") == "a\\rb\\x0bc\\nd\\te\\x1b"
+    assert printable("\u00e9") == "\\xc3\\xa9"  # counted and escaped by UTF-8 byte, as the binary does
+    assert printable("x" * 40) == "x" * 40 and printable("x" * 41) == "x" * 40 + "..."
+    assert printable("x" * 5000, None) == "x" * 5000
+
+
+def test_a_trace_error_is_one_line_whatever_it_echoes():
+    e = tandem.TraceError("bad value 'a\rb\nc'", tandem.ir.Location("k.py", 3, 4), "nl.x")
+    assert str(e) == "k.py:3:4: error: nl.x: bad value 'a\\rb\\nc'"
+    assert e.message == "bad value 'a\rb\nc'"  # the parts are kept as given
+
+
+@pytest.mark.parametrize("args, shown", [
+    (["--shapes", "128x512,1\r2"], "--shapes item '1\\r2' is not a shape"),
+    (["--shapes", "128x512,a" + "y" * 5000], "--shapes item 'a" + "y" * 39 + "...' is not a shape"),
+    (["--param", "x\x0by"], "--param 'x\\x0by' is not NAME=VALUE"),
+    (["--grid", "4\n" + "8" * 5000], "--grid '4\\n" + "8" * 38 + "...' is not a launch grid"),
+])
+def test_cli_options_are_echoed_escaped_and_cut(root, tmp_path, args, shown):
+    from test_cli import run
+
+    src = tmp_path / "k.py"
+    src.write_text("from tandem import nki\nimport tandem.nki.language as nl\n\n\n@nki.jit\ndef k(a):\n"
+                   "    return nl.load(a)\n")
+    p = run(root, f"{src}:k", *args)
+    lines = p.stderr.splitlines()  # str.splitlines also splits at \r, \x0b and \x1c-\x1e
+    assert p.returncode == 2 and shown in lines[-1], p.stderr
+    assert len(lines[-1]) < 200
+
+
+def test_a_kernel_raising_a_message_with_control_characters_is_one_line(root, tmp_path):
+    from test_cli import run
+
+    src = tmp_path / "k.py"
+    src.write_text("from tandem import nki\n\n\n@nki.jit\ndef k(a):\n    raise ValueError('one\\rtwo\\nthree')\n")
+    p = run(root, f"{src}:k", "--shapes", "128x512")
+    assert p.returncode == 1 and len(p.stderr.splitlines()) == 1, p.stderr
+    assert p.stderr.strip().endswith("the kernel raised ValueError: one\\rtwo\\nthree")

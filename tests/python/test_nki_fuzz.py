@@ -47,3 +47,15 @@ def test_mutated_kernel_files_end_in_one_located_line(root, tmp_path, seed):
     if p.returncode == 1:
         errors = [l for l in p.stderr.splitlines() if l.strip() and not l.startswith("tandem-nki: launch grid")]
         assert len(errors) == 1 and ": error: " in errors[0], p.stderr
+
+
+def test_python_compile_warnings_are_not_printed(root, tmp_path):
+    """A finding of scripts/fuzz-nki: a mutant with `out[i * 128(i + 1) * 128, :]` made Python
+    print a two-line SyntaxWarning before the located error."""
+    path = tmp_path / "mutant.py"
+    path.write_text("from tandem import nki\nimport tandem.nki.language as nl\n\n\n@nki.jit\ndef k(a):\n"
+                    "    t = nl.load(a)\n    return t[0 * 128(1) * 128, :]\n")
+    p = subprocess.run([sys.executable, os.path.join(root, "python", "tandem-nki"), f"{path}:k", "--shapes",
+                        "128x512"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 1 and len(p.stderr.splitlines()) == 1, p.stderr
+    assert "Warning" not in p.stderr and "the kernel raised TypeError: 'int' object is not callable" in p.stderr

@@ -713,3 +713,52 @@ def test_strided_views_refused():
         with pytest.raises(tandem.TraceError) as ei:
             tandem.trace(locals()[fn], (128, 512))
         assert message in located(ei, fn), fn
+
+
+# -- cost --------------------------------------------------------------------------------
+
+
+def test_temporaries_of_one_name_take_names_in_linear_work(monkeypatch):
+    """Robust reproducer 12-nki-tracer-quadratic.py: N temporaries of one name (`t = nl.exp(t)`
+    in a static_range) used to try t_2, t_3, ... from 2 for each (N^2 / 2 names tried; 10,000
+    took 30 s). Counted, not timed: the names the tracer tries stay within 3 per name taken."""
+    from tandem.context import Names
+
+    made = []
+    unique = Names.unique
+
+    def counted(self, base):
+        made.append(self)
+        return unique(self, base)
+
+    monkeypatch.setattr(Names, "unique", counted)
+
+    @nki.jit
+    def k(a, N=1000):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        t = nl.load(a)
+        for _ in nl.static_range(N):
+            t = nl.exp(t)
+        nl.store(out, value=t)
+        return out
+
+    text = kir(k, (128, 512), N=2000)
+    assert text.count("activation") == 2000 and "activation %t_2001 <- %t_2000" in text
+    names = made[-1]
+    assert len(names) > 2000 and names.probes <= 3 * len(names), (names.probes, len(names))
+
+
+def test_a_freed_name_is_taken_again_first():
+    from tandem.context import Names
+
+    names = Names()
+    assert [names.unique("t") for _ in range(6)] == ["t", "t_2", "t_3", "t_4", "t_5", "t_6"]
+    names.discard("t_3")
+    names.discard("t_5")
+    names.add("t_7")
+    assert [names.unique("t") for _ in range(4)] == ["t_3", "t_5", "t_8", "t_9"]
+    names.discard("t")
+    assert names.unique("t") == "t" and "t" in names and "t_3" in names
+    names.add("x_02")
+    names.discard("x_02")  # not a suffix unique() gives
+    assert names.unique("x") == "x" and names.unique("x") == "x_2"

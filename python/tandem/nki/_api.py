@@ -4,7 +4,7 @@ calling conventions, with every mistake reported at the user's line."""
 import functools
 
 from ..active import current, fail
-from ..errors import UnsupportedError, user_location
+from ..errors import UnsupportedError, printable, user_location
 from ..indices import check_mask, describe
 from ..tiles import Tile
 
@@ -57,9 +57,9 @@ def bind(names, args, kwargs, required=(), defaults=None):
     given = dict(zip(names, args))
     for k, v in kwargs.items():
         if k in given:
-            fail(f"got multiple values for argument '{k}'")
+            fail(f"got multiple values for argument '{printable(k)}'")
         if k not in names:
-            fail(f"unsupported argument '{k}' (supported: {', '.join(names)})")
+            fail(f"unsupported argument '{printable(k)}' (supported: {', '.join(names)})")
         given[k] = v
     out.update(given)
     missing = [r for r in required if r not in out]

@@ -12,6 +12,7 @@ from ..indices import IndexRange, Sym, unwrap
 # Private, so that nl.describe and nl.is_int, which NKI lacks, stay refused (__getattr__ below).
 from ..indices import describe as _describe
 from ..indices import is_int as _is_int
+from ..errors import printable as _printable
 from ..loops import LoopRange
 from ..tiles import Tile
 from ..launch import NeuronCores
@@ -337,7 +338,8 @@ def arange(start, stop=None):
         start, stop = 0, start
     s, e = unwrap(start, "nl.arange start"), unwrap(stop, "nl.arange stop")
     if not _is_int(s) or not _is_int(e) or e <= s:
-        fail(f"nl.arange({start!r}, {stop!r}) must be a non-empty constant range", call="nl.arange")
+        fail(f"nl.arange({_printable(repr(start))}, {_printable(repr(stop))}) must be a non-empty constant range",
+             call="nl.arange")
     return IndexRange(s, e - s)
 
 
@@ -350,10 +352,10 @@ class _MGrid:
         out = []
         for axis, k in enumerate(keys):
             if not isinstance(k, slice) or k.step not in (None, 1):
-                fail(f"nl.mgrid takes contiguous slices, found {k!r}", call="nl.mgrid")
+                fail(f"nl.mgrid takes contiguous slices, found {_printable(repr(k))}", call="nl.mgrid")
             lo = 0 if k.start is None else k.start
             if not _is_int(lo) or not _is_int(k.stop) or k.stop <= lo:
-                fail(f"nl.mgrid slice {k!r} must be a non-empty constant range", call="nl.mgrid")
+                fail(f"nl.mgrid slice {_printable(repr(k))} must be a non-empty constant range", call="nl.mgrid")
             out.append(IndexRange(lo, k.stop - lo, axis))
         return out[0] if single else _Grid(out)
 
@@ -380,7 +382,7 @@ def _program(call, axis):
     ctx = current(call)
     ids, grid = ctx.program if ctx.program is not None else ((0,), (1,))
     if not isinstance(axis, int) or isinstance(axis, bool) or not 0 <= axis < len(grid):
-        fail(f"axis {axis!r} is not an axis of the launch grid {list(grid)}", call=call)
+        fail(f"axis {_printable(repr(axis))} is not an axis of the launch grid {list(grid)}", call=call)
     return ids, grid
 
 

@@ -99,18 +99,28 @@ std::set<size_t> start_csv(const SweepRun& args, const SweepTable& table, const 
                    out.c_str(), printable(torn).c_str());
   }
   const std::set<size_t> done = args.resume ? table.done_points(out) : std::set<size_t>{};
-  if (!args.resume || !std::filesystem::exists(out) || std::filesystem::is_empty(out))
-    std::ofstream(out, std::ios::trunc) << table.header() << "\n";
+  if (!args.resume || !std::filesystem::exists(out) || std::filesystem::is_empty(out)) {
+    std::ofstream header(out, std::ios::trunc);
+    header << table.header() << "\n";
+    header.close();
+    if (!header)
+      throw Error("-o " + out + ": cannot write the CSV's header (" + std::strerror(errno) + "); no point ran");
+  }
   return done;
 }
 
 // Appends a row to the CSV as each point finishes, and shows the progress line. One write per
-// whole row, flushed: an interrupted sweep leaves only complete rows.
+// whole row: an interrupted sweep leaves only complete rows, and a row that cannot be written
+// whole (a full disk) is cut back off and stops the sweep, the rows before it kept.
 class RowWriter {
  public:
   RowWriter(const SweepTable& table, const std::string& out, size_t points, bool progress_lines)
-      : table_(table), out_(out), points_(points), csv_(std::fopen(out.c_str(), "a")), progress_(progress_lines) {
-    if (!csv_) throw Error("cannot write " + out);
+      : table_(table),
+        out_(out),
+        points_(points),
+        csv_(::open(out.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC)),
+        progress_(progress_lines) {
+    if (csv_ < 0) throw Error("cannot write " + out);
   }
 
   void write(size_t point, const IsolatedOutcome& o) {
@@ -131,10 +141,7 @@ class RowWriter {
       const bool racy = o.output.substr(1, eol - 1) != "0";
       row = table_.row(point, racy ? "racy" : "ok", o.output.substr(eol + 1), "");
     }
-    std::fputs((row + "\n").c_str(), csv_);
-    if (std::fflush(csv_) != 0 || std::ferror(csv_))
-      throw Error("-o " + out_ + ": cannot append a row (" + std::strerror(errno) +
-                  "); the sweep stops: --resume runs the missing points once there is room");
+    append(row + "\n", point);
     ++finished_;
     failed_ += !ok;
     show_progress();
@@ -142,7 +149,7 @@ class RowWriter {
 
   // Closes the CSV and ends the progress line.
   void finish() {
-    std::fclose(csv_);
+    ::close(csv_);
     progress_.finish();
   }
 
@@ -150,6 +157,23 @@ class RowWriter {
   size_t failed() const { return failed_; }
 
  private:
+  void append(const std::string& line, size_t point) {
+    const off_t before = ::lseek(csv_, 0, SEEK_END);
+    for (size_t done = 0; done < line.size();) {
+      const ssize_t n = ::write(csv_, line.data() + done, line.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        const int err = n < 0 ? errno : ENOSPC;
+        // The torn row is cut back off (should that fail too, --resume drops it).
+        const bool cut = before >= 0 && ::ftruncate(csv_, before) == 0;
+        throw Error("-o " + out_ + ": cannot append the row of point " + std::to_string(point) + " (" +
+                    std::strerror(err) + "); the sweep stops, the rows before it kept" +
+                    (cut ? "" : " (and the torn row)") + ": --resume runs the missing points once there is room");
+      }
+      done += static_cast<size_t>(n);
+    }
+  }
+
   void show_progress() {
     const double seconds = progress_.seconds();
     const double rate = seconds > 0 ? static_cast<double>(finished_) / seconds : 0;
@@ -163,7 +187,7 @@ class RowWriter {
   const SweepTable& table_;
   const std::string& out_;
   const size_t points_;  // to run in this sweep
-  std::FILE* csv_;
+  int csv_;              // opened to append
   ProgressLine progress_;
   size_t finished_ = 0, failed_ = 0;
 };

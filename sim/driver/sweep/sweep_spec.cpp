@@ -98,7 +98,8 @@ class SweepReader {
     read_metrics(root["metrics"]);
     if (root["verify"]) {
       const std::string v = y_.str(root["verify"], "verify");
-      if (v != "true" && v != "false") y_.fail(root["verify"], "verify must be true or false, not '" + v + "'");
+      if (v != "true" && v != "false")
+        y_.fail(root["verify"], "verify must be true or false, not '" + printable(v) + "'");
       spec_.verify = v == "true";
     }
     return spec_;
@@ -119,7 +120,7 @@ class SweepReader {
       std::vector<std::string> found;
       for (size_t i = 0; rc == 0 && i < g.gl_pathc; ++i) found.push_back(g.gl_pathv[i]);
       ::globfree(&g);
-      if (found.empty()) y_.fail(p, "kernel pattern '" + p.Scalar() + "' matches no file");
+      if (found.empty()) y_.fail(p, "kernel pattern '" + printable(p.Scalar()) + "' matches no file");
       std::sort(found.begin(), found.end());
       for (const std::string& f : found) {
         // A broken kernel is the sweep file's error, found now.
@@ -140,7 +141,7 @@ class SweepReader {
     } catch (const Error& e) {
       y_.fail(n, e.message());
     }
-    if (!std::ifstream(path)) y_.fail(n, "model '" + m + "': cannot open " + path);
+    if (!std::ifstream(path)) y_.fail(n, "model '" + printable(m) + "': cannot open " + path);
     return path;
   }
 
@@ -166,8 +167,8 @@ class SweepReader {
     p.kind = SweepParameter::ModelField;
     for (const std::string& model : base_models())
       if (!model_field(YamlFile(model).root(), p.name))
-        y_.fail(key,
-                "unknown parameter '" + p.name + "': neither a field of " + model + " nor PASS.OPTION of a known pass");
+        y_.fail(key, "unknown parameter '" + printable(p.name) + "': neither a field of " + model +
+                         " nor PASS.OPTION of a known pass");
     return p;
   }
 
@@ -200,7 +201,7 @@ class SweepReader {
         if (!base.IsScalar())
           y_.fail(node, p.name + " is not a single value in " + model + "; sweep one of its fields");
         if (is_number(base.Scalar()) && !is_number(v))
-          y_.fail(node, p.name + " values must be numbers, as in " + model + " (got '" + v + "')");
+          y_.fail(node, p.name + " values must be numbers, as in " + model + " (got '" + printable(v) + "')");
       }
     }
     return v;
@@ -269,7 +270,7 @@ class SweepReader {
         if (p.kind != SweepParameter::PassOption) continue;
         const std::string pass = p.name.substr(0, p.name.find('.'));
         if (std::none_of(steps.begin(), steps.end(), [&](const PipelineStep& s) { return s.pass->name == pass; }))
-          y_.fail(at, p.name + ": pipeline '" + pipeline + "' has no " + pass + " step to set it on");
+          y_.fail(at, p.name + ": pipeline '" + printable(pipeline) + "' has no " + pass + " step to set it on");
       }
     }
   }
@@ -286,7 +287,7 @@ class SweepReader {
       if (std::find(known.begin(), known.end(), name) == known.end()) {
         std::string list;
         for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
-        y_.fail(m, "unknown metric '" + name + "' (known: " + list + ")");
+        y_.fail(m, "unknown metric '" + printable(name) + "' (known: " + list + ")");
       }
       spec_.metrics.push_back(name);
     }
@@ -316,15 +317,15 @@ void check_pass_option_name(const YamlFile& y, const YAML::Node& key) {
     if (o.name == option) return;
     known += (known.empty() ? "" : ", ") + o.name;
   }
-  y.fail(key, "pass '" + pass->name + "' has no option '" + option + "' (options: " + (known.empty() ? "none" : known) +
-                  ")");
+  y.fail(key, "pass '" + pass->name + "' has no option '" + printable(option) +
+                  "' (options: " + (known.empty() ? "none" : known) + ")");
 }
 
 void check_pipeline_value(const YamlFile& y, const YAML::Node& at, const std::string& text) {
   try {
     parse_pipeline(text);
   } catch (const Error& e) {
-    y.fail(at, "pipeline '" + text + "': " + e.message());
+    y.fail(at, "pipeline '" + printable(text) + "': " + e.message());
   }
 }
 
