@@ -190,8 +190,9 @@ std::string ir_instruction(const AsmKernel& k, int i, const std::map<int, LdsAdd
   auto v = [&](size_t n) { return group(*parse_vgpr(in.operands[n])); };
   auto lo = [&](size_t n) { return parse_vgpr(in.operands[n])->lo; };
   switch (in.kind) {
-    case InstKind::kWmma:
-      return name + in.mnemonic + " " + v(0) + " <- " + v(1) + ", " + v(2) + ", " + v(3);
+    case InstKind::kWmma:  // an operand tile is the register group it is read from
+      return name + in.mnemonic + " " + v(0) + " <- " + v(1) + ", " + v(2) + ", " + v(3) + " {" + attr::kATile +
+             " = \"" + v(1) + "\", " + attr::kBTile + " = \"" + v(2) + "\"}";
     case InstKind::kDsLoad:
       return name + in.mnemonic + " " + v(0) + " <- %lds[" + address(lds.at(i).reg, lds.at(i).offset) + "]";
     case InstKind::kDsStore:
