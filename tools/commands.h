@@ -19,5 +19,6 @@ void add_ab_command(CLI::App& root, int& exit_code);
 void add_sweep_command(CLI::App& root, int& exit_code);
 void add_tune_command(CLI::App& root, int& exit_code);
 void add_models_command(CLI::App& root, int& exit_code);
+void add_amdgpu_commands(CLI::App& root, int& exit_code);  // import-amdgpu, export-amdgpu
 
 }  // namespace tandem::cli

@@ -79,6 +79,7 @@ int main(int argc, char** argv) {
   tandem::cli::add_sweep_command(app, exit_code);
   tandem::cli::add_tune_command(app, exit_code);
   tandem::cli::add_models_command(app, exit_code);
+  tandem::cli::add_amdgpu_commands(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {

@@ -62,7 +62,7 @@ class VgprPressureOrder : public WmmaOrderProvider {
     for (size_t i = 0; i < n; ++i) {
       const Instruction& w = k.insts[wmmas[i]];
       for (int operand = 0; operand < 2; ++operand) {
-        const char* key = operand == 0 ? "a_tile" : "b_tile";
+        const char* key = operand == 0 ? attr::kATile : attr::kBTile;
         const AttrValue* tile = w.attrs.find(key);
         if (!tile || w.reads.size() < 2)
           return {{}, "WMMA " + k.display_name(wmmas[i]) + " carries no operand grouping (a_tile/b_tile)"};

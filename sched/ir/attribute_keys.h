@@ -13,6 +13,7 @@ inline constexpr const char* kStride = "stride";    // bytes per partition betwe
 // Loops.
 inline constexpr const char* kAdvance = "advance";                     // "v10 += 512": an address register's step
 inline constexpr const char* kPrefetchDistance = "prefetch_distance";  // prefetch-schedule{after,prefetch-distance}
+inline constexpr const char* kAsmLabel = "asm_label";  // import-amdgpu: the loop's label in the assembly
 
 // Instructions.
 inline constexpr const char* kAccumulate = "accumulate";  // a write that adds to what is there
@@ -25,11 +26,15 @@ inline constexpr const char* kZeroInit = "zero_init";                    // the 
 inline constexpr const char* kValue = "value";                           // memset's value
 inline constexpr const char* kIssueCycles = "issueCycles";               // per-instruction costs (wmma-reorder's)
 inline constexpr const char* kLatencyCycles = "latencyCycles";
-inline constexpr const char* kRanks = "ranks";  // a collective's ranks
-inline constexpr const char* kOp = "op";        // a collective's operation ("all_reduce")
+inline constexpr const char* kATile = "a_tile";       // wmma-reorder{vgpr}: the A operand tile a WMMA reads
+inline constexpr const char* kBTile = "b_tile";       // wmma-reorder{vgpr}: the B operand tile a WMMA reads
+inline constexpr const char* kRanks = "ranks";        // a collective's ranks
+inline constexpr const char* kOp = "op";              // a collective's operation ("all_reduce")
+inline constexpr const char* kMnemonic = "mnemonic";  // import-amdgpu: an opaque instruction's mnemonic
 
 // Kernels.
 inline constexpr const char* kDepsListed = "deps_listed";  // the dep lines are the whole graph
 inline constexpr const char* kLiveOut = "live_out";        // registers holding the result
+inline constexpr const char* kAsmHash = "asm_hash";        // import-amdgpu: the assembly file's hash
 
 }  // namespace tandem::attr

@@ -11,7 +11,7 @@ import sys
 
 # The folders in the order the data flows; a longer prefix wins (sim/driver/sweep).
 LAYERS = [
-    "sched/support", "sched/target", "sched/ir", "sched/analysis", "sched/passes", "sched/driver",
+    "sched/support", "sched/target", "sched/ir", "sched/analysis", "sched/amdgpu", "sched/passes", "sched/driver",
     "sim/lower", "sim/units", "sim/observe", "sim/report", "sim/driver", "sim/driver/sweep",
     "sim/tune", "tools",
 ]

@@ -8,7 +8,7 @@ config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".kir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py.in", "expect_error.py", "expect_exit.py", "check_trace.py", "check_layout.py",
-                   "check_report.py", "with_reader.py", "interrupt.py"]
+                   "check_report.py", "with_reader.py", "interrupt.py", "kir_equal.py"]
 
 config.substitutions.append(("%tandem", config.tandem_bin))
 config.substitutions.append(("%workloads", os.path.join(config.source_root, "workloads")))
@@ -54,3 +54,12 @@ config.substitutions.append(("%check-viewer", "node " + os.path.join(viewer, "ch
 if config.mpirun:
     config.available_features.add("mpi")
     config.substitutions.append(("%mpirun", config.mpirun + " --oversubscribe --allow-run-as-root -n"))
+
+# `REQUIRES: amdgpu-toolchain` tests compile gfx1100 kernels with clang-16 and assemble them with
+# llvm-mc-16 (scripts/setup installs both; docs/amdgpu.md).
+if shutil.which("clang-16") and shutil.which("llvm-mc-16"):
+    config.available_features.add("amdgpu-toolchain")
+config.substitutions.append(("%clang-gfx1100-hip", "clang-16 -x hip --offload-arch=gfx1100 -nogpulib -nogpuinc --cuda-device-only -O2 -S"))
+config.substitutions.append(("%clang-gfx1100", "clang-16 -target amdgcn-amd-amdhsa -mcpu=gfx1100 -nogpulib -O2 -S"))
+config.substitutions.append(("%llvm-mc-gfx1100", "llvm-mc-16 -triple=amdgcn-amd-amdhsa -mcpu=gfx1100"))
+config.substitutions.append(("%kir-equal", "python3 " + os.path.join(config.test_source_root, "kir_equal.py")))

@@ -22,7 +22,7 @@ _tandem() {
     --passes|--a|--b)
       COMPREPLY=($(compgen -W "none default auto" -- "$cur"))
       return ;;
-    -o|--output|--trace|--report|--csv|--log|--space)
+    -o|--output|--trace|--report|--csv|--log|--space|--asm)
       _filedir
       return ;;
   esac
