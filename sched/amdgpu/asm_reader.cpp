@@ -28,42 +28,37 @@ std::string strip_comment(const std::string& line) {
   return line;
 }
 
-// Splits at commas outside brackets and parentheses.
-std::vector<std::string> split_top(const std::string& s) {
+// Splits `s` at the characters `separates` accepts outside brackets and parentheses, dropping
+// blanks around each piece and empty pieces.
+template <class Separates>
+std::vector<std::string> split_outside_brackets(const std::string& s, Separates separates) {
   std::vector<std::string> out;
   int depth = 0;
   std::string cur;
+  const auto flush = [&] {
+    if (!trim(cur).empty()) out.push_back(trim(cur));
+    cur.clear();
+  };
   for (char c : s) {
     if (c == '[' || c == '(') ++depth;
     if (c == ']' || c == ')') --depth;
-    if (c == ',' && depth == 0) {
-      out.push_back(trim(cur));
-      cur.clear();
-    } else {
+    if (depth == 0 && separates(c))
+      flush();
+    else
       cur += c;
-    }
   }
-  if (!trim(cur).empty()) out.push_back(trim(cur));
+  flush();
   return out;
+}
+
+// Splits at commas outside brackets and parentheses.
+std::vector<std::string> split_top(const std::string& s) {
+  return split_outside_brackets(s, [](char c) { return c == ','; });
 }
 
 // Splits at blanks outside brackets and parentheses.
 std::vector<std::string> split_blanks(const std::string& s) {
-  std::vector<std::string> out;
-  int depth = 0;
-  std::string cur;
-  for (char c : s) {
-    if (c == '[' || c == '(') ++depth;
-    if (c == ']' || c == ')') --depth;
-    if (std::isspace(static_cast<unsigned char>(c)) && depth == 0) {
-      if (!cur.empty()) out.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  if (!cur.empty()) out.push_back(cur);
-  return out;
+  return split_outside_brackets(s, [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; });
 }
 
 InstKind classify(const std::string& m) {
