@@ -124,7 +124,7 @@ class TrnKernel {
   int width() { return r_.pick(std::vector<int>{128, 256, 512, 1024, 2048, 4096}); }
 
   void any_template(int depth) {
-    int kind = r_.below(depth < 1 ? 7 : 6);
+    int kind = r_.below(depth < 1 ? 8 : 7);
     switch (kind) {
       case 0:
       case 1:
@@ -142,10 +142,38 @@ class TrnKernel {
       case 5:
         collective_loop();
         break;
+      case 6:
+        strided_loop();
+        break;
       default:
         outer_loop(depth);
         break;
     }
+  }
+
+  // Strided accesses (docs/ir.md, Accesses): a tile of twice the width split into its even and
+  // odd columns, a strided write into the even ones (which covers nothing) read back whole, and
+  // now and then a strided load of every second DRAM column.
+  void strided_loop() {
+    shape_ += " strided";
+    const int w = r_.pick(std::vector<int>{64, 128, 256, 512});
+    const std::string p = "128", two = str(2 * w);
+    open_loop();
+    Tile whole = tile("sbuf", 128, 2 * w, "bf16");
+    inst("ld", "load " + whole.name + " <- " + dram_block(128, 2 * w, "bf16"));
+    Tile even = tile("sbuf", 128, w, "bf16"), odd = tile("sbuf", 128, w, "bf16");
+    inst("ev", "tensor_copy " + even.name + " <- " + whole.name + "[0:" + p + ", 0:" + str(2 * w - 1) + ":2]");
+    inst("od", "activation " + odd.name + " <- " + whole.name + "[0:" + p + ", 1:" + two + ":2] {func = \"exp\"}");
+    if (r_.chance(50)) {
+      inst("sw", "tensor_copy " + whole.name + "[0:" + p + ", 0:" + str(2 * w - 1) + ":2] <- " + odd.name);
+      inst("rd", "tensor_copy " + tile("sbuf", 128, 2 * w, "bf16").name + " <- " + whole.name);
+    }
+    if (r_.chance(50)) {
+      const std::string block = dram_block(128, 2 * w, "bf16");  // ends in "]": take every second column
+      inst("ls", "load " + even.name + " <- " + block.substr(0, block.size() - 1) + ":2]");
+    }
+    inst("st", "save " + dram_block(128, w, "bf16") + " <- " + even.name);
+    close_loop();
   }
 
   // Loads, an element-wise chain, a store.
