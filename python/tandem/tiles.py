@@ -368,7 +368,7 @@ def _strided_view(t: Tile, entries) -> Tile:
                 if extents.setdefault(g.axis, g.extent) != g.extent:
                     fail(f"grid axis {g.axis} has {extents[g.axis]} elements in one index and {g.extent} in another",
                          call="tile[...]")
-    order = sorted(a for a, n in extents.items())
+    order = sorted(extents)
     position = {a: i for i, a in enumerate(order)}
     oob = t.oob
     index = list(t.index)

@@ -104,12 +104,6 @@ int64_t pattern_count(const std::vector<StrideTerm>& pattern) {
   return n;
 }
 
-int64_t pattern_reach(const std::vector<StrideTerm>& pattern) {
-  int64_t reach = 1;
-  for (const StrideTerm& t : pattern) reach += (t.count - 1) * t.stride;
-  return reach;
-}
-
 bool pattern_dense(std::vector<StrideTerm> pattern, int64_t extent) {
   // Dense when, innermost (smallest stride) first, each stride is the number of indices the
   // terms inside it span.

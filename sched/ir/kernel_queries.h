@@ -59,10 +59,8 @@ std::vector<int> program_positions(const Kernel& k);
 std::pair<int64_t, int64_t> value_range(const Kernel& k, const AffineExpr& e);
 // The smallest hi - lo of `r` over the iterations of its loops (<= 0: an empty range).
 int64_t least_extent(const Kernel& k, const IndexRange& r);
-// A strided pattern: the indices it visits (the product of its counts), and its reach, the
-// length of [first, last] index (1 + sum((count - 1) * stride)).
+// The indices a strided pattern visits: the product of its counts.
 int64_t pattern_count(const std::vector<StrideTerm>& pattern);
-int64_t pattern_reach(const std::vector<StrideTerm>& pattern);
 // Whether `pattern` visits each of `extent` consecutive indices exactly once.
 bool pattern_dense(std::vector<StrideTerm> pattern, int64_t extent);
 

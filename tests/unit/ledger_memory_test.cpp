@@ -2,9 +2,8 @@
 // (SimResult::ledger_peak_spans, the most over the run) are bounded by how far the units run
 // ahead of each other, not by the instances of a loop nor of an outer loop's iteration. Robust reproducer
 // 07-nested-loop-dma-slowdown.kir: a DMA load in an inner loop under an outer loop, where the
-// outer iteration stays open while its inner loop runs; the ledger used to hold every DMA span
-// of that iteration and every compute interval since its first transfer (2 M instructions:
-// 112 MB, growing, at a fifth of the rate of the same body as a flat loop).
+// outer iteration stays open while its inner loop runs; the part of that iteration's spans the
+// watermark has passed is folded into sums, so the ledger holds no span of it.
 #include <catch2/catch.hpp>
 
 #include <iostream>
