@@ -347,10 +347,22 @@ std::optional<CapacityProblem> Allocator::first_problem() const {
     const int p = s.usage.first_above(s.space->capacity());
     if (p < 0) continue;
     const Wide used = s.usage.max(p, p);
-    // The tensors live there, each with its buffers and writers, in declaration order.
+    // The tensors live there, each with its buffers and writers, in declaration order: the
+    // kMaxListed largest when that leaves out two or more, and how many others.
+    constexpr size_t kMaxListed = 8;
+    std::vector<size_t> live_there;
+    for (size_t t = 0; t < k_.tensors.size(); ++t)
+      if (space_of_[t] == &s && !live_[t].empty() && p >= live_[t].first && p <= live_[t].last) live_there.push_back(t);
+    const size_t others = live_there.size() > kMaxListed + 1 ? live_there.size() - kMaxListed : 0;
+    if (others > 0) {
+      std::stable_sort(live_there.begin(), live_there.end(), [&](size_t a, size_t b) {
+        return footprint(static_cast<int>(a), buffers_[a]) > footprint(static_cast<int>(b), buffers_[b]);
+      });
+      live_there.resize(kMaxListed);
+      std::sort(live_there.begin(), live_there.end());
+    }
     std::string list;
-    for (size_t t = 0; t < k_.tensors.size(); ++t) {
-      if (space_of_[t] != &s || live_[t].empty() || p < live_[t].first || p > live_[t].last) continue;
+    for (size_t t : live_there) {
       const Tensor& tensor = k_.tensors[t];
       std::string writers;
       std::set<std::string> named;
@@ -365,6 +377,7 @@ std::optional<CapacityProblem> Allocator::first_problem() const {
               std::to_string(bytes_per_partition(k_, tensor)) +
               (blocks_[t].empty() ? "" : " (one block live at a time)") + writers;
     }
+    if (others > 0) list += ", and " + std::to_string(others) + " more";
     const std::string& name = *s.name;
     const std::string need = std::to_string(static_cast<int64_t>(used > INT64_MAX ? INT64_MAX : used));
     const std::string head = "at " + where(p) + ", the tensors live in " + name + " need " + need;

@@ -171,6 +171,12 @@ class Kernel {
   void move_all_before(const std::vector<InstId>& moved, InstId before);
   // Places `inst` immediately before `loop`, in its parent block (the end of its preheader).
   void insert_before_loop(LoopId loop, InstId inst);
+  // Sets the block of `loop` (the kernel body for kNoId) to `block`, the same statements in
+  // another order.
+  void replace_block(LoopId loop, std::vector<Stmt> block) {
+    edited();
+    block_of(loop) = std::move(block);
+  }
   // Rewrites the body of `loop` (instructions only) to `order`, a permutation of it.
   void reorder_block(LoopId loop, const std::vector<InstId>& order);
   // Places `inst` first in the body of `loop`.

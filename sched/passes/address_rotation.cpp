@@ -105,7 +105,9 @@ class AddressRotationPass::KernelRotation {
     note_named_tiles();
     if (ctx_.stats.get("tensors_rotated") == 0) {
       ctx_.skip(at_bound_tiles_ > 0 ? "every loop rewriting " + o_.space + " tensors runs at its bound without a ring"
-                                    : "no " + o_.space + " tensor is rewritten every iteration of a loop");
+                : ctx_.stats.get("tensors_left_for_capacity") > 0
+                    ? "no " + o_.space + " tensor rewritten every iteration of a loop has room for a second buffer"
+                    : "no " + o_.space + " tensor is rewritten every iteration of a loop");
       return;
     }
     ctx_.mark_deps_listed();
@@ -130,6 +132,7 @@ class AddressRotationPass::KernelRotation {
         o_.buffers.from_model && !rings.empty() && std::all_of(rings.begin(), rings.end(), [&](const Ring& r) {
           return r.chain_ns > 0 && r.chain_ns * 1000 <= static_cast<double>(ii.ps);
         });
+    const bool split = !rings.empty() && load_stage(k_, g_, loop).barrier != kNoId;
     for (const Ring& r : rings) {
       if (!wanted_[r.ti]) continue;
       if (at_bound) {
@@ -139,10 +142,14 @@ class AddressRotationPass::KernelRotation {
                         "bound without a ring",
                         where, k_.tensors[r.ti].name, r.chain_ns, static_cast<double>(ii.ps) / 1000, ii.resource));
         ++at_bound_tiles_;
+        if (split) keep_one_buffer_order(r, loop);
         continue;
       }
       const int64_t n = buffers_for(r, loop, where);
-      if (n < 2) continue;
+      if (n < 2) {
+        if (split) keep_one_buffer_order(r, loop);
+        continue;
+      }
       ring(r, n, loop, where);
     }
   }
@@ -225,6 +232,17 @@ class AddressRotationPass::KernelRotation {
     relax_carried(r, n, loop);
     add_reuse_edges(all, r.c.writers, n, loop);
     restore_entry_order(r, n, loop);
+  }
+
+  // A tile of a split loop (one with a separation barrier: the split may have cut its orders
+  // for a ring) that stays on one buffer gets them back as a ring of one: each iteration's
+  // writers wait for the previous iteration's users, and each entry's for the previous entry's.
+  void keep_one_buffer_order(const Ring& r, LoopId loop) {
+    const std::vector<InstId> all = mark_users(r.c.readers, r.c.writers);
+    const int64_t before = ctx_.stats.get("edges_added") + ctx_.stats.get("entry_edges_added");
+    add_reuse_edges(all, r.c.writers, 1, loop);
+    restore_entry_order(r, 1, loop);
+    if (ctx_.stats.get("edges_added") + ctx_.stats.get("entry_edges_added") > before) ctx_.mark_deps_listed();
   }
 
   // The tensor's users in program order, marked as users and writers in role_ (cleared for

@@ -11,6 +11,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "sched/analysis/allocator.h"
 #include "sched/analysis/dependence_analysis.h"
 #include "sched/analysis/rotation_candidate.h"
 #include "sched/ir/attribute_keys.h"
@@ -50,11 +51,72 @@ struct SeparateLoadComputePass::Shared {
   std::vector<char> candidate, disqualified;
   std::vector<size_t> body_pos;
   std::vector<int> order_pos;
+  // {post-ada}: each loop's moves, with its block before them, to undo those the capacity
+  // does not allow.
+  struct Hoist {
+    LoopId loop;
+    InstId barrier;
+    std::vector<Stmt> block;
+    std::vector<InstId> moved;
+  };
+  std::vector<Hoist> hoists;
 };
 
 void SeparateLoadComputePass::run(PassContext& ctx) {
   Shared shared(ctx.kernel);
+  const bool fitted = o_.post_ada && !find_capacity_problem(ctx.kernel);
   for (LoopId l = 0; l < static_cast<LoopId>(ctx.kernel.loops.size()); ++l) split(ctx, l, shared);
+  if (fitted) keep_within_capacity(ctx, shared);
+}
+
+// A kernel whose tensors fit keeps fitting: a load moved before the fence is live from there,
+// so where the moves overflow a space, a loop keeps the longest prefix of its moves that fits
+// (a later load would be live longer still) and its other loads stay where they were, counted
+// as loads_not_moved. Loops are settled in order, each against the earlier ones' moves.
+void SeparateLoadComputePass::keep_within_capacity(PassContext& ctx, Shared& shared) {
+  Kernel& k = ctx.kernel;
+  std::vector<Shared::Hoist>& hoists = shared.hoists;
+  auto fits_with = [&](size_t h, size_t n) {  // moves of the loops before h as kept, n of h's, none after
+    for (size_t j = h; j < hoists.size(); ++j) {
+      k.replace_block(hoists[j].loop, hoists[j].block);
+      const std::vector<InstId>& all = hoists[j].moved;
+      if (j == h)
+        k.move_all_before(std::vector<InstId>(all.begin(), all.begin() + static_cast<ptrdiff_t>(n)), hoists[j].barrier);
+    }
+    return !find_capacity_problem(k);
+  };
+  if (!find_capacity_problem(k)) return;
+  for (size_t h = 0; h < hoists.size(); ++h) {
+    // The moves of every loop from h on, as made: when they fit, all is settled.
+    for (size_t j = h; j < hoists.size(); ++j) {
+      k.replace_block(hoists[j].loop, hoists[j].block);
+      k.move_all_before(hoists[j].moved, hoists[j].barrier);
+    }
+    if (!find_capacity_problem(k)) return;
+    size_t lo = 0, hi = hoists[h].moved.size();  // fits_with(h, lo); the answer is in [lo, hi]
+    if (fits_with(h, hi)) continue;
+    --hi;
+    while (lo < hi) {
+      const size_t mid = lo + (hi - lo + 1) / 2;
+      if (fits_with(h, mid))
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+    std::optional<CapacityProblem> problem;
+    if (!fits_with(h, lo + 1)) problem = find_capacity_problem(k);
+    fits_with(h, lo);
+    const Shared::Hoist& hoist = hoists[h];
+    const int64_t stay = static_cast<int64_t>(hoist.moved.size() - lo);
+    ctx.stats.add("loads_moved", -stay);
+    ctx.stats.add("loads_not_moved", stay);
+    const std::string what = problem ? problem->message.substr(0, problem->message.find(" (")) : "";
+    const std::string first = k.display_name(hoist.moved[lo]);
+    ctx.note(fmt::format("loop {}: {} {} behind the fence: moved before it, {} would make the tensors overflow ({})",
+                         k.loops[hoist.loop].iv, first,
+                         stay > 1 ? "and the " + std::to_string(stay - 1) + " loads after it stay" : "stays", first,
+                         what));
+  }
 }
 
 namespace {
@@ -548,7 +610,9 @@ class SeparateLoadComputePass::LoopSplit {
       ctx_.stats.add("loads_moved");
       ctx_.log->debug("{}: moving {} before the first non-load instruction", where_, shown(k_, id));
     }
-    if (!moved.empty()) shared_.users.reset();  // the moved loads' tensors have their users in another order
+    if (moved.empty()) return;
+    shared_.users.reset();  // the moved loads' tensors have their users in another order
+    shared_.hoists.push_back({loop_, barrier_, k_.block_of(loop_), moved});
     k_.move_all_before(moved, barrier_);
   }
 

@@ -28,6 +28,7 @@ class SeparateLoadComputePass : public Pass {
   struct Shared;
   class LoopSplit;
   void split(PassContext& ctx, LoopId loop, Shared& shared);
+  void keep_within_capacity(PassContext& ctx, Shared& shared);
 
   const Options o_;
 };
