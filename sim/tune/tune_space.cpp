@@ -199,6 +199,22 @@ TuneSpace derive_space(const std::string& kernel, const std::string& hw) {
         seed_keys[p] = k;
       }
     }
+  // Each step of a named pipeline, alone, when its schedule is one no value above gives (the
+  // list scheduler alone may beat every composition that holds it).
+  for (const NamedPipeline& named : named_pipelines()) {
+    if (named.expansion.empty()) continue;
+    for (const PipelineStep& step : parse_pipeline(named.expansion)) {
+      const std::string p = format_short({step});
+      if (seed_keys.count(p)) continue;
+      const std::string k = key(p);
+      const bool known =
+          std::any_of(seed_keys.begin(), seed_keys.end(), [&](const auto& sk) { return sk.second == k; });
+      if (!k.empty() && !known) {
+        seeds.push_back(p);
+        seed_keys[p] = k;
+      }
+    }
+  }
   space.dims.push_back({"pipeline", seeds});
   // A dimension applies when one of its values changes a seed's kernel, alone or beside one
   // value of a dimension found to apply (wmma-reorder's distance matters once its mode
