@@ -100,7 +100,16 @@ class AddressRotationPass::KernelRotation {
   }
 
   void run() {
-    for (LoopId loop = 0; loop < static_cast<LoopId>(k_.loops.size()); ++loop) ring_loop(loop);
+    std::vector<Plan> plans;
+    std::vector<bool> planned(k_.tensors.size(), false);
+    for (LoopId loop = 0; loop < static_cast<LoopId>(k_.loops.size()); ++loop) plan_loop(loop, plans, planned);
+    grant_buffers(plans);
+    for (const Plan& p : plans) {
+      if (p.n >= 2)
+        ring(p.r, p.n, p.loop, where(p.loop));
+      else if (p.split)
+        keep_one_buffer_order(p.r, p.loop);
+    }
     if (o_.buffers.from_model) note_unringed_tiles();
     note_named_tiles();
     if (ctx_.stats.get("tensors_rotated") == 0) {
@@ -114,43 +123,115 @@ class AddressRotationPass::KernelRotation {
   }
 
  private:
+  // A tile a loop rings, the buffers it wants, and those it gets (1: it stays on one).
+  struct Plan {
+    LoopId loop;
+    Ring r;
+    bool split;  // its loop has a separation barrier
+    int64_t want = 1;
+    int64_t n = 1;
+    int64_t free = 0;  // what the space had free for it when it stopped short of `want`
+  };
+
   // n buffers of a tensor, in the space's capacity unit (banks or bytes per partition): the
   // one rule the simulator's capacity check uses too.
   int64_t footprint(const Tensor& t, int64_t n) const { return space_.footprint(bytes_per_partition(k_, t), n); }
 
-  void ring_loop(LoopId loop) {
-    const std::string where = "loop " + k_.loops[loop].iv;
-    const std::vector<Ring> rings = rings_of(loop);
-    // A loop whose every ringable tile fits on one buffer already runs at its bound: each
-    // iteration's writer waits only for the previous one's readers, a chain shorter than the
-    // resource bound per iteration that no ring can beat, in a steady state or within an
-    // entry of a few iterations alike (there a ring only lets the entry's loads share the DMA
-    // engines at once, landing the first ones later). (A tile no transfer touches would take
-    // 4 buffers, as under buffers=auto.)
+  std::string where(LoopId loop) const { return "loop " + k_.loops[loop].iv; }
+
+  // The tiles the loop may ring (a tile any earlier loop may ring is that loop's) and the
+  // buffers each wants: the number given, else the model's wish or 4; none in a loop that
+  // runs at its bound on one buffer. A loop whose every ringable tile fits on one buffer
+  // already runs at its bound: each iteration's writer waits only for the previous one's
+  // readers, a chain shorter than the resource bound per iteration that no ring can beat, in
+  // a steady state or within an entry of a few iterations alike (there a ring only lets the
+  // entry's loads share the DMA engines at once, landing the first ones later). (A tile no
+  // transfer touches would take 4 buffers, as under buffers=auto.)
+  void plan_loop(LoopId loop, std::vector<Plan>& plans, std::vector<bool>& planned) {
+    std::vector<Ring> rings = rings_of(loop);
+    rings.erase(std::remove_if(rings.begin(), rings.end(), [&](const Ring& r) { return planned[r.ti]; }), rings.end());
     const ResourceBound ii = o_.buffers.from_model ? loop_resource_bound(*bounds_, loop) : ResourceBound{};
     const bool at_bound =
         o_.buffers.from_model && !rings.empty() && std::all_of(rings.begin(), rings.end(), [&](const Ring& r) {
           return r.chain_ns > 0 && r.chain_ns * 1000 <= static_cast<double>(ii.ps);
         });
     const bool split = !rings.empty() && load_stage(k_, g_, loop).barrier != kNoId;
-    for (const Ring& r : rings) {
+    for (Ring& r : rings) {
       if (!wanted_[r.ti]) continue;
+      planned[r.ti] = true;
+      Plan p{loop, std::move(r), split};
       if (at_bound) {
-        ctx_.note(
-            fmt::format("{}: %{} stays on one buffer: its writer to its last reader take {:.1f} ns, within "
-                        "the loop's resource bound per iteration ({:.1f} ns, {}), so the loop reaches that "
-                        "bound without a ring",
-                        where, k_.tensors[r.ti].name, r.chain_ns, static_cast<double>(ii.ps) / 1000, ii.resource));
+        ctx_.note(fmt::format(
+            "{}: %{} stays on one buffer: its writer to its last reader take {:.1f} ns, within "
+            "the loop's resource bound per iteration ({:.1f} ns, {}), so the loop reaches that "
+            "bound without a ring",
+            where(loop), k_.tensors[p.r.ti].name, p.r.chain_ns, static_cast<double>(ii.ps) / 1000, ii.resource));
         ++at_bound_tiles_;
-        if (split) keep_one_buffer_order(r, loop);
-        continue;
+      } else {
+        p.want = o_.buffers.count > 0 ? o_.buffers.count : p.r.depth ? p.r.depth->buffers : 4;
+        if (p.r.depth)
+          ctx_.log->debug(
+              "{}: %{} load latency {:.1f} ns, resource bound {:.1f} ns per iteration ({}), lifetime "
+              "{:.1f} ns: {} buffers wanted",
+              where(loop), k_.tensors[p.r.ti].name, p.r.depth->load_latency_ns, p.r.depth->ii_ns,
+              p.r.depth->bound_resource, p.r.depth->lifetime_ns, p.r.depth->buffers);
       }
-      const int64_t n = buffers_for(r, loop, where);
-      if (n < 2) {
-        if (split) keep_one_buffer_order(r, loop);
-        continue;
+      plans.push_back(std::move(p));
+    }
+  }
+
+  // Buffers for every planned tile of the kernel together, against the space at each point
+  // where the ring would be live (allocation by liveness). A number the user gave must fit
+  // (the pass stops, naming the tile, otherwise). buffers=auto and buffers=model never fail
+  // for capacity: they grant buffers in rounds, the second buffer of every tile (in program
+  // order) before any tile's third, and so on up to each tile's wish, since a second buffer
+  // removes the tile's one-buffer recurrence and a further one only lets a load run an
+  // iteration further ahead; a tile stops where its next buffer does not fit, and one that
+  // does not get two stays on one (noted).
+  void grant_buffers(std::vector<Plan>& plans) {
+    if (o_.buffers.count > 0) {
+      for (Plan& p : plans) {
+        if (p.want < 2) continue;
+        const Tensor& t = k_.tensors[p.r.ti];
+        const int64_t free = alloc_.free_for(static_cast<int>(p.r.ti), p.loop);
+        if (footprint(t, p.want) > free)
+          throw Error(t.loc, "address-rotation: %" + t.name + " needs " + std::to_string(p.want) + " x " +
+                                 std::to_string(footprint(t, 1)) + " " + unit_ + " in " + o_.space + " but only " +
+                                 std::to_string(free) + " are free while it is live");
+        alloc_.rotate(static_cast<int>(p.r.ti), p.want, p.loop);
+        p.n = p.want;
       }
-      ring(r, n, loop, where);
+      return;
+    }
+    std::vector<bool> stopped(plans.size(), false);
+    for (int64_t n = 2, granted = 1; n <= 16 && granted > 0; ++n) {
+      granted = 0;
+      for (size_t i = 0; i < plans.size(); ++i) {
+        Plan& p = plans[i];
+        if (stopped[i] || p.want < n) continue;
+        const Tensor& t = k_.tensors[p.r.ti];
+        p.free = alloc_.free_for(static_cast<int>(p.r.ti), p.loop);
+        if (footprint(t, n) > p.free) {
+          stopped[i] = true;
+          continue;
+        }
+        alloc_.rotate(static_cast<int>(p.r.ti), n, p.loop);
+        p.n = n;
+        ++granted;
+      }
+    }
+    for (const Plan& p : plans) {
+      if (p.n >= p.want) continue;
+      const Tensor& t = k_.tensors[p.r.ti];
+      const std::string why = ": " + o_.space + " has " + std::to_string(p.free) + " " + unit_ +
+                              " free for it while it is live, " + std::to_string(footprint(t, 1)) + " per buffer";
+      if (p.n < 2) {
+        ctx_.note(where(p.loop) + ": %" + t.name + " stays on one buffer, not " + std::to_string(p.want) + why);
+        ctx_.stats.add("tensors_left_for_capacity");
+      } else {
+        ctx_.note(where(p.loop) + ": %" + t.name + " over " + std::to_string(p.n) + " buffers, not " +
+                  std::to_string(p.want) + why);
+      }
     }
   }
 
@@ -181,48 +262,9 @@ class AddressRotationPass::KernelRotation {
     return rings;
   }
 
-  // The tile's buffers: the number given, else the model's wish or 4, fewer when the capacity
-  // binds, and one (returned as 1, noted) when not even two fit: buffers=auto and
-  // buffers=model choose, so they never fail for capacity. A number the user gave that does
-  // not fit is an error.
-  int64_t buffers_for(const Ring& r, LoopId loop, const std::string& where) {
-    const Tensor& t = k_.tensors[r.ti];
-    const int64_t one = footprint(t, 1);
-    const int64_t free = alloc_.free_for(static_cast<int>(r.ti), loop);
-    int64_t n = o_.buffers.count;
-    if (n == 0) {
-      const int64_t want = r.depth ? r.depth->buffers : 4;
-      for (n = want; n >= 2 && footprint(t, n) > free; --n) {
-      }
-      if (n < want) {
-        const std::string why = ": " + o_.space + " has " + std::to_string(free) + " " + unit_ +
-                                " free for it while it is live, " + std::to_string(one) + " per buffer";
-        if (n < 2) {
-          ctx_.note(where + ": %" + t.name + " stays on one buffer, not " + std::to_string(want) + why);
-          ctx_.stats.add("tensors_left_for_capacity");
-          return 1;
-        }
-        ctx_.note(where + ": %" + t.name + " over " + std::to_string(n) + " buffers, not " + std::to_string(want) +
-                  why);
-      }
-    }
-    if (r.depth)
-      ctx_.log->debug(
-          "{}: %{} load latency {:.1f} ns, resource bound {:.1f} ns per iteration ({}), lifetime "
-          "{:.1f} ns: {} buffers wanted",
-          where, t.name, r.depth->load_latency_ns, r.depth->ii_ns, r.depth->bound_resource, r.depth->lifetime_ns,
-          r.depth->buffers);
-    if (footprint(t, n) > free)  // a number of buffers the user gave
-      throw Error(t.loc, "address-rotation: %" + t.name + " needs " + std::to_string(n) + " x " + std::to_string(one) +
-                             " " + unit_ + " in " + o_.space + " but only " + std::to_string(free) +
-                             " are free while it is live");
-    return n;
-  }
-
   // The tile over n buffers of `loop`, and the dependences that follow.
   void ring(const Ring& r, int64_t n, LoopId loop, const std::string& where) {
     Tensor& t = k_.tensors[r.ti];
-    alloc_.rotate(static_cast<int>(r.ti), n, loop);
     t.attrs.set(attr::kBuffers, n);
     t.attrs.set(attr::kRotate, k_.loops[loop].iv);
     t.attrs.set(attr::kStride, bytes_per_partition(k_, t));

@@ -1,8 +1,8 @@
 """Prints a kernel of one loop whose body holds N pairs: a load into its own 128x1 u8 SBUF tile
-and an accumulation into a running sum of its own (argv[1] = N, 16000 by default)."""
+and an accumulation into a running sum of its own (argv[1] = N, 24000 by default)."""
 import sys
 
-n = int(sys.argv[1]) if len(sys.argv) > 1 else 16000
+n = int(sys.argv[1]) if len(sys.argv) > 1 else 24000
 lines = ['kernel @capacity_loop target = "trn2" {', f"  tensor %X : dram[128, {n * 4}] u8"]
 lines += [f"  tensor %t{j} : sbuf[128, 1] u8\n  tensor %s{j} : sbuf[128, 1] u8" for j in range(n)]
 lines.append("  loop %i = 0 to 4 {")
