@@ -179,11 +179,12 @@ std::string TuneSpace::pipeline(const std::vector<size_t>& at) const {
 
 TuneSpace derive_space(const std::string& kernel, const std::string& hw) {
   TuneSpace space;
-  // Each seed's scheduled kernel; a seed the kernel refuses is still a point (rejected).
+  // Each seed's scheduled kernel; a seed the kernel refuses, or that a pass fails on, is still
+  // a point: the search rejects it with its status (error, internal-error) and goes on.
   auto key = [&](const std::string& pipeline) -> std::string {
     try {
       return schedule_key(kernel, hw, pipeline);
-    } catch (const Error&) {
+    } catch (const std::exception&) {
       return "";
     }
   };
