@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <unordered_set>
 #include <vector>
 
@@ -195,6 +196,48 @@ std::optional<PrefetchDepth> prefetch_depth(const BoundsInput& in, LoopId loop, 
   const Loop& l = k.loops[loop];
   if (l.parent != kNoId && l.trip_count() <= 16) d.buffers = std::max<int64_t>(d.buffers, l.trip_count());
   return d;
+}
+
+double one_buffer_turn_ns(const BoundsInput& in, const DepGraph& g, LoopId loop, InstId* slowest) {
+  const Kernel& k = *in.kernel;
+  auto transfer_in_body = [&](InstId x) {
+    const CostedInst* c = in.insts[static_cast<size_t>(x)];
+    return k.insts[x].loop == loop && c && c->moves_dma && !c->collective;
+  };
+  double longest = 0;
+  std::vector<InstId> now, next;  // r's transfers tied to it within an iteration, and across
+  for (const Stmt& st : k.loops[loop].body) {
+    if (st.kind != Stmt::kInst) continue;
+    const InstId r = st.id;
+    const CostedInst* c = in.insts[static_cast<size_t>(r)];
+    if (!c || c->is_barrier || c->moves_dma || c->latency_ps <= 0 || c->units.empty()) continue;
+    now.clear(), next.clear();
+    auto note = [&](InstId x, const DepEdge& e) {
+      if (x == r || !transfer_in_body(x)) return;
+      if (e.distance == 0) now.push_back(x);
+      if (e.distance == 1 && e.loop == loop) next.push_back(x);
+    };
+    for (const DepEdgeRef& e : g.outgoing(r)) note(e.dst, e.props);
+    for (const DepEdgeRef& e : g.incoming(r)) note(e.src, e.props);
+    std::sort(now.begin(), now.end());
+    std::sort(next.begin(), next.end());
+    std::vector<InstId> tied;
+    std::set_intersection(now.begin(), now.end(), next.begin(), next.end(), std::back_inserter(tied));
+    tied.erase(std::unique(tied.begin(), tied.end()), tied.end());
+    if (tied.empty()) continue;
+    int64_t setup = 0, data = 0;
+    for (InstId x : tied) {
+      const CostedInst& t = *in.insts[static_cast<size_t>(x)];
+      setup = std::max(setup, t.latency_ps - t.data_ps);
+      data += t.data_ps;
+    }
+    const double turn = ns(c->latency_ps + setup + data);
+    if (turn > longest) {
+      longest = turn;
+      if (slowest) *slowest = r;
+    }
+  }
+  return longest;
 }
 
 }  // namespace tandem

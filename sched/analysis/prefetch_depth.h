@@ -50,4 +50,15 @@ std::optional<PrefetchDepth> prefetch_depth(const BoundsInput& in, LoopId loop, 
 double one_buffer_chain_ns(const BoundsInput& in, const DepGraph& g, LoopId loop, const std::vector<InstId>& writers,
                            const std::vector<InstId>& readers);
 
+// The longest turn of the loop on one buffer, in ns, with the instruction that sets it: a
+// compute instruction r of the loop's body and the transfers tied to it both within an
+// iteration and across the next one (a load of a tile r reads: it feeds r and waits for the
+// previous r; a store of a tile r writes: r feeds it and the next r waits for it) run in
+// turn, the transfers of one turn sharing the DMA engines between r(i) and r(i + 1). A turn
+// is r's latency, the longest setup among its transfers and their data phases one after
+// another. 0 when no transfer is tied to a compute instruction both ways. A loop whose turn
+// exceeds its resource bound per iteration does not reach that bound on one buffer, whatever
+// each tile's own chain.
+double one_buffer_turn_ns(const BoundsInput& in, const DepGraph& g, LoopId loop, InstId* slowest = nullptr);
+
 }  // namespace tandem

@@ -152,9 +152,10 @@ class AddressRotationPass::KernelRotation {
     rings.erase(std::remove_if(rings.begin(), rings.end(), [&](const Ring& r) { return planned[r.ti]; }), rings.end());
     const ResourceBound ii = o_.buffers.from_model ? loop_resource_bound(*bounds_, loop) : ResourceBound{};
     const bool at_bound =
-        o_.buffers.from_model && !rings.empty() && std::all_of(rings.begin(), rings.end(), [&](const Ring& r) {
-          return r.chain_ns > 0 && r.chain_ns * 1000 <= static_cast<double>(ii.ps);
-        });
+        o_.buffers.from_model && !rings.empty() &&
+        std::all_of(rings.begin(), rings.end(),
+                    [&](const Ring& r) { return r.chain_ns > 0 && r.chain_ns * 1000 <= static_cast<double>(ii.ps); }) &&
+        !turn_exceeds(loop, ii);
     const bool split = !rings.empty() && load_stage(k_, g_, loop).barrier != kNoId;
     for (Ring& r : rings) {
       if (!wanted_[r.ti]) continue;
@@ -178,6 +179,19 @@ class AddressRotationPass::KernelRotation {
       }
       plans.push_back(std::move(p));
     }
+  }
+
+  // Whether the loop's longest turn on one buffer (prefetch_depth.h) exceeds its resource
+  // bound per iteration: then it is not at its bound, whatever each tile's chain.
+  bool turn_exceeds(LoopId loop, const ResourceBound& ii) {
+    InstId slowest = kNoId;
+    const double turn = one_buffer_turn_ns(*bounds_, g_, loop, &slowest);
+    if (turn * 1000 <= static_cast<double>(ii.ps)) return false;
+    ctx_.note(
+        fmt::format("{}: one buffer would make {} and its transfers take turns of {:.1f} ns, beyond the loop's "
+                    "resource bound per iteration ({:.1f} ns, {}): its tiles get rings",
+                    where(loop), k_.display_name(slowest), turn, static_cast<double>(ii.ps) / 1000, ii.resource));
+    return true;
   }
 
   // Buffers for every planned tile of the kernel together, against the space at each point

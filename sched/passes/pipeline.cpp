@@ -32,7 +32,8 @@ const std::vector<NamedPipeline>& named_pipelines() {
       {"auto", "address-rotation{buffers=model,nested},address-rotation{space=psum,buffers=model}",
        "per-buffer synchronisation, no barrier: SBUF tiles, then PSUM tiles, over ceil(lifetime / II) + 1 buffers, "
        "II the loop's resource bound per iteration from the model, as many as fit; a loop whose every tile's "
-       "writer-to-last-reader chain fits in its II stays on one buffer: it is at its bound already"},
+       "writer-to-last-reader chain and whose longest turn of a compute instruction and its transfers fit in its II "
+       "stays on one buffer: it is at its bound already"},
   };
   return pipelines;
 }
