@@ -1,8 +1,12 @@
 #include "sim/lower/program.h"
 
 #include <algorithm>
+#include <array>
 #include <limits>
+#include <map>
 #include <optional>
+
+#include <fmt/format.h>
 
 #include "sched/analysis/allocator.h"
 #include "sched/analysis/costed_program.h"
@@ -55,6 +59,8 @@ class Lowering {
   }
 
   void make_channels() {
+    // (source unit, destination unit), -1 for a barrier: the pair's first dependence
+    std::map<std::pair<int, int>, std::array<int64_t, 4>> unit_pairs;
     for (const DepEdgeRef& e : g_.edges()) {
       if (pos_[e.src] < 0 || pos_[e.dst] < 0) continue;
       SimChannel c;
@@ -83,11 +89,36 @@ class Lowering {
       if (!c.cross_unit && c.distance == 0 && stream_pos(e.src) > stream_pos(e.dst))
         fail(e.dst, "waits for " + s.name + ", which runs after it on " + p_.units[s.units[0]].name +
                         ": an in-order engine can never honour this dependence");
+      if (c.cross_unit) {
+        // Each pair's first dependence in program order (by its destination, then its source).
+        const std::pair<int, int> pair{s.is_barrier ? -1 : s.units[0], d.is_barrier ? -1 : d.units[0]};
+        const std::array<int64_t, 4> first{pos_[e.dst], pos_[e.src], e.dst, e.src};
+        auto [it, fresh] = unit_pairs.emplace(pair, first);
+        if (!fresh) it->second = std::min(it->second, first);
+      }
       int id = static_cast<int>(p_.channels.size());
       p_.channels.push_back(c);
       p_.insts[e.src].out_channels.push_back(id);
       p_.insts[e.dst].in_channels.push_back(id);
     }
+    p_.semaphores = static_cast<int64_t>(unit_pairs.size());
+    if (m_->semaphores > 0 && p_.semaphores > m_->semaphores) {
+      std::vector<std::array<int64_t, 4>> firsts;
+      for (const auto& [pair, first] : unit_pairs) firsts.push_back(first);
+      std::sort(firsts.begin(), firsts.end());
+      const auto& [dst_pos, src_pos, dst, src] = firsts[static_cast<size_t>(m_->semaphores)];
+      const SimInst& sd = p_.insts[static_cast<size_t>(dst)];
+      const SimInst& ss = p_.insts[static_cast<size_t>(src)];
+      fail(static_cast<InstId>(dst),
+           fmt::format("the schedule needs {} semaphores, more than the {} of {}: one per pair of units with a "
+                       "dependence between them, and {} -> {} ({} -> {}) needs semaphore {}",
+                       p_.semaphores, m_->semaphores, m_->name, ss.name, sd.name, unit_label(ss), unit_label(sd),
+                       m_->semaphores + 1));
+    }
+  }
+
+  std::string unit_label(const SimInst& i) const {
+    return i.is_barrier ? "a barrier" : p_.units[static_cast<size_t>(i.units[0])].name;
   }
 
   // Loops with their strides when their iterations are numbered innermost fastest.

@@ -86,6 +86,10 @@ struct SimProgram {
   std::vector<std::string> pipes;  // "wave:lds", one per engine and bandwidth-limited space
   Picos dma_fixed_ps = 0;
   int64_t dynamic_instructions = 0;
+  // Counting semaphores the schedule needs: one per ordered pair of units (a barrier counts as
+  // one unit) with a dependence between them, the pair's dependences waiting for successive
+  // counts of it (docs/metrics.md, semaphores).
+  int64_t semaphores = 0;
 };
 
 // The per-tile cases of the two functions below, out of line.

@@ -64,7 +64,7 @@ SimResult Ledger::finish() {
   out.reference_clock_ghz = p.model->reference_clock_ghz;
   out.total_ps = total_;
   out.dynamic_instructions = p.dynamic_instructions;
-  for (const SimChannel& c : p.channels) out.semaphores += c.cross_unit ? 1 : 0;
+  out.semaphores = p.semaphores;
   out.semaphores_available = p.model->semaphores;
   for (size_t i = 0; i < plans_.size(); ++i) {
     const InstPlan& prof = plans_[i];
