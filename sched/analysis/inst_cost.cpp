@@ -41,6 +41,21 @@ int64_t runs_per_row(const Kernel& k, const Access& a) {
   return runs;
 }
 
+// Contiguous runs of an access to a space without partitions (HBM): every dimension, the first
+// included, is an ordinary one; a run ends at the innermost dimension the access does not
+// cover whole or visits strided. `%X[0, 0:64, 0:8, 0:8]` of `[1, 64, 56, 56]` is 512 runs.
+int64_t runs_total(const Kernel& k, const Access& a) {
+  const Tensor& t = k.tensors[a.tensor_id];
+  if (a.whole()) return 1;
+  int64_t partial = -1;
+  for (size_t d = 0; d < a.dims.size(); ++d)
+    if (extent(k, a.dims[d]) < t.shape[d] || runs_within(k, a.dims[d]) > 1) partial = static_cast<int64_t>(d);
+  if (partial < 0) return 1;
+  int64_t runs = runs_within(k, a.dims[partial]);
+  for (int64_t d = 0; d < partial; ++d) runs *= extent(k, a.dims[d]);
+  return runs;
+}
+
 }  // namespace
 
 OperandShape operand_shape(const Kernel& k, const Access& a) {
@@ -72,11 +87,15 @@ bool is_transfer(const Kernel& k, const Instruction& in) {
 DmaShape transfer_shape(const Kernel& k, const Instruction& in) {
   DmaShape s;
   for (const Access& a : in.writes) s.bytes = std::max(s.bytes, static_cast<double>(operand_shape(k, a).bytes()));
+  int64_t off_chip_runs = 0;  // the most runs of an operand without partitions, in all
   for (const auto* list : {&in.writes, &in.reads})
     for (const Access& a : *list) {
-      s.runs_per_partition = std::max(s.runs_per_partition, runs_per_row(k, a));
       const Tensor& t = k.tensors[a.tensor_id];
       const SpaceInfo* sp = k.target->space(t.space);
+      if (!sp || sp->partitions == 0)
+        off_chip_runs = std::max(off_chip_runs, runs_total(k, a));
+      else
+        s.runs_per_partition = std::max(s.runs_per_partition, runs_per_row(k, a));
       if (!sp || sp->partitions == 0 || s.partitions) continue;
       if (a.whole()) {
         s.partitions = t.shape[0];
@@ -85,6 +104,14 @@ DmaShape transfer_shape(const Kernel& k, const Instruction& in) {
         s.partitions = extent(k, a.dims[0]);
       }
     }
+  // Descriptors (ARCH-v2: one per contiguous run): an off-chip run cannot span the partitions it
+  // lands in, so a transfer with a partitioned side needs the larger of that side's runs and the
+  // off-chip side's; with none, the runs per row of the first dimension, one row per engine.
+  if (s.partitions > 0)
+    s.descriptors = std::max<double>(static_cast<double>(s.runs_per_partition * s.partitions), off_chip_runs);
+  else
+    for (const auto* list : {&in.writes, &in.reads})
+      for (const Access& a : *list) s.runs_per_partition = std::max(s.runs_per_partition, runs_per_row(k, a));
   return s;
 }
 

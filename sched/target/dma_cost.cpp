@@ -21,7 +21,9 @@ DmaTransfer dma_transfer(const DmaModel& dma, const DmaShape& shape) {
     t.efficiency = dma.efficiency_at(shape.bytes / static_cast<double>(engines));
     partitions = engines;  // one row per engine [guess: the spread off chip is not published]
   }
-  const double descriptors = static_cast<double>(shape.runs_per_partition * partitions) / t.engine_count;
+  const double all =
+      shape.descriptors > 0 ? shape.descriptors : static_cast<double>(shape.runs_per_partition * partitions);
+  const double descriptors = all / t.engine_count;
   t.overhead_bytes = (dma.engine_overhead_ns + descriptors * dma.descriptor_overhead_ns) * dma.bandwidth_bytes_per_ns;
   return t;
 }

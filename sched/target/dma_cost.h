@@ -28,6 +28,7 @@ struct DmaShape {
   int64_t partitions = 0;  // of its on-chip side; 0: no partitioned side
   int64_t first_partition = 0;
   int64_t runs_per_partition = 1;  // contiguous runs (descriptors) per partition row
+  double descriptors = 0;          // all of its descriptors; 0: runs_per_partition x partitions
 };
 
 // A transfer is split across DMA engines by the partitions of its on-chip side (DMA-OV:

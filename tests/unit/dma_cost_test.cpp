@@ -33,6 +33,11 @@ TEST_CASE("a transfer's engines, efficiency and overheads come from its shape", 
   CHECK(some.first_engine == 1);
   CHECK(some.engine_count == 3);
   CHECK(some.overhead_bytes == Approx(100 + 64.0 / 3 * 5));
+  // A descriptor count given whole (an off-chip side with more runs than partitions): 512 runs
+  // of 64 partitions over their 8 engines, 64 each: 100 + 64 x 5 = 420 ns of fixed work.
+  DmaTransfer window = dma_transfer(m, {16384, 64, 0, 1, 512});
+  CHECK(window.engine_count == 8);
+  CHECK(window.overhead_bytes == Approx(420));
   // No partitioned side: every engine, one row each.
   DmaTransfer flat = dma_transfer(m, {1600, 0, 0, 1});
   CHECK(flat.engine_count == 16);

@@ -1,6 +1,8 @@
 """LayerNorm over the rows of a [rows, cols] tensor in NKI style, after the structure of the
 public NKI LayerNorm tutorial (v1: nki.language only): 128 rows per iteration of the row
 loop, mean and variance per row on VectorE, normalise, scale by gamma, shift by beta.
+`layernorm_v2` follows the tutorial's v2: mean and variance from nisa.bn_stats over
+512-element chunks and nisa.bn_aggr, the shift and scale in one nisa.tensor_scalar.
 
     PYTHONPATH=python python3 workloads/nki/layernorm.py
 """
@@ -8,6 +10,7 @@ loop, mean and variance per row on VectorE, normalise, scale by gamma, shift by 
 import math
 
 from tandem import nki
+import tandem.nki.isa as nisa
 import tandem.nki.language as nl
 
 
@@ -39,8 +42,39 @@ def layernorm(input_tensor, epsilon, gamma_vector, beta_vector):
     return output_tensor
 
 
+@nki.jit
+def layernorm_v2(input_tensor, epsilon, gamma_vector, beta_vector):
+    output_tensor = nl.ndarray(input_tensor.shape, dtype=input_tensor.dtype, buffer=nl.shared_hbm)
+    rows, cols = input_tensor.shape
+    P = nl.tile_size.pmax
+    chunk = nl.tile_size.bn_stats_fmax
+    chunks = math.ceil(cols / chunk)
+    assert cols % chunk == 0
+
+    i_p, i_f, i_p1 = nl.mgrid[0:P, 0:cols, 0:1]
+    gamma_b = nl.load(gamma_vector.reshape((1, cols))[i_p1, i_f]).broadcast_to((P, cols))
+    beta_b = nl.load(beta_vector.reshape((1, cols))[i_p1, i_f]).broadcast_to((P, cols))
+
+    for i in nl.affine_range(math.ceil(rows / P)):
+        x = nl.load(input_tensor[i * P + i_p, i_f], mask=(i * P + i_p < rows))
+
+        stats = nl.ndarray((nl.par_dim(P), 6 * chunks), dtype=nl.float32)
+        for j in nl.affine_range(chunks):
+            stats[0:P, j * 6:j * 6 + 6] = nisa.bn_stats(x[0:P, j * chunk:j * chunk + chunk])
+        mean_var = nisa.bn_aggr(stats)
+        mean = mean_var[0:P, 0:1]
+        rstd = nl.rsqrt(mean_var[0:P, 1:2] + epsilon)
+
+        normalised = nisa.tensor_scalar(x, op0=nl.subtract, operand0=mean, op1=nl.multiply, operand1=rstd)
+        y = normalised * gamma_b + beta_b
+
+        nl.store(output_tensor[i * P + i_p, i_f], value=y, mask=(i * P + i_p < rows))
+    return output_tensor
+
+
 # input [rows, cols], epsilon, gamma [cols], beta [cols]
-EXAMPLES = {"layernorm": (("1024x2048", 1e-5, (2048,), (2048,)), {"dtype": "f32"})}
+EXAMPLES = {"layernorm": (("1024x2048", 1e-5, (2048,), (2048,)), {"dtype": "f32"}),
+            "layernorm_v2": (("1024x2048", 1e-5, (2048,), (2048,)), {"dtype": "f32"})}
 
 if __name__ == "__main__":
     import tandem
