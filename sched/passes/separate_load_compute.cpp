@@ -76,16 +76,16 @@ void SeparateLoadComputePass::run(PassContext& ctx) {
 void SeparateLoadComputePass::keep_within_capacity(PassContext& ctx, Shared& shared) {
   Kernel& k = ctx.kernel;
   std::vector<Shared::Hoist>& hoists = shared.hoists;
-  auto fits_with = [&](size_t h, size_t n) {  // moves of the loops before h as kept, n of h's, none after
+  // The overflow with the moves of the loops before h as kept, the first n of h's, none after.
+  auto problem_with = [&](size_t h, size_t n) {
     for (size_t j = h; j < hoists.size(); ++j) {
       k.replace_block(hoists[j].loop, hoists[j].block);
       const std::vector<InstId>& all = hoists[j].moved;
       if (j == h)
         k.move_all_before(std::vector<InstId>(all.begin(), all.begin() + static_cast<ptrdiff_t>(n)), hoists[j].barrier);
     }
-    return !find_capacity_problem(k);
+    return find_capacity_problem(k);
   };
-  if (!find_capacity_problem(k)) return;
   for (size_t h = 0; h < hoists.size(); ++h) {
     // The moves of every loop from h on, as made: when they fit, all is settled.
     for (size_t j = h; j < hoists.size(); ++j) {
@@ -93,19 +93,18 @@ void SeparateLoadComputePass::keep_within_capacity(PassContext& ctx, Shared& sha
       k.move_all_before(hoists[j].moved, hoists[j].barrier);
     }
     if (!find_capacity_problem(k)) return;
-    size_t lo = 0, hi = hoists[h].moved.size();  // fits_with(h, lo); the answer is in [lo, hi]
-    if (fits_with(h, hi)) continue;
+    size_t lo = 0, hi = hoists[h].moved.size();  // no problem with lo moves; the most that fit is in [lo, hi]
+    if (!problem_with(h, hi)) continue;
     --hi;
     while (lo < hi) {
       const size_t mid = lo + (hi - lo + 1) / 2;
-      if (fits_with(h, mid))
+      if (!problem_with(h, mid))
         lo = mid;
       else
         hi = mid - 1;
     }
-    std::optional<CapacityProblem> problem;
-    if (!fits_with(h, lo + 1)) problem = find_capacity_problem(k);
-    fits_with(h, lo);
+    const std::optional<CapacityProblem> problem = problem_with(h, lo + 1);
+    problem_with(h, lo);
     const Shared::Hoist& hoist = hoists[h];
     const int64_t stay = static_cast<int64_t>(hoist.moved.size() - lo);
     ctx.stats.add("loads_moved", -stay);
