@@ -7,6 +7,8 @@
 
 #include "sched/support/error.h"
 #include "sched/support/output.h"
+#include "sim/driver/advise.h"
+#include "sim/driver/isolated.h"
 #include "sim/driver/simulate_file.h"
 #include "sim/report/csv_tables.h"
 #include "sim/report/html_report.h"
@@ -39,6 +41,8 @@ struct SimArgs {
   int perturb_runs = 0;
   size_t iterations_kept = 10000;
   std::string max_instances = "0";
+  std::vector<std::string> sets;
+  bool advise = false;
 };
 
 // --perturb=SEED[,SPREAD]
@@ -129,9 +133,25 @@ int run_sim(const SimArgs& a) {
   if (!a.perturb.empty()) parse_perturb(a.perturb, sopts);
   if (a.perturb_runs > 0 && a.no_race_check)
     throw Error("--perturb-runs runs the race checker; it cannot go with --no-race-check");
-  const SimResult result = simulate_with_perturbed_runs(a.file, a.hw, a.passes, ropts, sopts, a.perturb_runs);
+  std::vector<ModelEdit> edits;
+  for (const std::string& s : a.sets) edits.push_back(parse_model_edit(s));
+  const EditedModel model(a.file, a.hw, edits);
+  auto simulate = [&] {
+    try {
+      return simulate_with_perturbed_runs(a.file, model.hw(), a.passes, ropts, sopts, a.perturb_runs);
+    } catch (const Error& e) {
+      model.rethrow(e);
+    }
+  };
+  // SystemC elaborates once per process: with --advise, whose changes run in processes forked
+  // from this one, the run itself runs in its own process too.
+  SimResult result = a.advise ? parse_sim_json(run_isolated([&] { return format_json(simulate()); })) : simulate();
+  result.perturb_spread = sopts.perturb_spread;
+  model.name_in(result);
+  if (a.advise) result.advice = advise({a.file, a.hw, edits, a.passes}, result);
   std::string text = a.json ? format_json(result) : format_summary(result);
   if (a.profile && !a.json) text += format_profile(result);
+  if (a.advise && !a.json) text += format_advice(result.advice, result);
   if (!a.report.empty()) write_file_atomic(a.report, html_sim_report(format_json(result)));
   if (!a.csv_dir.empty()) write_csv_tables(result, a.csv_dir);
   emit(text, a.out);
@@ -168,6 +188,14 @@ void add_sim_command(CLI::App& root, int& exit_code) {
                 "a terminal for runs of 20 M dynamic instructions or more)");
   cmd->add_option("--max-instances", args->max_instances,
                   "refuse a kernel that runs more dynamic instructions than this (0: no limit)");
+  cmd->add_option("--set", args->sets,
+                  "FIELD=VALUE: simulate on the model with this field set (a dotted path such as "
+                  "dma.fixed_cost_ns=440 or engines.pe.clock_ghz=2.8; repeatable; the model file is left as it is)")
+      ->allow_extra_args(false);
+  cmd->add_flag("--advise", args->advise,
+                "after the summary, list the changes that could move the binding bound, each simulated on its own "
+                "(race-checked, its pipeline verified), best first, with the command that reproduces it; what needs "
+                "a rewrite of the kernel is listed as a hint, not simulated");
   cmd->add_option("--perturb", args->perturb,
                   "SEED[,SPREAD]: jitter every duration by up to SPREAD (default 0.5) with a seeded generator, "
                   "to expose races that nominal timing hides; the same seed gives the same run");

@@ -63,6 +63,7 @@ class Unit:
         self.kind = kind
         self.name = d["name"]
         self.busy_ns = d["busy_ns"]
+        self.setup_ns = d.get("setup_ns")  # queues: their transfers' setups; engines: 0
         self.utilization = d["utilization"]
         self.instances = d["instances"]
         self.stall_ns = d["stall_ns"]
@@ -76,8 +77,8 @@ class Unit:
 class Iteration:
     """One dynamic iteration of a loop in the overlap ledger."""
 
-    FIELDS = ("index", "iv", "start_ns", "end_ns", "dma_busy_ns", "compute_busy_ns", "overlap", "exposed_dma_ns",
-              "wmma_bubble_cycles")
+    FIELDS = ("index", "iv", "start_ns", "end_ns", "dma_in_flight_ns", "dma_moving_ns", "dma_waiting_ns",
+              "compute_busy_ns", "overlap", "compute_dma_wait_ns", "wmma_bubble_cycles")
 
     def __init__(self, d: dict):
         self.json = d
@@ -87,7 +88,7 @@ class Iteration:
 
     def __repr__(self):
         return (f"Iteration({self.index}: {self.start_ns}..{self.end_ns} ns, overlap {self.overlap:.3f}, "
-                f"exposed {self.exposed_dma_ns} ns)")
+                f"compute waiting on DMA {self.compute_dma_wait_ns} ns)")
 
 
 class Loop:
@@ -95,7 +96,8 @@ class Loop:
 
     FIELDS = ("name", "trip_count", "dynamic_iterations", "ii_ns", "ii_bound_ns", "resource_bound_ns",
               "bound_resource", "recurrence_bound_ns", "recurrence_cause", "span_ns", "span_bound_ns", "efficiency",
-              "dma_busy_ns", "overlap", "exposed_dma_ns",
+              "dma_in_flight_ns", "dma_moving_ns", "dma_waiting_ns", "overlap", "exposed_dma_ns",
+              "compute_demand_ns", "dma_demand_ns", "hideable_dma", "limiter", "speed_of_light",
               "wmmas", "wmma_bubble_cycles_per_iteration", "iterations_folded")
 
     def __init__(self, d: dict, source=None):
@@ -158,6 +160,9 @@ class SimResult:
         self.hazards = [Hazard(h) for h in doc.get("hazards", [])]
         self.loops = [Loop(l, self._source(l.get("name"))) for l in doc.get("loops", [])]
         self.timeline = doc.get("timeline")
+        # `simulate(..., advise=True)`: each change tried, simulated ones with their command,
+        # total_ns, gain and why they were rejected (docs/usage.md, Advice).
+        self.advice: List[dict] = doc.get("advice", [])
 
     def _source(self, name):
         if self.traced is None or not name:
@@ -224,18 +229,20 @@ class SimResult:
 
     # -- plots ----------------------------------------------------------------------------
     def plot_overlap(self, loop: Optional[str] = None, ax=None):
-        """Per kept iteration of a loop: DMA busy and compute busy time (bars), exposed DMA
-        (line) and the overlap fraction (right axis). Returns the matplotlib Axes."""
+        """Per kept iteration of a loop: DMA in flight and compute busy time (bars), compute
+        engine time waiting on DMA (line) and the overlap fraction (right axis). Returns the matplotlib Axes."""
         plt = _pyplot()
         l = self.loop(loop)
         if ax is None:
             _, ax = plt.subplots(figsize=(9, 4))
         xs = [it.index for it in l.iterations]
         width = 0.4
-        ax.bar([x - width / 2 for x in xs], [it.dma_busy_ns for it in l.iterations], width, label="DMA busy (ns)")
+        ax.bar([x - width / 2 for x in xs], [it.dma_in_flight_ns for it in l.iterations], width,
+               label="DMA in flight (ns)")
         ax.bar([x + width / 2 for x in xs], [it.compute_busy_ns for it in l.iterations], width,
                label="compute busy (ns)")
-        ax.plot(xs, [it.exposed_dma_ns for it in l.iterations], color="black", marker=".", label="exposed DMA (ns)")
+        ax.plot(xs, [it.compute_dma_wait_ns for it in l.iterations], color="black", marker=".",
+                label="compute waiting on DMA (ns)")
         ax.set_xlabel(f"iteration of {l.name}")
         ax.set_ylabel("ns")
         ax2 = ax.twinx()

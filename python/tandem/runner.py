@@ -166,7 +166,7 @@ def _trace_kwargs(hw, kwargs):
 
 def simulate(kernel, *args, hw: Optional[str] = None, passes: str = "default", timeline: bool = True,
              trace_path: Optional[str] = None, races: str = "raise", extra_args: Sequence[str] = (),
-             timeout: Optional[float] = None, **kwargs) -> SimResult:
+             timeout: Optional[float] = None, advise: bool = False, **kwargs) -> SimResult:
     """Trace (if needed) and simulate a kernel; return its `SimResult`.
 
     `kernel` is an NKI-style function (traced with `args`/`kwargs` as `tandem.trace`
@@ -177,7 +177,9 @@ def simulate(kernel, *args, hw: Optional[str] = None, passes: str = "default", t
     pipeline (`default`, `none`, or passes with options). `timeline` keeps the simulator's
     timeline spans (for `plot_timeline`); `trace_path` writes a Perfetto trace there.
     Races raise `RaceError` (with `races="return"`, the result is returned and its
-    `hazards` list them). `extra_args` go to `tandem sim` as they are.
+    `hazards` list them). `advise` runs `tandem sim --advise`: the result's `advice` lists
+    the changes that would help, each simulated (their commands name the traced .kir, which
+    is temporary). `extra_args` go to `tandem sim` as they are.
     """
     src = _Input(kernel, args, _trace_kwargs(hw, kwargs) if callable(kernel) and not isinstance(
         kernel, TracedKernel) else kwargs)
@@ -187,6 +189,8 @@ def simulate(kernel, *args, hw: Optional[str] = None, passes: str = "default", t
             cmd += ["--report", src.scratch("report.html")]
         if trace_path:
             cmd += ["--trace", os.fspath(trace_path)]
+        if advise:
+            cmd.append("--advise")
         cmd += list(extra_args)
         proc = _run(cmd, timeout)
         if proc.returncode not in (0, 3):

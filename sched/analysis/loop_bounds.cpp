@@ -48,45 +48,58 @@ void for_each_inst(const BoundsInput& in, LoopId loop, const Visit& visit) {
   for (InstId id : in.insts_in_loop[static_cast<size_t>(loop)]) visit(*in.insts[static_cast<size_t>(id)]);
 }
 
-// Work per resource within `loop` (kNoId: the whole kernel), and the busiest resource.
-ResourceBound busiest(const BoundsInput& in, LoopId loop) {
+// Each resource's work within `loop` (kNoId: the whole kernel).
+struct ResourceWork {
+  std::vector<int64_t> unit;        // compute: occupancy; queue: its setups
+  std::vector<int64_t> queue_data;  // a queue moves one transfer's data at a time
+  std::vector<int64_t> pipe;
+  std::vector<int64_t> dma_engine;  // rounded down: the simulator rounds each transfer's end up
+};
+
+ResourceWork work_within(const BoundsInput& in, LoopId loop) {
   const Kernel& k = *in.kernel;
   const DmaModel& dma = k.target->dma;
-  std::vector<int64_t> unit_work(in.units.size(), 0);
-  std::vector<int64_t> queue_data(in.units.size(), 0);  // a queue moves one transfer's data at a time
+  ResourceWork w{std::vector<int64_t>(in.units.size(), 0),
+                 std::vector<int64_t>(in.units.size(), 0),
+                 std::vector<int64_t>(in.pipes.size(), 0),
+                 {}};
   std::vector<double> engine_work(static_cast<size_t>(std::max<int64_t>(1, dma.engines)), 0.0);
-  std::vector<int64_t> pipe_work(in.pipes.size(), 0);
   for_each_inst(in, loop, [&](const CostedInst& inst) {
     if (inst.units.empty() || inst.is_barrier) return;
     const int64_t n =
         loop == kNoId ? inst.dynamic_count : instances_within(k, k.insts[static_cast<size_t>(inst.id)].loop, loop);
-    unit_work[static_cast<size_t>(inst.units[0])] += inst.cycles_ps * n;
-    queue_data[static_cast<size_t>(inst.units[0])] += inst.data_ps * n;
-    if (inst.pipe >= 0) pipe_work[static_cast<size_t>(inst.pipe)] += inst.pipe_ps * n;
+    w.unit[static_cast<size_t>(inst.units[0])] += inst.cycles_ps * n;
+    w.queue_data[static_cast<size_t>(inst.units[0])] += inst.data_ps * n;
+    if (inst.pipe >= 0) w.pipe[static_cast<size_t>(inst.pipe)] += inst.pipe_ps * n;
     if (inst.moves_dma)
       for (int i = 0; i < inst.dma.engine_count; ++i)
         engine_work[static_cast<size_t>((inst.dma.first_engine + i) % dma.engines)] +=
             static_cast<double>(n) * inst.dma.engine_bytes() /
             (dma.bandwidth_bytes_per_ns / 1000.0 * inst.dma.efficiency);
   });
+  for (double e : engine_work) w.dma_engine.push_back(static_cast<int64_t>(std::floor(e + 1e-6)));
+  return w;
+}
+
+// The busiest resource: a queue's work is the larger of its two stages.
+ResourceBound busiest(const BoundsInput& in, LoopId loop) {
+  const ResourceWork w = work_within(in, loop);
   ResourceBound b;
-  for (size_t u = 0; u < unit_work.size(); ++u)
-    if (std::max(unit_work[u], queue_data[u]) > b.ps) {
-      b.ps = std::max(unit_work[u], queue_data[u]);
+  for (size_t u = 0; u < w.unit.size(); ++u)
+    if (std::max(w.unit[u], w.queue_data[u]) > b.ps) {
+      b.ps = std::max(w.unit[u], w.queue_data[u]);
       b.resource = in.units[u].name;
     }
-  for (size_t i = 0; i < pipe_work.size(); ++i)
-    if (pipe_work[i] > b.ps) {
-      b.ps = pipe_work[i];
+  for (size_t i = 0; i < w.pipe.size(); ++i)
+    if (w.pipe[i] > b.ps) {
+      b.ps = w.pipe[i];
       b.resource = in.pipes[i] + " pipe";
     }
-  for (size_t e = 0; e < engine_work.size(); ++e) {
-    // The simulator rounds each transfer's end up to whole picoseconds; the bound must not.
-    const int64_t w = static_cast<int64_t>(std::floor(engine_work[e] + 1e-6));
-    b.dma_engine_ps = std::max(b.dma_engine_ps, w);
-    b.dma_total_ps += w;
-    if (w > b.ps) {
-      b.ps = w;
+  for (size_t e = 0; e < w.dma_engine.size(); ++e) {
+    b.dma_engine_ps = std::max(b.dma_engine_ps, w.dma_engine[e]);
+    b.dma_total_ps += w.dma_engine[e];
+    if (w.dma_engine[e] > b.ps) {
+      b.ps = w.dma_engine[e];
       b.resource = "dma engine " + std::to_string(e);
     }
   }
@@ -115,6 +128,28 @@ BoundsInput bounds_input(const Kernel& k, const DepGraph& g) {
 }
 
 ResourceBound kernel_resource_bound(const BoundsInput& in) { return busiest(in, kNoId); }
+
+std::vector<ResourceDemand> resource_demands(const BoundsInput& in, LoopId loop) {
+  const ResourceWork w = work_within(in, loop);
+  std::vector<ResourceDemand> out;
+  auto add = [&](std::string name, int64_t ps, ResourceDemand::Kind kind, size_t index) {
+    if (ps > 0) out.push_back({std::move(name), ps, kind, static_cast<int>(index)});
+  };
+  for (size_t u = 0; u < w.unit.size(); ++u) {
+    if (in.units[u].kind == UnitKind::DmaQueue) {
+      add(in.units[u].name + " setup", w.unit[u], ResourceDemand::Kind::QueueSetup, u);
+      add(in.units[u].name + " data", w.queue_data[u], ResourceDemand::Kind::QueueData, u);
+    } else {
+      add(in.units[u].name, w.unit[u], ResourceDemand::Kind::Compute, u);
+    }
+  }
+  for (size_t i = 0; i < w.pipe.size(); ++i) add(in.pipes[i] + " pipe", w.pipe[i], ResourceDemand::Kind::Pipe, i);
+  for (size_t e = 0; e < w.dma_engine.size(); ++e)
+    add("dma engine " + std::to_string(e), w.dma_engine[e], ResourceDemand::Kind::DmaEngine, e);
+  std::stable_sort(out.begin(), out.end(),
+                   [](const ResourceDemand& a, const ResourceDemand& b) { return a.ps > b.ps; });
+  return out;
+}
 
 ResourceBound loop_resource_bound(const BoundsInput& in, LoopId loop) {
   if (loop == kNoId) return busiest(in, loop);

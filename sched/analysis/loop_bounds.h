@@ -81,6 +81,18 @@ struct LoopBounds {
   std::string recurrence_cause;  // "%ld -> %mm -> %ld", or a barrier's window
 };
 
+// One resource's work, per iteration of a loop or over the whole kernel: what the resource
+// alone needs, whatever the schedule. A queue has two stages that overlap across transfers,
+// each a resource of its own: its setups (one at a time) and its data phases (one at a time).
+struct ResourceDemand {
+  enum class Kind { Compute, QueueSetup, QueueData, DmaEngine, Pipe };
+  std::string resource;  // "pe", "q0 setup", "q0 data", "dma engine 3", "wave:lds pipe"
+  int64_t ps = 0;
+  Kind kind = Kind::Compute;
+  int index = 0;  // its unit, pipe or DMA engine
+  bool is_dma() const { return kind == Kind::QueueSetup || kind == Kind::QueueData || kind == Kind::DmaEngine; }
+};
+
 // The input from a kernel that assign-engines may not have run on: its costed program with
 // unplaced instructions where assign-engines' defaults would place them
 // (Placement::Defaulted), each unit running its instructions in program order; edges: `g`.
@@ -90,6 +102,9 @@ BoundsInput bounds_input(const Kernel& k, const DepGraph& g);
 ResourceBound kernel_resource_bound(const BoundsInput& in);
 // Per iteration of `loop` (loop_bounds(in, loop).resource, without the recurrence).
 ResourceBound loop_resource_bound(const BoundsInput& in, LoopId loop);
+// Every resource with work within `loop` (kNoId: the whole kernel), most work first (unit
+// order, then pipes, then DMA engines, on ties); the first is the resource bound's.
+std::vector<ResourceDemand> resource_demands(const BoundsInput& in, LoopId loop);
 // Per iteration of `loop`.
 LoopBounds loop_bounds(const BoundsInput& in, LoopId loop);
 

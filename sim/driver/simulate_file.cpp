@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "sched/driver/schedule_file.h"
+#include "sched/ir/parser.h"
 #include "sched/support/provenance.h"
 #include "sched/target/target.h"
 #include "sim/driver/isolated.h"
@@ -20,6 +21,28 @@ namespace {
 // progress line, on a terminal.
 constexpr int64_t kAnnouncedInstances = 20000000;
 }  // namespace
+
+EditedModel::EditedModel(const std::string& kernel_file, const std::string& hw, std::vector<ModelEdit> edits)
+    : hw_(hw), edits_(std::move(edits)) {
+  if (edits_.empty()) return;
+  base_ = hw.empty() ? parse_kernel_file(kernel_file).target->file : resolve_model_file(hw);
+  scratch_ = std::make_unique<ScratchFile>(temporary_path("tandem-model-" + std::to_string(::getpid()) + ".yaml"),
+                                           edited_model_yaml(base_, edits_));
+}
+
+void EditedModel::name_in(SimResult& r) const {
+  if (!scratch_) return;
+  std::error_code ec;
+  const std::filesystem::path from = std::filesystem::weakly_canonical(base_, ec);
+  r.provenance.model_file = ec ? base_ : from.string();
+  r.provenance.model_edits = set_options(edits_);
+}
+
+void EditedModel::rethrow(const Error& e) const {
+  if (scratch_ && e.loc().file && e.loc().file == scratch_->path())
+    throw Error(base_ + " with" + set_options(edits_) + ": " + e.message());
+  throw;  // called from a handler: the error as it was, its type kept
+}
 
 SimProgram lower_scheduled(Kernel& kernel, DepGraph& deps, const RunOptions& run_options) {
   place_unplaced(kernel, deps, run_options);
@@ -48,7 +71,8 @@ SimResult schedule_and_simulate(const std::string& file, const std::string& hw, 
   // The file itself, links resolved: the build tree's models/ is a link to its checkout's.
   std::error_code ec;
   const std::filesystem::path model = std::filesystem::weakly_canonical(in.kernel.target->file, ec);
-  r.provenance = {tandem_version(), ec ? in.kernel.target->file : model.string(), in.kernel.target->file_hash, passes};
+  r.provenance = {tandem_version(), ec ? in.kernel.target->file : model.string(), in.kernel.target->file_hash, passes,
+                  ""};
   return r;
 }
 

@@ -150,6 +150,8 @@ void Ledger::Listed::reset() {
   start = std::numeric_limits<Picos>::max();
   compute.clear();
   exposed = 0;
+  dma_moving = 0;
+  dma_waiting = 0;
   stall = {};
   compute_settled = 0;
   dma_settled = 0;
@@ -389,10 +391,14 @@ inline void Ledger::add_wmma(Iter& it, const InstanceRecord& r) {
     it.end = std::max(it.end, r.complete);
     merge_interval(s.dma_wall, r.start, r.complete);
     it.dma.add(r.start, r.complete);
+    s.result.dma_moving_ps += r.busy_end - r.busy_start;
+    s.result.dma_waiting_ps += r.busy_start - r.start;
     it.dma_min_start = std::min(it.dma_min_start, r.start);
     it.dma_max_end = std::max(it.dma_max_end, r.complete);
     if (it.kept) {
       it.listed->start = std::min(it.listed->start, r.start);
+      it.listed->dma_moving += r.busy_end - r.busy_start;
+      it.listed->dma_waiting += r.busy_start - r.start;
       add_stalls(it.listed->stall, r.stall);
     }
     if (plan.wmma) add_wmma(it, r);
@@ -512,7 +518,7 @@ void Ledger::barrier_wait(const InstanceRecord& r, Picos waited, bool released_b
     dma_union += it.listed->dma_settled;
     overlapped += it.listed->overlap_settled;
   }
-  s.result.dma_busy_ps += dma_union;
+  s.result.dma_in_flight_ps += dma_union;
   s.result.overlapped_dma_ps += overlapped;
   s.result.wmma_bubble_ps += it.wmma_bubble;
   s.result.wmma_instances += it.wmmas;
@@ -543,10 +549,12 @@ void Ledger::barrier_wait(const InstanceRecord& r, Picos waited, bool released_b
   Listed& d = *it.listed;
   r.start_ps = d.start == kNever ? 0 : d.start;
   r.end_ps = it.end;
-  r.dma_busy_ps = dma_union;
+  r.dma_in_flight_ps = dma_union;
+  r.dma_moving_ps = d.dma_moving;
+  r.dma_waiting_ps = d.dma_waiting;
   r.compute_busy_ps = d.compute_settled + total_length(d.compute.merged());
   r.overlap = dma_union > 0 ? static_cast<double>(overlapped) / static_cast<double>(dma_union) : 0.0;
-  r.exposed_dma_ps = d.exposed;
+  r.compute_dma_wait_ps = d.exposed;
   r.stall_ps = d.stall;
   r.wmma_bubble_ps = it.wmma_bubble;
   const size_t tail_size = kept_ - kept_ / 2;

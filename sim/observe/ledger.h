@@ -131,6 +131,8 @@ class Ledger final : public InstanceObserver {
     Picos start = std::numeric_limits<Picos>::max();
     SpanSet compute;
     Picos exposed = 0;
+    Picos dma_moving = 0;   // its transfers' data phases, summed
+    Picos dma_waiting = 0;  // its transfers' issue to first byte, summed
     StallArray stall{};
     Picos compute_settled = 0;  // length of the compute spans dropped
     Picos dma_settled = 0;      // length of the DMA spans dropped

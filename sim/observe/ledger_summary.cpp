@@ -38,7 +38,16 @@ void Ledger::compute_bounds(SimResult& out) {
   out.lower_bound_ps = whole.ps;
   out.lower_bound_resource = whole.resource;
   out.dma_engine_busy_ps = whole.dma_total_ps;
+  out.dma_engine_work.assign(static_cast<size_t>(std::max<int64_t>(0, out.dma_engines)), 0);
+  for (const ResourceDemand& d : resource_demands(in, kNoId))
+    if (d.kind == ResourceDemand::Kind::DmaEngine && static_cast<size_t>(d.index) < out.dma_engine_work.size())
+      out.dma_engine_work[static_cast<size_t>(d.index)] = d.ps;
   for (LoopResult& l : out.loops) {
+    for (const ResourceDemand& d : resource_demands(in, l.id)) {
+      l.demands.push_back({d.resource, d.ps});
+      if (d.kind == ResourceDemand::Kind::Compute) l.compute_demand_ps += d.ps;
+      if (d.is_dma()) l.dma_demand_ps = std::max(l.dma_demand_ps, d.ps);
+    }
     const LoopBounds b = loop_bounds(in, l.id);
     l.resource_bound_ps = b.resource.ps;
     l.bound_resource = b.resource.resource;
@@ -71,6 +80,7 @@ SimResult Ledger::finish() {
     if (prof.instances == 0) continue;
     UnitResult& u = units_[static_cast<size_t>(p.insts[i].units.front())];  // its one unit
     u.busy_ps += prof.busy_ps;
+    if (u.is_queue) u.setup_ps += prof.instances * p.insts[i].cycles_ps;
     u.instances += prof.instances;
     add_stalls(u.stall_ps, prof.stall_ps);
   }

@@ -56,10 +56,12 @@ std::map<std::string, std::string> format_csv_tables(const SimResult& r) {
   for (const UnitResult& u : r.units)
     units.row(csv_cell(u.name) + (u.is_queue ? ",dma queue" : ",engine"), {r, &u}, &u.stall_ps);
 
-  Table loops("loop,bound_resource,recurrence_cause", MetricScope::Loop, false);
+  Table loops("loop,bound_resource,recurrence_cause,limiter", MetricScope::Loop, false);
   Table iterations("loop", MetricScope::Iteration, false);
   for (const LoopResult& l : r.loops) {
-    loops.row(csv_cell(l.iv) + "," + csv_cell(l.bound_resource) + "," + csv_cell(l.recurrence_cause), {r, nullptr, &l});
+    loops.row(csv_cell(l.iv) + "," + csv_cell(l.bound_resource) + "," + csv_cell(l.recurrence_cause) + "," +
+                  csv_cell(l.limiter()),
+              {r, nullptr, &l});
     for (const IterationResult& it : l.iterations) iterations.row(csv_cell(l.iv), {r, nullptr, &l, &it});
   }
 

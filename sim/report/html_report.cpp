@@ -369,17 +369,17 @@ std::string sim_body(const SimResult& r) {
 
   for (const LoopResult& loop : r.loops) {
     o << "<h2>Loop " << esc(loop.iv) << "</h2>\n<p class=\"ii\">" << esc(format_loop_bounds(loop)) << "</p>\n";
-    Series overlap{"overlap %", {}, {}}, exposed{"exposed DMA ns", {}, {}};
+    Series overlap{"overlap %", {}, {}}, exposed{"compute waiting on DMA ns", {}, {}};
     for (const IterationResult& it : loop.iterations) {
       const double index = static_cast<double>(it.index);
       overlap.x.push_back(index);
       overlap.y.push_back(100 * it.overlap);
       exposed.x.push_back(index);
-      exposed.y.push_back(ns(it.exposed_dma_ps));
+      exposed.y.push_back(ns(it.compute_dma_wait_ps));
     }
     if (!overlap.x.empty()) {
       o << line_chart("overlap", "iteration", "DMA overlapped (%)", {overlap});
-      o << line_chart("exposed", "iteration", "exposed DMA (ns)", {exposed});
+      o << line_chart("exposed", "iteration", "compute engine time waiting on DMA (ns)", {exposed});
     }
   }
   o << "<h2>Units: busy and stalls, share of the total time</h2>\n" << units_svg(r);

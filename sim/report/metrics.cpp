@@ -40,6 +40,10 @@ const char* metric_scope_name(MetricScope s) {
       return "space";
     case MetricScope::Instruction:
       return "instruction";
+    case MetricScope::Resource:
+      return "resource";
+    case MetricScope::DmaEngine:
+      return "dma_engine";
   }
   return "?";
 }
@@ -84,8 +88,12 @@ double metric_value(Metric m, const MetricSubject& s) {
 
     case Metric::unit_busy_ns:
       return ns(need(s.unit, m).busy_ps);
-    case Metric::unit_utilization:
-      return fraction(need(s.unit, m).busy_ps, r.total_ps);
+    case Metric::unit_setup_ns:
+      return ns(need(s.unit, m).setup_ps);
+    case Metric::unit_utilization: {
+      const UnitResult& u = need(s.unit, m);
+      return fraction(std::max(u.busy_ps, u.setup_ps), r.total_ps);
+    }
     case Metric::unit_instances:
       return static_cast<double>(need(s.unit, m).instances);
     case Metric::unit_bytes:
@@ -113,8 +121,18 @@ double metric_value(Metric m, const MetricSubject& s) {
       return ns(need(s.loop, m).span_bound_ps);
     case Metric::loop_efficiency:
       return need(s.loop, m).efficiency;
-    case Metric::loop_dma_busy_ns:
-      return ns(need(s.loop, m).dma_busy_ps);
+    case Metric::loop_dma_in_flight_ns:
+      return ns(need(s.loop, m).dma_in_flight_ps);
+    case Metric::loop_dma_moving_ns:
+      return ns(need(s.loop, m).dma_moving_ps);
+    case Metric::loop_dma_waiting_ns:
+      return ns(need(s.loop, m).dma_waiting_ps);
+    case Metric::loop_compute_demand_ns:
+      return ns(need(s.loop, m).compute_demand_ps);
+    case Metric::loop_dma_demand_ns:
+      return ns(need(s.loop, m).dma_demand_ps);
+    case Metric::loop_hideable_dma:
+      return need(s.loop, m).hideable_dma();
     case Metric::loop_overlap:
       return need(s.loop, m).overlap();
     case Metric::loop_exposed_dma_ns:
@@ -132,14 +150,18 @@ double metric_value(Metric m, const MetricSubject& s) {
       return ns(need(s.iteration, m).start_ps);
     case Metric::iter_end_ns:
       return ns(need(s.iteration, m).end_ps);
-    case Metric::iter_dma_busy_ns:
-      return ns(need(s.iteration, m).dma_busy_ps);
+    case Metric::iter_dma_in_flight_ns:
+      return ns(need(s.iteration, m).dma_in_flight_ps);
+    case Metric::iter_dma_moving_ns:
+      return ns(need(s.iteration, m).dma_moving_ps);
+    case Metric::iter_dma_waiting_ns:
+      return ns(need(s.iteration, m).dma_waiting_ps);
     case Metric::iter_compute_busy_ns:
       return ns(need(s.iteration, m).compute_busy_ps);
     case Metric::iter_overlap:
       return need(s.iteration, m).overlap;
-    case Metric::iter_exposed_dma_ns:
-      return ns(need(s.iteration, m).exposed_dma_ps);
+    case Metric::iter_compute_dma_wait_ns:
+      return ns(need(s.iteration, m).compute_dma_wait_ps);
     case Metric::iter_wmma_bubble_cycles:
       return ns(need(s.iteration, m).wmma_bubble_ps) * ghz;
 
@@ -168,6 +190,14 @@ double metric_value(Metric m, const MetricSubject& s) {
       const StallArray& st = need(s.inst, m).stall_ps;
       return ns(std::accumulate(st.begin(), st.end(), Picos{0}));
     }
+    case Metric::resource_demand_ns:
+      return ns(need(s.demand, m).ps);
+    case Metric::resource_of_ii:
+      return fraction(need(s.demand, m).ps, need(s.loop, m).ii_ps);
+    case Metric::dma_engine_work_ns:
+      return ns(need(s.engine_work, m));
+    case Metric::dma_engine_work_utilization:
+      return fraction(need(s.engine_work, m), r.total_ps);
     case Metric::inst_share:
       return fraction(need(s.inst, m).busy_ps, s.profile_busy >= 0 ? s.profile_busy : profile_busy_ps(r));
   }

@@ -10,7 +10,7 @@
 
 namespace tandem {
 
-enum class MetricScope { Kernel, Unit, Loop, Iteration, Space, Instruction };
+enum class MetricScope { Kernel, Unit, Loop, Iteration, Space, Instruction, Resource, DmaEngine };
 
 enum class Metric {
 #define METRIC(id, name, scope, unit, format, compared, definition) id,
@@ -45,6 +45,8 @@ struct MetricSubject {
   // inst_share's denominator, the busy time of every instruction, when the caller has added
   // it up once (-1: metric_value adds it up, which per row of a profile is quadratic).
   Picos profile_busy = -1;
+  const DemandResult* demand = nullptr;  // a resource of `loop`'s speed of light
+  const Picos* engine_work = nullptr;    // one DMA engine's (SimResult::dma_engine_work)
 };
 
 // The busy time of every instruction of the profile (inst_share's denominator).

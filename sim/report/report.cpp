@@ -47,7 +47,8 @@ StallArray stalls_from_json(const nlohmann::json& j) {
 Json unit_json(const SimResult& r, const UnitResult& u) {
   const MetricSubject s{r, &u};
   Json j = {{"name", u.name}};
-  for (Metric m : {Metric::unit_busy_ns, Metric::unit_utilization, Metric::unit_instances, Metric::unit_stall_ns})
+  for (Metric m : {Metric::unit_busy_ns, Metric::unit_setup_ns, Metric::unit_utilization, Metric::unit_instances,
+                   Metric::unit_stall_ns})
     put(j, m, s);
   j["stalls"] = stalls_json(u.stall_ps);
   if (u.is_queue) put(j, Metric::unit_bytes, s);
@@ -66,6 +67,62 @@ std::string format_loop_bounds(const LoopResult& l) {
          fmt("%.3f", ns(l.resource_bound_ps)) + " ns): efficiency " + fmt("%.1f", 100 * l.efficiency) + "%";
 }
 
+namespace {
+
+// The DMA engines' work, consecutive engines with the same work on one row ("dma 0-15").
+std::string format_dma_engine_rows(const SimResult& r) {
+  std::string o;
+  const std::vector<Picos>& w = r.dma_engine_work;
+  for (size_t first = 0, e = 0; e < w.size(); first = e) {
+    while (e < w.size() && w[e] == w[first]) ++e;
+    if (w[first] == 0) continue;
+    const std::string name =
+        e - first == 1 ? "dma " + std::to_string(first) : "dma " + std::to_string(first) + "-" + std::to_string(e - 1);
+    o += fmt::sprintf("%-8s %12.3f %12s %5.1f%%%s\n", name, ns(w[first]), "-",
+                      r.total_ps > 0 ? 100.0 * static_cast<double>(w[first]) / static_cast<double>(r.total_ps) : 0.0,
+                      e - first == 1 ? "" : "  each");
+  }
+  return o;
+}
+
+std::string format_speed_of_light(const LoopResult& l) {
+  constexpr size_t kShown = 4;
+  std::string o = "  speed of light per iteration, against the II: ";
+  auto share = [&](Picos ps) {
+    return l.ii_ps > 0 ? fmt("%.1f", 100.0 * static_cast<double>(ps) / static_cast<double>(l.ii_ps)) + "%" : "-";
+  };
+  // DMA engines in a row with the same work read as one entry ("dma engines 0-15 ... each").
+  const std::string engine = "dma engine ";
+  auto engine_index = [&](const DemandResult& d) {
+    return d.resource.rfind(engine, 0) == 0 ? std::stoi(d.resource.substr(engine.size())) : -1;
+  };
+  size_t shown = 0, i = 0;
+  for (; i < l.demands.size() && shown < kShown; ++shown) {
+    const DemandResult& d = l.demands[i];
+    size_t j = i + 1;
+    const int first = engine_index(d);
+    while (first >= 0 && j < l.demands.size() && l.demands[j].ps == d.ps &&
+           engine_index(l.demands[j]) == first + static_cast<int>(j - i))
+      ++j;
+    const std::string name =
+        j - i > 1 ? "dma engines " + std::to_string(first) + "-" + std::to_string(first + static_cast<int>(j - i) - 1)
+                  : d.resource;
+    o += (shown ? ", " : "") + name + " " + fmt("%.3f", ns(d.ps)) + " ns " + share(d.ps) + (j - i > 1 ? " each" : "");
+    i = j;
+  }
+  if (i < l.demands.size()) o += ", " + std::to_string(l.demands.size() - i) + " more";
+  if (!l.recurrence_cause.empty())
+    o += std::string(l.demands.empty() ? "" : "; ") + "recurrence " + fmt("%.3f", ns(l.recurrence_bound_ps)) + " ns " +
+         share(l.recurrence_bound_ps);
+  o += "; limiter " + l.limiter();
+  if (l.dma_demand_ps > 0)
+    o += "; compute (" + fmt("%.3f", ns(l.compute_demand_ps)) + " ns) can hide at most " +
+         fmt("%.1f", 100 * l.hideable_dma()) + "% of the DMA's " + fmt("%.3f", ns(l.dma_demand_ps)) + " ns";
+  return o + "\n";
+}
+
+}  // namespace
+
 std::string format_json(const SimResult& r) {
   const MetricSubject kernel{r};
   Json engines = Json::array(), queues = Json::array(), loops = Json::array();
@@ -76,8 +133,9 @@ std::string format_json(const SimResult& r) {
       const MetricSubject s{r, nullptr, &l, &it};
       Json ij = Json::object();
       for (Metric m : {Metric::iter_index, Metric::iter_iv, Metric::iter_start_ns, Metric::iter_end_ns,
-                       Metric::iter_dma_busy_ns, Metric::iter_compute_busy_ns, Metric::iter_overlap,
-                       Metric::iter_exposed_dma_ns, Metric::iter_wmma_bubble_cycles})
+                       Metric::iter_dma_in_flight_ns, Metric::iter_dma_moving_ns, Metric::iter_dma_waiting_ns,
+                       Metric::iter_compute_busy_ns, Metric::iter_overlap, Metric::iter_compute_dma_wait_ns,
+                       Metric::iter_wmma_bubble_cycles})
         put(ij, m, s);
       ij["stalls"] = stalls_json(it.stall_ps);
       iters.push_back(ij);
@@ -91,9 +149,21 @@ std::string format_json(const SimResult& r) {
     put(lj, Metric::loop_recurrence_bound_ns, s);
     lj["recurrence_cause"] = l.recurrence_cause;
     for (Metric m :
-         {Metric::loop_span_ns, Metric::loop_span_bound_ns, Metric::loop_efficiency, Metric::loop_dma_busy_ns,
-          Metric::loop_overlap, Metric::loop_exposed_dma_ns, Metric::loop_wmmas, Metric::loop_wmma_bubble_cycles})
+         {Metric::loop_span_ns, Metric::loop_span_bound_ns, Metric::loop_efficiency, Metric::loop_dma_in_flight_ns,
+          Metric::loop_dma_moving_ns, Metric::loop_dma_waiting_ns, Metric::loop_overlap, Metric::loop_exposed_dma_ns,
+          Metric::loop_compute_demand_ns, Metric::loop_dma_demand_ns, Metric::loop_hideable_dma, Metric::loop_wmmas,
+          Metric::loop_wmma_bubble_cycles})
       put(lj, m, s);
+    lj["limiter"] = l.limiter();
+    Json sol = Json::array();
+    for (const DemandResult& d : l.demands) {
+      MetricSubject ds = s;
+      ds.demand = &d;
+      Json dj = {{"resource", d.resource}};
+      for (Metric m : {Metric::resource_demand_ns, Metric::resource_of_ii}) put(dj, m, ds);
+      sol.push_back(dj);
+    }
+    lj["speed_of_light"] = sol;
     lj["iterations_folded"] = l.folded;
     lj["iterations"] = iters;
     loops.push_back(lj);
@@ -105,7 +175,8 @@ std::string format_json(const SimResult& r) {
   j["provenance"] = {{"tandem", r.provenance.tandem},
                      {"model_file", r.provenance.model_file},
                      {"model_hash", r.provenance.model_hash},
-                     {"pipeline", r.provenance.pipeline}};
+                     {"pipeline", r.provenance.pipeline},
+                     {"model_edits", r.provenance.model_edits}};
   j["reference_clock_ghz"] = r.reference_clock_ghz;
   for (Metric m : {Metric::total_ns, Metric::total_cycles, Metric::lower_bound_ns}) put(j, m, kernel);
   j["lower_bound_resource"] = r.lower_bound_resource;
@@ -119,6 +190,15 @@ std::string format_json(const SimResult& r) {
     put(leaf, m, kernel);
     dma[name.substr(4)] = leaf[name];  // "dma.engines" -> dma["engines"]
   }
+  Json engine_work = Json::array();
+  for (size_t e = 0; e < r.dma_engine_work.size(); ++e) {
+    MetricSubject es = kernel;
+    es.engine_work = &r.dma_engine_work[e];
+    Json ej = {{"name", "dma engine " + std::to_string(e)}};
+    for (Metric m : {Metric::dma_engine_work_ns, Metric::dma_engine_work_utilization}) put(ej, m, es);
+    engine_work.push_back(ej);
+  }
+  dma["engine_work"] = engine_work;
   dma["queues"] = queues;
   j["dma"] = dma;
   Json spaces = Json::array();
@@ -144,6 +224,20 @@ std::string format_json(const SimResult& r) {
     profile.push_back(pj);
   }
   j["profile"] = profile;
+  if (!r.advice.empty()) {  // only when asked for (tandem sim --advise)
+    Json advice = Json::array();
+    for (const Advice& a : r.advice) {
+      Json aj = {{"change", a.change}, {"simulated", a.simulated}};
+      if (a.simulated) {
+        aj["command"] = a.command;
+        aj["total_ns"] = ns(a.total_ps);
+        aj["gain"] = a.gain;
+        aj["rejected"] = a.rejected;
+      }
+      advice.push_back(aj);
+    }
+    j["advice"] = advice;
+  }
   if (!r.timeline_loop.empty()) {  // only when captured (tandem sim --report)
     Json spans = Json::array();
     for (const TimelineSpan& sp : r.timeline)
@@ -168,7 +262,8 @@ SimResult parse_sim_json(const std::string& sim_json) {
   r.model = doc.at("model");
   if (doc.contains("provenance")) {
     const auto& p = doc.at("provenance");
-    r.provenance = {p.at("tandem"), p.at("model_file"), p.at("model_hash"), p.at("pipeline")};
+    r.provenance = {p.at("tandem"), p.at("model_file"), p.at("model_hash"), p.at("pipeline"),
+                    p.value("model_edits", "")};
   }
   r.reference_clock_ghz = doc.at("reference_clock_ghz");
   r.total_ps = ps_from_ns(doc.at("total_ns"));
@@ -182,6 +277,7 @@ SimResult parse_sim_json(const std::string& sim_json) {
   r.dma_engines = dma.at("engines");
   r.dma_engine_busy_ps = ps_from_ns(dma.at("engine_busy_ns"));
   r.dma_queues_available = dma.at("queues_available");
+  for (const auto& ej : dma.at("engine_work")) r.dma_engine_work.push_back(ps_from_ns(ej.at("busy_ns")));
   for (const auto& sp : doc.at("spaces"))
     r.spaces.push_back({sp.at("name"), sp.at("unit"), sp.at("allocated"), sp.at("capacity")});
   for (const auto& pj : doc.at("profile")) {
@@ -199,6 +295,7 @@ SimResult parse_sim_json(const std::string& sim_json) {
     u.name = j.at("name");
     u.is_queue = queue;
     u.busy_ps = ps_from_ns(j.at("busy_ns"));
+    u.setup_ps = ps_from_ns(j.at("setup_ns"));
     u.instances = j.at("instances");
     u.stall_ps = stalls_from_json(j.at("stalls"));
     if (queue) u.bytes = j.at("bytes");
@@ -220,9 +317,15 @@ SimResult parse_sim_json(const std::string& sim_json) {
     l.span_ps = ps_from_ns(lj.at("span_ns"));
     l.span_bound_ps = ps_from_ns(lj.at("span_bound_ns"));
     l.efficiency = lj.at("efficiency");
-    l.dma_busy_ps = ps_from_ns(lj.at("dma_busy_ns"));
+    l.dma_in_flight_ps = ps_from_ns(lj.at("dma_in_flight_ns"));
+    l.dma_moving_ps = ps_from_ns(lj.at("dma_moving_ns"));
+    l.dma_waiting_ps = ps_from_ns(lj.at("dma_waiting_ns"));
     l.overlapped_dma_ps =
-        static_cast<Picos>(std::llround(lj.at("overlap").get<double>() * static_cast<double>(l.dma_busy_ps)));
+        static_cast<Picos>(std::llround(lj.at("overlap").get<double>() * static_cast<double>(l.dma_in_flight_ps)));
+    l.compute_demand_ps = ps_from_ns(lj.at("compute_demand_ns"));
+    l.dma_demand_ps = ps_from_ns(lj.at("dma_demand_ns"));
+    for (const auto& dj : lj.at("speed_of_light"))
+      l.demands.push_back({dj.at("resource"), ps_from_ns(dj.at("demand_ns"))});
     l.exposed_dma_ps = ps_from_ns(lj.at("exposed_dma_ns"));
     l.wmma_instances = lj.at("wmmas");
     l.wmma_bubble_ps = ps_from_ns(lj.at("wmma_bubble_cycles_per_iteration").get<double>() / r.reference_clock_ghz *
@@ -234,10 +337,12 @@ SimResult parse_sim_json(const std::string& sim_json) {
       it.iv = ij.at("iv");
       it.start_ps = ps_from_ns(ij.at("start_ns"));
       it.end_ps = ps_from_ns(ij.at("end_ns"));
-      it.dma_busy_ps = ps_from_ns(ij.at("dma_busy_ns"));
+      it.dma_in_flight_ps = ps_from_ns(ij.at("dma_in_flight_ns"));
+      it.dma_moving_ps = ps_from_ns(ij.at("dma_moving_ns"));
+      it.dma_waiting_ps = ps_from_ns(ij.at("dma_waiting_ns"));
       it.compute_busy_ps = ps_from_ns(ij.at("compute_busy_ns"));
       it.overlap = ij.at("overlap");
-      it.exposed_dma_ps = ps_from_ns(ij.at("exposed_dma_ns"));
+      it.compute_dma_wait_ps = ps_from_ns(ij.at("compute_dma_wait_ns"));
       it.wmma_bubble_ps = ps_from_ns(ij.at("wmma_bubble_cycles").get<double>() / r.reference_clock_ghz);
       it.stall_ps = stalls_from_json(ij.at("stalls"));
       l.iterations.push_back(it);
@@ -277,21 +382,25 @@ std::string format_summary(const SimResult& r) {
   for (const SpaceResult& sp : r.spaces)
     o << ", " << sp.name << " " << sp.allocated << " of " << sp.capacity << " " << sp.unit << " allocated";
   o << "\n\n";
-  o << "unit        busy_ns   util   stall_ns: semaphore dependency    barrier      queue   conflict\n";
+  o << "unit          busy_ns     setup_ns   util   stall_ns: semaphore dependency    barrier      queue   conflict\n";
   for (const UnitResult& u : r.units) {
-    o << fmt::sprintf("%-8s %12.3f %5.1f%% %20.3f %10.3f %10.3f %10.3f %10.3f\n", u.name, ns(u.busy_ps),
+    o << fmt::sprintf("%-8s %12.3f %12s %5.1f%% %20.3f %10.3f %10.3f %10.3f %10.3f\n", u.name, ns(u.busy_ps),
+                      u.is_queue ? fmt("%.3f", ns(u.setup_ps)) : std::string("-"),
                       100.0 * metric_value(Metric::unit_utilization, {r, &u}), ns(u.stall_ps[0]), ns(u.stall_ps[1]),
                       ns(u.stall_ps[2]), ns(u.stall_ps[3]), ns(u.stall_ps[4]));
   }
+  o << format_dma_engine_rows(r);
   for (const LoopResult& l : r.loops) {
     o << "\nloop " << l.iv << " (" << l.dynamic_iterations << " iterations): " << format_loop_bounds(l)
-      << "; DMA overlapped " << fmt("%.1f", 100 * l.overlap()) << "%, exposed DMA " << fmt("%.3f", ns(l.exposed_dma_ps))
-      << " ns\n";
+      << "; DMA overlapped " << fmt("%.1f", 100 * l.overlap()) << "% (compute could hide at most "
+      << fmt("%.1f", 100 * l.hideable_dma()) << "%), exposed DMA " << fmt("%.3f", ns(l.exposed_dma_ps))
+      << " ns of wall time\n";
     if (l.wmma_instances > 0)
       o << "  WMMA issue bubbles: " << fmt("%.2f", l.wmma_bubble_cycles_per_iteration(r.reference_clock_ghz))
         << " cycles per iteration over " << l.wmma_instances / std::max<int64_t>(1, l.dynamic_iterations)
         << " WMMA(s) (time a WMMA waited for its operands after the issue stream was free)\n";
-    o << "  iteration     start_ns       end_ns  dma_busy_ns  compute_busy_ns  overlap  exposed_dma_ns\n";
+    o << format_speed_of_light(l);
+    o << "  iteration     start_ns       end_ns  dma_in_flight_ns  compute_busy_ns  overlap  compute_dma_wait_ns\n";
     // Folded: the first two, one steady iteration from the middle, and the last.
     const auto& its = l.iterations;
     std::vector<size_t> show;
@@ -305,13 +414,14 @@ std::string format_summary(const SimResult& r) {
       size_t i = show[n];
       if (n > 0 && i > prev + 1) o << "  ...\n";
       const IterationResult& it = its[i];
-      o << fmt::sprintf("  %9d %12.3f %12.3f %12.3f %16.3f %7.1f%% %15.3f\n", it.index, ns(it.start_ps), ns(it.end_ps),
-                        ns(it.dma_busy_ps), ns(it.compute_busy_ps), 100 * it.overlap, ns(it.exposed_dma_ps));
+      o << fmt::sprintf("  %9d %12.3f %12.3f %17.3f %16.3f %7.1f%% %20.3f\n", it.index, ns(it.start_ps), ns(it.end_ps),
+                        ns(it.dma_in_flight_ps), ns(it.compute_busy_ps), 100 * it.overlap, ns(it.compute_dma_wait_ps));
       prev = i;
     }
   }
   if (!r.provenance.model_file.empty())
-    o << "\nmodel file " << r.provenance.model_file << " (" << r.provenance.model_hash << "), pipeline "
+    o << "\nmodel file " << r.provenance.model_file << " (" << r.provenance.model_hash << ")"
+      << (r.provenance.model_edits.empty() ? "" : " with" + r.provenance.model_edits) << ", pipeline "
       << r.provenance.pipeline << ", tandem " << r.provenance.tandem << "\n";
   // What the race check tried, also when it found nothing.
   if (r.perturbed_runs > 0)

@@ -84,6 +84,14 @@ TEST_CASE("the JSON document's numeric fields are the metric table's, and it rea
   numeric_fields(doc.at("loops")[0].at("iterations")[0], "", iteration);
   CHECK(iteration == table_names(MetricScope::Iteration));
 
+  REQUIRE(!doc.at("loops")[0].at("speed_of_light").empty());
+  std::set<std::string> resource, dma_engine;
+  numeric_fields(doc.at("loops")[0].at("speed_of_light")[0], "", resource);
+  CHECK(resource == table_names(MetricScope::Resource));
+  REQUIRE(!doc.at("dma").at("engine_work").empty());
+  numeric_fields(doc.at("dma").at("engine_work")[0], "", dma_engine);
+  CHECK(dma_engine == table_names(MetricScope::DmaEngine));
+
   REQUIRE(!doc.at("spaces").empty());
   std::set<std::string> space, inst;
   numeric_fields(doc.at("spaces")[0], "", space);

@@ -36,7 +36,7 @@ for kernel in ("trn/two_stage.kir", "trn/gemm_k.kir"):
     none, default = ab(kernel)
     ln, ld = none["loops"][-1], default["loops"][-1]
     it = steady(ln)
-    serial = it["dma_busy_ns"] + it["compute_busy_ns"]
+    serial = it["dma_in_flight_ns"] + it["compute_busy_ns"]
     print(f"{kernel}: none II {ln['ii_ns']:.1f} ns (L + C = {serial:.1f} ns); "
           f"default II {ld['ii_ns']:.1f} ns, bound {ld['ii_bound_ns']:.1f} ns, efficiency {ld['efficiency'] * 100:.1f} %, "
           f"DMA overlapped {ld['overlap'] * 100:.1f} %; total {none['total_ns']:.0f} -> {default['total_ns']:.0f} ns")

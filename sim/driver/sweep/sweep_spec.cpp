@@ -10,6 +10,7 @@
 #include "sched/ir/parser.h"
 #include "sched/passes/pass_manager.h"
 #include "sched/support/yaml_file.h"
+#include "sched/target/model_edit.h"
 #include "sched/target/target.h"
 #include "sim/report/metrics.h"
 
@@ -38,36 +39,6 @@ std::string directory_of(const std::string& path) {
 
 std::string relative_to(const std::string& dir, const std::string& path) {
   return !path.empty() && path[0] == '/' ? path : dir + "/" + path;
-}
-
-std::vector<std::string> split_dots(const std::string& path) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  for (size_t dot; (dot = path.find('.', start)) != std::string::npos; start = dot + 1)
-    parts.push_back(path.substr(start, dot - start));
-  parts.push_back(path.substr(start));
-  return parts;
-}
-
-// The node at a dotted path in a model document, or an undefined node.
-YAML::Node model_field(const YAML::Node& root, const std::string& path) {
-  YAML::Node n;
-  n.reset(root);
-  for (const std::string& part : split_dots(path)) {
-    if (!n.IsMap() || !n[part]) return YAML::Node(YAML::NodeType::Undefined);
-    n.reset(n[part]);
-  }
-  return n;
-}
-
-bool is_number(const std::string& s) {
-  try {
-    size_t used = 0;
-    std::stod(s, &used);
-    return used == s.size();
-  } catch (const std::exception&) {
-    return false;
-  }
 }
 
 class SweepReader {
@@ -380,20 +351,10 @@ std::string point_pipeline(const SweepSpec& spec, const std::vector<std::string>
 
 std::string point_model_yaml(const SweepSpec& spec, const std::string& base_model,
                              const std::vector<std::string>& values) {
-  YAML::Node root = YAML::Clone(YamlFile(base_model).root());
-  bool any = false;
-  for (size_t i = 0; i < spec.parameters.size(); ++i) {
-    if (spec.parameters[i].kind != SweepParameter::ModelField) continue;
-    std::vector<std::string> parts = split_dots(spec.parameters[i].name);
-    YAML::Node n = root;
-    for (size_t j = 0; j + 1 < parts.size(); ++j) n.reset(n[parts[j]]);
-    n[parts.back()] = values[i];
-    any = true;
-  }
-  if (!any) return "";
-  YAML::Emitter out;
-  out << root;
-  return std::string(out.c_str()) + "\n";
+  std::vector<ModelEdit> edits;
+  for (size_t i = 0; i < spec.parameters.size(); ++i)
+    if (spec.parameters[i].kind == SweepParameter::ModelField) edits.push_back({spec.parameters[i].name, values[i]});
+  return edits.empty() ? "" : edited_model_yaml(base_model, edits);
 }
 
 }  // namespace tandem

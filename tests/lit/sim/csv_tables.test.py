@@ -29,8 +29,9 @@ assert len(tables["iterations"]) == len(iterations) > 0
 for row, (l, it) in zip(tables["iterations"], iterations):
     same(row, it, {"loop"})
 for row, l in zip(tables["loops"], doc["loops"]):
-    same(row, l, {"loop", "bound_resource", "recurrence_cause"})
+    same(row, l, {"loop", "bound_resource", "recurrence_cause", "limiter"})
     assert row["bound_resource"] == l["bound_resource"]
+    assert row["limiter"] == l["limiter"]
 assert [r["instruction"] for r in tables["profile"]] == [p["name"] for p in doc["profile"]]
 for row, p in zip(tables["profile"], doc["profile"]):
     same(row, p, {"instruction", "opcode", "unit"})
