@@ -112,7 +112,9 @@ std::string format_ab_summary(const AbInput& a, const AbInput& b) {
   }
   for (size_t i = 0; i < ra.loops.size() && i < rb.loops.size(); ++i) {
     if (ra.loops[i].iv != rb.loops[i].iv) continue;
-    o << "\nloop " << ra.loops[i].iv << " overlap per iteration (min / median / max)\n"
+    o << "\nloop " << ra.loops[i].iv << ": its bounds, and the span bound efficiency divides by\n"
+      << "  A: " << format_loop_bounds(ra.loops[i]) << "\n  B: " << format_loop_bounds(rb.loops[i]) << "\n";
+    o << "loop " << ra.loops[i].iv << " overlap per iteration (min / median / max)\n"
       << "  A: " << overlap_summary(ra.loops[i]) << "\n  B: " << overlap_summary(rb.loops[i]) << "\n";
   }
   return o.str();
