@@ -61,6 +61,7 @@ th { vertical-align: bottom; } table.relative { margin-bottom: 12px; } tr.baseli
 .grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(400px, 1fr)); gap: 8px 24px; }
 .grid figure { margin: 0; min-width: 0; } .grid figcaption { font-weight: 600; }
 .grid svg { width: 100%; max-width: 640px; } ol.categories { font: 12px monospace; overflow-wrap: anywhere; }
+td.error, table.failed th:last-child { text-align: left; overflow-wrap: anywhere; } p.gaps { color: #8e0000; }
 </style>
 )";
 
@@ -72,7 +73,8 @@ std::string page(const std::string& title, const std::string& body) {
 // A line chart: x positions (numeric) or categories, one polyline with points per series.
 struct Series {
   std::string name;
-  std::vector<double> x, y;
+  std::vector<double> x, y;                          // in x order
+  std::vector<std::pair<double, std::string>> gaps;  // an x without a value, and why
 };
 
 std::string line_chart(const std::string& cls, const std::string& x_label, const std::string& y_label,
@@ -137,16 +139,18 @@ std::string line_chart(const std::string& cls, const std::string& x_label, const
 // where it clears the others and the edges.
 std::string sweep_chart(const std::vector<Series>& series, const std::vector<std::string>& categories, bool log_x,
                         bool relative) {
-  const double w = 460, h = 220, l = 56, r = 14, t = 10, b = 36,
+  const double w = 440, h = 220, l = 56, r = 14, t = 10, b = 36,
                char_w = 7.5;  // char_w: a generous width of one 11 px character
   std::vector<double> xs;
   double y1 = relative ? 1 : 0, y0 = 0;
-  for (const Series& s : series)
+  for (const Series& s : series) {
     for (size_t i = 0; i < s.x.size(); ++i) {
       xs.push_back(s.x[i]);
       y0 = std::min(y0, s.y[i]);
       y1 = std::max(y1, s.y[i]);
     }
+    for (const auto& g : s.gaps) xs.push_back(g.first);
+  }
   std::sort(xs.begin(), xs.end());
   xs.erase(std::unique(xs.begin(), xs.end()), xs.end());
   if (xs.empty()) return "";
@@ -194,12 +198,28 @@ std::string sweep_chart(const std::vector<Series>& series, const std::vector<std
   const size_t palette = sizeof kPalette / sizeof kPalette[0];
   for (size_t k = 0; k < series.size(); ++k) {
     const Series& s = series[k];
-    if (s.x.empty()) continue;
-    o << "<polyline class=\"series\" fill=\"none\" stroke=\"" << color(k) << "\" stroke-width=\"1.5\""
-      << (k < palette ? "" : " stroke-dasharray=\"5 3\"") << " points=\"";
-    for (size_t i = 0; i < s.x.size(); ++i)
-      o << (i ? " " : "") << fmt(px(s.x[i]), "%.1f") << "," << fmt(py(s.y[i]), "%.1f");
-    o << "\"/>\n";
+    // A line joins neighbouring values only: a gap between two values breaks it.
+    for (size_t from = 0; from < s.x.size();) {
+      size_t to = from + 1;
+      while (to < s.x.size() && std::none_of(s.gaps.begin(), s.gaps.end(),
+                                             [&](const auto& g) { return g.first > s.x[to - 1] && g.first < s.x[to]; }))
+        ++to;
+      if (to - from > 1) {
+        o << "<polyline class=\"series\" fill=\"none\" stroke=\"" << color(k) << "\" stroke-width=\"1.5\""
+          << (k < palette ? "" : " stroke-dasharray=\"5 3\"") << " points=\"";
+        for (size_t i = from; i < to; ++i)
+          o << (i > from ? " " : "") << fmt(px(s.x[i]), "%.1f") << "," << fmt(py(s.y[i]), "%.1f");
+        o << "\"/>\n";
+      }
+      from = to;
+    }
+    // A gap: a cross in the kernel's colour just above the x axis, one row up per kernel.
+    for (const auto& [x, why] : s.gaps) {
+      const double cx = px(x), cy = h - b - 6 - 9 * static_cast<double>(k % 4);
+      o << "<path class=\"gap\" d=\"M" << fmt(cx - 4, "%.1f") << " " << fmt(cy - 4, "%.1f")
+        << "l8 8m0 -8l-8 8\" stroke=\"" << color(k) << "\" stroke-width=\"2\"><title>" << esc(s.name)
+        << ": no value at " << fmt(x, "%.6g") << " (" << esc(why) << ")</title></path>\n";
+    }
     for (size_t i = 0; i < s.x.size(); ++i)
       o << "<circle class=\"point\" cx=\"" << fmt(px(s.x[i]), "%.1f") << "\" cy=\"" << fmt(py(s.y[i]), "%.1f")
         << "\" r=\"3\" fill=\"" << color(k) << "\"><title>" << esc(s.name) << ": " << fmt(s.y[i], "%.6g")
@@ -369,7 +389,7 @@ std::string sim_body(const SimResult& r) {
 
   for (const LoopResult& loop : r.loops) {
     o << "<h2>Loop " << esc(loop.iv) << "</h2>\n<p class=\"ii\">" << esc(format_loop_bounds(loop)) << "</p>\n";
-    Series overlap{"overlap %", {}, {}}, exposed{"exposed DMA ns", {}, {}};
+    Series overlap{"overlap %", {}, {}, {}}, exposed{"exposed DMA ns", {}, {}, {}};
     for (const IterationResult& it : loop.iterations) {
       const double index = static_cast<double>(it.index);
       overlap.x.push_back(index);
@@ -385,6 +405,8 @@ std::string sim_body(const SimResult& r) {
   o << "<h2>Units: busy and stalls, share of the total time</h2>\n" << units_svg(r);
   return o.str();
 }
+
+}  // namespace
 
 std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
   std::vector<std::vector<std::string>> rows;
@@ -421,6 +443,8 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
   return rows;
 }
 
+namespace {
+
 bool numeric(const std::string& s, double* v) {
   if (s.empty()) return false;
   char* end = nullptr;
@@ -447,6 +471,7 @@ bool value(const CsvRow& r, size_t c, double* v) { return numeric(r[c], v); }
 struct MetricColumn {
   size_t index;
   bool relative;
+  bool text = false;  // its cells are names (a resource, a dependence cycle): tabled, not charted
 };
 
 // A sweep's CSV as the report reads it. Only clean points are results: a point that raced
@@ -462,8 +487,13 @@ struct SweepCsv {
         point(column("point")) {
     for (size_t r = 1; r < rows.size(); ++r) {
       if (rows[r].size() != header.size()) continue;
-      if (rows[r][status] == "ok") ok.push_back(&rows[r]);
-      if (rows[r][status] == "racy") racy.push_back(&rows[r]);
+      all.push_back(&rows[r]);
+      if (rows[r][status] == "ok")
+        ok.push_back(&rows[r]);
+      else if (rows[r][status] == "racy")
+        racy.push_back(&rows[r]);
+      else
+        failed.push_back(&rows[r]);
     }
     for (const std::string& p : parameters)
       if (column(p) < header.size()) params.push_back(column(p));
@@ -486,8 +516,8 @@ struct SweepCsv {
   const std::vector<CsvRow>& rows;
   const CsvRow& header;
   const size_t status, kernel, error, point;
-  std::vector<const CsvRow*> ok, racy;
-  std::vector<size_t> params;  // the varied parameters' columns
+  std::vector<const CsvRow*> all, ok, racy, failed;  // failed: error, timeout, internal-error, miscompiled
+  std::vector<size_t> params;                        // the varied parameters' columns
   std::vector<std::string> kernels;
   std::map<std::string, const CsvRow*> baseline;
   std::map<std::string, size_t> kernel_index;  // its colour
@@ -500,35 +530,68 @@ struct SweepCsv {
 // kernel 100 times shorter than another is not flattened on a shared axis; fractions
 // (efficiency, overlap, utilisation) are already on one scale, and a metric whose baseline
 // is 0 for some kernel has no ratio: both are shown as they are.
+// A space's figures (`sbuf.headroom`: capacity left in the space's own unit) are shown as
+// they are too: a multiple of a headroom says nothing. Text columns (the resource that sets a
+// bound) go in the tables only.
 void classify_metrics(SweepCsv& csv) {
   for (size_t c = csv.status + 1; c < csv.error; ++c) {
-    bool varies = false, relative = true;
-    const MetricInfo* info = find_metric(csv.header[c], MetricScope::Kernel);
-    if (!info) info = find_metric(csv.header[c], MetricScope::Loop);
-    if (csv.header[c].rfind("util_", 0) == 0 || (info && std::string(info->unit) == "fraction")) relative = false;
+    bool varies = false, relative = true, text = false;
+    const std::string& name = csv.header[c];
+    const MetricInfo* info = find_metric(name, MetricScope::Kernel);
+    if (!info) info = find_metric(name, MetricScope::Loop);
+    if (!info && name.find('.') != std::string::npos)
+      info = find_metric(name.substr(name.rfind('.') + 1), MetricScope::Space);
+    if (name.rfind("util_", 0) == 0 ||
+        (info && (std::string(info->unit) == "fraction" || info->scope == MetricScope::Space)))
+      relative = false;
+    for (const CsvRow* r : csv.ok) {
+      double v = 0;
+      text |= !(*r)[c].empty() && !value(*r, c, &v);
+    }
     for (const std::string& k : csv.kernels) {
       double b = 0;
       if (!value(csv.baseline_of(k), c, &b) || b == 0) relative = false;
       for (const CsvRow* r : csv.ok) varies |= (*r)[csv.kernel] == k && (*r)[c] != csv.baseline_of(k)[c];
     }
     if (varies)
-      csv.metrics.push_back({c, relative});
+      csv.metrics.push_back({c, relative && !text, text});
     else
-      csv.unchanged.push_back(csv.header[c]);
+      csv.unchanged.push_back(name);
   }
 }
 
-// How many points, how many clean, and a banner when some raced.
+// How many points, how many clean, how many failed, and a banner when some raced.
 std::string points_summary_html(const SweepCsv& csv) {
   std::ostringstream o;
-  if (csv.racy.empty()) {
-    o << "<p>" << csv.points() << " points, " << csv.ok.size() << " ok.</p>\n";
-  } else {
+  if (!csv.racy.empty())
     o << "<p class=\"race-banner\">" << csv.racy.size() << " of " << csv.points()
       << " points raced: their schedules break program order, so their figures are not results. They are listed "
          "below and left out of the best points, the baselines and the charts.</p>\n";
-    o << "<p>" << csv.points() << " points, " << csv.ok.size() << " ok, " << csv.racy.size() << " raced.</p>\n";
+  o << "<p>" << csv.points() << " points, " << csv.ok.size() << " ok";
+  if (!csv.racy.empty()) o << ", " << csv.racy.size() << " raced";
+  if (!csv.failed.empty()) o << ", " << csv.failed.size() << " failed (each with its error below)";
+  o << ".</p>\n";
+  return o.str();
+}
+
+// The points that failed, each with its error (nothing when none did), at most kFailedShown.
+std::string failed_points_html(const SweepCsv& csv) {
+  constexpr size_t kFailedShown = 200;
+  if (csv.failed.empty()) return "";
+  std::ostringstream o;
+  o << "<h2>Points that failed (no figures)</h2>\n<table class=\"failed\">\n<tr><th>point</th><th>kernel</th>";
+  for (size_t pc : csv.params) o << "<th>" << breakable(csv.header[pc]) << "</th>";
+  o << "<th>status</th><th>error</th></tr>\n";
+  for (size_t i = 0; i < csv.failed.size() && i < kFailedShown; ++i) {
+    const CsvRow& r = *csv.failed[i];
+    o << "<tr class=\"failed\"><td>" << esc(r[csv.point]) << "</td><td>" << esc(short_name(r[csv.kernel])) << "</td>";
+    for (size_t pc : csv.params) o << "<td>" << esc(r[pc]) << "</td>";
+    o << "<td>" << esc(r[csv.status]) << "</td><td class=\"error\">" << esc(r[csv.error]) << "</td></tr>\n";
   }
+  o << "</table>\n";
+  if (csv.failed.size() > kFailedShown)
+    o << "<p>... and " << csv.failed.size() - kFailedShown
+      << " more failed points: the CSV's error column gives each.</p>\n";
   return o.str();
 }
 
@@ -662,12 +725,23 @@ struct ParameterAxis {
   std::vector<std::string> categories;
   bool all_numeric = true;
   bool log_x = false;
+
+  // Where a value sits on the axis: its number, or its category's index.
+  double position(const std::string& v) const {
+    double x = 0;
+    if (all_numeric)
+      numeric(v, &x);
+    else
+      x = static_cast<double>(std::find(categories.begin(), categories.end(), v) - categories.begin());
+    return x;
+  }
 };
 
+// Every value of the parameter, also those at which no point is a result (drawn as gaps).
 ParameterAxis parameter_axis(const SweepCsv& csv, size_t pc) {
   ParameterAxis axis;
   double lo = 1e300, hi = -1e300;
-  for (const CsvRow* r : csv.ok) {
+  for (const CsvRow* r : csv.all) {
     double v = 0;
     if (numeric((*r)[pc], &v))
       lo = std::min(lo, v), hi = std::max(hi, v);
@@ -680,33 +754,87 @@ ParameterAxis parameter_axis(const SweepCsv& csv, size_t pc) {
   return axis;
 }
 
+// The points of a kernel at one value of a parameter: how many, and how many of them are
+// results with a value of the metric (their sum, or the sum of their ratios to the baseline).
+struct ValueTally {
+  size_t points = 0, values = 0, failed = 0, racy = 0;
+  double sum = 0;
+
+  // Why a value has no mean: "1 of 3 points failed".
+  std::string why() const {
+    std::string w = std::to_string(points - values) + " of " + std::to_string(points) + " points";
+    std::vector<std::string> causes;
+    if (failed) causes.push_back(std::to_string(failed) + " failed");
+    if (racy) causes.push_back(std::to_string(racy) + " raced");
+    if (points - values > failed + racy)
+      causes.push_back(std::to_string(points - values - failed - racy) + " no value");
+    for (size_t i = 0; i < causes.size(); ++i) w += (i ? ", " : ": ") + causes[i];
+    return w;
+  }
+};
+
+// Each value of the parameter in column `pc` for kernel `k`: its points and their values of
+// `m` (without `m`: every clean point counts as a value).
+std::map<double, ValueTally> tally(const SweepCsv& csv, const std::string& k, size_t pc, const ParameterAxis& axis,
+                                   const MetricColumn* m) {
+  double base = 1;
+  if (m && m->relative) value(csv.baseline_of(k), m->index, &base);
+  std::map<double, ValueTally> at;
+  for (const CsvRow* r : csv.all) {
+    if ((*r)[csv.kernel] != k) continue;
+    ValueTally& t = at[axis.position((*r)[pc])];
+    ++t.points;
+    const std::string& status = (*r)[csv.status];
+    double y = 0;
+    if (status == "racy")
+      ++t.racy;
+    else if (status != "ok")
+      ++t.failed;
+    else if (!m)
+      ++t.values;
+    else if (value(*r, m->index, &y))
+      t.sum += y / base, ++t.values;
+  }
+  return at;
+}
+
 // Per kernel, the mean of the metric (or of its ratio to the baseline) at each value of the
-// parameter in column `pc`.
+// parameter in column `pc`, over every point at that value: a value where some point is not
+// a result (failed, raced, no value) has no mean, only a gap, as a mean over whichever points
+// succeeded is not comparable with the means beside it.
 std::vector<Series> metric_series(const SweepCsv& csv, size_t pc, const ParameterAxis& axis, const MetricColumn& m) {
   std::vector<Series> series;
   for (const std::string& k : csv.kernels) {
-    double base = 1;
-    if (m.relative) value(csv.baseline_of(k), m.index, &base);
-    std::map<double, std::pair<double, int>> at;
-    for (const CsvRow* r : csv.ok) {
-      double x = 0, y = 0;
-      if ((*r)[csv.kernel] != k || !value(*r, m.index, &y)) continue;
-      if (axis.all_numeric)
-        numeric((*r)[pc], &x);
-      else
-        x = static_cast<double>(std::find(axis.categories.begin(), axis.categories.end(), (*r)[pc]) -
-                                axis.categories.begin());
-      at[x].first += y / base;
-      at[x].second += 1;
-    }
-    Series s{short_name(k), {}, {}};
-    for (const auto& [x, sum] : at) {
-      s.x.push_back(x);
-      s.y.push_back(sum.first / sum.second);
+    Series s{short_name(k), {}, {}, {}};
+    for (const auto& [x, t] : tally(csv, k, pc, axis, &m)) {
+      if (t.values == t.points) {
+        s.x.push_back(x);
+        s.y.push_back(t.sum / static_cast<double>(t.values));
+      } else {
+        s.gaps.push_back({x, t.why()});
+      }
     }
     series.push_back(s);
   }
   return series;
+}
+
+// The values of the parameter in column `pc` at which a kernel's points are not all results:
+// the charts' gaps, named once above them (nothing when there are none).
+std::string gaps_html(const SweepCsv& csv, size_t pc, const ParameterAxis& axis) {
+  std::vector<std::string> gaps;
+  for (const std::string& k : csv.kernels)
+    for (const auto& [x, t] : tally(csv, k, pc, axis, nullptr))
+      if (t.failed + t.racy > 0)
+        gaps.push_back(esc(short_name(k)) + " at " +
+                       esc(axis.all_numeric ? fmt(x, "%.6g") : axis.categories[static_cast<size_t>(x)]) + " (" +
+                       esc(t.why()) + ")");
+  if (gaps.empty()) return "";
+  std::ostringstream o;
+  o << "<p class=\"gaps\">Gaps (&times; on the axis): no mean is drawn where not every point is a result:";
+  for (size_t i = 0; i < gaps.size(); ++i) o << (i ? "; " : " ") << gaps[i];
+  o << ".</p>\n";
+  return o.str();
 }
 
 // Every varying metric against the parameter in column `pc`, one chart each.
@@ -715,6 +843,7 @@ std::string parameter_charts_html(const SweepCsv& csv, size_t pc, const std::str
   const ParameterAxis axis = parameter_axis(csv, pc);
   o << "<h2>Against " << esc(csv.header[pc])
     << (csv.params.size() > 1 ? " (each value: the mean over the other parameters)" : "") << "</h2>\n";
+  o << gaps_html(csv, pc, axis);
   if (!axis.all_numeric) {
     o << "<ol class=\"categories\">";
     for (const std::string& c : axis.categories) o << "<li>" << esc(c) << "</li>";
@@ -722,11 +851,12 @@ std::string parameter_charts_html(const SweepCsv& csv, size_t pc, const std::str
   }
   o << legend << "<div class=\"grid\">\n";
   for (const MetricColumn& m : csv.metrics)
-    o << "<figure><figcaption>" << esc(csv.header[m.index]) << (m.relative ? " against the baseline" : "")
-      << "</figcaption>\n"
-      << sweep_chart(metric_series(csv, pc, axis, m), axis.all_numeric ? std::vector<std::string>{} : axis.categories,
-                     axis.log_x, m.relative)
-      << "</figure>\n";
+    if (!m.text)
+      o << "<figure><figcaption>" << esc(csv.header[m.index]) << (m.relative ? " against the baseline" : "")
+        << "</figcaption>\n"
+        << sweep_chart(metric_series(csv, pc, axis, m), axis.all_numeric ? std::vector<std::string>{} : axis.categories,
+                       axis.log_x, m.relative)
+        << "</figure>\n";
   o << "</div>\n";
   return o.str();
 }
@@ -765,8 +895,8 @@ std::string html_sweep_report(const std::string& title, const std::vector<std::s
   SweepCsv csv(rows, parameters);
   classify_metrics(csv);
   std::ostringstream o;
-  o << points_summary_html(csv) << best_points_html(csv) << provenance_html(csv) << racy_points_html(csv)
-    << unchanged_html(csv);
+  o << points_summary_html(csv) << best_points_html(csv) << provenance_html(csv) << failed_points_html(csv)
+    << racy_points_html(csv) << unchanged_html(csv);
   if (csv.ok.empty() || csv.metrics.empty()) return page(title, o.str());
   const std::string legend = kernel_legend_html(csv);
   o << relative_tables_html(csv);
@@ -789,7 +919,7 @@ std::string html_tune_report(const std::string& title, const std::string& summar
     }
   for (const auto& [name, ns] : references)
     if (std::isfinite(ns) && !series[0].x.empty())
-      series.push_back({name, {series[0].x.front(), series[0].x.back()}, {ns, ns}});
+      series.push_back({name, {series[0].x.front(), series[0].x.back()}, {ns, ns}, {}});
   o << line_chart("tune-progress", "points evaluated", "best total_ns", series);
   o << "<div class=\"columns\">\n";
   for (const auto& [pipeline, json] : sims)

@@ -24,6 +24,9 @@ std::string html_ab_report(const std::string& label_a, const std::string& sim_js
 std::string html_sweep_report(const std::string& title, const std::vector<std::string>& parameters,
                               const std::string& csv_text);
 
+// The rows of a CSV, each a list of its cells (quoted cells as csv_cell writes them).
+std::vector<std::vector<std::string>> parse_csv(const std::string& text);
+
 // tandem tune's search: its summary, the best time found against the points evaluated (the
 // references, e.g. `default`, as flat lines; an infinite time, nothing clean yet, is left
 // out), and each simulation given (pipeline, tandem.sim/1 document; the best first) side by side.
