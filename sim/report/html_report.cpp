@@ -61,7 +61,14 @@ th { vertical-align: bottom; } table.relative { margin-bottom: 12px; } tr.baseli
 .grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(400px, 1fr)); gap: 8px 24px; }
 .grid figure { margin: 0; min-width: 0; } .grid figcaption { font-weight: 600; }
 .grid svg { width: 100%; max-width: 640px; } ol.categories { font: 12px monospace; overflow-wrap: anywhere; }
-td.error, table.failed th:last-child { text-align: left; overflow-wrap: anywhere; } p.gaps { color: #8e0000; }
+.lanes { display: grid; grid-template-columns: 6em minmax(0, 1fr); column-gap: 8px; margin: 8px 0; }
+.lanes .names > div { height: 18px; line-height: 18px; font-size: 12px; white-space: nowrap; }
+.lanes svg { width: 100%; max-width: none; margin: 0; } .lanes .legend { margin: 4px 0 0; font-size: 12px; }
+.lanes .axis { display: flex; justify-content: space-between; font-size: 12px; color: #555; }
+.sims { display: grid; grid-template-columns: repeat(auto-fit, minmax(580px, 1fr)); gap: 0 32px; }
+.sims > div { min-width: 0; } td.error, table.failed th:last-child { text-align: left; overflow-wrap: anywhere; }
+table.profile, table.bounds { font-size: 12px; } p.gaps { color: #8e0000; } .opcode { color: #666; }
+table.profile td, table.profile th { padding: 2px 6px; } table.bounds td:last-child, table.bounds th:last-child { text-align: left; }
 </style>
 )";
 
@@ -229,84 +236,96 @@ std::string sweep_chart(const std::vector<Series>& series, const std::vector<std
   return o.str();
 }
 
-// Tracks per unit: each span a rect over the iteration's time.
-std::string timeline_svg(const std::vector<const TimelineSpan*>& spans, const std::vector<std::string>& units,
-                         const std::set<std::string>& queues) {
+// Lanes: a column of unit names in HTML beside one SVG of bars, a lane per unit, stretched to
+// the width of its column (preserveAspectRatio none: x is time, 0 to kLaneWidth). The SVG
+// holds no text, so no scaling shrinks a label: names, ticks and legends are HTML.
+constexpr double kLaneWidth = 1000, kLaneRow = 18;
+
+std::string lanes_open(const std::string& svg_class, const std::vector<std::string>& names,
+                       const std::string& attributes = "") {
+  const double h = kLaneRow * static_cast<double>(names.size());
+  std::ostringstream o;
+  o << "<div class=\"lanes\">\n<div class=\"names\">";
+  for (const std::string& n : names) o << "<div>" << esc(n) << "</div>";
+  o << "</div>\n<div class=\"plot\"><svg class=\"" << svg_class << "\"" << attributes << " viewBox=\"0 0 " << kLaneWidth
+    << " " << h << "\" preserveAspectRatio=\"none\" style=\"height:" << h << "px\" role=\"img\">\n";
+  for (size_t i = 1; i < names.size(); ++i)
+    o << "<line x1=\"0\" y1=\"" << kLaneRow * static_cast<double>(i) << "\" x2=\"" << kLaneWidth << "\" y2=\""
+      << kLaneRow * static_cast<double>(i) << "\" stroke=\"#eee\" vector-effect=\"non-scaling-stroke\"/>\n";
+  return o.str();
+}
+
+// Closes the lanes, with `below` (the axis, a legend) under the bars.
+std::string lanes_close(const std::string& below) { return "</svg>\n" + below + "</div>\n</div>\n"; }
+
+// Tracks per unit: each span a bar over the iteration's time. The axis runs from the group's
+// first start for `axis_ns` (at least the group's own length): reports drawn side by side
+// pass the same length, and so share one ns-per-px scale.
+std::string timeline_html(const std::vector<const TimelineSpan*>& spans, const std::vector<std::string>& units,
+                          const std::set<std::string>& queues, double axis_ns) {
   double t0 = 1e300, t1 = -1e300;
   for (const TimelineSpan* s : spans) {
     t0 = std::min(t0, ns(s->start_ps));
     t1 = std::max(t1, ns(s->end_ps));
   }
-  if (t1 <= t0) t1 = t0 + 1;
-  const double l = 90, w = 900, row = 18;
-  const double h = row * static_cast<double>(units.size()) + 24;
-  std::ostringstream o;
-  o << "<svg class=\"timeline\" width=\"" << w << "\" height=\"" << h << "\" viewBox=\"0 0 " << w << " " << h
-    << "\" role=\"img\">\n";
+  const double length = std::max({t1 - t0, axis_ns, 1e-3});
   std::map<std::string, size_t> track;
-  for (size_t i = 0; i < units.size(); ++i) {
-    track[units[i]] = i;
-    o << "<text x=\"4\" y=\"" << row * static_cast<double>(i) + 13 << "\">" << esc(units[i]) << "</text>\n";
-    o << "<line x1=\"" << l << "\" y1=\"" << row * static_cast<double>(i + 1) << "\" x2=\"" << w - 8 << "\" y2=\""
-      << row * static_cast<double>(i + 1) << "\" stroke=\"#eee\"/>\n";
-  }
-  auto px = [&](double t) { return l + (t - t0) / (t1 - t0) * (w - 8 - l); };
+  for (size_t i = 0; i < units.size(); ++i) track[units[i]] = i;
+  auto px = [&](double t) { return (t - t0) / length * kLaneWidth; };
+  std::ostringstream o;
+  o << lanes_open("timeline", units, " data-axis-ns=\"" + fmt(length) + "\"");
   for (const TimelineSpan* s : spans) {
     const std::string& unit = s->unit;
     const double a = ns(s->start_ps), b = ns(s->end_ps);
     const bool queue = queues.count(unit) > 0;
     // Alternate iterations in a darker shade, so a window's iterations tell apart.
     const bool odd = s->iteration % 2 != 0;
-    o << "<rect class=\"span\" x=\"" << fmt(px(a), "%.1f") << "\" y=\"" << row * static_cast<double>(track[unit]) + 3
-      << "\" width=\"" << fmt(std::max(1.0, px(b) - px(a)), "%.1f") << "\" height=\"" << row - 6 << "\" fill=\""
+    o << "<rect class=\"span\" x=\"" << fmt(px(a), "%.2f") << "\" y=\""
+      << kLaneRow * static_cast<double>(track[unit]) + 3 << "\" width=\"" << fmt(std::max(1.0, px(b) - px(a)), "%.2f")
+      << "\" height=\"" << kLaneRow - 6 << "\" fill=\""
       << (queue ? (odd ? "#2a8fae" : "#66ccee") : (odd ? "#223f66" : "#4477aa")) << "\"><title>" << esc(s->inst)
       << " (iteration " << s->iteration << ") on " << esc(unit) << ": " << fmt(a) << " - " << fmt(b)
       << " ns</title></rect>\n";
   }
-  o << "<text x=\"" << l << "\" y=\"" << h - 4 << "\">" << fmt(t0) << " ns</text>\n";
-  o << "<text x=\"" << w - 8 << "\" y=\"" << h - 4 << "\" text-anchor=\"end\">" << fmt(t1) << " ns</text>\n";
-  o << "</svg>\n";
+  o << lanes_close("<div class=\"axis\"><span>" + fmt(t0) + " ns</span><span>" + fmt(t0 + length) +
+                   " ns</span></div>\n");
   return o.str();
 }
 
 // Horizontal bars per unit: busy share, then each stall reason.
-std::string units_svg(const SimResult& r) {
+std::string units_html(const SimResult& r) {
   const std::vector<UnitResult>& units = r.units;
   const double total = std::max(1e-9, ns(r.total_ps));
-  std::vector<std::string> reasons;
+  std::vector<std::string> reasons, names;
   for (size_t i = 0; i < static_cast<size_t>(StallReason::Count); ++i)
     reasons.push_back(std::string(stall_reason_name(static_cast<StallReason>(i))) + "_ns");
-  const double l = 90, w = 900, row = 18;
-  const double h = row * static_cast<double>(units.size()) + 40;
+  for (const UnitResult& u : units) names.push_back(u.name);
   std::ostringstream o;
-  o << "<svg class=\"units\" width=\"" << w << "\" height=\"" << h << "\" viewBox=\"0 0 " << w << " " << h
-    << "\" role=\"img\">\n";
+  o << lanes_open("units", names);
   for (size_t i = 0; i < units.size(); ++i) {
     const UnitResult& u = units[i];
-    const double y = row * static_cast<double>(i);
-    o << "<text x=\"4\" y=\"" << y + 13 << "\">" << esc(u.name) << "</text>\n";
-    double x = l;
+    const double y = kLaneRow * static_cast<double>(i);
+    double x = 0;
     auto bar = [&](double ns, const std::string& fill, const std::string& what) {
-      const double width = ns / total * (w - 8 - l);
+      const double width = ns / total * kLaneWidth;
       if (width <= 0) return;
-      o << "<rect class=\"bar\" x=\"" << fmt(x, "%.1f") << "\" y=\"" << y + 3 << "\" width=\"" << fmt(width, "%.1f")
-        << "\" height=\"" << row - 6 << "\" fill=\"" << fill << "\"><title>" << esc(what) << ": " << fmt(ns) << " ns ("
-        << fmt(100 * ns / total, "%.1f") << "%)</title></rect>\n";
+      o << "<rect class=\"bar\" x=\"" << fmt(x, "%.2f") << "\" y=\"" << y + 3 << "\" width=\"" << fmt(width, "%.2f")
+        << "\" height=\"" << kLaneRow - 6 << "\" fill=\"" << fill << "\"><title>" << esc(u.name) << " " << esc(what)
+        << ": " << fmt(ns) << " ns (" << fmt(100 * ns / total, "%.1f") << "%)</title></rect>\n";
       x += width;
     };
     bar(ns(u.busy_ps), "#4477aa", "busy");
     for (size_t k = 0; k < reasons.size(); ++k) bar(ns(u.stall_ps[k]), color(k + 1), "stall " + reasons[k]);
   }
-  double lx = l;
-  const double ly = row * static_cast<double>(units.size()) + 20;
-  std::vector<std::pair<std::string, std::string>> legend = {{"busy", "#4477aa"}};
-  for (size_t k = 0; k < reasons.size(); ++k) legend.push_back({reasons[k], color(k + 1)});
-  for (const auto& [name, fill] : legend) {
-    o << "<rect x=\"" << lx << "\" y=\"" << ly - 9 << "\" width=\"10\" height=\"10\" fill=\"" << fill
-      << "\"/><text x=\"" << lx + 14 << "\" y=\"" << ly << "\">" << esc(name) << "</text>\n";
-    lx += 24 + 7 * static_cast<double>(name.size());
-  }
-  o << "</svg>\n";
+  std::ostringstream legend;
+  legend << "<p class=\"legend\"><span class=\"key\"><span class=\"swatch\" style=\"background:#4477aa\"></span>busy"
+         << "</span>";
+  for (size_t k = 0; k < reasons.size(); ++k)
+    legend << " <span class=\"key\"><span class=\"swatch\" style=\"background:" << color(k + 1) << "\"></span>"
+           << esc(reasons[k]) << "</span>";
+  legend << "</p>\n";
+  o << lanes_close("<div class=\"axis\"><span>0</span><span>" + fmt(total) + " ns (the total)</span></div>\n" +
+                   legend.str());
   return o.str();
 }
 
@@ -321,7 +340,109 @@ std::string races_html(const SimResult& r) {
   return o.str();
 }
 
-std::string sim_body(const SimResult& r) {
+// The timeline of the main loop in groups: its first iteration, consecutive iterations from
+// the middle of the run together on one time axis (how far one iteration's work runs into the
+// next), and its last iteration.
+struct TimelineGroup {
+  std::string label;
+  std::vector<const TimelineSpan*> spans;
+  double length_ns() const {
+    double t0 = 1e300, t1 = -1e300;
+    for (const TimelineSpan* s : spans) t0 = std::min(t0, ns(s->start_ps)), t1 = std::max(t1, ns(s->end_ps));
+    return spans.empty() ? 0 : t1 - t0;
+  }
+};
+
+std::vector<TimelineGroup> timeline_groups(const SimResult& r) {
+  std::map<int64_t, std::vector<const TimelineSpan*>> by_iteration;
+  for (const TimelineSpan& s : r.timeline) by_iteration[s.iteration].push_back(&s);
+  std::vector<TimelineGroup> groups;
+  std::vector<const TimelineSpan*> window;
+  int64_t from = -1, to = -1;
+  for (const auto& [iteration, spans] : by_iteration) {
+    const bool edge = iteration == by_iteration.begin()->first || iteration == by_iteration.rbegin()->first;
+    if (edge && by_iteration.size() > 2) {
+      if (!window.empty() && iteration == by_iteration.rbegin()->first)
+        groups.push_back(
+            {"iterations " + std::to_string(from) + " to " + std::to_string(to) + " (steady state, shared time)",
+             window});
+      groups.push_back({"iteration " + std::to_string(iteration), spans});
+      continue;
+    }
+    if (from < 0) from = iteration;
+    to = iteration;
+    window.insert(window.end(), spans.begin(), spans.end());
+  }
+  if (by_iteration.size() <= 2 && !window.empty())
+    groups.push_back({"iterations " + std::to_string(from) + " to " + std::to_string(to), window});
+  return groups;
+}
+
+// The time axis of each timeline group that reports drawn side by side share: the longest
+// length of that group among them, so that all draw it at one ns-per-px scale.
+std::vector<double> shared_timeline_axes(const std::vector<SimResult>& results) {
+  std::vector<double> axes;
+  for (const SimResult& r : results) {
+    const std::vector<TimelineGroup> groups = timeline_groups(r);
+    if (axes.size() < groups.size()) axes.resize(groups.size(), 0);
+    for (size_t g = 0; g < groups.size(); ++g) axes[g] = std::max(axes[g], groups[g].length_ns());
+  }
+  return axes;
+}
+
+// A loop's per-iteration bounds and what sets each, and its span against the span bound.
+std::string loop_bounds_html(const SimResult& r, const LoopResult& loop) {
+  const MetricSubject s{r, nullptr, &loop};
+  auto ns_cell = [&](Metric m) { return format_metric(m, metric_value(m, s)); };
+  std::ostringstream o;
+  o << "<table class=\"bounds\">\n<tr><th>figure</th><th>ns</th><th>set by</th></tr>\n"
+    << "<tr><td>II (measured)</td><td>" << ns_cell(Metric::loop_ii_ns) << "</td><td>the schedule</td></tr>\n"
+    << "<tr><td>resource bound per iteration</td><td>" << ns_cell(Metric::loop_resource_bound_ns) << "</td><td>"
+    << esc(loop.bound_resource) << "</td></tr>\n"
+    << "<tr><td>recurrence bound per iteration</td><td>" << ns_cell(Metric::loop_recurrence_bound_ns)
+    << "</td><td class=\"recurrence\">"
+    << (loop.recurrence_cause.empty() ? std::string("no recurrence") : esc(loop.recurrence_cause)) << "</td></tr>\n"
+    << "<tr><td>span (fill and drain included)</td><td>" << ns_cell(Metric::loop_span_ns)
+    << "</td><td>the schedule</td></tr>\n"
+    << "<tr><td>span bound</td><td>" << ns_cell(Metric::loop_span_bound_ns) << "</td><td>" << esc(loop.bound_resource)
+    << ": " << loop.dynamic_iterations << " &times; " << ns_cell(Metric::loop_resource_bound_ns) << " ns</td></tr>\n"
+    << "<tr><td>efficiency</td><td>" << fmt::sprintf("%.1f%%", 100 * metric_value(Metric::loop_efficiency, s))
+    << "</td><td>span bound / span</td></tr>\n</table>\n";
+  return o.str();
+}
+
+// The profile (`tandem sim --profile`): each static instruction, longest busy time first, at
+// most kProfileShown of them.
+std::string profile_html(const SimResult& r) {
+  constexpr size_t kProfileShown = 40;
+  if (r.profile.empty()) return "";
+  std::ostringstream o;
+  o << "<h2>Profile: instructions by busy time</h2>\n<table class=\"profile\">\n<tr><th>instruction, opcode</th>"
+       "<th>unit</th><th>instances</th><th>busy ns</th><th>share</th><th>stall ns</th><th>stalled most on</th></tr>\n";
+  const Picos busy = profile_busy_ps(r);
+  for (size_t i = 0; i < r.profile.size() && i < kProfileShown; ++i) {
+    const InstProfile& p = r.profile[i];
+    const MetricSubject s{r, nullptr, nullptr, nullptr, nullptr, &p, busy};
+    const auto most = std::max_element(p.stall_ps.begin(), p.stall_ps.end());
+    const std::string cause =
+        *most > 0 ? stall_reason_name(static_cast<StallReason>(most - p.stall_ps.begin())) : std::string("-");
+    o << "<tr><td>" << esc(p.name) << "<br><span class=\"opcode\">" << esc(p.opcode) << "</span></td><td>"
+      << esc(p.unit) << "</td><td>" << p.instances << "</td><td>"
+      << format_metric(Metric::inst_busy_ns, metric_value(Metric::inst_busy_ns, s)) << "</td><td>"
+      << fmt::sprintf("%.1f%%", 100 * metric_value(Metric::inst_share, s)) << "</td><td>"
+      << format_metric(Metric::inst_stall_ns, metric_value(Metric::inst_stall_ns, s)) << "</td><td>" << esc(cause)
+      << "</td></tr>\n";
+  }
+  o << "</table>\n";
+  if (r.profile.size() > kProfileShown)
+    o << "<p>... and " << r.profile.size() - kProfileShown
+      << " more instructions (<code>tandem sim --profile</code> lists every one).</p>\n";
+  return o.str();
+}
+
+// One simulation's report. `axes`: the time axis of each timeline group when the report is
+// drawn beside others (shared_timeline_axes); empty: each group's own length.
+std::string sim_body(const SimResult& r, const std::vector<double>& axes = {}) {
   const MetricSubject kernel{r};
   std::ostringstream o;
   o << races_html(r);
@@ -354,41 +475,21 @@ std::string sim_body(const SimResult& r) {
       units.push_back(u.name);
       if (u.is_queue) queues.insert(u.name);
     }
-    std::map<int64_t, std::vector<const TimelineSpan*>> by_iteration;
-    for (const TimelineSpan& s : r.timeline) by_iteration[s.iteration].push_back(&s);
-    // The first and the last iteration alone; those between (consecutive, from the middle of
-    // the run) together on one time axis: how far one iteration's work runs into the next.
-    std::vector<std::pair<std::string, std::vector<const TimelineSpan*>>> groups;
-    std::vector<const TimelineSpan*> window;
-    int64_t from = -1, to = -1;
-    for (const auto& [iteration, spans] : by_iteration) {
-      const bool edge = iteration == by_iteration.begin()->first || iteration == by_iteration.rbegin()->first;
-      if (edge && by_iteration.size() > 2) {
-        if (!window.empty() && iteration == by_iteration.rbegin()->first)
-          groups.push_back(
-              {"iterations " + std::to_string(from) + " to " + std::to_string(to) + " (steady state, shared time)",
-               window});
-        groups.push_back({"iteration " + std::to_string(iteration), spans});
-        continue;
-      }
-      if (from < 0) from = iteration;
-      to = iteration;
-      window.insert(window.end(), spans.begin(), spans.end());
-    }
-    if (by_iteration.size() <= 2)
-      groups.push_back({"iterations " + std::to_string(from) + " to " + std::to_string(to), window});
-    for (const auto& [label, spans] : groups) {
+    const std::vector<TimelineGroup> groups = timeline_groups(r);
+    for (size_t g = 0; g < groups.size(); ++g) {
       std::set<std::string> used;
-      for (const TimelineSpan* s : spans) used.insert(s->unit);
+      for (const TimelineSpan* s : groups[g].spans) used.insert(s->unit);
       std::vector<std::string> tracks;
       for (const std::string& u : units)
         if (used.count(u)) tracks.push_back(u);
-      o << "<h3>" << esc(label) << "</h3>\n" << timeline_svg(spans, tracks, queues);
+      o << "<h3>" << esc(groups[g].label) << "</h3>\n"
+        << timeline_html(groups[g].spans, tracks, queues, g < axes.size() ? axes[g] : 0);
     }
   }
 
   for (const LoopResult& loop : r.loops) {
-    o << "<h2>Loop " << esc(loop.iv) << "</h2>\n<p class=\"ii\">" << esc(format_loop_bounds(loop)) << "</p>\n";
+    o << "<h2>Loop " << esc(loop.iv) << "</h2>\n<p class=\"ii\">" << esc(format_loop_bounds(loop)) << "</p>\n"
+      << loop_bounds_html(r, loop);
     Series overlap{"overlap %", {}, {}, {}}, exposed{"exposed DMA ns", {}, {}, {}};
     for (const IterationResult& it : loop.iterations) {
       const double index = static_cast<double>(it.index);
@@ -402,7 +503,7 @@ std::string sim_body(const SimResult& r) {
       o << line_chart("exposed", "iteration", "exposed DMA (ns)", {exposed});
     }
   }
-  o << "<h2>Units: busy and stalls, share of the total time</h2>\n" << units_svg(r);
+  o << "<h2>Units: busy and stalls, share of the total time</h2>\n" << units_html(r) << profile_html(r);
   return o.str();
 }
 
@@ -850,13 +951,14 @@ std::string parameter_charts_html(const SweepCsv& csv, size_t pc, const std::str
     o << "</ol>\n";
   }
   o << legend << "<div class=\"grid\">\n";
-  for (const MetricColumn& m : csv.metrics)
-    if (!m.text)
-      o << "<figure><figcaption>" << esc(csv.header[m.index]) << (m.relative ? " against the baseline" : "")
-        << "</figcaption>\n"
-        << sweep_chart(metric_series(csv, pc, axis, m), axis.all_numeric ? std::vector<std::string>{} : axis.categories,
-                       axis.log_x, m.relative)
-        << "</figure>\n";
+  for (const MetricColumn& m : csv.metrics) {
+    if (m.text) continue;
+    o << "<figure><figcaption>" << esc(csv.header[m.index]) << (m.relative ? " against the baseline" : "")
+      << "</figcaption>\n"
+      << sweep_chart(metric_series(csv, pc, axis, m), axis.all_numeric ? std::vector<std::string>{} : axis.categories,
+                     axis.log_x, m.relative)
+      << "</figure>\n";
+  }
   o << "</div>\n";
   return o.str();
 }
@@ -868,9 +970,9 @@ std::string html_sim_report(const std::string& sim_json) {
   return page("Tandem: @" + r.kernel + " on " + r.model, sim_body(r));
 }
 
-std::string html_ab_report(const std::string& label_a, const std::string& sim_json_a, const std::string& label_b,
-                           const std::string& sim_json_b, const std::string& ab_summary) {
-  const SimResult a = parse_sim_json(sim_json_a), b = parse_sim_json(sim_json_b);
+std::string html_ab_report(const AbInput& in_a, const AbInput& in_b) {
+  const SimResult a = parse_sim_json(in_a.sim_json), b = parse_sim_json(in_b.sim_json);
+  const std::string label_a = in_a.label(), label_b = in_b.label();
   std::ostringstream o;
   std::string racy;
   if (!a.hazards.empty()) racy += "A (" + label_a + ")";
@@ -879,11 +981,26 @@ std::string html_ab_report(const std::string& label_a, const std::string& sim_js
   if (!racy.empty())
     o << "<p class=\"race-banner ab-races\">Races in " << esc(racy) << ": "
       << (both ? "their schedules break" : "its schedule breaks")
-      << " program order, so this comparison does not tell which pipeline is faster</p>\n";
-  o << "<pre class=\"ab\">" << esc(ab_summary)
-    << "</pre>\n<div class=\"columns\">\n<div class=\"a\">\n<h2>A: " << esc(label_a) << "</h2>\n"
-    << sim_body(a) << "</div>\n<div class=\"b\">\n<h2>B: " << esc(label_b) << "</h2>\n"
-    << sim_body(b) << "</div>\n</div>\n";
+      << " program order, so this comparison does not tell which pipeline is faster (each side's races are listed "
+         "in its column)</p>\n";
+  o << "<p class=\"ab-sides\">A: " << esc(label_a) << "<br>B: " << esc(label_b) << "</p>\n";
+  const AbTable table = ab_table(a, b);
+  o << "<table class=\"ab\">\n<tr><th>figure</th><th>A</th><th>B</th><th>B - A</th><th>B / A</th></tr>\n";
+  for (const AbTable::Row& r : table.rows)
+    o << "<tr><td>" << esc(r.name) << "</td><td>" << esc(r.a) << "</td><td>" << esc(r.b) << "</td><td>" << esc(r.delta)
+      << "</td><td>" << esc(r.ratio) << "</td></tr>\n";
+  o << "</table>\n";
+  if (!table.overlaps.empty()) {
+    o << "<table class=\"ab-overlap\">\n<tr><th>overlap per iteration (min / median / "
+         "max)</th><th>A</th><th>B</th></tr>\n";
+    for (const AbTable::Overlap& l : table.overlaps)
+      o << "<tr><td>loop " << esc(l.loop) << "</td><td>" << esc(l.a) << "</td><td>" << esc(l.b) << "</td></tr>\n";
+    o << "</table>\n";
+  }
+  const std::vector<double> axes = shared_timeline_axes({a, b});
+  o << "<div class=\"columns\">\n<div class=\"a\">\n<h2>A: " << esc(label_a) << "</h2>\n"
+    << sim_body(a, axes) << "</div>\n<div class=\"b\">\n<h2>B: " << esc(label_b) << "</h2>\n"
+    << sim_body(b, axes) << "</div>\n</div>\n";
   return page("Tandem A/B: @" + a.kernel + " on " + (a.model == b.model ? a.model : a.model + " and " + b.model),
               o.str());
 }
@@ -921,10 +1038,13 @@ std::string html_tune_report(const std::string& title, const std::string& summar
     if (std::isfinite(ns) && !series[0].x.empty())
       series.push_back({name, {series[0].x.front(), series[0].x.back()}, {ns, ns}, {}});
   o << line_chart("tune-progress", "points evaluated", "best total_ns", series);
-  o << "<div class=\"columns\">\n";
-  for (const auto& [pipeline, json] : sims)
-    o << "<div>\n<h2>" << (&pipeline == &sims[0].first ? "Best: " : "") << esc(pipeline) << "</h2>\n"
-      << sim_body(parse_sim_json(json)) << "</div>\n";
+  std::vector<SimResult> results;
+  for (const auto& sim : sims) results.push_back(parse_sim_json(sim.second));
+  const std::vector<double> axes = shared_timeline_axes(results);
+  o << "<div class=\"sims\">\n";
+  for (size_t i = 0; i < sims.size(); ++i)
+    o << "<div>\n<h2>" << (i == 0 ? "Best: " : "") << esc(sims[i].first) << "</h2>\n"
+      << sim_body(results[i], axes) << "</div>\n";
   o << "</div>\n";
   return page(title, o.str());
 }
