@@ -35,9 +35,7 @@ AbOutcome run_ab(const AbRun& args) {
   };
   const AbInput a = run("A", args.a, args.hw_a);
   const AbInput b = run("B", args.b, args.hw_b);
-  if (!args.report.empty())
-    write_file_atomic(args.report,
-                      html_ab_report(a.label(), a.sim_json, b.label(), b.sim_json, format_ab_summary(a, b)));
+  if (!args.report.empty()) write_file_atomic(args.report, html_ab_report(a, b));
   const bool races = !parse_sim_json(a.sim_json).hazards.empty() || !parse_sim_json(b.sim_json).hazards.empty();
   return {args.json ? format_ab_json(a, b) : format_ab_summary(a, b), races ? 3 : 0};
 }

@@ -69,6 +69,25 @@ std::string ratio(double a, double b) { return a != 0 ? fmt::sprintf("%.3f", b /
 
 }  // namespace
 
+AbTable ab_table(const SimResult& a, const SimResult& b) {
+  AbTable t;
+  for (const Row& r : compare(a, b)) {
+    if (r.percent)
+      t.rows.push_back({r.name, fmt::sprintf("%.1f%%", 100 * r.a), fmt::sprintf("%.1f%%", 100 * r.b),
+                        fmt::sprintf("%+.1f%%", 100 * (r.b - r.a)), ""});
+    else if (r.count || (r.cycles && whole(r.a) && whole(r.b)))
+      t.rows.push_back({r.name, fmt::sprintf("%.0f", r.a), fmt::sprintf("%.0f", r.b), fmt::sprintf("%+.0f", r.b - r.a),
+                        ratio(r.a, r.b)});
+    else
+      t.rows.push_back({r.name, fmt::sprintf("%.3f", r.a), fmt::sprintf("%.3f", r.b), fmt::sprintf("%+.3f", r.b - r.a),
+                        ratio(r.a, r.b)});
+  }
+  for (size_t i = 0; i < a.loops.size() && i < b.loops.size(); ++i)
+    if (a.loops[i].iv == b.loops[i].iv)
+      t.overlaps.push_back({a.loops[i].iv, overlap_summary(a.loops[i]), overlap_summary(b.loops[i])});
+  return t;
+}
+
 std::string format_ab_race_banner(const AbInput& a, const AbInput& b) {
   std::string banner;
   auto side = [&](const char* name, const AbInput& in) {
@@ -102,20 +121,20 @@ std::string format_ab_summary(const AbInput& a, const AbInput& b) {
   }
   o << "\n";
   o << fmt::sprintf("%-46s %16s %16s %16s %9s\n", "", "A", "B", "B - A", "B / A");
-  for (const Row& r : compare(ra, rb)) {
-    if (r.percent)
-      o << fmt::sprintf("%-46s %15.1f%% %15.1f%% %+15.1f%% %9s\n", r.name, 100 * r.a, 100 * r.b, 100 * (r.b - r.a), "");
-    else if (r.count || (r.cycles && whole(r.a) && whole(r.b)))
-      o << fmt::sprintf("%-46s %16.0f %16.0f %+16.0f %9s\n", r.name, r.a, r.b, r.b - r.a, ratio(r.a, r.b));
-    else
-      o << fmt::sprintf("%-46s %16.3f %16.3f %+16.3f %9s\n", r.name, r.a, r.b, r.b - r.a, ratio(r.a, r.b));
-  }
-  for (size_t i = 0; i < ra.loops.size() && i < rb.loops.size(); ++i) {
-    if (ra.loops[i].iv != rb.loops[i].iv) continue;
-    o << "\nloop " << ra.loops[i].iv << ": its bounds, and the span bound efficiency divides by\n"
-      << "  A: " << format_loop_bounds(ra.loops[i]) << "\n  B: " << format_loop_bounds(rb.loops[i]) << "\n";
-    o << "loop " << ra.loops[i].iv << " overlap per iteration (min / median / max)\n"
-      << "  A: " << overlap_summary(ra.loops[i]) << "\n  B: " << overlap_summary(rb.loops[i]) << "\n";
+  const AbTable table = ab_table(ra, rb);
+  for (const AbTable::Row& r : table.rows)
+    o << fmt::sprintf("%-46s %16s %16s %16s %9s\n", r.name, r.a, r.b, r.delta, r.ratio);
+  auto loop_named = [](const SimResult& r, const std::string& iv) {
+    return std::find_if(r.loops.begin(), r.loops.end(), [&](const LoopResult& l) { return l.iv == iv; });
+  };
+  for (const AbTable::Overlap& l : table.overlaps) {
+    const auto la = loop_named(ra, l.loop), lb = loop_named(rb, l.loop);
+    if (la != ra.loops.end() && lb != rb.loops.end())
+      o << "\nloop " << l.loop << ": its bounds, and the span bound efficiency divides by\n"
+        << "  A: " << format_loop_bounds(*la) << "\n  B: " << format_loop_bounds(*lb) << "\n";
+    o << (la != ra.loops.end() && lb != rb.loops.end() ? "" : "\n") << "loop " << l.loop
+      << " overlap per iteration (min / median / max)\n"
+      << "  A: " << l.a << "\n  B: " << l.b << "\n";
   }
   return o.str();
 }

@@ -3,6 +3,9 @@
 #pragma once
 
 #include <string>
+#include <vector>
+
+#include "sim/observe/sim_result.h"
 
 namespace tandem {
 
@@ -14,6 +17,21 @@ struct AbInput {
   // "PIPELINE", or "PIPELINE on MODEL" in a hardware A/B.
   std::string label() const { return model.empty() ? pipeline : pipeline + " on " + model; }
 };
+
+// The A/B table, each cell as the text summary prints it: a row per figure both runs have
+// (B - A and B / A; fractions as %, with no ratio), and per loop both have the min / median /
+// max of its per-iteration overlap on each side.
+struct AbTable {
+  struct Row {
+    std::string name, a, b, delta, ratio;
+  };
+  struct Overlap {
+    std::string loop, a, b;
+  };
+  std::vector<Row> rows;
+  std::vector<Overlap> overlaps;
+};
+AbTable ab_table(const SimResult& a, const SimResult& b);
 
 // The table; when a side races, a banner above it names the side and lists its races.
 std::string format_ab_summary(const AbInput& a, const AbInput& b);

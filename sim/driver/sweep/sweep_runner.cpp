@@ -201,6 +201,17 @@ void write_sweep_report(const SweepRun& args, const SweepSpec& spec, const std::
   write_file_atomic(args.report, html_sweep_report("Tandem sweep: " + args.file, parameters, csv_text));
 }
 
+// Each failed point of the file with its one-line reason, at most kFailedShown of them.
+void print_failed_points(const SweepTable& table, const std::string& out) {
+  constexpr size_t kFailedShown = 10;
+  const std::vector<std::string> failed = table.failed_points(out);
+  for (size_t i = 0; i < failed.size() && i < kFailedShown; ++i)
+    std::fprintf(stderr, "sweep: failed %s\n", failed[i].c_str());
+  if (failed.size() > kFailedShown)
+    std::fprintf(stderr, "sweep: ... and %zu more failed points (the error column of %s gives each)\n",
+                 failed.size() - kFailedShown, out.c_str());
+}
+
 // The exit code describes the whole file (rows kept by --resume too); races and failed
 // verifications are named on stderr.
 int exit_code_of(const SweepTable& table, const std::string& out) {
@@ -270,6 +281,7 @@ int run_sweep(const SweepRun& args) {
 #endif
   std::fprintf(stderr, "sweep: %zu points run (%zu failed), %zu kept from before; rows in %s%s\n", rows.finished(),
                rows.failed(), done.size(), out.c_str(), where.c_str());
+  print_failed_points(table, out);
   return exit_code_of(table, out);
 }
 

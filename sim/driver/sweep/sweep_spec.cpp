@@ -16,15 +16,29 @@
 
 namespace tandem {
 
+const std::vector<std::string>& sweep_text_metrics() {
+  static const std::vector<std::string> names = {"lower_bound_resource", "bound_resource", "recurrence_cause"};
+  return names;
+}
+
 const std::vector<std::string>& known_sweep_metrics() {
   static const std::vector<std::string> all = [] {
     std::vector<std::string> names;
     for (const MetricInfo& m : metric_table())
       if (m.scope == MetricScope::Kernel || m.scope == MetricScope::Loop) names.push_back(m.name);
+    names.insert(names.end(), sweep_text_metrics().begin(), sweep_text_metrics().end());
     names.push_back("utilization");  // the unit metric, one column per engine (docs/sweeps.md)
+    // The space metrics, one column per bounded space (docs/sweeps.md).
+    for (const MetricInfo& m : metric_table())
+      if (m.scope == MetricScope::Space) names.push_back(m.name);
     return names;
   }();
   return all;
+}
+
+const std::vector<std::string>& efficiency_bound_metrics() {
+  static const std::vector<std::string> names = {"span_bound_ns", "bound_resource"};
+  return names;
 }
 
 namespace {
@@ -246,9 +260,20 @@ class SweepReader {
     }
   }
 
+  // Efficiency is a quotient: the bound it divides by and the resource that sets that bound
+  // follow it, unless the list names them elsewhere.
+  void add_efficiency_bound() {
+    std::vector<std::string>& m = spec_.metrics;
+    auto at = std::find(m.begin(), m.end(), "efficiency");
+    if (at == m.end()) return;
+    for (const std::string& bound : efficiency_bound_metrics())
+      if (std::find(m.begin(), m.end(), bound) == m.end()) at = m.insert(at + 1, bound);
+  }
+
   void read_metrics(const YAML::Node& n) {
     if (!n) {
       spec_.metrics = kDefaultMetrics;
+      add_efficiency_bound();
       return;
     }
     if (!n.IsSequence() || n.size() == 0) y_.fail(n, "metrics must be a non-empty list");
@@ -262,6 +287,7 @@ class SweepReader {
       }
       spec_.metrics.push_back(name);
     }
+    add_efficiency_bound();
     // Whether a point raced is always recorded: a racing point's figures are not a result.
     if (std::find(spec_.metrics.begin(), spec_.metrics.end(), "races") == spec_.metrics.end())
       spec_.metrics.push_back("races");

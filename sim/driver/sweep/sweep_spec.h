@@ -35,8 +35,14 @@ struct SweepSpec {
 
 SweepSpec load_sweep(const std::string& path);
 
-// The metric names a sweep may record, and those it records when it names none.
+// The metric names a sweep may record: the metric table's kernel and loop figures, the text
+// figures (sweep_text_metrics), `utilization` (a column per engine) and the space figures
+// (a column per bounded space: `sbuf.headroom`).
 const std::vector<std::string>& known_sweep_metrics();
+// The metrics whose cells are text: the resource or the dependence cycle that sets a bound.
+const std::vector<std::string>& sweep_text_metrics();
+// What `efficiency` divides by: recorded right after it unless the sweep names them.
+const std::vector<std::string>& efficiency_bound_metrics();
 
 // The base model file of kernel number `kernel` at a point: the point's `model`, else the
 // sweep's, else the kernel's own target.

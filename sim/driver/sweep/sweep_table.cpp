@@ -11,6 +11,7 @@
 #include "sched/support/error.h"
 #include "sched/support/output.h"
 #include "sched/target/target.h"
+#include "sim/report/html_report.h"
 #include "sim/report/metrics.h"
 
 namespace tandem {
@@ -23,14 +24,22 @@ constexpr const char* kProvenanceColumns = "run_pipeline,model_file,model_hash,t
 }  // namespace
 
 SweepTable::SweepTable(const SweepSpec& spec) : spec_(spec) {
-  std::set<std::string> engines;
-  for (const std::string& model : sweep_base_models(spec))
-    for (const auto& [name, e] : load_target(model)->engines) engines.insert(name);
+  std::set<std::string> engines, spaces;
+  for (const std::string& model : sweep_base_models(spec)) {
+    const auto target = load_target(model);
+    for (const auto& [name, e] : target->engines) engines.insert(name);
+    // The spaces a result lists in spaces[]: those with a capacity, register files aside.
+    for (const auto& [name, space] : target->spaces)
+      if (space.capacity() > 0 && !space.is_register_file()) spaces.insert(name);
+  }
   engines_.assign(engines.begin(), engines.end());
+  spaces_.assign(spaces.begin(), spaces.end());
   for (const std::string& m : spec.metrics) {
     if (m == "utilization") {
       for (const std::string& e : engines_) metric_columns_.push_back("util_" + e);
       metric_columns_.push_back("util_dma_queues");
+    } else if (find_metric(m, MetricScope::Space)) {
+      for (const std::string& sp : spaces_) metric_columns_.push_back(sp + "." + m);
     } else {
       metric_columns_.push_back(m);
     }
@@ -64,6 +73,18 @@ std::string SweepTable::metric_cells(const SimResult& r) const {
           ++n;
         }
       cells.push_back(format_metric(util, n ? queues / n : 0.0));
+    } else if (const MetricInfo* sm = find_metric(name, MetricScope::Space)) {
+      // A space the point's model does not bound is empty.
+      for (const std::string& sp : spaces_) {
+        auto at = std::find_if(r.spaces.begin(), r.spaces.end(), [&](const SpaceResult& x) { return x.name == sp; });
+        MetricSubject subject{r};
+        if (at != r.spaces.end()) subject.space = &*at;
+        cells.push_back(at == r.spaces.end() ? "" : format_metric(sm->id, metric_value(sm->id, subject)));
+      }
+    } else if (name == "lower_bound_resource") {
+      cells.push_back(csv_cell(r.lower_bound_resource));
+    } else if (name == "bound_resource" || name == "recurrence_cause") {
+      cells.push_back(!loop ? "" : csv_cell(name == "bound_resource" ? loop->bound_resource : loop->recurrence_cause));
     } else if (const MetricInfo* k = find_metric(name, MetricScope::Kernel)) {
       cells.push_back(format_metric(k->id, metric_value(k->id, {r})));
     } else if (const MetricInfo* l = find_metric(name, MetricScope::Loop)) {
@@ -137,6 +158,26 @@ std::map<std::string, size_t> SweepTable::status_counts(const std::string& csv) 
     ++counts[value];
   }
   return counts;
+}
+
+std::vector<std::string> SweepTable::failed_points(const std::string& csv) const {
+  std::ifstream in(csv);
+  const std::vector<std::vector<std::string>> rows =
+      parse_csv(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()));
+  std::vector<std::string> lines;
+  if (rows.empty()) return lines;
+  const std::vector<std::string>& header = rows[0];
+  const size_t status = 2 + spec_.parameters.size();
+  const size_t error = static_cast<size_t>(std::find(header.begin(), header.end(), "error") - header.begin());
+  for (size_t i = 1; i < rows.size(); ++i) {
+    const std::vector<std::string>& r = rows[i];
+    if (r.size() != header.size() || r[status] == "ok" || r[status] == "racy") continue;
+    std::string line = "point " + r[0] + " (" + r[1].substr(r[1].rfind('/') + 1);
+    for (size_t p = 0; p < spec_.parameters.size(); ++p) line += (p ? ", " : "; ") + header[2 + p] + " " + r[2 + p];
+    const std::string& message = error < r.size() ? r[error] : std::string();
+    lines.push_back(line + "), " + r[status] + ": " + message.substr(0, message.find('\n')));
+  }
+  return lines;
 }
 
 std::string drop_torn_row(const std::string& csv) {

@@ -31,9 +31,14 @@ class SweepTable {
   // How many rows of `csv` have each status (ok, racy, error, miscompiled, internal-error).
   std::map<std::string, size_t> status_counts(const std::string& csv) const;
 
+  // One line per failed row of `csv` (error, timeout, internal-error, miscompiled), in point
+  // order: "point 1 (k.kir; spaces.sbuf.bytes_per_partition 64), error: MESSAGE".
+  std::vector<std::string> failed_points(const std::string& csv) const;
+
  private:
   const SweepSpec& spec_;
   std::vector<std::string> engines_;  // compute engines of the base models, for utilization
+  std::vector<std::string> spaces_;   // bounded spaces of the base models, for the space metrics
   std::vector<std::string> metric_columns_;
 };
 
