@@ -55,8 +55,13 @@ std::string describe(const amdgpu::ExportStats& s) {
          "\npreheader_added: " + std::to_string(s.preheader_added) +
          "\npreheader_removed: " + std::to_string(s.preheader_removed) +
          "\nhints_dropped: " + std::to_string(s.hints_dropped) +
+         "\ndelays_dropped: " + std::to_string(s.delays_dropped) +
          "\nwaitcnts_inserted: " + std::to_string(s.waitcnts.inserted) +
-         "\nwaitcnts_tightened: " + std::to_string(s.waitcnts.tightened) + "\n";
+         "\nwaitcnts_tightened: " + std::to_string(s.waitcnts.tightened) +
+         "\nvmcnt_waits_inserted: " + std::to_string(s.waitcnts.vm_inserted) +
+         "\nvmcnt_waits_tightened: " + std::to_string(s.waitcnts.vm_tightened) +
+         "\nnops_dropped: " + std::to_string(s.nops_dropped) + "\nnops_inserted: " + std::to_string(s.nops_inserted) +
+         "\n";
 }
 
 // The exported text imported again must be the kernel that was exported: the same

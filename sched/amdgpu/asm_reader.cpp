@@ -88,8 +88,20 @@ InstKind classify(const std::string& m) {
   return InstKind::kOther;
 }
 
-// Memory instructions and branches name no destination first; every other instruction does.
-bool first_operand_is_written(InstKind kind, const std::string& mnemonic) {
+bool contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
+
+bool has_modifier(const std::vector<std::string>& modifiers, const char* name) {
+  for (const std::string& m : modifiers)
+    if (m == name) return true;
+  return false;
+}
+
+// Memory instructions without a result, branches and v_cmpx (it writes EXEC) name no
+// destination first; every other instruction does. An atomic returns its result (a
+// destination first) only with glc; an LDS instruction writes a VGPR only when it loads,
+// reads, returns (_rtn), permutes, swizzles, appends or consumes; a buffer load into the
+// LDS (lds) writes none.
+bool first_operand_is_written(InstKind kind, const std::string& mnemonic, const std::vector<std::string>& modifiers) {
   switch (kind) {
     case InstKind::kDsStore:
     case InstKind::kGlobalStore:
@@ -99,23 +111,48 @@ bool first_operand_is_written(InstKind kind, const std::string& mnemonic) {
     case InstKind::kOther:
       return false;
     case InstKind::kVmem:
+      if (contains(mnemonic, "atomic")) return has_modifier(modifiers, "glc");
+      return !contains(mnemonic, "store") && !contains(mnemonic, "write") && !has_modifier(modifiers, "lds");
     case InstKind::kLds:
-      return mnemonic.find("store") == std::string::npos && mnemonic.find("write") == std::string::npos;
+      for (const char* w : {"load", "read", "_rtn", "permute", "swizzle", "append", "consume"})
+        if (contains(mnemonic, w)) return true;
+      return false;
     default:
-      return true;
+      return !starts_with(mnemonic, "v_cmpx");
   }
 }
 
-// One half of an instruction (a VOPD line has two): its operands' VGPRs.
-void add_vgprs(const std::vector<std::string>& operands, bool first_written, AsmInst& inst) {
+// Does the instruction leave part of its destination as it was: some lanes (v_writelane, a
+// DPP row or bank mask), one half of each register (d16 loads, op_sel)? Its destination is
+// then read as well as written.
+bool writes_part(const std::string& mnemonic, const std::vector<std::string>& modifiers) {
+  if (starts_with(mnemonic, "v_writelane") || contains(mnemonic, "_d16") || contains(mnemonic, "_dpp")) return true;
+  for (const std::string& m : modifiers)
+    for (const char* p : {"op_sel", "row_", "bank_mask", "quad_perm", "dpp8", "wave_", "bound_ctrl"})
+      if (starts_with(m, p)) return true;
+  return false;
+}
+
+// One half of an instruction (a VOPD line has two): its operands' VGPRs. The indexed moves
+// (v_movrel*) reach any VGPR from their operand on (M0 adds to the register number), and a
+// call or a jump to a computed address (s_swappc, s_setpc, s_call) may read any VGPR.
+void add_vgprs(const std::string& mnemonic, const std::vector<std::string>& operands,
+               const std::vector<std::string>& modifiers, InstKind kind, AsmInst& inst) {
+  const bool first_written = first_operand_is_written(kind, mnemonic, modifiers);
+  const bool indexed = starts_with(mnemonic, "v_movrel");
   for (size_t i = 0; i < operands.size(); ++i) {
     std::optional<VgprRange> r = parse_vgpr(operands[i]);
     if (!r) continue;
-    if (i == 0 && first_written)
+    if (indexed) r->hi = 255;
+    if (i == 0 && first_written) {
       inst.vgpr_writes.push_back(*r);
-    else
+      if (indexed || writes_part(mnemonic, modifiers)) inst.vgpr_reads.push_back(*r);
+    } else {
       inst.vgpr_reads.push_back(*r);
+    }
   }
+  if (starts_with(mnemonic, "s_swappc") || starts_with(mnemonic, "s_setpc") || starts_with(mnemonic, "s_call"))
+    inst.vgpr_reads.push_back(VgprRange{0, 255});
 }
 
 AsmInst parse_instruction(const std::string& code) {
@@ -149,7 +186,7 @@ AsmInst parse_instruction(const std::string& code) {
       inst.second_mnemonic = mnemonic;
       inst.second_operands = operands;
     }
-    add_vgprs(operands, first_operand_is_written(classify(mnemonic), mnemonic), inst);
+    add_vgprs(mnemonic, operands, h == 0 ? modifiers : std::vector<std::string>{}, classify(mnemonic), inst);
   }
   for (const std::string& m : inst.modifiers)
     if (starts_with(m, "offset:"))
@@ -182,6 +219,15 @@ const char* opaque_opcode(InstKind kind) {
     default:
       return "";
   }
+}
+
+const char* control_effect(const AsmInst& inst) {
+  if (inst.kind == InstKind::kBranch) return "branch";
+  if (contains(inst.mnemonic, "saveexec") || starts_with(inst.mnemonic, "v_cmpx")) return "exec";
+  if (!inst.operands.empty() && starts_with(inst.operands[0], "exec") &&
+      (inst.kind == InstKind::kSalu || inst.kind == InstKind::kValu))
+    return "exec";
+  return nullptr;
 }
 
 std::optional<int64_t> parse_int(const std::string& operand) {

@@ -68,6 +68,10 @@ struct AsmLine {
 // Reads every line of `text`; `file` names it in locations.
 std::vector<AsmLine> read_asm(const std::string& text, const std::string& file);
 
+// How the instruction changes what runs after it: "branch" (a branch, a call or a jump),
+// "exec" (it writes EXEC, so later vector instructions run on other lanes), or nothing.
+const char* control_effect(const AsmInst& inst);
+
 // v12, v[12:15] or v[12] (with -, |..| or neg()/abs() around it); nothing for anything else.
 std::optional<VgprRange> parse_vgpr(const std::string& operand);
 

@@ -1,7 +1,9 @@
 // The exporter (exporter.h): the reordered kernel merged into the original assembly lines.
 #include "sched/amdgpu/exporter.h"
 
+#include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <map>
 #include <regex>
 #include <set>
@@ -95,9 +97,75 @@ struct Merge {
     return asm_offset ? s + " offset:" + std::to_string(asm_offset) : s;
   }
 
+  std::vector<std::pair<int, int>> delay_targets(const std::vector<int>& seq, size_t pos) const;
   void straight_line(int from, int to, const std::vector<InstId>& insts);
   void body(int loop_index, const std::vector<InstId>& order);
 };
+
+// The instructions an s_delay_alu at `pos` of the loop body `seq` (line indices, the body
+// repeating) ties together: for each of its two fields, the instruction it delays and the one
+// it names (VALU_DEP_N: the N-th VALU instruction before it, TRANS32_DEP_N: the N-th
+// transcendental one, SALU_CYCLE_N: the last SALU one), as lines; -1 where there is none.
+// s_delay_alu lines do not count as instructions.
+std::vector<std::pair<int, int>> Merge::delay_targets(const std::vector<int>& seq, size_t pos) const {
+  std::vector<std::pair<int, int>> out;
+  const AsmInst& d = line(seq[pos]).inst;
+  std::string fields;
+  for (const std::string& o : d.operands) fields += o + " ";
+  for (const std::string& o : d.modifiers) fields += o + " ";
+  auto field = [&](const std::string& name) {
+    const size_t at = fields.find(name + "(");
+    if (at == std::string::npos) return std::string();
+    const size_t open = at + name.size() + 1;
+    return fields.substr(open, fields.find(')', open) - open);
+  };
+  const size_t n = seq.size();
+  auto counted = [&](size_t i) { return line(seq[i % n]).inst.mnemonic != "s_delay_alu"; };
+  // The k-th instruction after pos (k = 1: the next one).
+  auto after = [&](int k) -> size_t {
+    size_t i = pos;
+    for (size_t steps = 0; steps < 2 * n && k > 0; ++steps) {
+      i = (i + 1) % n;
+      if (counted(i)) --k;
+    }
+    return k == 0 ? i : n;
+  };
+  auto names = [&](size_t at, const std::string& id) -> int {
+    int want = 1;
+    bool (*kind)(const AsmInst&) = nullptr;
+    if (id.rfind("VALU_DEP_", 0) == 0) {
+      want = std::atoi(id.c_str() + 9);
+      kind = [](const AsmInst& in) {
+        return in.kind == InstKind::kValu || in.kind == InstKind::kWmma || in.kind == InstKind::kTrans;
+      };
+    } else if (id.rfind("TRANS32_DEP_", 0) == 0) {
+      want = std::atoi(id.c_str() + 12);
+      kind = [](const AsmInst& in) { return in.kind == InstKind::kTrans; };
+    } else if (id.rfind("SALU_CYCLE_", 0) == 0) {
+      kind = [](const AsmInst& in) { return in.kind == InstKind::kSalu; };
+    } else {
+      return -1;
+    }
+    size_t i = at;
+    for (size_t steps = 0; steps < n; ++steps) {
+      i = (i + n - 1) % n;
+      if (kind(line(seq[i]).inst) && --want == 0) return seq[i];
+    }
+    return -1;
+  };
+  static const std::map<std::string, int> kSkip = {{"SAME", 0},   {"NEXT", 1},   {"SKIP_1", 2},
+                                                   {"SKIP_2", 3}, {"SKIP_3", 4}, {"SKIP_4", 5}};
+  const size_t first = after(1);
+  if (first == n) return {{-1, -1}};
+  out.push_back({seq[first], names(first, field("instid0"))});
+  const std::string id1 = field("instid1");
+  if (!id1.empty()) {
+    auto skip = kSkip.find(field("instskip").empty() ? "SAME" : field("instskip"));
+    const size_t second = skip == kSkip.end() ? n : after(1 + skip->second);
+    out.push_back(second == n ? std::make_pair(-1, -1) : std::make_pair(seq[second], names(second, id1)));
+  }
+  return out;
+}
 
 // Lines [from, to) outside loops: as written, less the ds_loads the kernel no longer has, plus
 // the ones it added (before the loop that follows).
@@ -130,11 +198,18 @@ void Merge::straight_line(int from, int to, const std::vector<InstId>& insts) {
   const AsmLoop* next = nullptr;
   for (const AsmLoop& l : original.loops)
     if (l.label == to) next = &l;
+  // New prefetches go after the segment's last instruction, before the directives that align
+  // the loop's label.
+  size_t at = out.size();
+  for (int i = to - 1; i >= from && line(i).type != AsmLine::kInstruction; --i)
+    if (line(i).type == AsmLine::kDirective) at = out.size() - static_cast<size_t>(to - i);
+  std::vector<std::string> copies;
   for (InstId id : added) {
     if (!next)
       throw Error(kernel.insts[id].loc, "export-amdgpu: %" + kernel.insts[id].name + " is new and no loop follows it");
-    out.push_back(preheader_copy(kernel.insts[id], *next));
+    copies.push_back(preheader_copy(kernel.insts[id], *next));
   }
+  out.insert(out.begin() + static_cast<std::ptrdiff_t>(at), copies.begin(), copies.end());
 }
 
 // A loop body in the kernel's order. Folded lines travel with the IR line before them (those
@@ -170,6 +245,8 @@ void Merge::body(int loop_index, const std::vector<InstId>& order) {
     return;
   }
   ++stats.loops_changed;
+  // The new body as original lines; -1 stands for the IR line at that place (its text in texts).
+  std::vector<int> seq;
   auto put_folded = [&](int after) {
     for (int f : trailing[after]) {
       const AsmInst& in = line(f).inst;
@@ -178,14 +255,34 @@ void Merge::body(int loop_index, const std::vector<InstId>& order) {
         ++stats.hints_dropped;
         continue;
       }
-      out.push_back(line(f).text);
+      if (original.roles[f].absorbed == Absorbed::kHazard) {
+        ++stats.nops_dropped;
+        continue;
+      }
+      seq.push_back(f);
     }
   };
   put_folded(-1);
   for (size_t n = 0; n < new_order.size(); ++n) {
     if (n >= original_order.size() || new_order[n] != original_order[n]) ++stats.lines_moved;
-    out.push_back(texts[n]);
+    seq.push_back(new_order[n]);
     put_folded(new_order[n]);
+  }
+  std::vector<int> old_seq;
+  for (int i = loop.label + 1; i < loop.branch; ++i)
+    if (line(i).type == AsmLine::kInstruction) old_seq.push_back(i);
+  std::map<int, std::string> text_at;
+  for (size_t n = 0; n < new_order.size(); ++n) text_at[new_order[n]] = texts[n];
+  for (size_t p = 0; p < seq.size(); ++p) {
+    const int l = seq[p];
+    if (line(l).inst.mnemonic == "s_delay_alu") {
+      const size_t was = static_cast<size_t>(std::find(old_seq.begin(), old_seq.end(), l) - old_seq.begin());
+      if (delay_targets(old_seq, was) != delay_targets(seq, p)) {
+        ++stats.delays_dropped;
+        continue;
+      }
+    }
+    out.push_back(text_at.count(l) ? text_at[l] : line(l).text);
   }
   out.push_back(line(loop.branch).text);
 }
@@ -248,13 +345,14 @@ std::string export_amdgpu(const Kernel& kernel, const std::string& asm_text, con
   for (size_t i = original.end; i < original.lines.size(); ++i) m.out.push_back(original.lines[i].text);
   std::string merged;
   for (const std::string& l : m.out) merged += l + "\n";
-  const AsmKernel result = analyse_asm(merged, asm_file);
-  return fix_waitcnts(result, stats.waitcnts);
+  const std::string waited = fix_waitcnts(analyse_asm(merged, asm_file), stats.waitcnts);
+  return fix_wmma_hazards(analyse_asm(waited, asm_file), stats.nops_inserted);
 }
 
 std::string structural_difference(const Kernel& a, const Kernel& b) {
   static const std::regex kName(R"(%L[0-9]+(\.[A-Za-z0-9_.]+)? = )");
   static const std::regex kHash(R"(asm_hash = "[0-9a-f]+")");
+  static const std::string kWait = "s_waitcnt {" + std::string(attr::kMnemonic) + " = \"s_waitcnt\"}";
   auto lines = [&](const Kernel& k) {
     std::vector<std::string> out;
     std::string text = std::regex_replace(std::regex_replace(print_kernel(k), kName, ""), kHash, "");
@@ -263,7 +361,9 @@ std::string structural_difference(const Kernel& a, const Kernel& b) {
       size_t nl = text.find('\n', pos);
       std::string l = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
       pos = nl == std::string::npos ? text.size() : nl + 1;
-      if (l.find_first_not_of(' ') != std::string::npos && l[l.find_first_not_of(' ')] != '#') out.push_back(l);
+      const size_t first = l.find_first_not_of(' ');
+      if (first == std::string::npos || l[first] == '#' || l.compare(first, std::string::npos, kWait) == 0) continue;
+      out.push_back(l);
     }
     return out;
   };

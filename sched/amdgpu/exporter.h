@@ -16,6 +16,9 @@ struct ExportStats {
   int preheader_added = 0;    // new prefetch lines before a loop
   int preheader_removed = 0;  // prefetch lines removed before a loop
   int hints_dropped = 0;      // s_clause lines of reordered bodies
+  int delays_dropped = 0;     // s_delay_alu lines of reordered bodies that would tie other instructions
+  int nops_dropped = 0;       // v_nop lines of reordered bodies
+  int nops_inserted = 0;      // v_nop lines before WMMAs the new order puts in a hazard
   WaitcntStats waitcnts;
 };
 
@@ -27,8 +30,9 @@ struct ExportStats {
 std::string export_amdgpu(const Kernel& kernel, const std::string& asm_text, const std::string& asm_file,
                           ExportStats& stats);
 
-// The difference between two kernels' instruction sequences with names, comments and the
-// asm_hash set aside, in words; empty when they are equal. The export's round trip check.
+// The difference between two kernels' instruction sequences with names, comments, the
+// asm_hash and the straight-line s_waitcnt statements (the export may insert waits) set
+// aside, in words; empty when they are equal. The export's round trip check.
 std::string structural_difference(const Kernel& a, const Kernel& b);
 
 }  // namespace tandem::amdgpu

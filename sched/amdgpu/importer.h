@@ -25,6 +25,7 @@ enum class Absorbed {
   kAddress,      // v_add_nc_u32 vA, sIV, vB: the loop's address register (its `advance`)
   kWaitcnt,      // s_waitcnt lgkmcnt(N) in a loop body: recomputed by the exporter
   kHint,         // s_delay_alu and s_clause in a loop body: scheduling hints
+  kHazard,       // v_nop in a loop body: WMMA hazard padding, recomputed by the exporter
 };
 
 // A single-block counted loop: label, body, s_cmp + s_cbranch_scc back to the label.

@@ -111,7 +111,10 @@ SymbolicAddresses symbolic_addresses(const AsmKernel& k) {
 }  // namespace
 
 // v_add_nc_u32 vA, sIV, vB (either order) in the body: vA is the loop's address register
-// when nothing else in the body writes vA or vB and no memory instruction reads vA before it.
+// when nothing else in the body writes vB, nothing reads vA before it, and nothing else
+// writes vA but a ds_load through vA, after which no memory instruction addresses through
+// vA (a load may overwrite its own address: the add recomputes vA at the top of every
+// iteration; what reads vA after the load reads the loaded value, as the IR says).
 void find_address_register(AsmKernel& k, AsmLoop& loop) {
   const std::string iv = "s" + std::to_string(loop.iv);
   for (int i = loop.label + 1; i < loop.branch; ++i) {
@@ -122,12 +125,19 @@ void find_address_register(AsmKernel& k, AsmLoop& loop) {
                   : in.operands[2] == iv ? single_vgpr(in.operands[1])
                                          : -1;
     if (a < 0 || b < 0 || !in.modifiers.empty()) continue;
-    bool ok = true;
+    bool ok = true, overwritten = false;
     for (int j = loop.label + 1; j < loop.branch && ok; ++j) {
       const AsmLine& l = k.lines[j];
       if (j == i || l.type != AsmLine::kInstruction) continue;
-      if (writes_vgpr(l.inst, a) || writes_vgpr(l.inst, b)) ok = false;
-      if (j < i && reads_vgpr(l.inst, a)) ok = false;
+      const bool memory = l.inst.kind == InstKind::kDsLoad || l.inst.kind == InstKind::kDsStore ||
+                          l.inst.kind == InstKind::kGlobalLoad || l.inst.kind == InstKind::kGlobalStore ||
+                          l.inst.kind == InstKind::kVmem || l.inst.kind == InstKind::kLds;
+      if ((j < i || (overwritten && memory)) && reads_vgpr(l.inst, a)) ok = false;
+      if (writes_vgpr(l.inst, b)) ok = false;
+      if (writes_vgpr(l.inst, a)) {
+        if (j < i || l.inst.kind != InstKind::kDsLoad || single_vgpr(l.inst.operands[1]) != a) ok = false;
+        overwritten = true;
+      }
     }
     if (!ok) continue;
     int step_line = -1;
@@ -165,6 +175,7 @@ void assign_roles(AsmKernel& k) {
           !waitcnt_field(in, "expcnt"))
         a = Absorbed::kWaitcnt;
       if (in.mnemonic == "s_delay_alu" || in.mnemonic == "s_clause") a = Absorbed::kHint;
+      if (in.mnemonic == "v_nop") a = Absorbed::kHazard;
       if (a != Absorbed::kNone) r = LineRole{Role::kAbsorbed, a, static_cast<int>(li)};
     }
   }
@@ -210,7 +221,9 @@ std::string ir_instruction(const AsmKernel& k, int i, const std::map<int, LdsAdd
   std::string s = name + opaque_opcode(in.kind);
   if (!in.vgpr_writes.empty()) s += " " + list(in.vgpr_writes);
   if (!in.vgpr_reads.empty()) s += " <- " + list(in.vgpr_reads);
-  return s + " {" + attr::kMnemonic + " = \"" + in.mnemonic + "\"}";
+  s += " {" + std::string(attr::kMnemonic) + " = \"" + in.mnemonic + "\"";
+  if (const char* effect = control_effect(in)) s += std::string(", ") + attr::kControl + " = \"" + effect + "\"";
+  return s + "}";
 }
 
 }  // namespace
@@ -265,7 +278,7 @@ std::string kir_text(const AsmKernel& k) {
 }
 
 ImportStats import_stats(const AsmKernel& k) {
-  static const char* kAbsorbedNames[] = {"", "loop_control", "address", "waitcnt", "hint"};
+  static const char* kAbsorbedNames[] = {"", "loop_control", "address", "waitcnt", "hint", "hazard"};
   ImportStats s;
   s.loops = static_cast<int>(k.loops.size());
   for (int i = k.begin; i < k.end; ++i) {

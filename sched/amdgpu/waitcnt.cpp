@@ -1,6 +1,8 @@
-// The lgkmcnt rule of the exporter (waitcnt.h). Counting: LDS operations complete in order,
+// The wait rules of the exporter (waitcnt.h). lgkmcnt: LDS operations complete in order,
 // scalar memory operations and messages in any order, so after `s_waitcnt lgkmcnt(N)` the
 // LDS operations older than the newest N are done, and the scalar ones only when N is 0.
+// vmcnt: vector memory loads (and atomics that return) complete in order, image operations
+// in any order.
 #include "sched/amdgpu/waitcnt.h"
 
 #include <algorithm>
@@ -9,9 +11,9 @@ namespace tandem::amdgpu {
 
 namespace {
 
-// One outstanding operation counted by lgkmcnt, oldest first.
+// One outstanding operation of a counter, oldest first.
 struct Pending {
-  bool in_order = true;  // an LDS operation (false: scalar memory, a message, a flat access)
+  bool in_order = true;  // false: it may complete before older ones (scalar memory, a message, an image)
   std::vector<VgprRange> writes;
   bool operator==(const Pending& o) const { return in_order == o.in_order && writes == o.writes; }
 };
@@ -38,22 +40,46 @@ void retire(State& s, int n) {
   s = out;
 }
 
-// What the instruction adds to the outstanding operations.
-void issue(State& s, const AsmInst& in) {
-  if (in.kind == InstKind::kWaitcnt) {
-    if (std::optional<int> n = waitcnt_field(in, "lgkmcnt")) retire(s, *n);
-    return;
-  }
-  const bool lds = in.kind == InstKind::kDsLoad || in.kind == InstKind::kDsStore || in.kind == InstKind::kLds;
-  const bool unordered =
-      in.kind == InstKind::kSmem || starts_with(in.mnemonic, "s_sendmsg") || starts_with(in.mnemonic, "flat_");
-  if (lds || unordered) s.push_back(Pending{lds, in.vgpr_writes});
+// A wait counter: its s_waitcnt field and what it counts.
+struct Counter {
+  const char* field;
+  // Does `in` add to the counter, and does it complete in order with the others?
+  bool (*counts)(const AsmInst& in, bool& in_order);
+};
+
+bool counts_lgkm(const AsmInst& in, bool& in_order) {
+  in_order = in.kind == InstKind::kDsLoad || in.kind == InstKind::kDsStore || in.kind == InstKind::kLds;
+  return in_order || in.kind == InstKind::kSmem || starts_with(in.mnemonic, "s_sendmsg") ||
+         starts_with(in.mnemonic, "flat_");
 }
 
-// The lgkmcnt the instruction needs before it issues, or -1 when it needs none.
-int needed(const State& s, const AsmInst& in) {
+// Vector memory operations that write a VGPR: loads and atomics that return (stores count
+// in vscnt).
+bool counts_vm(const AsmInst& in, bool& in_order) {
+  in_order = !starts_with(in.mnemonic, "image_");
+  return in.kind == InstKind::kGlobalLoad || (in.kind == InstKind::kVmem && !in.vgpr_writes.empty());
+}
+
+const Counter kLgkm{"lgkmcnt", counts_lgkm};
+const Counter kVm{"vmcnt", counts_vm};
+
+// What the instruction adds to the outstanding operations.
+void issue(const Counter& c, State& s, const AsmInst& in) {
+  if (in.kind == InstKind::kWaitcnt) {
+    if (std::optional<int> n = waitcnt_field(in, c.field)) retire(s, *n);
+    return;
+  }
+  bool in_order = true;
+  if (c.counts(in, in_order)) s.push_back(Pending{in_order, in.vgpr_writes});
+}
+
+// The count the instruction needs before it issues, or -1 when it needs none. It waits for
+// the VGPRs it reads, and for those it writes unless it is itself an in-order operation of
+// the counter (its write lands after theirs).
+int needed(const Counter& c, const State& s, const AsmInst& in) {
   std::vector<VgprRange> regs = in.vgpr_reads;
-  if (in.kind != InstKind::kDsLoad) regs.insert(regs.end(), in.vgpr_writes.begin(), in.vgpr_writes.end());
+  bool in_order = false;
+  if (!(c.counts(in, in_order) && in_order)) regs.insert(regs.end(), in.vgpr_writes.begin(), in.vgpr_writes.end());
   int after = 0;  // in-order operations younger than the one looked at
   for (auto it = s.rbegin(); it != s.rend(); ++it) {
     bool hit = false;
@@ -66,10 +92,12 @@ int needed(const State& s, const AsmInst& in) {
 }
 
 struct Walker {
+  const Counter* counter = nullptr;
   std::vector<std::string> text;  // the lines, edited in place
   std::vector<AsmInst> insts;     // parsed instruction of each line (kind kOther for others)
   std::vector<bool> is_inst;
-  WaitcntStats* stats = nullptr;
+  int* inserted = nullptr;
+  int* tightened = nullptr;
 
   // Makes instruction `i` wait to `n`: lowers the s_waitcnt just before it or inserts one.
   // Returns how many lines were inserted (0 or 1).
@@ -77,23 +105,24 @@ struct Walker {
     int prev = i - 1;
     while (prev >= 0 && !is_inst[prev]) --prev;
     if (prev >= 0 && insts[prev].kind == InstKind::kWaitcnt) {
-      std::optional<int> old = waitcnt_field(insts[prev], "lgkmcnt");
+      const std::string field = counter->field;
+      std::optional<int> old = waitcnt_field(insts[prev], field);
       std::string& t = text[prev];
       if (old) {
-        const std::string from = "lgkmcnt(" + std::to_string(*old) + ")";
-        t.replace(t.find(from), from.size(), "lgkmcnt(" + std::to_string(n) + ")");
+        const std::string from = field + "(" + std::to_string(*old) + ")";
+        t.replace(t.find(from), from.size(), field + "(" + std::to_string(n) + ")");
       } else {
-        t += " lgkmcnt(" + std::to_string(n) + ")";
+        t += " " + field + "(" + std::to_string(n) + ")";
       }
       insts[prev] = read_asm(t, "").at(0).inst;
-      ++stats->tightened;
+      ++*tightened;
       return 0;
     }
-    const std::string line = "\ts_waitcnt lgkmcnt(" + std::to_string(n) + ")";
+    const std::string line = "\ts_waitcnt " + std::string(counter->field) + "(" + std::to_string(n) + ")";
     text.insert(text.begin() + i, line);
     insts.insert(insts.begin() + i, read_asm(line, "").at(0).inst);
     is_inst.insert(is_inst.begin() + i, true);
-    ++stats->inserted;
+    ++*inserted;
     return 1;
   }
 
@@ -102,7 +131,7 @@ struct Walker {
     int added = 0;
     for (int i = from; i < to; ++i) {
       if (!is_inst[i]) continue;
-      const int n = needed(s, insts[i]);
+      const int n = needed(*counter, s, insts[i]);
       if (n >= 0) {
         const int ins = make_wait(i, n);
         added += ins;
@@ -110,7 +139,7 @@ struct Walker {
         i += ins;
         retire(s, n);
       }
-      issue(s, insts[i]);
+      issue(*counter, s, insts[i]);
     }
     return added;
   }
@@ -118,9 +147,14 @@ struct Walker {
 
 }  // namespace
 
-std::string fix_waitcnts(const AsmKernel& k, WaitcntStats& stats) {
+namespace {
+
+// One counter's waits over the whole function (waitcnt.h).
+std::string fix_counter(const AsmKernel& k, const Counter& counter, int& inserted, int& tightened) {
   Walker w;
-  w.stats = &stats;
+  w.counter = &counter;
+  w.inserted = &inserted;
+  w.tightened = &tightened;
   for (const AsmLine& l : k.lines) {
     w.text.push_back(l.text);
     w.insts.push_back(l.inst);
@@ -140,7 +174,8 @@ std::string fix_waitcnts(const AsmKernel& k, WaitcntStats& stats) {
       shift += added;
       if (added == 0 && b == steady && round > 0) break;
       if (round == 15)
-        throw Error(k.lines[loop.label].loc, "cannot bound the outstanding LDS loads of loop " + loop.name);
+        throw Error(k.lines[loop.label].loc,
+                    std::string("cannot bound the outstanding ") + counter.field + " operations of loop " + loop.name);
       steady = b;
     }
     State exit = loop.trip >= 2 ? steady : first;
@@ -150,6 +185,92 @@ std::string fix_waitcnts(const AsmKernel& k, WaitcntStats& stats) {
   }
   int end = k.end + shift;
   w.walk(pos, end, s);
+  std::string out;
+  for (size_t i = 0; i < w.text.size(); ++i) out += w.text[i] + "\n";
+  return out;
+}
+
+}  // namespace
+
+std::string fix_waitcnts(const AsmKernel& k, WaitcntStats& stats) {
+  const std::string lgkm = fix_counter(k, kLgkm, stats.inserted, stats.tightened);
+  const AsmKernel again = analyse_asm(lgkm, k.file);
+  return fix_counter(again, kVm, stats.vm_inserted, stats.vm_tightened);
+}
+
+}  // namespace tandem::amdgpu
+
+namespace tandem::amdgpu {
+
+namespace {
+
+bool is_valu(const AsmInst& in) {
+  return in.kind == InstKind::kWmma || in.kind == InstKind::kValu || in.kind == InstKind::kTrans;
+}
+
+// The gfx11 WMMA hazard: a WMMA reading, as its A or B matrix, registers that the VALU
+// instruction just before it (a WMMA) writes. Any VALU instruction between them (a v_nop)
+// clears it.
+bool wmma_hazard(const AsmInst* previous_valu, const AsmInst& in) {
+  if (!previous_valu || previous_valu->kind != InstKind::kWmma || in.kind != InstKind::kWmma) return false;
+  const std::optional<VgprRange> d = parse_vgpr(previous_valu->operands.at(0));
+  for (size_t operand : {1, 2})
+    if (const std::optional<VgprRange> r = parse_vgpr(in.operands.at(operand)); r && d && r->overlaps(*d)) return true;
+  return false;
+}
+
+struct NopWalker {
+  std::vector<std::string> text;
+  std::vector<AsmInst> insts;
+  std::vector<bool> is_inst;
+  int* inserted = nullptr;
+
+  // Walks lines [from, to) after `last` (the VALU instruction before them, or none), inserting
+  // a v_nop before each WMMA that would read what the WMMA before it writes.
+  int walk(int from, int& to, std::optional<AsmInst>& last) {
+    int added = 0;
+    for (int i = from; i < to; ++i) {
+      if (!is_inst[i] || !is_valu(insts[i])) continue;
+      if (wmma_hazard(last ? &*last : nullptr, insts[i])) {
+        const std::string line = "\tv_nop";
+        text.insert(text.begin() + i, line);
+        insts.insert(insts.begin() + i, read_asm(line, "").at(0).inst);
+        is_inst.insert(is_inst.begin() + i, true);
+        ++*inserted;
+        ++added;
+        ++to;
+        ++i;
+      }
+      last = insts[i];
+    }
+    return added;
+  }
+};
+
+}  // namespace
+
+std::string fix_wmma_hazards(const AsmKernel& k, int& inserted) {
+  NopWalker w;
+  w.inserted = &inserted;
+  for (const AsmLine& l : k.lines) {
+    w.text.push_back(l.text);
+    w.insts.push_back(l.inst);
+    w.is_inst.push_back(l.type == AsmLine::kInstruction);
+  }
+  int shift = 0;
+  std::optional<AsmInst> last;
+  int pos = k.begin;
+  for (const AsmLoop& loop : k.loops) {
+    int label = loop.label + shift;
+    shift += w.walk(pos, label, last);
+    int branch_end = loop.branch + 1 + shift;
+    // From the preheader, then from the body's own end: a v_nop inserted on either walk is
+    // there for both, so the second round inserts nothing.
+    for (int round = 0; round < 3; ++round) shift += w.walk(label + 1, branch_end, last);
+    pos = branch_end;
+  }
+  int end = k.end + shift;
+  w.walk(pos, end, last);
   std::string out;
   for (size_t i = 0; i < w.text.size(); ++i) out += w.text[i] + "\n";
   return out;

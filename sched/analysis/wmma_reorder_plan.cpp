@@ -126,17 +126,80 @@ bool addressed_by_advance(const Access& a, const std::optional<std::pair<std::st
   return terms.size() == 1 && terms[0].loop < 0 && terms[0].symbol == advance->first && terms[0].coeff == 1;
 }
 
-// Are any registers `in_group` accepts read outside the loop (by an instruction before or
-// after it, or as the kernel's live_out result)? Their value when the loop ends is then
-// observable, so which load writes them last, and for which iteration, must not change.
-bool read_outside_loop(const Kernel& k, LoopId loop, const std::function<bool(const Regs&)>& in_group) {
-  for (const Access& live : k.live_out_registers())
-    if (in_group(regs_of(live))) return true;
-  for (InstId id : k.program_order())
-    if (!k.in_loop(id, loop))
-      for (const Access& acc : k.insts[id].reads)
-        if (k.tensors[acc.tensor_id].register_file && in_group(regs_of(acc))) return true;
-  return false;
+// One register of a register file.
+using Reg = std::pair<int, int64_t>;  // (tensor, index)
+
+// Does every instruction of `id`'s loop nest run at least once whenever the code around that
+// nest does (all enclosing loops have a positive trip count)?
+bool runs_whenever_reached(const Kernel& k, InstId id) {
+  for (LoopId l = k.insts[id].loop; l != kNoId; l = k.loops[l].parent)
+    if (k.loops[l].trip_count() <= 0) return false;
+  return true;
+}
+
+// The registers live when `loop` exits: those read, on some path from its exit, before
+// anything writes them, and those of the kernel's live_out result. The kernel body runs
+// straight through, and every loop after `loop` is entered from its preheader only, so the
+// paths from the exit are the instructions after the loop in program order. A write kills a
+// register when it certainly happens: its loops all run, it does not add to what is there
+// (accumulate), and no instruction since the exit has changed the control flow or the active
+// lanes (the `control` attribute). In a nested loop the exit may lead back to the enclosing
+// body's start: there every register read outside the loop counts as live.
+std::set<Reg> live_after_loop(const Kernel& k, LoopId loop) {
+  std::set<Reg> live, killed;
+  auto add = [](std::set<Reg>& to, const Access& a) {
+    const Regs r = regs_of(a);
+    for (int64_t i = r.lo; i < r.hi; ++i) to.insert({r.tensor, i});
+  };
+  for (const Access& a : k.live_out_registers()) add(live, a);
+  const std::vector<InstId> order = k.program_order();
+  if (k.loops[loop].parent != kNoId) {
+    for (InstId id : order)
+      if (!k.in_loop(id, loop))
+        for (const Access& a : k.insts[id].reads)
+          if (k.tensors[a.tensor_id].register_file) add(live, a);
+    return live;
+  }
+  size_t exit = order.size();
+  for (size_t i = order.size(); i-- > 0;)
+    if (k.in_loop(order[i], loop)) {
+      exit = i + 1;
+      break;
+    }
+  bool certain = true;
+  for (size_t i = exit; i < order.size(); ++i) {
+    const Instruction& in = k.insts[order[i]];
+    auto read = [&](const Access& a) {
+      if (!k.tensors[a.tensor_id].register_file) return;
+      const Regs r = regs_of(a);
+      for (int64_t reg = r.lo; reg < r.hi; ++reg)
+        if (!killed.count({r.tensor, reg})) live.insert({r.tensor, reg});
+    };
+    for (const Access& a : in.reads) read(a);
+    const bool accumulates = in.attrs.has(attr::kAccumulate);
+    if (accumulates)
+      for (const Access& a : in.writes) read(a);
+    if (in.attrs.has(attr::kControl)) certain = false;
+    if (!certain || accumulates || !runs_whenever_reached(k, order[i])) continue;
+    for (const Access& a : in.writes)
+      if (k.tensors[a.tensor_id].register_file) add(killed, a);
+  }
+  return live;
+}
+
+// The register the loop advances, when its name is one of a register file ("v113" in a
+// loop with `advance = "v113 += 6144"`: register 113 of file v).
+std::optional<Regs> advanced_register(const Kernel& k, const std::optional<std::pair<std::string, int64_t>>& advance) {
+  if (!advance) return std::nullopt;
+  const std::string& name = advance->first;
+  const size_t digits = name.find_first_of("0123456789");
+  if (digits == 0 || digits == std::string::npos || name.find_first_not_of("0123456789", digits) != std::string::npos ||
+      name.size() - digits > 6)
+    return std::nullopt;
+  const int file = k.find_tensor(name.substr(0, digits));
+  if (file == kNoId || !k.tensors[file].register_file) return std::nullopt;
+  const int64_t reg = std::stoll(name.substr(digits));
+  return Regs{file, reg, reg + 1};
 }
 
 // Same address operands: one tensor, index expressions equal but for the constant offset.
@@ -200,6 +263,7 @@ class ReorderPlanner {
     if (std::string why = order_wmmas(g, provider); !why.empty()) return why;
     place_loads();
     build_body();
+    if (std::string why = check_address_register(); !why.empty()) return why;
     if (std::string why = check_last_writers(); !why.empty()) return why;
     count_moves();
     return assign_virtual_registers(next_virtual);
@@ -207,8 +271,13 @@ class ReorderPlanner {
 
  private:
   Regs loaded(const LoadPlacement& lp) const { return regs_of(k_.insts[lp.load].writes[0]); }
+  // Are any registers `in_group` accepts live when the loop exits? Their value then is
+  // observable, so which load writes them last, and for which iteration, must not change.
   bool read_after_loop(const std::function<bool(const Regs&)>& in_group) const {
-    return read_outside_loop(k_, loop_, in_group);
+    if (!live_after_) live_after_ = live_after_loop(k_, loop_);
+    for (const Reg& r : *live_after_)
+      if (in_group(Regs{r.first, r.second, r.second + 1})) return true;
+    return false;
   }
 
   // The body: ds_loads and WMMAs only, each ds_load writing one register group.
@@ -393,6 +462,11 @@ class ReorderPlanner {
         wrap = lp.twin != kNoId;
         ++plan_.loads_kept_for_after_loop;
       }
+      if (wrap != (lp.twin != kNoId) &&
+          !offset_fits(k_.insts[lp.load].reads[0], wrap ? *plan_.stride : -*plan_.stride)) {
+        wrap = lp.twin != kNoId;
+        ++plan_.loads_kept_for_offset;
+      }
       if (!wrap) {
         lp.slot = std::max(want, 0);
         continue;
@@ -400,6 +474,16 @@ class ReorderPlanner {
       lp.slot = std::min(n_, std::max(want + n_, last_reader + 1));
       lp.wrapped = true;
     }
+  }
+
+  // Can the address, moved by `by`, still be written? In a space whose addresses are a
+  // register plus an unsigned offset (address_offset_max), the offset from the advanced
+  // register must stay in [0, address_offset_max].
+  bool offset_fits(const Access& a, int64_t by) const {
+    const SpaceInfo* space = k_.target->space(k_.tensors[a.tensor_id].space);
+    if (!space || space->address_offset_max <= 0) return true;
+    const int64_t offset = a.dims.at(0).lo.constant + by;
+    return offset >= 0 && offset <= space->address_offset_max;
   }
 
   // The new body: each slot's loads in their input order, then the slot's WMMA.
@@ -411,6 +495,25 @@ class ReorderPlanner {
       if (s < n_) plan_.body.push_back(plan_.wmmas[s]);
     }
     for (int p = 0; p < m_; ++p) pos_in_body_[plan_.body[p]] = p;
+  }
+
+  // A load may overwrite the register the loop advances (its own address): the loads addressed
+  // through that register must then all issue no later than the first instruction writing
+  // it, in the new body as in the old.
+  std::string check_address_register() const {
+    const std::optional<Regs> reg = advanced_register(k_, advance_);
+    if (!reg) return "";
+    InstId writer = kNoId;
+    for (InstId id : plan_.body) {
+      const Instruction& in = k_.insts[id];
+      if (writer != kNoId && is_ds_load(k_, in) && addressed_by_advance(in.reads[0], advance_))
+        return k_.display_name(writer) + " overwrites the address register " + advance_->first + " before " +
+               k_.display_name(id) + " reads it in the new order";
+      if (writer == kNoId)
+        for (const Access& w : in.writes)
+          if (overlap(regs_of(w), *reg)) writer = id;
+    }
+    return "";
   }
 
   // Registers read outside the loop hold, when it ends, the value of their last writer in the
@@ -560,6 +663,7 @@ class ReorderPlanner {
   std::map<InstId, std::string> not_a_pair_;                // body load -> why its preheader look-alike is no prefetch
   std::map<InstId, int> new_pos_;                           // WMMA -> its new position among the WMMAs
   std::vector<int> pos_in_body_;                            // instruction -> its position in the new body
+  mutable std::optional<std::set<Reg>> live_after_;         // registers live at the loop's exit
 };
 
 }  // namespace

@@ -60,6 +60,9 @@ struct WmmaReorderPlan {
   // Loads the order would have wrapped or de-rotated, kept as they were because their
   // registers are read after the loop.
   int loads_kept_for_after_loop = 0;
+  // Loads kept as they were because the moved address would not fit the space's offset
+  // field (address_offset_max).
+  int loads_kept_for_offset = 0;
 };
 
 // `distance` < 0 derives it from ds_load latency over WMMA issue cycles. `next_virtual` is the

@@ -31,6 +31,10 @@ inline constexpr const char* kBTile = "b_tile";       // wmma-reorder{vgpr}: the
 inline constexpr const char* kRanks = "ranks";        // a collective's ranks
 inline constexpr const char* kOp = "op";              // a collective's operation ("all_reduce")
 inline constexpr const char* kMnemonic = "mnemonic";  // import-amdgpu: an opaque instruction's mnemonic
+// An instruction after which later writes may not happen on every path or in every lane
+// ("branch": a forward branch; "exec": it changes the active lanes). Register liveness
+// does not count such later writes as kills.
+inline constexpr const char* kControl = "control";
 
 // Kernels.
 inline constexpr const char* kDepsListed = "deps_listed";  // the dep lines are the whole graph

@@ -113,6 +113,7 @@ void WmmaReorderPass::run(PassContext& ctx) {
     ctx.stats.add("prefetches_added", plan.prefetches_added);
     ctx.stats.add("prefetches_removed", plan.prefetches_removed);
     if (plan.loads_kept_for_after_loop) ctx.stats.add("loads_kept_for_after_loop", plan.loads_kept_for_after_loop);
+    if (plan.loads_kept_for_offset) ctx.stats.add("loads_kept_for_offset", plan.loads_kept_for_offset);
     if (applied == 1) {  // per kernel, from the first loop rewritten
       ctx.stats.add("stride", plan.stride.value_or(0));
       ctx.stats.add("distance", plan.distance);

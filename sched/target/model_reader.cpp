@@ -266,6 +266,7 @@ const Table<SpaceInfo>& space_table() {
       {"writers", Need::Optional, engines_field(&SpaceInfo::writers)},
       {"bandwidth_bytes_per_cycle", Need::Optional, number_field(&SpaceInfo::bandwidth_bytes_per_cycle, kBytesPerCycle),
        "bytes/cycle"},
+      {"address_offset_max", Need::Optional, count_field(&SpaceInfo::address_offset_max, 0, kMaxBytes), "bytes"},
   };
   return t;
 }

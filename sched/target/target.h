@@ -72,6 +72,10 @@ struct SpaceInfo {
   // Bytes per cycle (of the reading engine) the space returns into registers; 0 = unlimited.
   // Register loads from it queue on one pipe per engine (gpu-cu: the LDS).
   double bandwidth_bytes_per_cycle = 0;
+  // > 0: an address into the space is a register plus an unsigned offset of at most this
+  // many bytes (gfx11's ds_load offset field), so a register-relative offset must lie in
+  // [0, address_offset_max]; 0 = any offset.
+  int64_t address_offset_max = 0;
 
   bool is_register_file() const { return !register_prefix.empty(); }
   // May `unit` ("dma" for any DMA queue) write (or read) this space?
