@@ -360,6 +360,17 @@ SimResult parse_sim_json(const std::string& sim_json) {
   r.perturbed_runs = doc.at("perturbed_runs");
   for (const auto& h : doc.at("hazards"))
     r.hazards.push_back({h.at("kind"), h.at("first"), h.at("second"), h.at("message")});
+  if (doc.contains("advice"))
+    for (const auto& aj : doc.at("advice")) {
+      Advice a{aj.at("change"), "", aj.at("simulated"), 0, 0, ""};
+      if (a.simulated) {
+        a.command = aj.at("command");
+        a.total_ps = ps_from_ns(aj.at("total_ns"));
+        a.gain = aj.at("gain");
+        a.rejected = aj.at("rejected");
+      }
+      r.advice.push_back(a);
+    }
   if (doc.contains("timeline")) {
     r.timeline_loop = doc.at("timeline").at("loop");
     for (const auto& sp : doc.at("timeline").at("spans"))
