@@ -111,9 +111,18 @@ class Loop:
     def ii(self):
         return self.ii_ns
 
+    def bounds_line(self) -> str:
+        """The loop as `tandem sim` prints it: the II, both bounds with their causes, and the
+        span bound its efficiency divides by."""
+        text = f"II {self.ii_ns:.3f} ns; per iteration {self.bound_resource} needs {self.resource_bound_ns:.3f} ns"
+        if self.recurrence_cause:
+            text += f" and the recurrence {self.recurrence_cause} {self.recurrence_bound_ns:.3f} ns"
+        return (text + f"; span {self.span_ns:.3f} ns against its bound {self.span_bound_ns:.3f} ns "
+                f"({self.bound_resource}: {self.dynamic_iterations} x {self.resource_bound_ns:.3f} ns): "
+                f"efficiency {100 * self.efficiency:.1f}%")
+
     def __repr__(self):
-        return (f"Loop({self.name}: {self.dynamic_iterations} iterations, II {self.ii_ns} ns, bound "
-                f"{self.ii_bound_ns} ns, overlap {self.overlap})")
+        return f"Loop({self.name}: {self.dynamic_iterations} iterations, {self.bounds_line()})"
 
 
 class Hazard:

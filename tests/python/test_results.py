@@ -1,5 +1,6 @@
 """The result objects: every number is the JSON document's; tables and plots."""
 import json
+import os
 import subprocess
 import sys
 
@@ -197,3 +198,23 @@ def test_auto_pipeline_from_python():
     assert auto.races == 0
     assert auto.loop("k").ii_ns < default.loop("k").ii_ns
     assert auto.total_ns < default.total_ns
+
+
+def test_loop_line_names_both_bounds_as_the_summary_does(tandem_bin):
+    kernel = os.path.join(os.path.dirname(__file__), "..", "..", "workloads", "trn", "gemm_k.kir")
+    r = tandem.simulate(kernel, passes="none", timeline=False)
+    text = subprocess.run([tandem_bin, "sim", kernel], capture_output=True, text=True, check=True).stdout
+    loop = r.loop("k")
+    assert f"loop %k (64 iterations): {loop.bounds_line()}; DMA overlapped" in text
+    assert "the recurrence %mm -> %lb -> %mm 1589.506 ns" in repr(loop)
+    assert "(q0: 64 x 880.000 ns): efficiency 48.4%" in repr(loop)
+
+
+def test_advice_from_python(tandem_bin):
+    kernel = os.path.join(os.path.dirname(__file__), "..", "..", "workloads", "trn", "gemm_k.kir")
+    r = tandem.simulate(kernel, passes="none", timeline=False, advise=True)
+    first = r.advice[0]
+    assert first["simulated"] and first["rejected"] == ""
+    assert first["command"].startswith("tandem sim --passes=auto ")
+    assert first["gain"] == pytest.approx(r.total_ns / first["total_ns"])
+    assert any(not a["simulated"] for a in r.advice)  # the hints
