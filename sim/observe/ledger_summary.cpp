@@ -23,6 +23,27 @@ void find_streams(const std::vector<WalkNode>& nodes, std::vector<std::vector<In
   }
 }
 
+// A loop's speed of light as reported: DMA engines in a row with the same work (most kernels
+// spread every transfer over all of them) as one entry, "dma engines 0-15", with the work of
+// each.
+std::vector<DemandResult> grouped(const std::vector<ResourceDemand>& demands) {
+  std::vector<DemandResult> out;
+  for (size_t i = 0; i < demands.size();) {
+    const ResourceDemand& d = demands[i];
+    size_t j = i + 1;
+    auto continues_run = [&](const ResourceDemand& e) {
+      return e.kind == ResourceDemand::Kind::DmaEngine && e.ps == d.ps && e.index == d.index + static_cast<int>(j - i);
+    };
+    if (d.kind == ResourceDemand::Kind::DmaEngine)
+      while (j < demands.size() && continues_run(demands[j])) ++j;
+    out.push_back(
+        {j - i > 1 ? "dma engines " + std::to_string(d.index) + "-" + std::to_string(demands[j - 1].index) : d.resource,
+         d.ps});
+    i = j;
+  }
+  return out;
+}
+
 }  // namespace
 
 void Ledger::compute_bounds(SimResult& out) {
@@ -43,11 +64,12 @@ void Ledger::compute_bounds(SimResult& out) {
     if (d.kind == ResourceDemand::Kind::DmaEngine && static_cast<size_t>(d.index) < out.dma_engine_work.size())
       out.dma_engine_work[static_cast<size_t>(d.index)] = d.ps;
   for (LoopResult& l : out.loops) {
-    for (const ResourceDemand& d : resource_demands(in, l.id)) {
-      l.demands.push_back({d.resource, d.ps});
+    const std::vector<ResourceDemand> demands = resource_demands(in, l.id);
+    for (const ResourceDemand& d : demands) {
       if (d.kind == ResourceDemand::Kind::Compute) l.compute_demand_ps += d.ps;
       if (d.is_dma()) l.dma_demand_ps = std::max(l.dma_demand_ps, d.ps);
     }
+    l.demands = grouped(demands);
     const LoopBounds b = loop_bounds(in, l.id);
     l.resource_bound_ps = b.resource.ps;
     l.bound_resource = b.resource.resource;

@@ -69,7 +69,7 @@ struct LoopResult {
   Picos exposed_dma_ps = 0;  // wall time: some transfer moving, no compute engine of the loop busy
   Picos wmma_bubble_ps = 0;  // summed over iterations
   int64_t wmma_instances = 0;
-  std::vector<DemandResult> demands;  // every resource with work, most first
+  std::vector<DemandResult> demands;  // every resource with work, most first; equal DMA engines as one
   Picos compute_demand_ps = 0;        // the compute engines' work per iteration, summed
   Picos dma_demand_ps = 0;            // the busiest DMA resource's (queue stage or DMA engine)
   bool folded = false;                // iterations[] keeps only the first and last ones

@@ -402,7 +402,7 @@ std::string speed_of_light_html(const LoopResult& loop) {
     return loop.ii_ps > 0 ? fmt::sprintf("%.1f%%", 100.0 * static_cast<double>(ps) / static_cast<double>(loop.ii_ps))
                           : std::string("-");
   };
-  const std::vector<DemandResult> shown = grouped_demands(loop);
+  const std::vector<DemandResult>& shown = loop.demands;
   for (size_t i = 0; i < shown.size() && i < kShown; ++i)
     o << "<tr><td>" << esc(shown[i].resource) << (shown[i].resource.rfind("dma engines ", 0) == 0 ? ", each" : "")
       << "</td><td>" << fmt::sprintf("%.3f", ns(shown[i].ps)) << "</td><td>" << share(shown[i].ps) << "</td></tr>\n";

@@ -67,28 +67,6 @@ std::string format_loop_bounds(const LoopResult& l) {
          fmt("%.3f", ns(l.resource_bound_ps)) + " ns): efficiency " + fmt("%.1f", 100 * l.efficiency) + "%";
 }
 
-std::vector<DemandResult> grouped_demands(const LoopResult& l) {
-  const std::string engine = "dma engine ";
-  auto engine_index = [&](const DemandResult& d) {
-    return d.resource.rfind(engine, 0) == 0 ? std::stoi(d.resource.substr(engine.size())) : -1;
-  };
-  std::vector<DemandResult> out;
-  for (size_t i = 0; i < l.demands.size();) {
-    const DemandResult& d = l.demands[i];
-    const int first = engine_index(d);
-    size_t j = i + 1;
-    while (first >= 0 && j < l.demands.size() && l.demands[j].ps == d.ps &&
-           engine_index(l.demands[j]) == first + static_cast<int>(j - i))
-      ++j;
-    out.push_back(j - i > 1 ? DemandResult{"dma engines " + std::to_string(first) + "-" +
-                                               std::to_string(first + static_cast<int>(j - i) - 1),
-                                           d.ps}
-                            : d);
-    i = j;
-  }
-  return out;
-}
-
 namespace {
 
 // The DMA engines' work, consecutive engines with the same work on one row ("dma 0-15").
@@ -113,7 +91,7 @@ std::string format_speed_of_light(const LoopResult& l) {
   auto share = [&](Picos ps) {
     return l.ii_ps > 0 ? fmt("%.1f", 100.0 * static_cast<double>(ps) / static_cast<double>(l.ii_ps)) + "%" : "-";
   };
-  const std::vector<DemandResult> shown = grouped_demands(l);
+  const std::vector<DemandResult>& shown = l.demands;
   for (size_t i = 0; i < shown.size() && i < kShown; ++i)
     o += (i ? ", " : "") + shown[i].resource + " " + fmt("%.3f", ns(shown[i].ps)) + " ns " + share(shown[i].ps) +
          (shown[i].resource.rfind("dma engines ", 0) == 0 ? " each" : "");

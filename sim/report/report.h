@@ -14,9 +14,6 @@ std::string format_json(const SimResult& r);
 // A loop's II and what bounds it, in words: the per-iteration needs (busiest resource,
 // recurrence), then the span against its bound and the efficiency, their ratio.
 std::string format_loop_bounds(const LoopResult& l);
-// A loop's speed of light with consecutive DMA engines of equal work as one entry, "dma
-// engines 0-15" (the work of each).
-std::vector<DemandResult> grouped_demands(const LoopResult& l);
 // tandem sim --profile: one row per instruction, longest busy time first (the JSON's profile[]).
 std::string format_profile(const SimResult& r);
 // A tandem.sim/1 document read back (what a run in another process found): the inverse of
