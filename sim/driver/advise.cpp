@@ -1,6 +1,8 @@
 #include "sim/driver/advise.h"
 
 #include <algorithm>
+#include <cctype>
+#include <optional>
 
 #include <fmt/printf.h>
 
