@@ -12,8 +12,9 @@ Without `:function`, the file's one `@nki.jit` kernel is traced.
   `2048`          a 1-D input tensor of 2048 elements;
   `1e-5`, `0.5`   a float argument (a number with a dot or an exponent);
   `int:3`         an integer argument.
-`--param NAME=VALUE` passes a keyword argument: a Python literal (`3`, `1e-5`, `(8, 8)`,
-`True`), an NKI name (`nl.float32`), or else the text as a string.
+`--param NAME=VALUE` passes a keyword argument: a tensor (`128x512:f32`, as in --shapes), a
+Python literal (`3`, `1e-5`, `(8, 8)`, `True`, `None`), an NKI or numpy name (`nl.float32`,
+`nisa.engine.vector`, `np.greater`), or else the text as a string.
 `--grid 4x2` launches the kernel over that SPMD grid (`kernel[4, 2]`); the program
 instances run one after another on the model's core.
 
@@ -25,12 +26,13 @@ binary's status (3: races).
 import argparse
 import ast
 import os
+import re
 import sys
 
 from .errors import TraceError, printable
 from .kernel_file import load_kernel
 from .launch import KernelFunction
-from .nki import language
+from .nki import isa, language
 from .runner import TandemError, _error, _hw_args, find_binary
 from .tracer import TensorSpec, parse_shape, trace
 
@@ -64,17 +66,44 @@ def parse_arguments(text: str):
 
 
 def parse_param(text: str):
-    """`--param NAME=VALUE`: a Python literal (3, 1e-5, (8, 8), True, 'x'), `nl.NAME` (an NKI
-    name such as nl.float32), else the text itself."""
+    """`--param NAME=VALUE`: a tensor (`128x512[:dtype]`, as in --shapes), a Python literal (3,
+    1e-5, (8, 8), True, None, 'x'), an NKI or numpy name (`nl.float32`, `nisa.engine.vector`,
+    `np.greater`), else the text itself."""
     key, eq, value = text.partition("=")
     if not eq or not key.isidentifier():
         raise ValueError(f"--param '{printable(text)}' is not NAME=VALUE")
-    if value.startswith("nl."):
-        return key, getattr(language, value[3:])
+    if _SHAPE.fullmatch(value):
+        return key, parse_arguments(value)[0]
+    module, dot, name = value.partition(".")
+    if dot and module in _NAMESPACES:
+        return key, _named(_NAMESPACES[module](), name, text)
     try:
         return key, ast.literal_eval(value)
     except (ValueError, SyntaxError):
         return key, value
+
+
+_SHAPE = re.compile(r"\d+(x\d+)+(:\w+)?|\d+:\w+")
+
+
+def _numpy():
+    import numpy
+    return numpy
+
+
+_NAMESPACES = {"nl": lambda: language, "nisa": lambda: isa, "np": _numpy, "numpy": _numpy}
+
+
+def _named(module, path: str, text: str):
+    value = module
+    for part in path.split("."):
+        try:
+            if not part.isidentifier() or part.startswith("_"):
+                raise AttributeError(part)
+            value = getattr(value, part)
+        except Exception:
+            raise ValueError(f"--param '{printable(text)}': no such name") from None
+    return value
 
 
 def parse_grid(text: str):
@@ -120,12 +149,14 @@ def main(argv=None) -> int:
 
     try:
         traced = trace(fn, *positional, dtype=args.dtype, target=args.target, name=args.name,
-                       source_attrs=not args.no_src, **kwargs)
+                       source_attrs=not args.no_src, kernel_kwargs=kwargs)
     except TraceError as e:
         print(str(e), file=sys.stderr)
         return 1
     except ValueError as e:  # a bad --dtype
         parser.error(printable(str(e), None))
+    for note in traced.notes:
+        print(f"tandem-nki: note: {note}", file=sys.stderr)
     if traced.kernel.attrs:
         grid = dict(traced.kernel.attrs).get("spmd_grid")
         if grid:

@@ -35,7 +35,7 @@ class _Calling:
         return False
 
 
-_PREFIX = {"load": "ld", "save": "st", "matmul": "mm", "memset": "ms", "activation": "act",
+_PREFIX = {"load": "ld", "indirect_load": "g", "save": "st", "matmul": "mm", "memset": "ms", "activation": "act",
            "activation_reduce": "actr", "tensor_tensor": "tt", "tensor_scalar": "ts", "tensor_reduce": "red",
            "tensor_copy": "cp", "transpose": "tp", "iota": "iota", "dma_copy": "dma"}
 
@@ -44,6 +44,7 @@ _PREFIX = {"load": "ld", "save": "st", "matmul": "mm", "memset": "ms", "activati
 _ON_CHIP = ("sbuf", "psum")
 _SPACES = {
     "load": (("sbuf",), ("dram",)),
+    "indirect_load": (("sbuf",), ("dram", "sbuf")),
     "save": (("dram",), _ON_CHIP),
     "dma_copy": (("dram", "sbuf"), ("dram", "sbuf")),
     "matmul": (("psum",), ("sbuf",)),

@@ -2,6 +2,8 @@
 (tandem.nki.imports), and anything that goes wrong while the file runs is a located
 `TraceError` at the file's own line, never a traceback."""
 
+import __future__
+import ast
 import importlib.util
 import os
 import sys
@@ -36,7 +38,7 @@ def load_kernel(spec: str):
         # missed a comma?") are not printed: every answer is a .kir or one located line.
         with imports.while_loading(path), launch.calls_skipped(), warnings.catch_warnings():
             warnings.simplefilter("ignore", SyntaxWarning)
-            module_spec.loader.exec_module(module)
+            stopped = _run_top_level(module, path, func)
     except TraceError:
         raise
     except SyntaxError as e:
@@ -53,7 +55,40 @@ def load_kernel(spec: str):
         func = kernels[0]
     if not hasattr(module, func):
         raise ValueError(f"{path} has no function '{printable(func)}'")
-    return getattr(module, func)
+    kernel = getattr(module, func)
+    if stopped is not None:
+        loc = _located(stopped, path)
+        note = (f"{loc}: the file's top-level code stopped here ({type(stopped).__name__}: "
+                f"{printable(str(stopped))}); {func} was defined before it")
+        try:
+            kernel.load_notes = [note]
+        except AttributeError:
+            pass
+    return kernel
+
+
+def _run_top_level(module, path: str, func: str):
+    """Run the file's top-level statements in order. A statement that fails once the kernel
+    `func` is defined ends the run there and is returned (the rest of the file is its own driver
+    code, which calls kernels Tandem does not run and uses their results); before that, or when
+    no kernel is named, the failure is the load's."""
+    with open(path, "rb") as f:
+        tree = ast.parse(f.read(), path)
+    flags = 0
+    for stmt in tree.body:
+        code = compile(ast.Module(body=[stmt], type_ignores=[]), path, "exec", flags=flags, dont_inherit=True)
+        if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__":
+            for alias in stmt.names:
+                flags |= getattr(__future__, alias.name).compiler_flag
+        try:
+            exec(code, module.__dict__)
+        except TraceError:
+            raise
+        except Exception as e:
+            if func and func in module.__dict__ and not isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                return e
+            raise
+    return None
 
 
 def _hint(e: Exception) -> str:

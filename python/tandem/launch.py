@@ -50,6 +50,10 @@ class KernelFunction:
 _skipping = False
 
 
+def calls_are_skipped() -> bool:
+    return _skipping
+
+
 @contextlib.contextmanager
 def calls_skipped():
     """While a kernel file loads, its own calls of kernels (test code at module level, with

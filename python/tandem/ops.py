@@ -3,6 +3,7 @@ reads, and its attributes. `tandem.nki.language` and `tandem.nki.isa` parse the 
 conventions and call these; the context (`tandem.context.Context`) emits the instructions.
 """
 
+import numbers
 from typing import Optional
 
 from .active import current, fail
@@ -70,8 +71,19 @@ def load(src, dtype=None, dst=None):
         fail(f"nl.load reads HBM; %{src.name} is in {SPACE_NAMES[src.space]} (use nisa.tensor_copy)")
     out = result(dst, src.tile_shape(), to_dtype(dtype) if dtype is not None else src.dtype, "sbuf", src.name + "_sb")
     check_same_size(out, src, current().call)
-    current().emit("load", [out], [src])
+    _emit_transfer("load", out, src)
     return out
+
+
+def _emit_transfer(opcode, dst: Tile, src: Tile):
+    """A DMA; through an index tile (`table[idx, :]`) it is a gather (`indirect_load DST <- SRC,
+    INDEX`) or a scatter (a save that also reads the index, over every row it may name)."""
+    if src.gather is not None:
+        current().emit("indirect_load", [dst], [src, src.gather])
+    elif dst.gather is not None:
+        current().emit(opcode, [dst], [src, dst.gather])
+    else:
+        current().emit(opcode, [dst], [src])
 
 
 def store(dst, value):
@@ -80,7 +92,7 @@ def store(dst, value):
     if dst.space != "dram":
         fail(f"nl.store writes HBM; %{dst.name} is in {SPACE_NAMES[dst.space]}")
     check_same_size(dst, value, current().call)
-    current().emit("save", [dst], [value])
+    _emit_transfer("save", dst, value)
 
 
 def dma_copy(dst, src):
@@ -93,7 +105,9 @@ def dma_copy(dst, src):
         opcode = "save"
     else:
         opcode = "dma_copy"
-    current().emit(opcode, [dst], [src])
+    if src.gather is not None and opcode != "load":
+        fail("a gather (a source indexed by a tile) lands in SBUF", call=current().call)
+    _emit_transfer(opcode, dst, src)
     return dst
 
 
@@ -230,6 +244,19 @@ def _column(t: Tile, other: Tile) -> bool:
     return own.free() == 1 and other.free() > 1 and t.partitions() == other.partitions()
 
 
+def is_number(x) -> bool:
+    """A Python or numpy number (`np.int32(64)` is one), not a bool."""
+    return isinstance(x, numbers.Real) and not isinstance(x, (bool, numpy_bool()))
+
+
+def numpy_bool():
+    try:
+        import numpy
+    except ImportError:
+        return bool
+    return numpy.bool_
+
+
 def elementwise(op, x, y, dst=None, dtype=None):
     """x op y: tensor_tensor for two tiles, tensor_scalar for a tile and a number or a
     per-partition column."""
@@ -242,8 +269,7 @@ def elementwise(op, x, y, dst=None, dtype=None):
         _on_chip(x, "the first operand")
         _on_chip(y, "the second operand")
         if x.partitions() != y.partitions():
-            fail(f"operands span different partitions: {list(x.shape)} and {list(y.shape)} (broadcast across "
-                 "partitions is not traced)")
+            return _broadcast_partitions(name, x, y, dst, dtype)
         big, small, reverse = (x, y, False) if x.free() >= y.free() else (y, x, True)
         out = result(dst, big.tile_shape(), to_dtype(dtype) if dtype is not None else big.dtype, "sbuf", name)
         check_same_size(out, big, ctx.call)
@@ -251,13 +277,13 @@ def elementwise(op, x, y, dst=None, dtype=None):
             attrs = [("op", name)] + ([("reverse", FLAG)] if reverse else [])
             ctx.emit("tensor_scalar", [out], [big, small], attrs)
         else:
-            if small.free() != big.free():
+            if small.free() != big.free() and not _broadcasts(small.tile_shape(), big.tile_shape()):
                 fail(f"shapes {list(x.shape)} and {list(y.shape)} do not broadcast (use broadcast_to)")
             ctx.emit("tensor_tensor", [out], [x, y], [("op", name)])
         return out
     tile, scalar, reverse = (x, y, False) if xt else (y, x, True)
     _on_chip(tile, "the operand")
-    if isinstance(scalar, bool) or not isinstance(scalar, (int, float)):
+    if not is_number(scalar):
         fail(f"{name} of a tile and {describe(scalar)}: the other operand must be a number or a tile")
     out = result(dst, tile.tile_shape(), to_dtype(dtype) if dtype is not None else tile.dtype, "sbuf", name)
     check_same_size(out, tile, ctx.call)
@@ -265,6 +291,29 @@ def elementwise(op, x, y, dst=None, dtype=None):
     if reverse:
         attrs.append(("reverse", FLAG))
     ctx.emit("tensor_scalar", [out], [tile], attrs)
+    return out
+
+
+def _broadcasts(small, big) -> bool:
+    """Same rank, and each dimension of `small` is 1 or `big`'s: the engine reads `small`
+    repeated along its dimensions of size 1 (`[P, n, 1, 1]` against `[P, n, 3, 3]`)."""
+    return len(small) == len(big) and all(s in (1, b) for s, b in zip(small, big))
+
+
+def _broadcast_partitions(name, x: Tile, y: Tile, dst, dtype):
+    """x op y where one operand has one partition (and either may have one element per
+    partition): NKI broadcasts it to the other's partitions, as the engine reads it; a
+    tensor_tensor of the broadcast shape."""
+    if 1 not in (x.partitions(), y.partitions()):
+        fail(f"operands span different partitions: {list(x.shape)} and {list(y.shape)} (only a one-partition "
+             "operand broadcasts across partitions)")
+    free = max(x.free(), y.free())
+    if any(t.free() not in (1, free) for t in (x, y)):
+        fail(f"shapes {list(x.shape)} and {list(y.shape)} do not broadcast (use broadcast_to)")
+    wide = x if x.free() == free else y
+    shape = (max(x.partitions(), y.partitions()),) + tuple(wide.tile_shape()[1:])
+    out = result(dst, shape, to_dtype(dtype) if dtype is not None else x.dtype, "sbuf", name)
+    current().emit("tensor_tensor", [out], [x, y], [("op", name)])
     return out
 
 
@@ -371,10 +420,12 @@ def reduce(op, data, axis, keepdims=False, negate=False, dtype=None, dst=None):
     return out
 
 
-def vector_op(opcode, op, data, reads=(), writes=(), attrs=(), shape=None, dtype=None, dst=None, hint="v"):
-    """A VectorE instruction of the ISA that the models time as `opcode` (tensor_scalar,
-    tensor_tensor or tensor_reduce, by the number of elements it reads: the ISA gives these
-    calls the same per-element cost); `nki` names the call."""
+def vector_op(opcode, op, data, reads=(), writes=(), attrs=(), shape=None, dtype=None, dst=None, hint="v",
+              engine="dve"):
+    """An instruction of the ISA that the models time as `opcode` (tensor_scalar, tensor_tensor,
+    tensor_reduce or tensor_copy, by the number of elements it reads: the ISA gives these calls
+    the same per-element cost) on `engine` (VectorE unless the ISA names another); `nki` names
+    the call."""
     x = _tile(data, "data")
     _on_chip(x, "data")
     extra = []
@@ -386,7 +437,7 @@ def vector_op(opcode, op, data, reads=(), writes=(), attrs=(), shape=None, dtype
     if shape is None:
         check_same_size(out, x, current().call)
     current().emit(opcode, [out] + [w for w in writes if w is not None], [x] + extra,
-                   [("op", op)] + list(attrs), engine="dve")
+                   [("op", op)] + list(attrs), engine=engine)
     return out
 
 

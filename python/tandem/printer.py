@@ -74,7 +74,7 @@ def value(v) -> str:
         return str(v)
     if isinstance(v, float):
         if not math.isfinite(v):
-            raise ValueError(f"attribute value {v} is not a finite number")
+            return value(repr(v))  # inf, -inf, nan: .kir numbers are finite
         text = repr(v)
         if "." not in text and "e" not in text and "E" not in text:
             text += ".0"

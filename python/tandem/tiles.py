@@ -44,7 +44,9 @@ class Tile(TileValue):
     loop indices and nl.arange/nl.mgrid ranges gives a sub-view.
     """
 
-    def __init__(self, buf: Buf, index: List[Index], dims: List[Optional[int]], bcast=None, oob=None, axes=None):
+    def __init__(self, buf: Buf, index: List[Index], dims: List[Optional[int]], bcast=None, oob=None, axes=None,
+                 gather=None):
+        self.gather = gather  # an indirect view's index tile: the rows it names are the view's (_index_view)
         self.oob = oob  # why the view reaches out of its tensor, until a mask keeps it in (Context.masked)
         self.buf = buf
         self.index = index  # one per .kir dimension
@@ -294,6 +296,7 @@ def _index_view(t: Tile, key) -> Tile:
     if any(not k.simple for k in ranges) or any(a >= b for (a, _), (b, _) in zip(ordered, ordered[1:])):
         return _grid_view(t, key)
     oob = t.oob
+    gather = None
     index = [Index(i.lo, i.hi, i.point) for i in t.index]
     dims: List[Optional[int]] = []
     for k, d in zip(key, t.dims):
@@ -326,8 +329,16 @@ def _index_view(t: Tile, key) -> Tile:
             dims.append(d)
         elif k is None:
             fail("np.newaxis (None) in an index is not supported", call="tile[...]")
-        elif isinstance(k, (list, tuple, Tile)):
-            fail("indirect (gather) indexing with a list or tile is not supported", call="tile[...]")
+        elif isinstance(k, Tile):
+            if gather is not None or t.space != "dram" or d is None:
+                fail("indirect indexing takes one index tile, for a dimension of an HBM tensor (nl.load, nl.store "
+                     "and nisa.dma_copy gather and scatter through HBM)", call="tile[...]")
+            # Any row the index names may be read or written: the access covers the whole dimension.
+            index[d] = Index(base, ir.add(base, size), False)
+            gather = (len(dims), k)
+            dims.append(d)
+        elif isinstance(k, (list, tuple)):
+            fail("indexing with a list is not supported (index with a tile of indices, or a loop)", call="tile[...]")
         else:
             v = _bound(k, size, "index")
             oob = oob or _check_range(v, ir.add(v, 1), size, t, d)
@@ -335,7 +346,12 @@ def _index_view(t: Tile, key) -> Tile:
                 continue
             lo = ir.add(base, v)
             index[d] = Index(lo, ir.add(lo, 1), True)
-    return Tile(t.buf, index, dims, oob=oob)
+    if gather is None:
+        return Tile(t.buf, index, dims, oob=oob)
+    position, rows = gather
+    shape = list(Tile(t.buf, index, dims).shape)
+    shape[position] = rows.partitions()
+    return Tile(t.buf, index, dims, oob=oob, axes=tuple(shape), gather=rows)
 
 
 def _grid_view(t: Tile, key) -> Tile:
@@ -458,6 +474,11 @@ def _check_range(start, stop, size, t, d):
 
 
 def check_same_size(dst: Tile, src: Tile, call: str):
+    """Same partitions and elements per partition; a 1-D HBM view has no partitions, only its
+    elements (a [1, n] tile stores into an [n] tensor)."""
+    if any(t.space == "dram" and len(t.shape) == 1 for t in (dst, src)):
+        if dst.partitions() * dst.free() == src.partitions() * src.free():
+            return
     if dst.partitions() != src.partitions() or dst.free() != src.free():
         fail(f"shape mismatch: destination %{dst.name}{list(dst.shape)} and value %{src.name}{list(src.shape)} "
              "differ in partitions or elements per partition", call=call)

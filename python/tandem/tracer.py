@@ -103,7 +103,8 @@ class TracedKernel:
         return path
 
 
-def trace(kernel, *args, dtype="bf16", target="trn2", name=None, source_attrs=True, **kwargs) -> TracedKernel:
+def trace(kernel, *args, dtype="bf16", target="trn2", name=None, source_attrs=True, kernel_kwargs=None,
+          **kwargs) -> TracedKernel:
     """Trace an NKI-style kernel function into a `.kir` kernel.
 
     `args` are the kernel's positional arguments: a shape (tuple of ints, or a string
@@ -111,8 +112,11 @@ def trace(kernel, *args, dtype="bf16", target="trn2", name=None, source_attrs=Tr
     parameter; anything else (a float epsilon, ...) is passed through. `kwargs` go to the
     kernel unchanged (meta-parameters). `dtype` is the input tensors' default element type,
     `target` the model the `.kir` names. With `source_attrs`, every instruction carries
-    `{src = "file.py:LINE"}`.
+    `{src = "file.py:LINE"}`. `kernel_kwargs` are more keyword arguments of the kernel, for
+    parameters named like trace()'s own (a kernel's `dtype=`). A tensor among the keyword
+    arguments (`tandem.tensor(...)`) is an HBM input tensor too.
     """
+    kwargs = {**kwargs, **(kernel_kwargs or {})}
     # A kernel (nki.jit) runs as the program instances of its grid; a plain function (a caller
     # that launches kernels, or a kernel written without the decorator) runs as it is.
     grid = kernel.grid if isinstance(kernel, KernelFunction) else None
@@ -137,7 +141,7 @@ def trace(kernel, *args, dtype="bf16", target="trn2", name=None, source_attrs=Tr
                              None, "trace")
         concrete |= ctx.keys
     fold_psum_zeros(ctx.kernel)
-    return TracedKernel(ctx.kernel, ctx.notes)
+    return TracedKernel(ctx.kernel, list(getattr(kernel, "load_notes", [])) + ctx.notes)
 
 
 def _trace_once(fn, grid, args, kwargs, kname, target, source_attrs, default, concrete):
@@ -159,13 +163,10 @@ def _trace_once(fn, grid, args, kwargs, kname, target, source_attrs, default, co
                 a = TensorSpec(parse_shape(a))
             elif _is_shape(a):
                 a = TensorSpec(a)
-            if isinstance(a, TensorSpec):
-                dt = to_dtype_outside(a.dtype) if a.dtype is not None else default
-                values.append(ctx.declare(a.shape, dt, "dram", a.name or pname, ctx.kernel.source, False, "input"))
-            else:
-                values.append(a)
+            values.append(_input(ctx, a, pname, default))
+        named = {k: _input(ctx, v, k, default) for k, v in kwargs.items()}
         try:
-            _run_kernel(ctx, fn, grid, values, kwargs)
+            _run_kernel(ctx, fn, grid, values, named)
         except NeedsConcrete as e:
             return e
         ctx.check_pending()
@@ -175,6 +176,14 @@ def _trace_once(fn, grid, args, kwargs, kname, target, source_attrs, default, co
         activate(None)
     return ctx
 
+
+
+def _input(ctx: Context, value, pname: str, default):
+    """An argument of the kernel: a TensorSpec becomes the HBM input tensor it describes."""
+    if not isinstance(value, TensorSpec):
+        return value
+    dt = to_dtype_outside(value.dtype) if value.dtype is not None else default
+    return ctx.declare(value.shape, dt, "dram", value.name or pname, ctx.kernel.source, False, "input")
 
 
 def _def_location(fn) -> Optional[Location]:

@@ -350,3 +350,180 @@ def test_simulate_takes_a_kernel_file_as_published(tmp_path):
     path = kernel_file(tmp_path, "scale_sim.py", OLD_API)
     r = tandem.simulate(f"{path}:scale_rows", (256, 512), (256, 512), passes="default")
     assert r.kernel == "scale_rows" and r.total_ns > 0 and r.races == 0
+
+
+def test_isa_calls_of_the_api_reference():
+    import tandem.nki.isa as nisa
+    import tandem.nki.language as nl
+
+    def k(X, P):
+        x = nl.load(X)
+        p = nl.load(P)
+        d = nisa.dropout(x, prob=p)
+        top = nisa.max8(src=x)
+        where = nisa.nc_find_index8(data=x, vals=top)
+        marked = nisa.nc_match_replace8(data=x, vals=top, imm=-1.0e9)
+        nisa.nc_stream_shuffle(src=x[0:32, :], dst=x[0:32, :], shuffle_mask=[(i + 1) % 32 for i in range(32)])
+        col = nisa.tensor_partition_reduce(nl.add, x)
+        s = nl.ndarray((128, 512), nl.float32)
+        nisa.select_reduce(dst=s, predicate=x, on_true=d, on_false=0.0)
+        c = nl.ndarray((128, 512), nl.float32)
+        nisa.tensor_scalar_cumulative(dst=c, src=x, op0=nl.multiply, op1=nl.add, imm0=2.0)
+        r = nisa.range_select(on_true_tile=x, comp_op0=nl.greater_equal, comp_op1=nl.less, bound0=p, bound1=p)
+        nisa.tensor_copy_predicated(dst=c, src=x, predicate=d)
+        g = nisa.local_gather(x[:, 0:64], nisa.iota(2 * nl.arange(128)[:, None], dtype=nl.uint16), 4, 16)
+        w = nl.where(d, x, 0.0)
+        rnd = nl.rand((128, 512))
+        eye = nl.shared_identity_matrix(128, dtype=nl.float32)
+
+    text = tandem.trace(k, (128, 512), (128, 1), dtype="f32", source_attrs=False).text
+    assert body(text) == [
+        "%ld0 = load %x <- %X",
+        "%ld1 = load %p <- %P",
+        '%ts0 = tensor_scalar %d <- %x, %p on dve {op = "dropout", nki = "dropout"}',
+        '%red0 = tensor_reduce %top <- %x on dve {op = "max8", nki = "max8"}',
+        '%red1 = tensor_reduce %where <- %x, %top on dve {op = "find_index8", nki = "nc_find_index8"}',
+        '%ts1 = tensor_scalar %marked <- %x, %top on dve {op = "match_replace8", nki = "nc_match_replace8", '
+        'scalar = -1000000000.0}',
+        '%cp0 = tensor_copy %x[0:32, 0:512] <- %x[0:32, 0:512] on dve {op = "stream_shuffle", '
+        'nki = "nc_stream_shuffle"}',
+        '%cp1 = tensor_copy %col <- %x on pool {op = "add", nki = "tensor_partition_reduce"}',
+        '%tt0 = tensor_tensor %s <- %d, %x on dve {op = "select", nki = "select_reduce"}',
+        '%ts2 = tensor_scalar %c <- %x on dve {op = "multiply", nki = "tensor_scalar_cumulative", op1 = "add"}',
+        '%ts3 = tensor_scalar %r <- %x, %p, %p on dve {op = "range_select", nki = "range_select"}',
+        '%tt1 = tensor_tensor %c <- %x, %d, %c on dve {op = "copy_predicated", nki = "tensor_copy_predicated"}',
+        "%iota0 = iota %g.iota",
+        '%cp2 = tensor_copy %g <- %x[0:128, 0:64], %g.iota on pool {op = "local_gather", nki = "local_gather"}',
+        '%tt2 = tensor_tensor %w <- %d, %x on dve {op = "select", nki = "where"}',
+        '%iota1 = iota %rnd on pool {nki = "rand"}',
+    ]
+    assert "tensor %top : sbuf[128, 8] f32" in text and "tensor %where : sbuf[128, 8] u32" in text
+    assert "tensor %col : sbuf[1, 512] f32" in text and "tensor %g : sbuf[128, 64] f32" in text
+    assert "tensor %g.iota : sbuf[128, 1] u16" in text and "tensor %eye : dram[128, 128] f32" in text
+
+
+def test_gather_and_scatter_through_an_index_tile():
+    # A gather reads any row its index names (`indirect_load DST <- SRC, INDEX`); a scatter is a
+    # save that reads the index too, over the whole dimension it may write.
+    import tandem.nki.isa as nisa
+    import tandem.nki.language as nl
+
+    def k(T):
+        out = nl.ndarray((256, 512), dtype=T.dtype, buffer=nl.shared_hbm)
+        ix, iy = nl.mgrid[0:64, 0:512]
+        idx = nisa.iota(2 * nl.arange(64)[:, None], dtype=nl.int32)
+        rows = nl.load(T[idx, iy])
+        nl.store(out[idx, iy], value=rows)
+        nisa.dma_copy(dst=out[idx, iy], src=rows, dst_rmw_op=nl.add, oob_mode=nisa.oob_mode.skip)
+        return out
+
+    text = tandem.trace(k, (128, 512), dtype="f32", source_attrs=False).text
+    assert body(text) == [
+        "%iota0 = iota %idx",
+        "%g0 = indirect_load %rows <- %T, %idx",
+        "%st0 = save %out <- %rows, %idx",
+        "%st1 = save %out <- %rows, %idx",
+    ]
+    assert "tensor %rows : sbuf[64, 512] f32" in text
+    result = tandem.simulate(k, (128, 512), dtype="f32")
+    assert result.total_ns > 0
+
+
+def test_broadcast_across_partitions_and_free_dimensions():
+    # NKI broadcasts a one-partition operand across partitions and size-1 free dimensions along
+    # the other operand's: one tensor_tensor of the broadcast shape.
+    import tandem.nki.language as nl
+
+    def k(A, B, C, M, W):
+        a, b, c = nl.load(A), nl.load(B), nl.load(C)
+        x = nl.add(a, b)  # [128, 512] + [1, 512]
+        y = nl.add(c, b)  # [128, 1] + [1, 512]: both broadcast
+        m, w = nl.load(M), nl.load(W)
+        e = nl.equal(w, m)  # [128, 8, 1, 1] against [128, 8, 3, 3]
+        row = nl.ndarray((512,), dtype=nl.float32, buffer=nl.shared_hbm)
+        nl.store(row, value=b)  # a [1, 512] tile into a 1-D HBM tensor
+
+    text = tandem.trace(k, (128, 512), (1, 512), (128, 1), (128, 8, 3, 3), (128, 8, 1, 1), dtype="f32",
+                        source_attrs=False).text
+    lines = body(text)
+    assert '%tt0 = tensor_tensor %x <- %a, %b {op = "add"}' in lines
+    assert '%tt1 = tensor_tensor %y <- %c, %b {op = "add"}' in lines
+    assert '%tt2 = tensor_tensor %e <- %w, %m {op = "is_equal"}' in lines
+    assert "%st0 = save %row <- %b" in lines
+    assert "tensor %x : sbuf[128, 512] f32" in text and "tensor %y : sbuf[128, 512] f32" in text
+    assert "tensor %e : sbuf[128, 8, 3, 3] f32" in text
+
+    def two_wide(A, B):
+        nl.add(nl.load(A), nl.load(B))  # E:partitions
+
+    with pytest.raises(tandem.TraceError) as ei:
+        tandem.trace(two_wide, (128, 512), (64, 512))
+    assert "only a one-partition operand broadcasts across partitions" in str(ei.value)
+
+
+def test_loop_reduce_reads_what_it_writes():
+    import tandem.nki.isa as nisa
+    import tandem.nki.language as nl
+
+    def k(A, B):
+        acc = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.sbuf)
+        for j in nl.affine_range(4):
+            p = nisa.nc_matmul(nl.load(A[:, j * 128:(j + 1) * 128]), nl.load(B))
+            acc[...] = nl.loop_reduce(p, op=nl.add, loop_indices=[j], dtype=nl.float32)
+
+    text = tandem.trace(k, (128, 512), (128, 512), dtype="bf16", source_attrs=False).text
+    assert '%tt0 = tensor_tensor %acc <- %p on dve {accumulate, op = "add", nki = "loop_reduce"}' in body(text)
+
+
+TOP_LEVEL = """
+import numpy as np
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+import neuronxcc.nki.isa as nisa
+
+
+@nki.jit
+def double(a, dtype=None):
+    t = nl.load(a)
+    out = nl.ndarray(a.shape, dtype=dtype or a.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=nl.multiply(t, 2.0))
+    return out
+
+
+result = nki.simulate(double)(np.ones((128, 512), np.float32))
+print(result.shape)  # E:driver
+"""
+
+
+def test_driver_code_that_fails_after_the_kernel(tmp_path, root):
+    # The file's own driver code runs at import; the kernel call returns nothing under Tandem, so
+    # the line after it fails. The kernel was defined before: it traces, with a note.
+    path = kernel_file(tmp_path, "driver.py", TOP_LEVEL)
+    p = run(root, f"{path}:double", "--shapes", "128x512", "--param", "dtype=nl.float32")
+    assert p.returncode == 0, p.stderr
+    assert f"{path}:{line_of(path, 'E:driver')}:1: the file's top-level code stopped here (AttributeError" in p.stderr
+    assert "tensor %out : dram[128, 512] f32" in p.stdout
+    # A keyword argument named like an option of trace() (dtype) reaches the kernel.
+    p = run(root, f"{path}:double", "--shapes", "128x512", "--param", "dtype=nl.bfloat16")
+    assert p.returncode == 0 and "tensor %out : dram[128, 512] bf16" in p.stdout
+
+
+def test_param_takes_tensors_and_numpy_names(tmp_path, root):
+    path = kernel_file(tmp_path, "kw.py", """
+        import neuronxcc.nki as nki
+        import neuronxcc.nki.isa as nisa
+        import neuronxcc.nki.language as nl
+
+
+        @nki.jit
+        def masked_add(a, op=None, b=None):
+            out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+            nl.store(out, value=nisa.tensor_tensor(nl.load(a), nl.load(b), op=op))
+            return out
+        """)
+    p = run(root, f"{path}:masked_add", "--shapes", "128x512", "--param", "op=np.add", "--param",
+            "b=128x512:f32")
+    assert p.returncode == 0, p.stderr
+    assert "tensor %b : dram[128, 512] f32" in p.stdout and '{op = "add"' in p.stdout
+    p = run(root, f"{path}:masked_add", "--shapes", "128x512", "--param", "op=np.nosuch")
+    assert p.returncode == 2 and "--param 'op=np.nosuch': no such name" in p.stderr

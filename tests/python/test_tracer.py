@@ -363,11 +363,11 @@ def test_unsupported_nl_call():
 def test_unsupported_nisa_call():
     def k(X):
         x = nl.load(X)
-        nisa.max8(x)  # E:nisa-unsupported
+        nisa.nc_n_gather(x, x)  # E:nisa-unsupported
 
     with pytest.raises(tandem.TraceError) as ei:
         tandem.trace(k, (128, 64))
-    assert "nisa.max8 is not supported" in located(ei, "nisa-unsupported")
+    assert "nisa.nc_n_gather is not supported" in located(ei, "nisa-unsupported")
 
 
 def test_loop_index_as_python_int():

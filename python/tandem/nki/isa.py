@@ -45,6 +45,7 @@ class reduce_cmd:
     reset = "reset"
     reduce = "reduce"
     reset_reduce = "reset_reduce"
+    load_reduce = "load_reduce"
 
 
 def _engine(value):
@@ -73,11 +74,12 @@ def nc_matmul(*args, **kwargs):
     if dst_form:
         names = ["dst"] + names
     a = bind(names, args, kwargs, required=["stationary", "moving"] + (["dst"] if dst_form else []))
-    refuse_set(a, tile_position=(), tile_size=())
     if a.get("perf_mode") not in (None, "none") and getattr(a.get("perf_mode"), "name", "none") != "none":
         fail("perf_mode is not supported by the tandem tracer")
     # is_transpose: the PE transposes through the identity it is given, as a matmul of those
-    # operands; the *_onezero hints change what the ISA computes, not its time.
+    # operands; the *_onezero hints change what the ISA computes, not its time. tile_position /
+    # tile_size place a small matmul in a quadrant of the PE array: it is timed as a matmul of
+    # its operands on the whole array (the models have one PE resource).
     flags = [key for key in ("is_transpose", "is_stationary_onezero", "is_moving_onezero") if a.get(key)]
     return ops.matmul(a["stationary"], a["moving"], dst=a.get("dst"), accumulate=dst_form and not a.get("is_transpose"),
                       flags=flags)
@@ -183,15 +185,18 @@ def iota(*args, **kwargs):
     if dst is None:
         expr = a["expr"]
         if not isinstance(expr, IndexRange):
-            fail(f"nisa.iota's expr must be an index range (nl.arange(n)[None, :]), found {_describe(expr)}")
-        shape = (1, expr.extent) if expr.axis == 1 else (expr.extent, 1)
+            fail(f"nisa.iota's expr must be an index expression over nl.arange/nl.mgrid ranges "
+                 f"(2 * nl.arange(n)[None, :]), found {_describe(expr)}")
+        extents = {0 if t.axis is None else t.axis: t.extent for t in expr.terms}
+        shape = tuple(extents.get(axis, 1) for axis in range(max(2, max(extents) + 1)))
         dst = current().temp(shape, ops.to_dtype(a["dtype"]), "sbuf", "iota")
     return ops.iota(dst)
 
 
 @api("nisa.dma_copy")
 def dma_copy(*args, **kwargs):
-    a = bind(["dst", "src", "mask", "dge_mode", "name"], args, kwargs, required=["dst", "src"])
+    a = bind(["dst", "src", "mask", "dst_rmw_op", "oob_mode", "dge_mode", "engine", "priority", "name"], args,
+             kwargs, required=["dst", "src"])
     return ops.dma_copy(a["dst"], a["src"])
 
 
@@ -275,9 +280,198 @@ def affine_select(*args, **kwargs):
 
 @api("nisa.dma_transpose")
 def dma_transpose(*args, **kwargs):
-    names = (["dst"] if _dst_first(args, kwargs) else []) + ["src", "axes", "mask", "dtype", "name"]
+    names = (["dst"] if _dst_first(args, kwargs) else []) + ["src", "axes", "mask", "dtype", "dge_mode", "oob_mode",
+                                                            "priority", "name"]
     a = bind(names, args, kwargs, required=["src"])
     return ops.load_transposed(a["src"], dtype=a.get("dtype"), dst=a.get("dst"))
+
+
+class oob_mode:
+    """What an indirect DMA does with an index out of bounds: fail or skip the element. Either way
+    the transfer is timed over the rows it may reach."""
+
+    error = "error"
+    skip = "skip"
+
+
+class dge_mode:
+    """Which descriptor generator a DMA uses (`dge_mode=nisa.dge_mode.hwdge`): the queue's
+    descriptors cost the same either way in the models, so the choice is accepted and not timed."""
+
+    unknown = "unknown"
+    swdge = "swdge"
+    hwdge = "hwdge"
+    none = "none"
+
+
+def _call(args, kwargs, names, required, tile_inputs=1):
+    """Bind an ISA call given either way: destination first (`dst=`, or one tile more than the
+    call's `tile_inputs` leading tiles) or returning a new tile."""
+    return bind((["dst"] if _dst_form(args, kwargs, tile_inputs) else []) + names, args, kwargs, required=required)
+
+
+def _nki(name):
+    return [("nki", name)]
+
+
+@api("nisa.dropout")
+def dropout(*args, **kwargs):
+    """Zeroes elements of data with probability prob, on VectorE: a tensor_scalar of its elements
+    (ISA: dropout)."""
+    dst_form = "dst" in kwargs or (len(args) > 1 and is_tile(args[1]) and ("prob" in kwargs or len(args) > 2))
+    a = bind((["dst"] if dst_form else []) + ["data", "prob", "mask", "dtype", "name"], args, kwargs,
+             required=["data", "prob"])
+    prob = a["prob"]
+    attrs = _nki("dropout") + ([] if is_tile(prob) else [("scalar", float(prob))])
+    return ops.vector_op("tensor_scalar", "dropout", a["data"], reads=[prob], attrs=attrs, dtype=a.get("dtype"),
+                         dst=a.get("dst"), hint="drop")
+
+
+@api("nisa.max8")
+def max8(*args, **kwargs):
+    """The 8 largest values of each partition, on VectorE: a tensor_reduce of its elements
+    (ISA: max8)."""
+    a = _call(args, kwargs, ["src", "mask", "dtype", "name"], ["src"])
+    x = a["src"]
+    return ops.vector_op("tensor_reduce", "max8", x, shape=(_partitions(x), 8), attrs=_nki("max8"),
+                         dtype=a.get("dtype"), dst=a.get("dst"), hint="max8")
+
+
+@api("nisa.nc_find_index8")
+def nc_find_index8(*args, **kwargs):
+    """Where each of 8 values first occurs in each partition, on VectorE: a tensor_reduce of the
+    data's elements (ISA: nc_find_index8)."""
+    a = _call(args, kwargs, ["data", "vals", "mask", "dtype", "name"], ["data", "vals"], tile_inputs=2)
+    x = a["data"]
+    return ops.vector_op("tensor_reduce", "find_index8", x, reads=[a["vals"]], shape=(_partitions(x), 8),
+                         attrs=_nki("nc_find_index8"), dtype=a.get("dtype") or "uint32", dst=a.get("dst"),
+                         hint="idx8")
+
+
+@api("nisa.nc_match_replace8")
+def nc_match_replace8(*args, **kwargs):
+    """data with the first occurrence of each of 8 values replaced by imm (and their indices in
+    dst_idx), on VectorE: a tensor_scalar of data's elements (ISA: nc_match_replace8)."""
+    a = _call(args, kwargs, ["data", "vals", "imm", "dst_idx", "mask", "dtype", "name"], ["data", "vals", "imm"],
+              tile_inputs=2)
+    return ops.vector_op("tensor_scalar", "match_replace8", a["data"], reads=[a["vals"]], writes=[a.get("dst_idx")],
+                         attrs=_nki("nc_match_replace8") + [("scalar", float(a["imm"]))], dtype=a.get("dtype"),
+                         dst=a.get("dst"), hint="mr8")
+
+
+@api("nisa.nc_stream_shuffle")
+def nc_stream_shuffle(*args, **kwargs):
+    """Moves partitions within each quadrant of 32 by shuffle_mask, on VectorE: a tensor_copy of
+    src's elements (ISA: nc_stream_shuffle)."""
+    a = bind(["src", "dst", "shuffle_mask", "mask", "dtype", "name"], args, kwargs,
+             required=["src", "dst", "shuffle_mask"])
+    shuffle = a["shuffle_mask"]
+    if not isinstance(shuffle, (list, tuple)) or len(shuffle) != 32:
+        fail(f"shuffle_mask must be a list of 32 partition numbers, found {_describe(shuffle)}")
+    src, dst = a["src"], a["dst"]
+    if is_tile(src) and is_tile(dst) and src.free() != dst.free():
+        fail(f"dst must hold as many elements per partition as src: {list(dst.shape)} and {list(src.shape)}")
+    ops.vector_op("tensor_copy", "stream_shuffle", src, attrs=_nki("nc_stream_shuffle"), shape=dst.tile_shape(),
+                  dst=dst, hint="shuf")
+    return dst
+
+
+@api("nisa.tensor_partition_reduce")
+def tensor_partition_reduce(*args, **kwargs):
+    """Reduces data across its partitions into one, on GpSimdE: timed as a tensor_copy of its
+    elements, GpSimdE's per-element cost (ISA: tensor_partition_reduce)."""
+    dst_form = "dst" in kwargs or (len(args) > 0 and is_tile(args[0]))
+    a = bind((["dst"] if dst_form else []) + ["op", "data", "mask", "dtype", "name"], args, kwargs,
+             required=["op", "data"])
+    x = a["data"]
+    shape = (1,) + tuple(x.tile_shape()[1:]) if is_tile(x) else None
+    return ops.vector_op("tensor_copy", ops.op_name(a["op"], ops.REDUCE_OPS, "reduce op"), x, shape=shape,
+                         attrs=_nki("tensor_partition_reduce"), dtype=a.get("dtype"), dst=a.get("dst"), hint="pr",
+                         engine="pool")
+
+
+@api("nisa.select_reduce")
+def select_reduce(*args, **kwargs):
+    """on_true where predicate holds, else on_false, with an optional max along the free axis into
+    reduce_res, on VectorE: a tensor_tensor of its elements (ISA: select_reduce)."""
+    a = bind(["dst", "predicate", "on_true", "on_false", "reduce_res", "reduce_cmd", "reduce_op", "reverse_pred",
+              "mask", "dtype", "name"], args, kwargs, required=["dst", "predicate", "on_true", "on_false"])
+    reads = [a["predicate"]] + ([a["on_false"]] if is_tile(a["on_false"]) else [])
+    ops.vector_op("tensor_tensor", "select", a["on_true"], reads=reads, writes=[a.get("reduce_res")],
+                  attrs=_nki("select_reduce"), dtype=a.get("dtype"), dst=a["dst"], hint="sel")
+    return a["dst"]
+
+
+@api("nisa.range_select")
+def range_select(*args, **kwargs):
+    """Elements of on_true_tile whose free index lies between bound0 and bound1, else
+    on_false_value, and their reduction into reduce_res, on VectorE: a tensor_scalar of its
+    elements (ISA: range_select)."""
+    a = _call(args, kwargs, ["on_true_tile", "comp_op0", "comp_op1", "bound0", "bound1", "reduce_cmd",
+                             "reduce_res", "reduce_op", "range_start", "on_false_value", "mask", "dtype", "name"],
+              ["on_true_tile", "comp_op0", "comp_op1", "bound0", "bound1"])
+    for key in ("comp_op0", "comp_op1"):
+        ops.op_name(a[key], ops.BINARY_OPS, "comparison")
+    return ops.vector_op("tensor_scalar", "range_select", a["on_true_tile"], reads=[a["bound0"], a["bound1"]],
+                         writes=[a.get("reduce_res")], attrs=_nki("range_select"), dtype=a.get("dtype"),
+                         dst=a.get("dst"), hint="rsel")
+
+
+@api("nisa.tensor_scalar_cumulative")
+def tensor_scalar_cumulative(*args, **kwargs):
+    """(src op0 imm0) accumulated along the free axis with op1, on VectorE: a tensor_scalar of its
+    elements (ISA: tensor_scalar_cumulative)."""
+    a = bind(["dst", "src", "op0", "op1", "imm0", "imm1", "reduce_cmd", "mask", "dtype", "name"], args, kwargs,
+             required=["dst", "src", "op0", "op1", "imm0"])
+    reads = [v for v in (a["imm0"], a.get("imm1")) if is_tile(v)]
+    ops.vector_op("tensor_scalar", ops.op_name(a["op0"], ops.BINARY_OPS, "operator"), a["src"], reads=reads,
+                  attrs=_nki("tensor_scalar_cumulative") + [("op1", ops.op_name(a["op1"], ops.BINARY_OPS,
+                                                                                 "operator"))],
+                  dtype=a.get("dtype"), dst=a["dst"], hint="tsc")
+    return a["dst"]
+
+
+@api("nisa.tensor_copy_predicated")
+def tensor_copy_predicated(*args, **kwargs):
+    """src copied into dst where predicate holds, on VectorE: a tensor_tensor of its elements
+    (ISA: tensor_copy_predicated)."""
+    a = bind(["dst", "src", "predicate", "reverse_pred", "mask", "dtype", "name"], args, kwargs,
+             required=["dst", "src", "predicate"])
+    ops.vector_op("tensor_tensor", "copy_predicated", a["src"], reads=[a["predicate"], a["dst"]],
+                  attrs=_nki("tensor_copy_predicated"), dst=a["dst"], hint="cp")
+    return a["dst"]
+
+
+@api("nisa.local_gather")
+def local_gather(*args, **kwargs):
+    """Elements of src_buffer gathered by index within each group of 16 partitions, on GpSimdE:
+    a tensor_copy of the gathered elements (ISA: local_gather). Each partition receives
+    num_valid_indices x num_elem_per_idx elements (all of its core's indices by default)."""
+    a = _call(args, kwargs, ["src_buffer", "index", "num_elem_per_idx", "num_valid_indices", "mask", "name"],
+              ["src_buffer", "index"], tile_inputs=2)
+    src, index = a["src_buffer"], a["index"]
+    if a.get("dst") is not None:
+        shape = a["dst"].tile_shape()
+    else:
+        valid = a.get("num_valid_indices") or 16 * index.free()
+        shape = (src.partitions(), int(valid) * int(a.get("num_elem_per_idx") or 1))
+    return ops.vector_op("tensor_copy", "local_gather", src, reads=[index], shape=shape, attrs=_nki("local_gather"),
+                         dst=a.get("dst"), hint="lg", engine="pool")
+
+
+@api("nisa.sequence_bounds")
+def sequence_bounds(*args, **kwargs):
+    """Each element's segment start and end, on GpSimdE: a tensor_copy of the output's elements
+    (ISA: sequence_bounds)."""
+    a = _call(args, kwargs, ["segment_ids", "name"], ["segment_ids"])
+    ids = a["segment_ids"]
+    shape = a["dst"].tile_shape() if a.get("dst") is not None else (ids.partitions(), 2, ids.free())
+    return ops.vector_op("tensor_copy", "sequence_bounds", ids, shape=shape, attrs=_nki("sequence_bounds"),
+                         dst=a.get("dst"), hint="sb", engine="pool")
+
+
+def _partitions(x):
+    return x.partitions() if is_tile(x) else 1
 
 
 def get_nc_version():
@@ -297,4 +491,6 @@ def __getattr__(name):
 __all__ = ["nc_matmul", "nc_transpose", "activation", "activation_reduce", "tensor_tensor", "tensor_scalar",
            "tensor_reduce", "tensor_copy", "tensor_tensor_scan", "memset", "iota", "dma_copy", "engine",
            "tensor_engine", "vector_engine", "scalar_engine", "gpsimd_engine", "unknown_engine", "reduce_cmd",
-           "Tile"]
+           "dge_mode", "oob_mode", "dropout", "max8", "nc_find_index8", "nc_match_replace8", "nc_stream_shuffle",
+           "tensor_partition_reduce", "select_reduce", "range_select", "tensor_scalar_cumulative",
+           "tensor_copy_predicated", "local_gather", "sequence_bounds", "Tile"]

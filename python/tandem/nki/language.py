@@ -9,6 +9,7 @@ from .. import ops
 from ..active import current, fail
 from ..dtypes import DTYPES, HBM, PRIVATE_HBM, PSUM, SBUF, SHARED_HBM, ParDim, to_dtype
 from ..indices import IndexRange, Sym, unwrap
+from ..ir import FLAG
 # Private, so that nl.describe and nl.is_int, which NKI lacks, stay refused (__getattr__ below).
 from ..indices import describe as _describe
 from ..indices import is_int as _is_int
@@ -64,12 +65,14 @@ def par_dim(size):
 # -- loops --------------------------------------------------------------------------------
 
 
-def affine_range(start, stop=None, step=1, directives=None):
-    """A loop whose iterations are independent except through accumulation: one `.kir` loop."""
+def affine_range(start, stop=None, step=1, directives=None, precise_schedule=None):
+    """A loop whose iterations are independent except through accumulation: one `.kir` loop.
+    `directives` and `precise_schedule` steer the Neuron compiler's scheduling: accepted, not
+    traced."""
     return LoopRange("affine_range", start, stop, step)
 
 
-def sequential_range(start, stop=None, step=1, directives=None):
+def sequential_range(start, stop=None, step=1, directives=None, precise_schedule=None):
     """A loop with loop-carried dependences: one `.kir` loop (dependences come from the accesses)."""
     return LoopRange("sequential_range", start, stop, step)
 
@@ -213,6 +216,60 @@ def shared_constant(constant, dtype=None):
         fail(f"nl.shared_constant takes an array, found {_describe(constant)}")
     dt = dtype if dtype is not None else getattr(getattr(constant, "dtype", None), "name", "float32")
     return ops.allocate(tuple(int(n) for n in shape), dt, SHARED_HBM, "")
+
+
+@api("nl.where")
+def where(condition, x, y, dtype=None, mask=None):
+    """x where condition holds, else y, element by element on VectorE: a tensor_tensor over the
+    condition and x (and y when it is a tile)."""
+    reads = [t for t in (x, y) if isinstance(t, Tile)]
+    if not isinstance(condition, Tile) or not reads:
+        fail(f"nl.where takes a condition tile and at least one tile to select from, found {_describe(condition)}, "
+             f"{_describe(x)}, {_describe(y)}")
+    return ops.vector_op("tensor_tensor", "select", condition, reads=reads, attrs=[("nki", "where")], dtype=dtype,
+                         hint="sel")
+
+
+@api("nl.loop_reduce")
+def loop_reduce(x, op, loop_indices, dtype=None, mask=None, name=None):
+    """x folded into the destination over the iterations of the loops in loop_indices: the
+    destination is op's other operand (`b = op(b, x)` each iteration), a tensor_tensor on VectorE
+    whose write reads what it writes (`{accumulate}`)."""
+    if not isinstance(loop_indices, (list, tuple)) or not loop_indices:
+        fail(f"loop_indices must be a list of loop indices, found {_describe(loop_indices)}")
+    out = ops.vector_op("tensor_tensor", ops.op_name(op, ops.BINARY_OPS, "operator"), x,
+                        attrs=[("nki", "loop_reduce")], dtype=dtype, hint="lr")
+    current().last.attrs.insert(0, ("accumulate", FLAG))
+    return out
+
+
+@api("nl.shared_identity_matrix")
+def shared_identity_matrix(n, dtype="uint8", dst=None):
+    """An n x n identity matrix the kernel reads from HBM: an HBM tensor of that shape."""
+    if not _is_int(n) or int(n) < 1:
+        fail(f"n must be a positive integer, found {_describe(n)}")
+    return ops.allocate((int(n), int(n)), dtype, SHARED_HBM, "")
+
+
+@api("nl.rand")
+def rand(shape, dtype="float32", **kwargs):
+    """A tile of random values, generated on GpSimdE: timed as an iota of its elements."""
+    bind(("mask",), (), kwargs)
+    out = current().temp(tuple(int(s) for s in shape), to_dtype(dtype), "sbuf", "rand")
+    ops.iota(out, engine="pool")
+    current().last.set_attr("nki", "rand")
+    return out
+
+
+def static_cast(ndarray, dtype):
+    """Outside a kernel, in the code that calls it: the array converted to dtype where numpy has
+    that type (bfloat16 and the float8 types stay float32: Tandem reads their shapes only)."""
+    import numpy
+    name = getattr(dtype, "name", None) or getattr(dtype, "__name__", None) or str(dtype)
+    try:
+        return numpy.asarray(ndarray).astype(name)
+    except TypeError:
+        return numpy.asarray(ndarray, dtype=numpy.float32)
 
 
 class finfo:
