@@ -141,7 +141,8 @@ def trace(kernel, *args, dtype="bf16", target="trn2", name=None, source_attrs=Tr
                              None, "trace")
         concrete |= ctx.keys
     fold_psum_zeros(ctx.kernel)
-    return TracedKernel(ctx.kernel, list(getattr(kernel, "load_notes", [])) + ctx.notes)
+    notes = list(getattr(kernel, "load_notes", [])) + ctx.notes
+    return TracedKernel(ctx.kernel, list(dict.fromkeys(notes)))
 
 
 def _trace_once(fn, grid, args, kwargs, kname, target, source_attrs, default, concrete):

@@ -65,11 +65,11 @@ def _dst_form(args, kwargs, tiles_before_ops):
 
 @api("nisa.nc_matmul")
 def nc_matmul(*args, **kwargs):
-    """stationary.T @ moving on TensorE into PSUM. With a destination, the product
-    accumulates into it (`{accumulate}`); otherwise a new PSUM tile is returned, which
-    `psum_tile += nisa.nc_matmul(...)` accumulates."""
-    names = ["stationary", "moving", "is_stationary_onezero", "is_moving_onezero", "is_transpose", "tile_position",
-             "tile_size", "perf_mode", "mask", "name"]
+    """stationary.T @ moving on TensorE into PSUM. With a destination, the product accumulates
+    into it (`{accumulate}`) unless `accumulate=False` says it overwrites; otherwise a new PSUM
+    tile is returned, which `psum_tile += nisa.nc_matmul(...)` accumulates."""
+    names = ["stationary", "moving", "is_stationary_onezero", "is_moving_onezero", "is_transpose", "accumulate",
+             "tile_position", "tile_size", "perf_mode", "mask", "name"]
     dst_form = _dst_form(args, kwargs, 2)
     if dst_form:
         names = ["dst"] + names
@@ -81,8 +81,8 @@ def nc_matmul(*args, **kwargs):
     # tile_size place a small matmul in a quadrant of the PE array: it is timed as a matmul of
     # its operands on the whole array (the models have one PE resource).
     flags = [key for key in ("is_transpose", "is_stationary_onezero", "is_moving_onezero") if a.get(key)]
-    return ops.matmul(a["stationary"], a["moving"], dst=a.get("dst"), accumulate=dst_form and not a.get("is_transpose"),
-                      flags=flags)
+    accumulate = dst_form and not a.get("is_transpose") and a.get("accumulate") is not False
+    return ops.matmul(a["stationary"], a["moving"], dst=a.get("dst"), accumulate=accumulate, flags=flags)
 
 
 @api("nisa.nc_transpose")
