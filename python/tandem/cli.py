@@ -101,6 +101,8 @@ def _named(module, path: str, text: str):
             if not part.isidentifier() or part.startswith("_"):
                 raise AttributeError(part)
             value = getattr(value, part)
+        except TraceError as e:
+            raise ValueError(f"--param '{printable(text)}': {e.message}") from None
         except Exception:
             raise ValueError(f"--param '{printable(text)}': no such name") from None
     return value

@@ -175,9 +175,10 @@ class IndexRange(Ordered):
     the contiguous range [offset, offset + extent); otherwise it indexes a strided or windowed
     view (tandem.tiles), one view axis per grid axis."""
 
-    def __init__(self, offset: Expr, extent: int = 1, axis: Optional[int] = None, terms=None):
+    def __init__(self, offset: Expr, extent: int = 1, axis: Optional[int] = None, terms=None, ndim=None):
         self.offset = offset
         self.terms = tuple(terms) if terms is not None else (GridTerm(axis, extent, 1),)
+        self.ndim = ndim  # the grid's axes, for a range placed by [:, None] (a 1-D tensor indexed so is 2-D)
 
     def __repr__(self):
         parts = [print_expr(self.offset)] + [f"{t.coeff} * nl.arange({t.extent})" for t in self.terms]
@@ -256,7 +257,7 @@ class IndexRange(Ordered):
             fail(f"index range [{printable(repr(key))}]: place a 1-D nl.arange on a grid axis with one ':' and Nones "
                  "([:, None], [None, :, None], ...)", call="index")
         t = self.terms[0]
-        return IndexRange(self.offset, terms=[GridTerm(full[0], t.extent, t.coeff)])
+        return IndexRange(self.offset, terms=[GridTerm(full[0], t.extent, t.coeff)], ndim=len(key))
 
     def _number(self, *_):
         fail("an index range (nl.arange/nl.mgrid) used as a Python number", call="index")

@@ -347,11 +347,19 @@ def _index_view(t: Tile, key) -> Tile:
             lo = ir.add(base, v)
             index[d] = Index(lo, ir.add(lo, 1), True)
     if gather is None:
-        return Tile(t.buf, index, dims, oob=oob)
+        return Tile(t.buf, index, dims + _grid_unit_dims(key, dims), oob=oob)
     position, rows = gather
     shape = list(Tile(t.buf, index, dims).shape)
     shape[position] = rows.partitions()
     return Tile(t.buf, index, dims, oob=oob, axes=tuple(shape), gather=rows)
+
+
+def _grid_unit_dims(key, dims) -> List[Optional[int]]:
+    """A 1-D tensor indexed by a range placed on the first of more grid axes (`x[nl.arange(n)[:, None]]`)
+    is a tile of the grid's rank: [n, 1]."""
+    if len(key) != 1 or not isinstance(key[0], IndexRange) or not key[0].simple or key[0].axis != 0:
+        return []
+    return [None] * max(0, (key[0].ndim or 0) - len(dims))
 
 
 def _grid_view(t: Tile, key) -> Tile:

@@ -527,3 +527,31 @@ def test_param_takes_tensors_and_numpy_names(tmp_path, root):
     assert "tensor %b : dram[128, 512] f32" in p.stdout and '{op = "add"' in p.stdout
     p = run(root, f"{path}:masked_add", "--shapes", "128x512", "--param", "op=np.nosuch")
     assert p.returncode == 2 and "--param 'op=np.nosuch': no such name" in p.stderr
+
+
+def test_gather_with_indices_loaded_from_a_1d_tensor():
+    # `ids[nl.arange(64)[:, None]]` of a 1-D tensor is a [64, 1] tile, as the grid is 2-D.
+    import tandem.nki.language as nl
+
+    def k(T, ids):
+        i_p = nl.arange(64)[:, None]
+        i_f = nl.arange(512)[None, :]
+        idx = nl.load(ids[i_p])
+        rows = nl.load(T[idx[i_p, 0], i_f])
+
+    text = tandem.trace(k, (128, 512), (64,), dtype="f32", source_attrs=False).text
+    assert "tensor %idx : sbuf[64, 1] f32" in text
+    assert "%g0 = indirect_load %rows <- %T, %idx[0:64, 0]" in body(text)
+
+
+def test_mx_calls_name_the_neuroncore_they_need():
+    import tandem.nki.isa as nisa
+
+    def k(X):
+        nisa.quantize_mx(X)  # E:mx
+
+    with pytest.raises(tandem.TraceError) as ei:
+        tandem.trace(k, (128, 512))
+    here = open(__file__).read().splitlines()
+    assert ei.value.location.line == next(i + 1 for i, l in enumerate(here) if "# E:mx" in l)
+    assert "nisa.quantize_mx is a NeuronCore-v4 (Trainium3) feature" in str(ei.value)

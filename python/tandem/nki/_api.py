@@ -12,8 +12,16 @@ from ..tiles import Tile
 def unsupported(module: str, name: str):
     if name.startswith("_"):
         raise AttributeError(name)
-    raise UnsupportedError(f"{module}.{name} is not supported by the tandem tracer (docs/python.md lists what is)",
-                           user_location(), f"{module}.{name}")
+    why = "is not supported by the tandem tracer (docs/python.md lists what is)"
+    if name in _NEURONCORE_V4 or name.endswith("_x4"):
+        why = ("is a NeuronCore-v4 (Trainium3) feature, MX microscaling; Tandem's models are trn1 and trn2 "
+               "(NeuronCore-v2 and -v3), which have no MX datapath to time it on")
+    raise UnsupportedError(f"{module}.{name} {why}", user_location(), f"{module}.{name}")
+
+
+# NKI API Reference Manual, nki.isa.nc_matmul_mx and quantize_mx: "Available only on NeuronCore-v4
+# and newer"; the MX element types go with them.
+_NEURONCORE_V4 = {"nc_matmul_mx", "quantize_mx", "float8_e8m0fnu", "float4_e2m1fn"}
 
 
 def api(call):
