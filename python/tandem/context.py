@@ -245,6 +245,8 @@ class Context:
         for t in reads:
             t.buf.read = True
             t.buf.read_loops.update(self.loops)
+        for t in list(reads) + list(writes):
+            t.buf.used = True
         for t in writes:
             if t.buf.temp and t.buf.producer is None:
                 t.buf.producer = inst

@@ -23,7 +23,7 @@ BINARY_OPS = {
     "left_shift": "left_shift", "right_shift": "right_shift", "equal": "is_equal", "not_equal": "not_equal",
     "less": "is_lt", "less_equal": "is_le", "greater": "is_gt", "greater_equal": "is_ge",
     "logical_and": "logical_and", "logical_or": "logical_or", "logical_xor": "logical_xor",
-    "abs_max": "abs_max", "abs_min": "abs_min",
+    "abs_max": "abs_max", "abs_min": "abs_min", "mod": "mod", "remainder": "mod", "fmod": "mod",
 }
 REDUCE_OPS = {"add": "add", "sum": "add", "max": "max", "maximum": "max", "min": "min", "minimum": "min",
               "amax": "max", "amin": "min",

@@ -7,6 +7,7 @@ a single index per dimension, affine in the loop indices), with NKI's `shape`, `
 recorded by the kernel being traced (`tandem.context.Context`).
 """
 
+import math
 from typing import List, Optional, Tuple
 
 from . import ir
@@ -29,6 +30,8 @@ class Buf:
         self.temp = temp  # the value of an NKI call, declared by the tracer
         self.producer: Optional[Instruction] = None
         self.read = False
+        self.used = False  # an instruction has read or written it (its shape is fixed from then on)
+        self.reshaped = None  # (former shape, shape) once Tile._reshape_tensor gave it a new shape
         self.forwarded = None  # (where the value went, Location)
         self.read_loops = set()  # loops enclosing an instruction that read it
         self.loc = loc
@@ -97,6 +100,9 @@ class Tile(TileValue):
         return self.buf.tensor.name
 
     def access(self) -> Access:
+        if len(self.index) + len(self.buf.blocks) != len(self.buf.tensor.shape):
+            fail(f"%{self.name} was reshaped to {list(self.buf.tensor.shape)}; this view of its former shape is "
+                 "stale (use the reshaped one)", call="reshape")
         index = [Index(i.lo, i.hi, i.point, i.pattern) for i in self.index]
         for dim, member in self.buf.blocks:
             index.insert(dim, Index(member, member + 1, True))
@@ -225,8 +231,7 @@ class Tile(TileValue):
         real = [d for d in self.dims if d is not None and _extent(self.index[d]) != 1]
         sizes = [s for s in shape if s != 1]
         if [_extent(self.index[d]) for d in real] != sizes:
-            fail(f"reshape {self.shape} -> {shape} moves elements between dimensions; only dimensions of size 1 "
-                 "may be added or dropped", call="reshape")
+            return self._reshape_tensor(shape)
         index = [Index(i.lo, i.hi, i.point) for i in self.index]
         dims: List[Optional[int]] = []
         it = iter(real)
@@ -236,6 +241,25 @@ class Tile(TileValue):
             if d is not None and d not in dims and _extent(self.index[d]) == 1:
                 index[d] = Index(index[d].lo, index[d].hi, True)
         return Tile(self.buf, index, dims, oob=self.oob)
+
+    def _reshape_tensor(self, shape):
+        """A reshape that moves elements between dimensions, of a whole HBM tensor no instruction
+        has used yet: the tensor takes the new shape (HBM is row-major, the bytes stay where they
+        are). Other reshapes that move elements are refused."""
+        b = self.buf
+        if b.reshaped is not None and tuple(self.shape) == b.reshaped[0] and tuple(shape) == b.reshaped[1]:
+            return Tile(b, [Index(0, s, False) for s in shape], list(range(len(shape))), oob=self.oob)  # again
+        if self.space != "dram" or not self.whole() or b.blocks or b.families or \
+                math.prod(shape) != math.prod(b.tensor.shape):
+            why = "an on-chip tile" if self.space != "dram" else "part of an HBM tensor"
+            fail(f"reshape {self.shape} -> {shape} moves elements between dimensions; that is traced only for a "
+                 f"whole HBM tensor, not {why}", call="reshape")
+        if b.used:
+            return ReshapedAfterUse(b, [Index(0, s, False) for s in shape], list(range(len(shape))))
+        b.reshaped = (tuple(b.tensor.shape), tuple(shape))
+        b.tensor.shape = tuple(shape)
+        b.perm = list(range(len(shape)))
+        return Tile(b, [Index(0, s, False) for s in shape], list(range(len(shape))), oob=self.oob)
 
     def __getattr__(self, name):
         if name.startswith("__"):
@@ -251,6 +275,16 @@ class Tile(TileValue):
     @property
     def T(self):
         fail("'.T' is not supported: transpose with nisa.nc_transpose", call="tile.T")
+
+
+class ReshapedAfterUse(Tile):
+    """A whole HBM tensor reshaped after instructions used it in its own shape: a value the
+    kernel may return (`return out.reshape(...)`), not one it may access."""
+
+    def access(self) -> Access:
+        fail(f"%{self.name} was reshaped to {list(self.shape)} after instructions used it as "
+             f"{list(self.buf.tensor.shape)}; access it in that shape (only returning the reshaped view is traced)",
+             call="reshape")
 
 
 _OPS_SYMBOL = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/"}

@@ -555,3 +555,37 @@ def test_mx_calls_name_the_neuroncore_they_need():
     here = open(__file__).read().splitlines()
     assert ei.value.location.line == next(i + 1 for i, l in enumerate(here) if "# E:mx" in l)
     assert "nisa.quantize_mx is a NeuronCore-v4 (Trainium3) feature" in str(ei.value)
+
+
+def test_reshape_of_a_whole_hbm_tensor_moves_elements():
+    # HBM is row-major: a whole tensor reshaped before its first use takes the new shape; one
+    # reshaped after it may only be returned; an on-chip tile is refused.
+    import tandem.nki.language as nl
+
+    def k(src):
+        n, c, h, w = src.shape
+        flat = src.reshape((n * c, h, w))
+        out = nl.ndarray((n * c, h, w), dtype=src.dtype, buffer=nl.shared_hbm)
+        t = nl.load(flat[0:128, 0, 0:8])
+        nl.store(out[0:128, 0, 0:8], value=nl.mod(t, 3.0))
+        return out.reshape((n, c, h, w))
+
+    text = tandem.trace(k, (2, 64, 4, 8), dtype="f32", source_attrs=False).text
+    assert "tensor %src : dram[128, 4, 8] f32" in text
+    assert "%ld0 = load %t <- %src[0:128, 0, 0:8]" in body(text)
+    assert '%ts0 = tensor_scalar %mod <- %t {op = "mod", scalar = 3.0}' in body(text)
+
+    def uses_stale(src):
+        flat = src.reshape((128, 32))
+        nl.load(src)  # E:stale
+
+    with pytest.raises(tandem.TraceError) as ei:
+        tandem.trace(uses_stale, (2, 64, 32))
+    assert "%src was reshaped to [128, 32]; this view of its former shape is stale" in str(ei.value)
+
+    def on_chip(src):
+        nl.load(src).reshape((128, 64))
+
+    with pytest.raises(tandem.TraceError) as ei:
+        tandem.trace(on_chip, (128, 2, 32))
+    assert "traced only for a whole HBM tensor, not an on-chip tile" in str(ei.value)

@@ -368,6 +368,8 @@ bitwise_or = _binary("bitwise_or")
 bitwise_xor = _binary("bitwise_xor")
 left_shift = _binary("left_shift")
 right_shift = _binary("right_shift")
+mod = _binary("mod")
+fmod = _binary("fmod")
 
 
 def _reduction(name):
