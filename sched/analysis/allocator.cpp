@@ -90,6 +90,37 @@ bool covers_whole(const Kernel& k, const Tensor& t, const Access& a, LoopId oute
   return true;
 }
 
+// Constant boxes, pairwise disjoint, whose volumes add up to the tensor's: together they write
+// every element of it (a tile filled in parts, each part by its own instruction).
+bool boxes_tile(const Tensor& t, const std::vector<const Access*>& parts) {
+  int64_t total = 1;
+  for (int64_t s : t.shape) total *= s;
+  int64_t sum = 0;
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> boxes;
+  for (const Access* a : parts) {
+    if (a->whole()) return true;
+    if (a->dims.size() != t.shape.size()) return false;
+    std::vector<std::pair<int64_t, int64_t>> box;
+    int64_t volume = 1;
+    for (size_t d = 0; d < a->dims.size(); ++d) {
+      const IndexRange& r = a->dims[d];
+      if (r.strided() || !r.lo.terms.empty() || !r.hi.terms.empty()) return false;
+      if (r.lo.constant < 0 || r.hi.constant > t.shape[d] || r.hi.constant <= r.lo.constant) return false;
+      box.emplace_back(r.lo.constant, r.hi.constant);
+      volume *= r.hi.constant - r.lo.constant;
+    }
+    for (const auto& other : boxes) {
+      bool overlap = true;
+      for (size_t d = 0; d < box.size() && overlap; ++d)
+        overlap = box[d].first < other[d].second && other[d].first < box[d].second;
+      if (overlap) return false;
+    }
+    boxes.push_back(std::move(box));
+    sum += volume;
+  }
+  return !boxes.empty() && sum == total;
+}
+
 }  // namespace
 
 struct Allocator::SpaceUse {
@@ -194,6 +225,18 @@ LiveInterval Allocator::extend_over_carrying_loops(int tensor, LiveInterval iv, 
       if (a.tensor_id == tensor && covers_whole(k_, t, a, loop, block_dims)) return true;
     return false;
   };
+  // The first uses directly in `loop` only write, and their writes together cover the tensor.
+  auto covered_together = [&](std::vector<int>::const_iterator first, LoopId loop) {
+    std::vector<const Access*> parts;
+    for (auto u = first; u != uses.end(); ++u) {
+      const InstId user = at_[static_cast<size_t>(*u)];
+      const Instruction& in = k_.insts[static_cast<size_t>(user)];
+      if (in.loop != loop || !writes_only(user, loop)) break;
+      for (const Access& a : in.writes)
+        if (a.tensor_id == tensor) parts.push_back(&a);
+    }
+    return boxes_tile(t, parts);
+  };
   auto replaced_at_top = [&](LoopId loop, int open, const auto& self) -> bool {
     const auto first = std::lower_bound(uses.begin(), uses.end(), open);
     const InstId id = at_[static_cast<size_t>(*first)];
@@ -201,7 +244,7 @@ LiveInterval Allocator::extend_over_carrying_loops(int tensor, LiveInterval iv, 
     for (LoopId l = k_.insts[static_cast<size_t>(id)].loop; l != loop && l != kNoId;
          l = k_.loops[static_cast<size_t>(l)].parent)
       producer = l;
-    if (producer == kNoId) return writes_only(id, loop) && covers(id, loop);
+    if (producer == kNoId) return (writes_only(id, loop) && covers(id, loop)) || covered_together(first, loop);
     if (self(producer, loop_span_[static_cast<size_t>(producer)].first, self)) return true;
     bool covered = false;
     for (auto u = first; u != uses.end() && *u <= loop_span_[static_cast<size_t>(producer)].second; ++u) {

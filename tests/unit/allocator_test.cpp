@@ -179,3 +179,24 @@ TEST_CASE("a block dimension indexed by the loop that holds all uses takes one b
   CHECK(a.live(tensor(k, "s")).first == 1);
   CHECK(a.live(tensor(k, "s")).last == 2);
 }
+
+TEST_CASE("a tile its first instructions fill in disjoint parts is replaced there", "[allocator]") {
+  // Positions: loop %i opens 0, %c0 1, %c1 2, %st 3, loop closes 4.
+  const Kernel k = test::parse(
+      "  tensor %X : dram[128, 1024] f32\n"
+      "  tensor %s : sbuf[128, 512] f32\n"
+      "  tensor %p : sbuf[128, 1024] f32\n"  // two halves, then read: replaced in each iteration
+      "  tensor %q : sbuf[128, 1024] f32\n"  // two overlapping parts do not cover it: carried
+      "  loop %i = 0 to 4 {\n"
+      "    %c0 = tensor_copy %p[0:128, 0:512] <- %s\n"
+      "    %c1 = tensor_copy %p[0:128, 512:1024] <- %s\n"
+      "    %d0 = tensor_copy %q[0:128, 0:512] <- %s\n"
+      "    %d1 = tensor_copy %q[0:128, 256:768] <- %s\n"
+      "    %st = save %X[0:128, 0:1024] <- %p, %q\n"
+      "  }\n");
+  Allocator a(k);
+  CHECK(a.live(tensor(k, "p")).first == 1);
+  CHECK(a.live(tensor(k, "p")).last == 5);
+  CHECK(a.live(tensor(k, "q")).first == 0);
+  CHECK(a.live(tensor(k, "q")).last == 6);
+}
