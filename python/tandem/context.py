@@ -226,7 +226,8 @@ class Context:
                          f"%{a.tensor.name} is in {SPACE_NAMES[a.tensor.space]}", call=call)
 
     # -- instructions
-    def emit(self, opcode: str, writes: Sequence[Tile], reads: Sequence[Tile], attrs=(), engine=None) -> Instruction:
+    def emit(self, opcode: str, writes: Sequence[Tile], reads: Sequence[Tile], attrs=(), engine=None,
+             prefix=None) -> Instruction:
         self.check_pending()
         for t in writes:
             self.check_live(t, True)
@@ -235,7 +236,7 @@ class Context:
         loc = user_location()
         if any(c.lo == c.hi for c in self.mask):
             return None  # the mask keeps no element
-        inst = Instruction(self.inst_name(opcode), opcode, [self.masked(t) for t in writes],
+        inst = Instruction(self.inst_name(prefix or opcode), opcode, [self.masked(t) for t in writes],
                            [self.masked(t) for t in reads], list(attrs), engine, loc, self.call)
         if self.source_attrs and loc is not None:
             inst.attrs.append(("src", f"{os.path.basename(loc.filename)}:{loc.line}"))

@@ -194,6 +194,7 @@ class Instruction:
     loc: Optional[Location] = None
     call: str = ""  # the NKI call that produced it ("nl.load")
     fill: bool = False  # the initialisation of nl.zeros / nl.full, not an explicit memset
+    placeholder: bool = False  # stands for an uninitialised PSUM tile until tandem.psum_start
 
     def set_attr(self, key, value):
         for i, (k, _) in enumerate(self.attrs):

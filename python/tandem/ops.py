@@ -496,6 +496,12 @@ def allocate(shape, dtype, buffer, name, fill=None):
             fail("nl.zeros/nl.full in HBM: only SBUF and PSUM tiles are initialised by the tracer (memset)")
         memset_into(t, fill)
         ctx.last.fill = True  # tandem.psum_start may fold it into the matmuls that follow
+    elif buffer.space == "psum":
+        # NKI's first matmul into an uninitialised PSUM tile overwrites it: a zero fill that only
+        # tandem.psum_start's folding keeps (as the matmuls' start), else drops.
+        inst = ctx.emit("memset", [t], [], [("value", 0)], prefix="psum_placeholder")  # its own names
+        if inst is not None:
+            inst.fill = inst.placeholder = True
     return t
 
 

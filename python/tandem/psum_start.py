@@ -12,7 +12,9 @@ zeroed tile in each group is provably that matmul:
   not move with `%k` (then every execution of the block zeroes once and starts one group).
 
 A matmul straight after the memset (no loop between) loses `accumulate` instead: it overwrites.
-Anything else keeps the memset.
+Anything else keeps the memset, but for a placeholder: an `nl.ndarray` PSUM tile is traced as
+zeroed, so that the first matmul into it overwrites as NKI infers (`accumulate=None`), and the
+placeholder that folds into no matmul goes (the matmuls accumulate onto what the tile holds).
 """
 
 from typing import List, Optional, Union
@@ -65,5 +67,14 @@ def _fold_block(block: List[Union[Instruction, Loop]]):
 
 
 def fold_psum_zeros(kernel: Kernel):
-    """Drops each foldable `nl.zeros` memset in place (see the module's docstring)."""
+    """Drops each foldable `nl.zeros` memset in place, then the placeholders left (see the
+    module's docstring)."""
     _fold_block(kernel.body)
+    _drop_placeholders(kernel.body)
+
+
+def _drop_placeholders(block: List[Union[Instruction, Loop]]):
+    block[:] = [x for x in block if not (isinstance(x, Instruction) and x.placeholder)]
+    for x in block:
+        if isinstance(x, Loop):
+            _drop_placeholders(x.body)

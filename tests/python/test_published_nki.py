@@ -122,7 +122,7 @@ def test_new_api_list_of_tiles_becomes_a_block_dimension(root, tmp_path):
         "loop %n = 0 to 2 {",
         "loop %k_2 = 0 to 4 {",
         "%ld4 = load %r <- %rhs[%k_2*128 : %k_2*128 + 128, %n*512 : %n*512 + 512]",
-        "%mm0 = matmul %acc <- %t[0:128, %k_2, 0:128], %r {accumulate}",
+        '%mm0 = matmul %acc <- %t[0:128, %k_2, 0:128], %r {accumulate, start = "%k_2"}',
         "%cp0 = tensor_copy %o <- %acc",
         "%st0 = save %result[0:128, %n*512 : %n*512 + 512] <- %o",
     ]
