@@ -17,7 +17,7 @@ using Wide = __int128;  // a sum of footprints, each below 2^63: never overflows
 // Range add and range maximum over the positions, the usage of one space at each.
 class MaxTree {
  public:
-  explicit MaxTree(int n) : n_(std::max(n, 1)), max_(4 * static_cast<size_t>(n_), 0), add_(max_.size(), 0) {}
+  explicit MaxTree(int n) : n_(std::max(n, 1)), max_(nodes(n_), 0), add_(max_.size(), 0) {}
   void add(int lo, int hi, Wide v) { add(1, 0, n_ - 1, lo, hi, v); }
   Wide max(int lo, int hi) const { return max(1, 0, n_ - 1, lo, hi); }
   Wide max() const { return max_[1]; }
@@ -48,6 +48,14 @@ class MaxTree {
     above += add_[node];
     if (above + max_[2 * node] > limit) return first_above(2 * node, l, m, limit, above);
     return first_above(2 * node + 1, m + 1, r, limit, above);
+  }
+
+  // Node i has children 2i and 2i + 1, each over half of its range, so a leaf lies at depth
+  // ceil(log2 n) at most and every index is below twice the power of two at or above n.
+  static size_t nodes(int n) {
+    size_t p = 1;
+    while (p < static_cast<size_t>(n)) p *= 2;
+    return 2 * p;
   }
 
   int n_;
