@@ -17,7 +17,7 @@ using Wide = __int128;  // a sum of footprints, each below 2^63: never overflows
 // Range add and range maximum over the positions, the usage of one space at each.
 class MaxTree {
  public:
-  explicit MaxTree(int n) : n_(std::max(n, 1)), max_(4 * static_cast<size_t>(n_), 0), add_(max_.size(), 0) {}
+  explicit MaxTree(int n) : n_(std::max(n, 1)), max_(nodes(n_), 0), add_(max_.size(), 0) {}
   void add(int lo, int hi, Wide v) { add(1, 0, n_ - 1, lo, hi, v); }
   Wide max(int lo, int hi) const { return max(1, 0, n_ - 1, lo, hi); }
   Wide max() const { return max_[1]; }
@@ -48,6 +48,14 @@ class MaxTree {
     above += add_[node];
     if (above + max_[2 * node] > limit) return first_above(2 * node, l, m, limit, above);
     return first_above(2 * node + 1, m + 1, r, limit, above);
+  }
+
+  // Node i has children 2i and 2i + 1, each over half of its range, so a leaf lies at depth
+  // ceil(log2 n) at most and every index is below twice the power of two at or above n.
+  static size_t nodes(int n) {
+    size_t p = 1;
+    while (p < static_cast<size_t>(n)) p *= 2;
+    return 2 * p;
   }
 
   int n_;
@@ -162,9 +170,13 @@ void Allocator::compute_live_ranges() {
   // Each tensor's users, in position order.
   const size_t n = k_.tensors.size();
   space_of_.assign(n, nullptr);
+  bytes_.assign(n, 0);
   for (size_t t = 0; t < n; ++t)
     for (SpaceUse& s : spaces_)
-      if (*s.name == k_.tensors[t].space) space_of_[t] = &s;
+      if (*s.name == k_.tensors[t].space) {
+        space_of_[t] = &s;
+        bytes_[t] = bytes_per_partition(k_, k_.tensors[t]);
+      }
   uses_.assign(n, {});
   for (size_t p = 0; p < at_.size(); ++p) {
     if (at_[p] < 0) continue;
@@ -323,7 +335,7 @@ LiveInterval Allocator::live_if_rotated(int tensor, LoopId loop) const {
 
 int64_t Allocator::footprint(int tensor, int64_t buffers) const {
   const Tensor& t = k_.tensors[static_cast<size_t>(tensor)];
-  int64_t per_buffer = bytes_per_partition(k_, t);
+  int64_t per_buffer = bytes_[static_cast<size_t>(tensor)];
   for (const Block& b : blocks_[static_cast<size_t>(tensor)]) per_buffer /= t.shape[static_cast<size_t>(b.dim)];
   if (int64_t all; __builtin_mul_overflow(per_buffer, buffers, &all)) return INT64_MAX;
   return space_of_[static_cast<size_t>(tensor)]->space->footprint(per_buffer, buffers);
@@ -381,7 +393,7 @@ SourceLoc Allocator::loc_at(int position) const {
 std::optional<CapacityProblem> Allocator::first_problem() const {
   for (size_t t = 0; t < k_.tensors.size(); ++t) {
     if (!space_of_[t] || uses_[t].empty()) continue;
-    if (int64_t all; __builtin_mul_overflow(bytes_per_partition(k_, k_.tensors[t]), buffers_[t], &all))
+    if (int64_t all; __builtin_mul_overflow(bytes_[t], buffers_[t], &all))
       return CapacityProblem{k_.tensors[t].loc, "tensor %" + k_.tensors[t].name +
                                                     " with buffers = " + std::to_string(buffers_[t]) +
                                                     " needs more bytes per partition than 64 bits count"};
@@ -416,8 +428,7 @@ std::optional<CapacityProblem> Allocator::first_problem() const {
             writers += (writers.empty() ? " written by %" : ", %") + w;
         }
       list += (list.empty() ? "" : ", ") + std::string("%") + tensor.name + " " +
-              (buffers_[t] > 1 ? std::to_string(buffers_[t]) + " x " : "") +
-              std::to_string(bytes_per_partition(k_, tensor)) +
+              (buffers_[t] > 1 ? std::to_string(buffers_[t]) + " x " : "") + std::to_string(bytes_[t]) +
               (blocks_[t].empty() ? "" : " (one block live at a time)") + writers;
     }
     if (others > 0) list += ", and " + std::to_string(others) + " more";

@@ -77,8 +77,11 @@ class Allocator {
   std::vector<int32_t> at_;                     // by position: instruction id, or -1 - loop id
   std::vector<LiveInterval> live_;              // by tensor
   std::vector<int64_t> buffers_;                // by tensor
-  std::vector<std::vector<int>> uses_;          // by tensor: positions of its users, ascending
-  std::vector<SpaceUse*> space_of_;             // by tensor: its bounded space, or nullptr
+  // By tensor in a bounded space: bytes_per_partition, worked out once (an allocator lives
+  // while a pass changes buffers, never a shape or a type).
+  std::vector<int64_t> bytes_;
+  std::vector<std::vector<int>> uses_;  // by tensor: positions of its users, ascending
+  std::vector<SpaceUse*> space_of_;     // by tensor: its bounded space, or nullptr
   struct Block {
     LoopId loop = kNoId;  // the loop whose iterations each have a block of their own
     int dim = -1;         // the dimension it indexes

@@ -441,7 +441,8 @@ class Analyzer {
   int64_t extreme(const AffineExpr& dst_expr, const AffineExpr& src_expr, const Relation& rel, int sign) const {
     int64_t total = dst_expr.constant - src_expr.constant;
     // Coefficient per loop of the shared and carrier variables; free variables bound alone.
-    std::vector<std::pair<LoopId, int64_t>> shared;
+    // (A few loops per expression: no allocation per call, the scans call this per pair.)
+    boost::container::small_vector<std::pair<LoopId, int64_t>, 8> shared;
     auto add_shared = [&](LoopId l, int64_t c) {
       for (auto& [sl, sc] : shared)
         if (sl == l) {
@@ -568,7 +569,13 @@ class Analyzer {
     return box;
   }
 
-  static bool uses_register(const IndexRange& x) { return x.lo.uses_register() || x.hi.uses_register(); }
+  // AffineExpr::uses_register, inline: asked per access pair the scans visit.
+  static bool uses_register(const AffineExpr& e) {
+    for (const AffineTerm& t : e.terms)
+      if (t.loop < 0 && !t.symbol.empty() && t.symbol[0] != '%') return true;
+    return false;
+  }
+  static bool uses_register(const IndexRange& x) { return uses_register(x.lo) || uses_register(x.hi); }
 
   // Can W's access (src) and X's access (dst) touch a common element under `rel`?
   // Per dimension: X.hi > W.lo and W.hi > X.lo must both be possible.

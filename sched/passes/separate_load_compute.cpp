@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
@@ -204,18 +205,6 @@ class MoveBlocker {
   std::unordered_map<int, std::vector<InstId>> users_;  // by tensor: the loop's users of it, in order
 };
 
-// Does a loop nested in `loop` sit between `from` and `id` (both of its own body)? No unit
-// then runs `id` before `from` unless `id` is moved: they are not in one straight run.
-bool loop_between(const Kernel& k, LoopId loop, InstId from, InstId id) {
-  bool seen = false;
-  for (const Stmt& s : k.loops[loop].body) {
-    if (s.kind == Stmt::kInst && s.id == id) return false;
-    if (s.kind == Stmt::kInst && s.id == from) seen = true;
-    if (s.kind == Stmt::kLoop && seen) return true;
-  }
-  return false;
-}
-
 // The one compute engine an instruction can run on (the one it names, or the only one its
 // opcode lists), or "" when there is a choice or it runs on a DMA queue. A compute engine
 // runs its stream in order, each instruction reading its inputs before the next issues.
@@ -363,6 +352,15 @@ class SeparateLoadComputePass::LoopSplit {
     }
   };
 
+  // Does a loop nested in this one sit between `from` and `id` (both of its own body)? No
+  // unit then runs `id` before `from` unless `id` is moved: they are not in one straight run.
+  // (Counts of the nested loops before each body position: no walk of the body per load.)
+  bool loop_between(InstId from, InstId id) const {
+    const size_t f = shared_.body_pos[static_cast<size_t>(from)], i = shared_.body_pos[static_cast<size_t>(id)];
+    if (f == kNotInBody || (i != kNotInBody && i <= f)) return false;
+    return (i == kNotInBody ? loops_in_body_ : loops_before_[i]) > loops_before_[f];
+  }
+
   size_t body_index(InstId id) const {
     const size_t i = shared_.body_pos[static_cast<size_t>(id)];
     if (i == kNotInBody) throw std::out_of_range("separate-load-compute: instruction not in the loop body");
@@ -377,16 +375,12 @@ class SeparateLoadComputePass::LoopSplit {
     const InstId fence = barrier_ != kNoId ? barrier_ : anchor_;
     if (is_staged(id) || fence == kNoId) return "";
     std::string why;
-    if (loop_between(k_, loop_, fence, id)) {
+    if (loop_between(fence, id)) {
       why = "it follows a loop nested after the first compute instruction";
-    } else if (!scheduled_later_ && !known_engine(k_, id).empty()) {
-      const auto from = body_.begin() + static_cast<std::ptrdiff_t>(body_index(fence)),
-                 to = body_.begin() + static_cast<std::ptrdiff_t>(body_index(id));
-      for (auto it = from; it < to && why.empty(); ++it) {
-        const bool waits = !load_class(*it) || shared_.disqualified[static_cast<size_t>(*it)];
-        if (*it != barrier_ && waits && known_engine(k_, *it) == known_engine(k_, id))
-          why = "it follows " + k_.display_name(*it) + " on " + known_engine(k_, id) + ", which waits for the fence";
-      }
+    } else if (const std::string engine = scheduled_later_ ? "" : known_engine(k_, id); !engine.empty()) {
+      const size_t from = body_index(fence), to = body_index(id);
+      if (const size_t at = first_waiting(engine, from, to); at < to)
+        why = "it follows " + k_.display_name(body_[at]) + " on " + engine + ", which waits for the fence";
     }
     if (why.empty()) return "";
     if (!moved_later_) return why + ", and no separate-load-compute{post-ada} runs to move it before the fence";
@@ -394,6 +388,38 @@ class SeparateLoadComputePass::LoopSplit {
     if (const InstId b = (*move_blocker_)(id, fence); b != kNoId)
       return why + ", and cannot be moved before the fence past " + k_.display_name(b) + ", which uses what it writes";
     return "";
+  }
+
+  // The instructions of the body that wait for the fence on their unit (not the barrier; a
+  // compute instruction, or a load disqualified so far), by the one engine each surely runs
+  // on: body positions, indexed when unreachable() first asks and kept current by
+  // disqualify(), so that each question is a lookup rather than a walk of the body.
+  bool waits_for_fence(InstId id) const {
+    return id != barrier_ && (!load_class(id) || shared_.disqualified[static_cast<size_t>(id)]);
+  }
+
+  void index_waiting() {
+    waiting_.emplace();
+    for (size_t i = 0; i < body_.size(); ++i)
+      if (waits_for_fence(body_[i]))
+        if (std::string engine = known_engine(k_, body_[i]); !engine.empty()) (*waiting_)[engine].insert(i);
+  }
+
+  // The first body position in [from, to) of an instruction on `engine` that waits for the
+  // fence; `to` when there is none.
+  size_t first_waiting(const std::string& engine, size_t from, size_t to) {
+    if (!waiting_) index_waiting();
+    const auto on = waiting_->find(engine);
+    if (on == waiting_->end()) return to;
+    const auto it = on->second.lower_bound(from);
+    return it != on->second.end() && *it < to ? *it : to;
+  }
+
+  // Takes a candidate load out of the load stage: it then waits for the fence too.
+  void disqualify(InstId id, std::vector<InstId>& out) {
+    out.push_back(id), shared_.disqualified[static_cast<size_t>(id)] = 1;
+    if (!waiting_ || id == barrier_) return;
+    if (std::string engine = known_engine(k_, id); !engine.empty()) (*waiting_)[engine].insert(body_index(id));
   }
 
   // A load whose cut nothing would restore stays in the compute stage too, with every edge.
@@ -411,6 +437,17 @@ class SeparateLoadComputePass::LoopSplit {
     return "";
   }
 
+  // loops_before_[i]: the loops nested in this one's body before body_[i]; loops_in_body_: all.
+  void count_nested_loops() {
+    loops_before_.clear();
+    loops_in_body_ = 0;
+    for (const Stmt& s : k_.loops[loop_].body)
+      if (s.kind == Stmt::kLoop)
+        ++loops_in_body_;
+      else
+        loops_before_.push_back(loops_in_body_);
+  }
+
   // The loads that qualify for the load stage (loads_), the first non-load instruction
   // (anchor_), and the loads kept in the compute stage with why (kept_ordered_).
   void classify() {
@@ -423,6 +460,7 @@ class SeparateLoadComputePass::LoopSplit {
     const ClearOnExit clear{body_, shared_};
     for (size_t i = 0; i < body_.size(); ++i)
       if (body_pos[static_cast<size_t>(body_[i])] == kNotInBody) body_pos[static_cast<size_t>(body_[i])] = i;
+    count_nested_loops();
     std::vector<InstId> candidates, out;
     for (InstId id : body_) {
       const Instruction& in = k_.insts[id];
@@ -438,20 +476,21 @@ class SeparateLoadComputePass::LoopSplit {
       for (InstId id : candidates) {
         if (out_set[static_cast<size_t>(id)]) continue;
         if (produced_this_iteration(id, out_set)) {
-          out.push_back(id), out_set[static_cast<size_t>(id)] = 1;
+          disqualify(id, out);
           changed = true;
         } else if (std::string why = unreachable(id); !why.empty()) {
-          out.push_back(id), out_set[static_cast<size_t>(id)] = 1;
+          disqualify(id, out);
           kept_ordered_.push_back({id, why});
           changed = true;
         } else if (std::string why = unrestored_cut(id); !why.empty()) {
-          out.push_back(id), out_set[static_cast<size_t>(id)] = 1;
+          disqualify(id, out);
           kept_ordered_.push_back({id, why});
           changed = true;
         }
       }
     }
     move_blocker_.reset();  // its positions are of the body as classified
+    waiting_.reset();
     disqualified_ = static_cast<int64_t>(out.size() - kept_ordered_.size());
     std::unordered_set<InstId> kept_set;
     for (const auto& p : kept_ordered_) kept_set.insert(p.first);
@@ -651,8 +690,13 @@ class SeparateLoadComputePass::LoopSplit {
   const bool moved_later_, scheduled_later_;
   std::map<int, std::string> ring_blocker_;  // tensor -> why address-rotation will not ring it ("" if it will)
   std::vector<InstId> body_;                 // the loop's own instructions, while classifying
+  std::vector<size_t> loops_before_;         // by body position: the nested loops before it
+  size_t loops_in_body_ = 0;
   std::optional<MoveBlocker> move_blocker_;  // while classifying, built when first asked
-  std::vector<InstId> loads_;                // the qualified loads
+  // While classifying, built when first asked: by engine, the body positions that wait for
+  // the fence (first_waiting).
+  std::optional<std::unordered_map<std::string, std::set<size_t>>> waiting_;
+  std::vector<InstId> loads_;  // the qualified loads
   std::unordered_set<InstId> load_set_;
   InstId anchor_ = kNoId;  // the first non-load instruction
   int64_t disqualified_ = 0;

@@ -8,6 +8,8 @@
 #include <iomanip>
 #include <map>
 #include <sstream>
+#include <string_view>
+#include <utility>
 
 #include "sched/support/error.h"
 #include "sched/support/provenance.h"
@@ -186,11 +188,13 @@ double DmaModel::efficiency_at(double bpp) const {
 }
 
 size_t dtype_bytes(const std::string& t) {
-  static const std::map<std::string, size_t> sizes = {
+  // A scan of a short table (a length test rejects most rows): asked per tensor per query.
+  static constexpr std::pair<std::string_view, size_t> kSizes[] = {
       {"f8", 1},  {"fp8", 1},  {"i8", 1},   {"u8", 1},  {"bf16", 2}, {"f16", 2}, {"fp16", 2}, {"i16", 2}, {"u16", 2},
       {"f32", 4}, {"fp32", 4}, {"tf32", 4}, {"i32", 4}, {"u32", 4},  {"b32", 4}, {"f64", 8},  {"i64", 8}, {"u64", 8}};
-  auto it = sizes.find(t);
-  return it == sizes.end() ? 0 : it->second;
+  for (const auto& [name, bytes] : kSizes)
+    if (name == t) return bytes;
+  return 0;
 }
 
 std::vector<std::string> model_dirs() {
