@@ -60,6 +60,15 @@ struct Declined {
   bool dma_binds = false;  // the loop's bound fell to that of a resource no engine choice changes
 };
 
+// A loop's moves and what they do to its bounds.
+struct LoopChoice {
+  std::vector<Move> moves;
+  std::optional<Declined> declined;  // the first candidate it kept where it was, when it moved none
+  Bound before, after;               // resource bounds
+  Bound with_rings_before, with_rings_after;
+  bool kept_back = false;  // the bound with its recurrences did not fall: the moves were taken back
+};
+
 // An instruction the pass may move: the engine assign-engines' default would give it, what it
 // costs there, and each other engine that may run it with what it costs there.
 struct Candidate {
@@ -82,7 +91,10 @@ class Balancer {
       return;
     }
     measure_loops(in);
-    for (LoopId l : innermost_first()) balance(l);
+    const std::vector<LoopId> order = innermost_first();
+    for (LoopId l : order) choose(l);
+    keep_where_bound_falls();
+    for (LoopId l : order) report(l);
     if (ctx_.stats.get("instructions_moved") == 0)
       ctx_.skip("no loop's resource bound falls by moving work to another engine");
   }
@@ -187,19 +199,14 @@ class Balancer {
   // One pass over the loop's candidates in program order: each one on the loop's busiest
   // engine goes to the other engine that gives the loop the lowest resource bound, when that
   // bound is below the loop's present one and no other loop around the instruction gets a
-  // higher one. The moves stand when the loop's bound with its recurrences (as auto's rings
-  // leave them: after_rings) falls too: a move may put two instructions that take turns on a
-  // value carried from one iteration to the next on two engines, which then wait for each
-  // other where one engine ran them back to back.
-  void balance(LoopId l) {
+  // higher one. The choices are tentative until keep_where_bound_falls.
+  void choose(LoopId l) {
     const std::vector<size_t>& mine = by_loop_[static_cast<size_t>(l)];
     if (mine.empty()) return;
-    const Bound before = work_[static_cast<size_t>(l)].bound();
-    std::vector<Move> moves;
-    std::map<LoopId, LoopWork> saved;  // each loop's work before the first move that changed it
-    std::optional<Declined> declined;
+    LoopChoice& choice = choices_[l];
+    choice.before = work_[static_cast<size_t>(l)].bound();
     for (size_t ci : mine) {
-      const Candidate& c = candidates_[ci];
+      Candidate& c = candidates_[ci];
       if (c.moved) continue;
       const Bound now = work_[static_cast<size_t>(l)].bound();
       if (now.resource != c.from) continue;
@@ -221,62 +228,105 @@ class Balancer {
       // not count, and the loop gains less than the bound says, or loses.
       const bool dma_binds = best[at].bound().ps <= best[at].fixed.ps;
       if (best[at].bound().ps >= now.ps || !others_hold || dma_binds) {
-        if (!declined) declined = Declined{ci, best_to, best[at].bound(), now, !others_hold, dma_binds};
+        if (!choice.declined) choice.declined = Declined{ci, best_to, best[at].bound(), now, !others_hold, dma_binds};
         continue;
       }
-      for (size_t i = 0; i < nest.size(); ++i) {
-        saved.emplace(nest[i], work_[static_cast<size_t>(nest[i])]);
-        work_[static_cast<size_t>(nest[i])] = std::move(best[i]);
-      }
-      moves.push_back({ci, c.to[best_to].first});
+      for (size_t i = 0; i < nest.size(); ++i) work_[static_cast<size_t>(nest[i])] = std::move(best[i]);
+      choice.moves.push_back({ci, c.to[best_to].first});
+      c.moved = true;
     }
-    if (moves.empty()) {
-      if (declined) report_declined(l, *declined);
+    choice.after = work_[static_cast<size_t>(l)].bound();
+  }
+
+  // The moves of a loop stand when the loop's bound with its recurrences (as auto's rings
+  // leave them: after_rings) falls too: a move may put two instructions that take turns on a
+  // value carried from one iteration to the next on two engines, which then wait for each
+  // other where one engine ran them back to back. Every loop is judged on one analysis of the
+  // kernel with all standing moves; a loop whose moves are taken back changes the loops
+  // around it, so the judgement runs again until no loop's moves are taken back.
+  void keep_where_bound_falls() {
+    std::vector<LoopId> judged;
+    for (const auto& [l, choice] : choices_)
+      if (!choice.moves.empty()) judged.push_back(l);
+    if (judged.empty()) return;
+    const BoundsInput before = after_rings();
+    for (LoopId l : judged) choices_[l].with_rings_before = loop_bound(before, l);
+    for (bool taken_back = true; taken_back;) {
+      taken_back = false;
+      for (LoopId l : judged) place(l, true);
+      const BoundsInput after = after_rings();
+      for (LoopId l : judged) {
+        LoopChoice& choice = choices_[l];
+        if (choice.moves.empty() || choice.kept_back) continue;
+        choice.with_rings_after = loop_bound(after, l);
+        if (choice.with_rings_after.ps < choice.with_rings_before.ps) continue;
+        place(l, false);
+        choice.kept_back = true;
+        taken_back = true;
+      }
+    }
+  }
+
+  void place(LoopId l, bool moved) {
+    const LoopChoice& choice = choices_[l];
+    if (choice.kept_back) return;
+    for (const Move& m : choice.moves) {
+      std::string& engine = k_.insts[static_cast<size_t>(candidates_[m.candidate].id)].engine;
+      if (moved)
+        engine = m.to;
+      else
+        engine.clear();
+    }
+  }
+
+  void report(LoopId l) {
+    const auto it = choices_.find(l);
+    if (it == choices_.end()) return;
+    const LoopChoice& choice = it->second;
+    if (choice.moves.empty()) {
+      if (choice.declined) report_declined(l, *choice.declined);
       return;
     }
-    const Bound with_rings_before = after_rings(l);
-    for (const Move& m : moves) k_.insts[static_cast<size_t>(candidates_[m.candidate].id)].engine = m.to;
-    const Bound with_rings_after = after_rings(l);
-    if (with_rings_after.ps >= with_rings_before.ps) {
-      const Bound resource_after = work_[static_cast<size_t>(l)].bound();
-      for (const Move& m : moves) k_.insts[static_cast<size_t>(candidates_[m.candidate].id)].engine.clear();
-      for (auto& [m, w] : saved) work_[static_cast<size_t>(m)] = std::move(w);
-      const Candidate& first = candidates_[moves.front().candidate];
+    const Candidate& first = candidates_[choice.moves.front().candidate];
+    if (choice.kept_back) {
       ctx_.note(fmt::format(
           "loop {}: {}{} stays on {}: moved, it would lower the loop's resource bound per iteration from {:.1f} ns "
           "({}) to {:.1f} ns, but its bound with its recurrences would be {:.1f} ns ({}), not below {:.1f} ns ({})",
           k_.loops[static_cast<size_t>(l)].iv, k_.display_name(first.id),
-          moves.size() > 1 ? fmt::format(" (and {} more)", moves.size() - 1) : "", first.from, ns(before.ps),
-          before.resource, ns(resource_after.ps), ns(with_rings_after.ps), with_rings_after.resource,
-          ns(with_rings_before.ps), with_rings_before.resource));
+          choice.moves.size() > 1 ? fmt::format(" (and {} more)", choice.moves.size() - 1) : "", first.from,
+          ns(choice.before.ps), choice.before.resource, ns(choice.after.ps), ns(choice.with_rings_after.ps),
+          choice.with_rings_after.resource, ns(choice.with_rings_before.ps), choice.with_rings_before.resource));
       ctx_.stats.add("loops_declined_for_recurrence");
       return;
     }
-    for (const Move& m : moves) {
-      Candidate& c = candidates_[m.candidate];
-      c.moved = true;
-      ctx_.log->debug("loop {}: {} {} -> {}", k_.loops[static_cast<size_t>(l)].iv, shown(k_, c.id), c.from, m.to);
-    }
-    report_moves(l, before, moves);
+    for (const Move& m : choice.moves)
+      ctx_.log->debug("loop {}: {} {} -> {}", k_.loops[static_cast<size_t>(l)].iv,
+                      shown(k_, candidates_[m.candidate].id), candidates_[m.candidate].from, m.to);
+    report_moves(l, choice.before, choice.moves);
   }
 
-  // The loop's bound per iteration as the kernel places its instructions now: the larger of
-  // its resource bound and its recurrence bound, without the loop-carried anti and output
-  // edges on tiles address-rotation can ring in it (auto rings them, which puts those edges
-  // N iterations apart, or leaves a tile on one buffer where its chain fits in the bound).
-  Bound after_rings(LoopId l) {
+  // The kernel's bounds input as it places its instructions now, without the loop-carried
+  // anti and output edges on tiles address-rotation can ring in their loop (auto rings them,
+  // which puts those edges N iterations apart, or leaves a tile on one buffer where its chain
+  // fits in the bound).
+  BoundsInput after_rings() {
     BoundsInput in = bounds_input(k_, ctx_.deps);
     std::vector<BoundsEdge> kept;
     for (const BoundsEdge& e : in.edges)
-      if (!relaxed_by_rings(e, l)) kept.push_back(e);
+      if (!relaxed_by_rings(e, e.key_loop)) kept.push_back(e);
     in.edges = std::move(kept);
+    return in;
+  }
+
+  // The larger of the loop's resource bound and its recurrence bound.
+  static Bound loop_bound(const BoundsInput& in, LoopId l) {
     const LoopBounds b = loop_bounds(in, l);
     if (b.recurrence_ps > b.resource.ps) return {b.recurrence_ps, "the recurrence " + b.recurrence_cause};
     return {b.resource.ps, b.resource.resource};
   }
 
   bool relaxed_by_rings(const BoundsEdge& e, LoopId l) {
-    if (e.distance < 1 || e.key_loop != l || (e.kind != DepKind::Anti && e.kind != DepKind::Output)) return false;
+    if (e.distance < 1 || l == kNoId || (e.kind != DepKind::Anti && e.kind != DepKind::Output)) return false;
     const Instruction& src = k_.insts[static_cast<size_t>(e.src)];
     const Instruction& dst = k_.insts[static_cast<size_t>(e.dst)];
     bool any = false;
@@ -346,6 +396,7 @@ class Balancer {
   std::vector<Candidate> candidates_;
   std::vector<std::vector<size_t>> by_loop_;  // per loop: its candidates (nested ones too), in program order
   std::vector<LoopWork> work_;
+  std::map<LoopId, LoopChoice> choices_;
   std::vector<std::vector<InstId>> users_;  // users_by_tensor, made on the first question
   std::map<std::pair<LoopId, int>, bool> ringable_;
 };
