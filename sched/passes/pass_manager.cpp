@@ -19,6 +19,7 @@
 #include "sched/ir/printer.h"
 #include "sched/passes/address_rotation.h"
 #include "sched/passes/assign_engines.h"
+#include "sched/passes/balance_engines.h"
 #include "sched/passes/list_schedule.h"
 #include "sched/passes/prefetch_schedule.h"
 #include "sched/passes/separate_load_compute.h"

@@ -26,10 +26,12 @@ const std::vector<NamedPipeline>& named_pipelines() {
        "prefetch-schedule{after},separate-load-compute{post-ada}",
        "the pass specification's composition: prefetch-schedule, separate-load-compute{memset}, list-schedule, "
        "address-rotation{space=sbuf}, prefetch-schedule{after}, separate-load-compute{post-ada}"},
-      // No barrier: rotation's edges synchronise per buffer (a load into buffer b waits for
-      // b's last reader at distance N, its readers for the load), so loads run ahead as far as
-      // the buffers allow (docs/passes.md, auto).
-      {"auto", "address-rotation{buffers=model,nested},address-rotation{space=psum,buffers=model}",
+      // Work several engines may run goes where its loop's bound falls, before the rings are
+      // sized by that bound. No barrier: rotation's edges synchronise per buffer (a load into
+      // buffer b waits for b's last reader at distance N, its readers for the load), so loads
+      // run ahead as far as the buffers allow (docs/passes.md, auto).
+      {"auto", "balance-engines,address-rotation{buffers=model,nested},address-rotation{space=psum,buffers=model}",
+       "work more than one engine may run moved off a loop's busiest engine where the loop's bound falls; "
        "per-buffer synchronisation, no barrier: SBUF tiles, then PSUM tiles, over ceil(lifetime / II) + 1 buffers, "
        "II the loop's resource bound per iteration from the model, as many as fit; a loop whose every tile's "
        "writer-to-last-reader chain and whose longest turn of a compute instruction and its transfers fit in its II "

@@ -72,7 +72,8 @@ TEST_CASE("pipeline errors point at the column of the problem", "[passes]") {
   CHECK(error_at("assign-engines,nope") ==
         std::make_pair(16, std::string("unknown pass 'nope' (did you mean 'none'?) (known: none, default, auto, "
                                        "assign-engines, prefetch-schedule, "
-                                       "separate-load-compute, list-schedule, address-rotation, wmma-reorder)")));
+                                       "separate-load-compute, list-schedule, address-rotation, wmma-reorder, "
+                                       "balance-engines)")));
   CHECK(error_at("assign-engines{x=1}").first == 16);
   CHECK(error_at("assign-engines{queues=}").second ==
         "option 'queues' of pass 'assign-engines' needs an integer value, not ''");
