@@ -75,24 +75,24 @@ def load(src, dtype=None, dst=None):
     return out
 
 
-def _emit_transfer(opcode, dst: Tile, src: Tile):
+def _emit_transfer(opcode, dst: Tile, src: Tile, attrs=()):
     """A DMA; through an index tile (`table[idx, :]`) it is a gather (`indirect_load DST <- SRC,
     INDEX`) or a scatter (a save that also reads the index, over every row it may name)."""
     if src.gather is not None:
-        current().emit("indirect_load", [dst], [src, src.gather])
+        current().emit("indirect_load", [dst], [src, src.gather], attrs)
     elif dst.gather is not None:
-        current().emit(opcode, [dst], [src, dst.gather])
+        current().emit(opcode, [dst], [src, dst.gather], attrs)
     else:
-        current().emit(opcode, [dst], [src])
+        current().emit(opcode, [dst], [src], attrs)
 
 
-def store(dst, value):
+def store(dst, value, attrs=()):
     dst = _tile(dst, "the destination")
     value = _tile(value, "the value")
     if dst.space != "dram":
         fail(f"nl.store writes HBM; %{dst.name} is in {SPACE_NAMES[dst.space]}")
     check_same_size(dst, value, current().call)
-    _emit_transfer("save", dst, value)
+    _emit_transfer("save", dst, value, attrs)
 
 
 def dma_copy(dst, src):
@@ -473,8 +473,7 @@ def allocate(shape, dtype, buffer, name, fill=None):
         sizes.append(v)
     perm = None
     if buffer.space == "dram":
-        if par:
-            fail("nl.par_dim in an HBM tensor's shape")
+        pass  # HBM has no partitions: a par_dim there only marks the dimension a tile of it takes
     else:
         p = par[0] if par else 0
         order = [p] + [i for i in range(len(sizes)) if i != p]  # .kir dimension -> logical dimension

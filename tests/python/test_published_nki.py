@@ -589,3 +589,21 @@ def test_reshape_of_a_whole_hbm_tensor_moves_elements():
     with pytest.raises(tandem.TraceError) as ei:
         tandem.trace(on_chip, (128, 2, 32))
     assert "traced only for a whole HBM tensor, not an on-chip tile" in str(ei.value)
+
+
+def test_atomic_rmw_gather_flattened_and_par_dim_in_hbm():
+    import tandem.nki.isa as nisa
+    import tandem.nki.language as nl
+
+    def k(T, D):
+        out = nl.ndarray((2, nl.par_dim(128), 64), dtype=D.dtype, buffer=nl.shared_hbm)  # par_dim: no effect
+        idx = nisa.iota(nl.arange(128)[:, None], dtype=nl.int32)
+        nl.atomic_rmw(T[idx, nl.arange(64)[None, :]], value=nl.load(D), op=nl.add)
+        d = nl.load(D)
+        g = nl.gather_flattened(data=d, indices=nisa.iota(nl.arange(8)[None, :] * 2, dtype=nl.uint32))
+
+    text = tandem.trace(k, (256, 64), (128, 64), dtype="f32", source_attrs=False).text
+    assert "tensor %out : dram[2, 128, 64] f32" in text
+    lines = body(text)
+    assert '%st0 = save %T <- %D_sb, %idx {accumulate, nki = "atomic_rmw"}' in lines
+    assert '%cp0 = tensor_copy %g <- %d, %g.iota on pool {op = "gather", nki = "gather_flattened"}' in lines

@@ -218,6 +218,25 @@ def shared_constant(constant, dtype=None):
     return ops.allocate(tuple(int(n) for n in shape), dt, SHARED_HBM, "")
 
 
+@api("nl.atomic_rmw")
+def atomic_rmw(dst, value, op, mask=None):
+    """dst = op(dst, value) in HBM, by the DMA (through an index tile, rows that may repeat): a
+    save whose write reads what it writes (`{accumulate}`)."""
+    bind(("dst", "value", "op", "mask"), (dst, value, op), {"mask": mask})
+    ops.op_name(op, ops.BINARY_OPS, "operator")
+    ops.store(dst, value, attrs=[("accumulate", FLAG), ("nki", "atomic_rmw")])
+
+
+@api("nl.gather_flattened")
+def gather_flattened(data, indices, axis=0, dtype=None, mask=None):
+    """Elements of each partition of data at the flattened free positions indices names, on
+    GpSimdE: a tensor_copy of the gathered elements."""
+    if not isinstance(indices, Tile):
+        fail(f"indices must be a tile, found {_describe(indices)}")
+    return ops.vector_op("tensor_copy", "gather", data, reads=[indices], shape=indices.tile_shape(),
+                         attrs=[("nki", "gather_flattened")], dtype=dtype, hint="gath", engine="pool")
+
+
 @api("nl.where")
 def where(condition, x, y, dtype=None, mask=None):
     """x where condition holds, else y, element by element on VectorE: a tensor_tensor over the
