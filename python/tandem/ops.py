@@ -245,16 +245,9 @@ def _column(t: Tile, other: Tile) -> bool:
 
 
 def is_number(x) -> bool:
-    """A Python or numpy number (`np.int32(64)` is one), not a bool."""
-    return isinstance(x, numbers.Real) and not isinstance(x, (bool, numpy_bool()))
-
-
-def numpy_bool():
-    try:
-        import numpy
-    except ImportError:
-        return bool
-    return numpy.bool_
+    """A Python or numpy number (`np.int32(64)` is one; numpy's bool is not a `numbers.Real`),
+    not a bool."""
+    return isinstance(x, numbers.Real) and not isinstance(x, bool)
 
 
 def elementwise(op, x, y, dst=None, dtype=None):
@@ -313,6 +306,8 @@ def _broadcast_partitions(name, x: Tile, y: Tile, dst, dtype):
     wide = x if x.free() == free else y
     shape = (max(x.partitions(), y.partitions()),) + tuple(wide.tile_shape()[1:])
     out = result(dst, shape, to_dtype(dtype) if dtype is not None else x.dtype, "sbuf", name)
+    if (out.partitions(), out.free()) != (shape[0], free):
+        fail(f"the destination %{out.name}{list(out.shape)} is not the broadcast shape {list(shape)}")
     current().emit("tensor_tensor", [out], [x, y], [("op", name)])
     return out
 
