@@ -14,7 +14,8 @@ Without `:function`, the file's one `@nki.jit` kernel is traced.
   `int:3`         an integer argument.
 `--param NAME=VALUE` passes a keyword argument: a tensor (`128x512:f32`, as in --shapes), a
 Python literal (`3`, `1e-5`, `(8, 8)`, `True`, `None`), an NKI or numpy name (`nl.float32`,
-`nisa.engine.vector`, `np.greater`), or else the text as a string.
+`nisa.engine.vector`, `np.greater`), a call of a class or function the kernel's file defines
+with literal arguments (`FlashConfig(seq_tile_size=2048)`), or else the text as a string.
 `--grid 4x2` launches the kernel over that SPMD grid (`kernel[4, 2]`); the program
 instances run one after another on the model's core.
 
@@ -65,10 +66,11 @@ def parse_arguments(text: str):
     return out
 
 
-def parse_param(text: str):
+def parse_param(text: str, namespace=None):
     """`--param NAME=VALUE`: a tensor (`128x512[:dtype]`, as in --shapes), a Python literal (3,
     1e-5, (8, 8), True, None, 'x'), an NKI or numpy name (`nl.float32`, `nisa.engine.vector`,
-    `np.greater`), else the text itself."""
+    `np.greater`), a call of a class or function of the kernel's file with literal arguments
+    (`FlashConfig(seq_tile_size=2048)`, looked up in `namespace`), else the text itself."""
     key, eq, value = text.partition("=")
     if not eq or not key.isidentifier():
         raise ValueError(f"--param '{printable(text)}' is not NAME=VALUE")
@@ -80,7 +82,35 @@ def parse_param(text: str):
     try:
         return key, ast.literal_eval(value)
     except (ValueError, SyntaxError):
-        return key, value
+        pass
+    call = _file_call(value, namespace or {}, text)
+    return key, value if call is None else call()
+
+
+def _file_call(value: str, namespace, text: str):
+    """`Name(literal, key=literal, ...)` with Name defined in the kernel's file: the call, or
+    None when the value is not of that form."""
+    try:
+        node = ast.parse(value, mode="eval").body
+    except SyntaxError:
+        return None
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name) or node.func.id not in namespace:
+        return None
+    try:
+        args = [ast.literal_eval(a) for a in node.args]
+        kwargs = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg}
+    except ValueError:
+        raise ValueError(f"--param '{printable(text)}': the arguments of {node.func.id}(...) must be literals") \
+            from None
+    target = namespace[node.func.id]
+
+    def call():
+        try:
+            return target(*args, **kwargs)
+        except Exception as e:
+            raise ValueError(f"--param '{printable(text)}': {node.func.id}(...) raised {type(e).__name__}: "
+                             f"{printable(str(e))}") from None
+    return call
 
 
 _SHAPE = re.compile(r"\d+(x\d+)+(:\w+)?|\d+:\w+")
@@ -140,7 +170,8 @@ def main(argv=None) -> int:
     try:
         fn = load_kernel(args.kernel)
         positional = parse_arguments(args.shapes)
-        kwargs = dict(parse_param(p) for p in args.param)
+        namespace = getattr(getattr(fn, "fn", fn), "__globals__", {})
+        kwargs = dict(parse_param(p, namespace) for p in args.param)
         if args.grid:
             fn = (fn if isinstance(fn, KernelFunction) else KernelFunction(fn))[parse_grid(args.grid)]
     except ValueError as e:

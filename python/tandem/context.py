@@ -229,6 +229,7 @@ class Context:
     def emit(self, opcode: str, writes: Sequence[Tile], reads: Sequence[Tile], attrs=(), engine=None,
              prefix=None) -> Instruction:
         self.check_pending()
+        reads = list(reads) + [x for t in list(reads) + list(writes) for x in t.dynamic]
         for t in writes:
             self.check_live(t, True)
         for t in reads:
@@ -274,10 +275,13 @@ class Context:
                                   " (a mask, mask=(index < bound), would keep a partial tile in bounds)"))
         return a
 
-    def forwardable(self, value: Tile) -> bool:
+    def forwardable(self, value: Tile, dst_space: str) -> bool:
         """The value is a fresh result that only the last instruction wrote and nothing read:
-        that instruction can write the destination instead."""
+        that instruction can write the destination instead, unless the result is in PSUM and the
+        destination is not (what writes PSUM, TensorE, may not write SBUF: NKI copies it there)."""
         b = value.buf
+        if value.space == "psum" and dst_space != "psum":
+            return False
         return (b.temp and b.forwarded is None and not b.read and b.producer is not None
                 and b.producer is self.last and self.last_block is self.blocks[-1] and value.whole()
                 and len(b.producer.writes) == 1)
@@ -301,7 +305,7 @@ class Context:
         if isinstance(value, Tile):
             if value.buf is dst.buf and value.bcast is None and value.access_text() == dst.access_text():
                 return  # `t[...] += x` stores the updated view back onto itself
-            if self.forwardable(value):
+            if self.forwardable(value, dst.space):
                 self.forward(value, dst, accumulate=False)
                 return
             if dst.space == "dram" or value.space == "dram":
@@ -316,7 +320,7 @@ class Context:
 
     def update(self, dst: Tile, value, op: str):
         """`dst op= value`: a matmul result accumulates into PSUM; others are a vector op."""
-        if isinstance(value, Tile) and op == "add" and self.forwardable(value) and value.buf.producer.opcode == "matmul":
+        if isinstance(value, Tile) and op == "add" and self.forwardable(value, dst.space) and value.buf.producer.opcode == "matmul":
             if dst.space != "psum":
                 fail(f"a matmul accumulates into PSUM only; %{dst.name} is in {SPACE_NAMES[dst.space]}")
             self.forward(value, dst, accumulate=True)

@@ -175,10 +175,12 @@ class IndexRange(Ordered):
     the contiguous range [offset, offset + extent); otherwise it indexes a strided or windowed
     view (tandem.tiles), one view axis per grid axis."""
 
-    def __init__(self, offset: Expr, extent: int = 1, axis: Optional[int] = None, terms=None, ndim=None):
+    def __init__(self, offset: Expr, extent: int = 1, axis: Optional[int] = None, terms=None, ndim=None,
+                 grid=None):
         self.offset = offset
         self.terms = tuple(terms) if terms is not None else (GridTerm(axis, extent, 1),)
         self.ndim = ndim  # the grid's axes, for a range placed by [:, None] (a 1-D tensor indexed so is 2-D)
+        self.grid = grid  # an nl.mgrid range's whole grid: its value is a dense array of that shape
 
     def __repr__(self):
         parts = [print_expr(self.offset)] + [f"{t.coeff} * nl.arange({t.extent})" for t in self.terms]
@@ -216,10 +218,10 @@ class IndexRange(Ordered):
             terms = list(self.terms)
             for t in o.terms:
                 _merge_term(terms, GridTerm(t.axis, t.extent, t.coeff * sign))
-            return IndexRange(ir.add(self.offset, ir.scale(o.offset, sign)), terms=terms)
+            return IndexRange(ir.add(self.offset, ir.scale(o.offset, sign)), terms=terms, grid=self.grid or o.grid)
         if not is_int(o) and not isinstance(o, Affine):
             return NotImplemented
-        return IndexRange(ir.add(self.offset, ir.scale(o, sign)), terms=self.terms)
+        return IndexRange(ir.add(self.offset, ir.scale(o, sign)), terms=self.terms, grid=self.grid)
 
     def __add__(self, o):
         return self._combine(o, 1)
@@ -237,7 +239,8 @@ class IndexRange(Ordered):
             if isinstance(o, (Sym, IndexRange)):
                 fail(f"{self!r} * {o!r} multiplies an index range by an index: the index is not affine", call="index")
             return NotImplemented
-        return IndexRange(ir.scale(self.offset, o), terms=[GridTerm(t.axis, t.extent, t.coeff * o) for t in self.terms])
+        return IndexRange(ir.scale(self.offset, o), terms=[GridTerm(t.axis, t.extent, t.coeff * o) for t in self.terms],
+                          grid=self.grid)
 
     __rmul__ = __mul__
 
@@ -379,7 +382,23 @@ def check_mask(mask):
     ctx.mask = cuts
 
 
+def _row_major_prefix(p: "Predicate") -> "Predicate":
+    """`c + E*ix + iy < n` with iy over [0, E) keeps a prefix of the elements in row-major order:
+    a row keeps an element when `c + E*ix < n`, so the mask keeps the rows `ix < ceil((n - c) / E)`
+    (a partial last row is moved whole)."""
+    r = p.lhs
+    if (not isinstance(r, IndexRange) or len(r.terms) != 2 or p.op not in ("<", "<=") or not is_int(p.rhs)
+            or not is_int(r.offset)):
+        return p
+    inner, outer = sorted(r.terms, key=lambda g: g.coeff)
+    if inner.coeff != 1 or outer.coeff != inner.extent or inner.axis == outer.axis:
+        return p
+    bound = p.rhs + (p.op == "<=") - ir.expr_const(r.offset)
+    return Predicate(IndexRange(0, terms=[GridTerm(outer.axis, outer.extent, 1)]), "<", -(-bound // outer.coeff))
+
+
 def _cut(p: "Predicate") -> MaskCut:
+    p = _row_major_prefix(p)
     if not isinstance(p.lhs, IndexRange) or not p.lhs.simple or not is_int(p.rhs) or not is_int(p.lhs.offset):
         if p.always() is False:
             return MaskCut(0, 0, 0, 0)  # keeps nothing: the instruction is not emitted

@@ -77,7 +77,10 @@ def load(src, dtype=None, dst=None):
 
 def _emit_transfer(opcode, dst: Tile, src: Tile, attrs=()):
     """A DMA; through an index tile (`table[idx, :]`) it is a gather (`indirect_load DST <- SRC,
-    INDEX`) or a scatter (a save that also reads the index, over every row it may name)."""
+    INDEX`) or a scatter (a save that also reads the index, over every row it may name). An HBM
+    view in transposed order (`out[f, p]`) moves one element per descriptor: `{elementwise}`."""
+    if src.transposed or dst.transposed:
+        attrs = tuple(attrs) + (("elementwise", FLAG),)
     if src.gather is not None:
         current().emit("indirect_load", [dst], [src, src.gather], attrs)
     elif dst.gather is not None:
@@ -130,7 +133,7 @@ def memset_into(dst: Tile, value, engine=None):
     _on_chip(dst, "memset's destination")
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         fail(f"memset value must be a number, found {describe(value)}")
-    if isinstance(value, float) and value.is_integer():
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**63:
         value = int(value)
     current().emit("memset", [dst], [], [("value", value)], engine=engine)
     return dst
@@ -173,6 +176,15 @@ def matmul(stationary, moving, dst=None, accumulate=False, flags=()):
     attrs = ([("accumulate", FLAG)] if accumulate else []) + [(f, FLAG) for f in flags]
     current().emit("matmul", [out], [s, m], attrs)
     return out
+
+
+def readable_on(t, engine, what="operand") -> Tile:
+    """A PSUM operand of a GpSimdE instruction, which cannot read PSUM: copied to SBUF first,
+    as NKI does for the operands an engine cannot reach."""
+    t = _tile(t, what)
+    if engine == "pool" and t.space == "psum":
+        return tensor_copy(t, dtype=t.dtype)
+    return t
 
 
 def _in_sbuf(t: Tile, what) -> Tile:
@@ -421,13 +433,13 @@ def vector_op(opcode, op, data, reads=(), writes=(), attrs=(), shape=None, dtype
     tensor_reduce or tensor_copy, by the number of elements it reads: the ISA gives these calls
     the same per-element cost) on `engine` (VectorE unless the ISA names another); `nki` names
     the call."""
-    x = _tile(data, "data")
+    x = readable_on(data, engine, "data")
     _on_chip(x, "data")
     extra = []
     for t in reads:
         if isinstance(t, Tile):
             _on_chip(t, "operand")
-            extra.append(t)
+            extra.append(readable_on(t, engine))
     out = result(dst, shape or x.tile_shape(), to_dtype(dtype) if dtype is not None else x.dtype, "sbuf", hint)
     if shape is None:
         check_same_size(out, x, current().call)

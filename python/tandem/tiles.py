@@ -48,7 +48,8 @@ class Tile(TileValue):
     """
 
     def __init__(self, buf: Buf, index: List[Index], dims: List[Optional[int]], bcast=None, oob=None, axes=None,
-                 gather=None):
+                 gather=None, transposed=False, dynamic=()):
+        self.dynamic = dynamic  # index tiles an on-chip view's dynamic indices read (DynamicIndex)
         self.gather = gather  # an indirect view's index tile: the rows it names are the view's (_index_view)
         self.oob = oob  # why the view reaches out of its tensor, until a mask keeps it in (Context.masked)
         self.buf = buf
@@ -56,6 +57,7 @@ class Tile(TileValue):
         self.dims = dims  # logical dimensions: a .kir dimension, or None for an added unit dimension
         self.bcast = bcast  # broadcast_to shape (read-only view)
         self.axes = axes  # a strided view's shape, one extent per view axis (_strided_view)
+        self.transposed = transposed  # an HBM view whose first axis walks a later dimension (_strided_view)
 
     # -- what NKI code reads
     @property
@@ -175,6 +177,8 @@ class Tile(TileValue):
 
     # -- arithmetic makes new tiles (nl.add, ...)
     def _binary(self, other, op, reverse=False):
+        if op == "add" and isinstance(other, IndexRange):
+            return DynamicIndex(self, other)
         ctx = current(op)
         with ctx.calling(f"tile {_OPS_SYMBOL[op]}"):
             if reverse:
@@ -331,6 +335,7 @@ def _index_view(t: Tile, key) -> Tile:
         return _grid_view(t, key)
     oob = t.oob
     gather = None
+    dynamic = list(t.dynamic)
     index = [Index(i.lo, i.hi, i.point) for i in t.index]
     dims: List[Optional[int]] = []
     for k, d in zip(key, t.dims):
@@ -363,6 +368,11 @@ def _index_view(t: Tile, key) -> Tile:
             dims.append(d)
         elif k is None:
             fail("np.newaxis (None) in an index is not supported", call="tile[...]")
+        elif isinstance(k, DynamicIndex) or (isinstance(k, Tile) and t.space != "dram"):
+            index[d], reads = _dynamic_index(t, d, k, size, base, len(dims))
+            dynamic.append(reads)
+            if isinstance(k, DynamicIndex):
+                dims.append(d)
         elif isinstance(k, Tile):
             if gather is not None or t.space != "dram" or d is None:
                 fail("indirect indexing takes one index tile, for a dimension of an HBM tensor (nl.load, nl.store "
@@ -381,11 +391,46 @@ def _index_view(t: Tile, key) -> Tile:
             lo = ir.add(base, v)
             index[d] = Index(lo, ir.add(lo, 1), True)
     if gather is None:
-        return Tile(t.buf, index, dims + _grid_unit_dims(key, dims), oob=oob)
+        return Tile(t.buf, index, dims + _grid_unit_dims(key, dims) + _free_unit_dim(t, dims), oob=oob,
+                    dynamic=tuple(dynamic))
     position, rows = gather
     shape = list(Tile(t.buf, index, dims).shape)
     shape[position] = rows.partitions()
     return Tile(t.buf, index, dims, oob=oob, axes=tuple(shape), gather=rows)
+
+
+class DynamicIndex:
+    """An index held in a tile, plus an index range (`offsets[0, i] + iy`): the offset is a
+    register value at run time (nisa.tensor_copy_dynamic_src), so the view may visit any
+    `extent` indices of the dimension; the instruction that uses the view reads the tile."""
+
+    def __init__(self, tile: Tile, offset: IndexRange):
+        if not isinstance(tile, Tile) or tile.partitions() * tile.free() != 1:
+            fail(f"a dynamic index is one element of a tile, found {list(tile.shape)}", call="tile[...]")
+        if not offset.simple or ir.expr_const(offset.offset) != 0 or offset.terms[0].coeff != 1:
+            fail(f"{offset!r}: a dynamic index adds one plain nl.arange range", call="tile[...]")
+        self.tile, self.range = tile, offset
+
+    def __repr__(self):
+        return f"%{self.tile.name} + {self.range!r}"
+
+
+def _dynamic_index(t: Tile, d, k, size, base, axis):
+    """The index of on-chip dimension `d` that the index tile `k` (or DynamicIndex) names: any
+    `extent` indices of the dimension, so dependences take all of it and costs `extent`."""
+    if t.space == "dram" or d is None or d == 0:
+        fail("a dynamic index (a tile) indexes a free dimension of an on-chip tile; an HBM tensor takes one "
+             "index tile (a gather or a scatter)", call="tile[...]")
+    extent = k.range.extent if isinstance(k, DynamicIndex) else 1
+    return Index(base, ir.add(base, size), False, (Stride(1, extent, axis),)), k.tile if isinstance(
+        k, DynamicIndex) else k
+
+
+def _free_unit_dim(t: Tile, dims) -> List[Optional[int]]:
+    """An on-chip tile keeps a free dimension: `t[:, i]` of a [128, n] tile is [128, 1]."""
+    if t.space == "dram" or len(t.dims) < 2 or dims != [0]:
+        return []
+    return [None]
 
 
 def _grid_unit_dims(key, dims) -> List[Optional[int]]:
@@ -452,7 +497,8 @@ def _strided_view(t: Tile, entries) -> Tile:
             if dims[position[g.axis]] is None:
                 dims[position[g.axis]] = d
     ranged = [d for d, k in entries if d is not None and isinstance(k, IndexRange)]
-    if order and dims[0] != min(ranged):
+    transposed = bool(order) and dims[0] != min(ranged)
+    if transposed and t.space != "dram":
         fail("the first grid axis indexes a later dimension (a transposing access pattern, which moves the "
              "partitions): transpose with nisa.nc_transpose or a transposing DMA instead", call="tile[...]")
     if t.space != "dram" and order:
@@ -460,7 +506,7 @@ def _strided_view(t: Tile, entries) -> Tile:
         if first.point or len(first.pattern) != 1 or first.pattern[0].axis != 0 or first.pattern[0].stride != 1:
             fail("the partition dimension of an on-chip view takes the first grid axis alone, with stride 1",
                  call="tile[...]")
-    return Tile(t.buf, index, dims, oob=oob, axes=tuple(extents[a] for a in order))
+    return Tile(t.buf, index, dims, oob=oob, axes=tuple(extents[a] for a in order), transposed=transposed)
 
 
 def _ap_view(t: Tile, pattern, offset, dtype) -> Tile:

@@ -129,6 +129,29 @@ bool boxes_tile(const Tensor& t, const std::vector<const Access*>& parts) {
   return !boxes.empty() && sum == total;
 }
 
+// Is every access of `tensor` that `reads` lists a constant box inside one of `parts`?
+bool reads_within(int tensor, const std::vector<Access>& reads, const std::vector<const Access*>& parts) {
+  auto constant_box = [](const Access& a) {
+    for (const IndexRange& r : a.dims)
+      if (r.strided() || !r.lo.terms.empty() || !r.hi.terms.empty()) return false;
+    return !a.whole();
+  };
+  for (const Access& a : reads) {
+    if (a.tensor_id != tensor) continue;
+    if (!constant_box(a)) return false;
+    bool inside = false;
+    for (const Access* part : parts) {
+      if (!part->whole() && (!constant_box(*part) || part->dims.size() != a.dims.size())) continue;
+      bool all = true;
+      for (size_t d = 0; d < a.dims.size() && all && !part->whole(); ++d)
+        all = part->dims[d].lo.constant <= a.dims[d].lo.constant && a.dims[d].hi.constant <= part->dims[d].hi.constant;
+      inside = inside || all;
+    }
+    if (!inside) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 struct Allocator::SpaceUse {
@@ -237,15 +260,22 @@ LiveInterval Allocator::extend_over_carrying_loops(int tensor, LiveInterval iv, 
       if (a.tensor_id == tensor && covers_whole(k_, t, a, loop, block_dims)) return true;
     return false;
   };
-  // The first uses directly in `loop` only write, and their writes together cover the tensor.
+  // The first uses directly in `loop` write parts that together cover the tensor; between
+  // them, instructions may read what this iteration's parts already wrote.
   auto covered_together = [&](std::vector<int>::const_iterator first, LoopId loop) {
     std::vector<const Access*> parts;
     for (auto u = first; u != uses.end(); ++u) {
       const InstId user = at_[static_cast<size_t>(*u)];
       const Instruction& in = k_.insts[static_cast<size_t>(user)];
-      if (in.loop != loop || !writes_only(user, loop)) break;
-      for (const Access& a : in.writes)
-        if (a.tensor_id == tensor) parts.push_back(&a);
+      if (in.loop != loop) break;
+      if (writes_only(user, loop)) {
+        for (const Access& a : in.writes)
+          if (a.tensor_id == tensor) parts.push_back(&a);
+        continue;
+      }
+      const bool writes =
+          std::any_of(in.writes.begin(), in.writes.end(), [&](const Access& a) { return a.tensor_id == tensor; });
+      if (writes || !reads_within(tensor, in.reads, parts)) break;
     }
     return boxes_tile(t, parts);
   };
@@ -277,7 +307,8 @@ LiveInterval Allocator::extend_over_carrying_loops(int tensor, LiveInterval iv, 
   for (LoopId l : seen) {
     const auto [open, close] = loop_span_[static_cast<size_t>(l)];
     const bool used_outside = uses.front() < open || uses.back() > close;
-    if (l == rotated_on || used_outside || !replaced_at_top(l, open, replaced_at_top)) {
+    const bool one_iteration = k_.loops[static_cast<size_t>(l)].trip_count() == 1;  // nothing to carry
+    if (l == rotated_on || used_outside || (!one_iteration && !replaced_at_top(l, open, replaced_at_top))) {
       iv.first = std::min(iv.first, open);
       iv.last = std::max(iv.last, close);
     }

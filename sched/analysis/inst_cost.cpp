@@ -112,6 +112,13 @@ DmaShape transfer_shape(const Kernel& k, const Instruction& in) {
   else
     for (const auto* list : {&in.writes, &in.reads})
       for (const Access& a : *list) s.runs_per_partition = std::max(s.runs_per_partition, runs_per_row(k, a));
+  // A transfer in transposed order (an HBM view walked along a later dimension first) has no two
+  // consecutive elements adjacent on both sides: every element is its own run.
+  if (in.attrs.has(attr::kElementwise))
+    for (const Access& a : in.writes) {
+      const OperandShape w = operand_shape(k, a);
+      s.descriptors = std::max(s.descriptors, static_cast<double>(w.partitions * w.free));
+    }
   return s;
 }
 

@@ -607,3 +607,172 @@ def test_atomic_rmw_gather_flattened_and_par_dim_in_hbm():
     lines = body(text)
     assert '%st0 = save %T <- %D_sb, %idx {accumulate, nki = "atomic_rmw"}' in lines
     assert '%cp0 = tensor_copy %g <- %d, %g.iota on pool {op = "gather", nki = "gather_flattened"}' in lines
+
+
+def test_transposing_hbm_access_moves_one_element_per_descriptor():
+    # `out[row + f, p]`: the partition axis walks HBM's columns, so no two elements a partition
+    # sends are adjacent in HBM: the save carries {elementwise} (a descriptor per element).
+    import tandem.nki.language as nl
+
+    def k(A, out):
+        ip = nl.arange(64)[:, None]
+        jf = nl.arange(128)[None, :]
+        for i in nl.affine_range(2):
+            t = nl.load(A[i * 128 + jf, ip])
+            nl.store(out[i * 128 + jf, ip], value=t)
+
+    text = tandem.trace(k, (256, 64), (256, 64), dtype="bf16", source_attrs=False).text
+    lines = body(text)
+    assert "%ld0 = load %t <- %A[%i*128 : %i*128 + 128, 0:64] {elementwise}" in lines
+    assert "%st0 = save %out[%i*128 : %i*128 + 128, 0:64] <- %t {elementwise}" in lines
+    assert "tensor %t : sbuf[64, 128] bf16" in text
+
+    def plain(A, out):
+        for i in nl.affine_range(2):
+            nl.store(out[i * 128:i * 128 + 128, 0:64], value=nl.load(A[i * 128:i * 128 + 128, 0:64]))
+
+    # 64 x 128 two-byte elements, one descriptor each, against one run per partition.
+    slow = tandem.simulate(k, (256, 64), (256, 64), dtype="bf16")
+    fast = tandem.simulate(plain, (256, 64), (256, 64), dtype="bf16")
+    assert slow.total_ns > 2 * fast.total_ns
+
+    def on_chip(A):
+        t = nl.load(A)
+        nl.copy(t[nl.arange(64)[None, :], nl.arange(128)[:, None]])
+
+    with pytest.raises(tandem.TraceError) as ei:
+        tandem.trace(on_chip, (128, 64))
+    assert "the first grid axis indexes a later dimension" in str(ei.value)
+
+
+def test_dynamic_source_index_reads_its_register_tile():
+    # nisa.tensor_copy_dynamic_src: the column comes from a tile at run time, so the copy may
+    # read any column (the dependence covers the dimension) and reads the offset's tile.
+    import tandem.nki.isa as nisa
+    import tandem.nki.language as nl
+
+    def k(S, O):
+        out = nl.ndarray((128, 16), dtype=S.dtype, buffer=nl.shared_hbm)
+        s, o = nl.load(S), nl.load(O)
+        res = nl.ndarray((128, 16), dtype=S.dtype, buffer=nl.sbuf)
+        ix, iy = nl.mgrid[0:128, 0:1]
+        for c in nl.affine_range(16):
+            res[ix, c] = nisa.tensor_copy_dynamic_src(s[ix, o[0, c] + iy])
+        nl.store(out, value=res)
+
+    text = tandem.trace(k, (128, 256), tandem.tensor((1, 16), "i32"), dtype="f32", source_attrs=False).text
+    assert "%cp0 = tensor_copy %res[0:128, %c] <- %s[0:128, 0:256:[[1, 1]]], %o[0, %c]" in body(text)
+    assert tandem.simulate(k, (128, 256), tandem.tensor((1, 16), "i32"), dtype="f32").total_ns > 0
+
+    def on_partitions(S, O):
+        s, o = nl.load(S), nl.load(O)
+        nl.copy(s[o[0, 0] + nl.arange(1)[:, None], nl.arange(256)[None, :]])
+
+    with pytest.raises(tandem.TraceError) as ei:
+        tandem.trace(on_partitions, (128, 256), tandem.tensor((1, 16), "i32"))
+    assert "a dynamic index (a tile) indexes a free dimension of an on-chip tile" in str(ei.value)
+
+
+def test_row_major_mask_keeps_the_rows_it_touches():
+    # `base + 512 * ix + iy < n` keeps a prefix of the elements in row-major order: the rows with
+    # any kept element move, the partial last one whole.
+    import tandem.nki.language as nl
+
+    def k(A, n):
+        out = nl.ndarray(A.shape, dtype=A.dtype, buffer=nl.shared_hbm)
+        ix = nl.arange(128)[:, None]
+        iy = nl.arange(512)[None, :]
+        for i in nl.static_range(2):
+            keep = i * 128 * 512 + 512 * ix + iy < n
+            t = nl.load(A[i, ix, iy], mask=keep)
+            nl.store(out[i, ix, iy], value=t, mask=keep)
+
+    text = tandem.trace(k, (2, 128, 512), 70000, dtype="f32", source_attrs=False).text
+    lines = body(text)
+    # 70000 - 65536 = 4464 elements of the second tile: 8 full rows and a partial ninth.
+    assert "%ld1 = load %t_2[0:9, 0:512] <- %A[1, 0:9, 0:512]" in lines
+    assert "%ld0 = load %t <- %A[0, 0:128, 0:512]" in lines
+
+
+def test_iota_over_an_mgrid_takes_the_whole_grid():
+    # An nl.mgrid component is a dense array of the grid's shape, so iota of an expression over
+    # two of its axes fills the whole grid.
+    import tandem.nki.isa as nisa
+    import tandem.nki.language as nl
+
+    def k(A):
+        g = nl.mgrid[0:128, 0:4, 0:3, 0:3]
+        nisa.iota(3 * g.y + g.z, dtype=nl.uint32)
+
+    text = tandem.trace(k, (128, 4), source_attrs=False).text
+    assert "sbuf[128, 4, 3, 3] u32" in text
+
+
+def test_transpose_result_assigned_to_sbuf_goes_through_psum():
+    # TensorE writes PSUM only: `sbuf[...] = nisa.nc_transpose(x)` is the transpose into PSUM
+    # and the copy NKI inserts, not a transpose writing SBUF.
+    import tandem.nki.isa as nisa
+    import tandem.nki.language as nl
+
+    def k(A):
+        a = nl.load(A)
+        t = nl.ndarray((128, 128), dtype=A.dtype, buffer=nl.sbuf)
+        t[...] = nisa.nc_transpose(a)
+        m = nl.full((128, 128), dtype=nl.float32, buffer=nl.sbuf, fill_value=nl.finfo(nl.float32).min)
+
+    lines = body(tandem.trace(k, (128, 128), dtype="f32", source_attrs=False).text)
+    assert lines[1].startswith("%tp0 = transpose %") and " on pe" in lines[1]
+    assert lines[2].startswith("%cp0 = tensor_copy %t <- %")
+    assert lines[3] == '%ms0 = memset %m {value = -3.4028234663852886e+38}'
+
+
+def test_param_builds_a_config_object_of_the_kernel_file(tmp_path, root):
+    path = kernel_file(tmp_path, "cfg.py", """
+        from dataclasses import dataclass
+        import neuronxcc.nki as nki
+        import neuronxcc.nki.language as nl
+
+
+        @dataclass(frozen=True)
+        class TileConfig:
+            tile: int = 128
+            scale: float = 1.0
+
+
+        @nki.jit
+        def scaled(a, config=None):
+            out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+            for i in nl.affine_range(a.shape[0] // config.tile):
+                t = nl.load(a[i * config.tile:(i + 1) * config.tile, :])
+                nl.store(out[i * config.tile:(i + 1) * config.tile, :], value=nl.multiply(t, config.scale))
+            return out
+        """)
+    p = run(root, f"{path}:scaled", "--shapes", "256x512", "--param", "config=TileConfig(tile=64, scale=0.5)")
+    assert p.returncode == 0, p.stderr
+    assert "loop %i = 0 to 4 {" in p.stdout and "scalar = 0.5" in p.stdout
+    p = run(root, f"{path}:scaled", "--shapes", "256x512", "--param", "config=TileConfig(tile=len('ab'))")
+    assert p.returncode == 2 and "the arguments of TileConfig(...) must be literals" in p.stderr
+    p = run(root, f"{path}:scaled", "--shapes", "256x512", "--param", "config=TileConfig(size=3)")
+    assert p.returncode == 2 and "TileConfig(...) raised TypeError" in p.stderr
+
+
+def test_gpsimd_reads_psum_through_a_copy_and_tiles_keep_a_free_dimension():
+    # GpSimdE cannot read PSUM: affine_select of a matmul result reads an SBUF copy of it, as
+    # NKI inserts. `t[:, j]` of an on-chip [128, n] tile is [128, 1], as in NKI.
+    import tandem.nki.isa as nisa
+    import tandem.nki.language as nl
+
+    def k(A, B):
+        a, b = nl.load(A), nl.load(B)
+        acc = nl.ndarray((128, 4), dtype=nl.float32, buffer=nl.sbuf)
+        for j in nl.affine_range(4):
+            assert acc[:, j].shape == (128, 1)
+            acc[:, j][:, 0]
+        ps = nisa.nc_matmul(a, b)
+        i_p, i_f = nl.mgrid[0:128, 0:512]
+        nisa.affine_select(pred=(i_f - i_p >= 0), on_true_tile=ps, on_false_value=-1e9)
+
+    lines = body(tandem.trace(k, (128, 128), (128, 512), dtype="bf16", source_attrs=False).text)
+    assert lines[2].startswith("%mm0 = matmul %ps <-")
+    assert lines[3] == "%cp0 = tensor_copy %copy <- %ps"
+    assert "<- %copy on pool" in lines[4]

@@ -200,3 +200,48 @@ TEST_CASE("a tile its first instructions fill in disjoint parts is replaced ther
   CHECK(a.live(tensor(k, "q")).first == 0);
   CHECK(a.live(tensor(k, "q")).last == 6);
 }
+
+TEST_CASE("reads between a tile's disjoint parts of what they wrote keep it replaced", "[allocator]") {
+  // Positions: loop %i opens 0, %c0 1, %r0 2, %c1 3, %r1 4, %d0 5, %e0 6, %d1 7, loop closes 8.
+  const Kernel k = test::parse(
+      "  tensor %s : sbuf[128, 512] f32\n"
+      "  tensor %m : sbuf[128, 4] f32\n"
+      "  tensor %p : sbuf[128, 1024] f32\n"  // each read inside a part written before it
+      "  tensor %q : sbuf[128, 1024] f32\n"  // a read of the half not yet written: carried
+      "  loop %i = 0 to 4 {\n"
+      "    %c0 = tensor_copy %p[0:128, 0:512] <- %s\n"
+      "    %r0 = tensor_reduce %m[0:128, 0] <- %p[0:128, 0:512] {op = \"max\"}\n"
+      "    %c1 = tensor_copy %p[0:128, 512:1024] <- %s\n"
+      "    %r1 = tensor_reduce %m[0:128, 1] <- %p[0:128, 512:1024] {op = \"max\"}\n"
+      "    %d0 = tensor_copy %q[0:128, 0:512] <- %s\n"
+      "    %e0 = tensor_reduce %m[0:128, 2] <- %q[0:128, 512:1024] {op = \"max\"}\n"
+      "    %d1 = tensor_copy %q[0:128, 512:1024] <- %s\n"
+      "  }\n");
+  Allocator a(k);
+  CHECK(a.live(tensor(k, "p")).first == 1);
+  CHECK(a.live(tensor(k, "p")).last == 4);
+  CHECK(a.live(tensor(k, "q")).first == 0);
+  CHECK(a.live(tensor(k, "q")).last == 8);
+}
+
+TEST_CASE("a loop of one iteration carries no value across iterations", "[allocator]") {
+  // Positions: loop %i opens 0, %r 1, %w 2, loop closes 3; loop %j opens 4, %r2 5, %w2 6, closes 7.
+  const Kernel k = test::parse(
+      "  tensor %s : sbuf[128, 512] f32\n"
+      "  tensor %m : sbuf[128, 1] f32\n"
+      "  tensor %a : sbuf[128, 512] f32\n"  // read before its write, in a loop of one iteration
+      "  tensor %b : sbuf[128, 512] f32\n"  // the same in a loop of two: carried
+      "  loop %i = 0 to 1 {\n"
+      "    %r = tensor_reduce %m <- %a {op = \"max\"}\n"
+      "    %w = tensor_copy %a <- %s\n"
+      "  }\n"
+      "  loop %j = 0 to 2 {\n"
+      "    %r2 = tensor_reduce %m <- %b {op = \"max\"}\n"
+      "    %w2 = tensor_copy %b <- %s\n"
+      "  }\n");
+  Allocator a(k);
+  CHECK(a.live(tensor(k, "a")).first == 1);
+  CHECK(a.live(tensor(k, "a")).last == 2);
+  CHECK(a.live(tensor(k, "b")).first == 4);
+  CHECK(a.live(tensor(k, "b")).last == 7);
+}

@@ -153,6 +153,20 @@ def tensor_copy(*args, **kwargs):
     return ops.tensor_copy(a["src"], dtype=a.get("dtype"), dst=a.get("dst"), engine=_engine(a.get("engine")))
 
 
+@api("nisa.tensor_copy_dynamic_src")
+def tensor_copy_dynamic_src(*args, **kwargs):
+    """A copy whose source is indexed by a register value (`src[ix, offsets[0, i] + iy]`): a
+    tensor_copy reading the offset's tile and any elements of the dimension it indexes."""
+    return tensor_copy(*args, **kwargs)
+
+
+@api("nisa.tensor_copy_dynamic_dst")
+def tensor_copy_dynamic_dst(*args, **kwargs):
+    """A copy whose destination is indexed by a register value: a tensor_copy that reads the
+    offset's tile and may write any elements of the dimension it indexes."""
+    return tensor_copy(*args, **kwargs)
+
+
 @api("nisa.tensor_tensor_scan")
 def tensor_tensor_scan(*args, **kwargs):
     dst_form = "dst" in kwargs or (len(args) > 3 and is_tile(args[0]) and not callable(args[3]))
@@ -188,7 +202,7 @@ def iota(*args, **kwargs):
             fail(f"nisa.iota's expr must be an index expression over nl.arange/nl.mgrid ranges "
                  f"(2 * nl.arange(n)[None, :]), found {_describe(expr)}")
         extents = {0 if t.axis is None else t.axis: t.extent for t in expr.terms}
-        shape = tuple(extents.get(axis, 1) for axis in range(max(2, max(extents) + 1)))
+        shape = expr.grid or tuple(extents.get(axis, 1) for axis in range(max(2, max(extents) + 1)))
         dst = current().temp(shape, ops.to_dtype(a["dtype"]), "sbuf", "iota")
     return ops.iota(dst)
 
@@ -273,7 +287,8 @@ def affine_select(*args, **kwargs):
     names = (["dst"] if _dst_first(args, kwargs) else []) + ["pred", "on_true_tile", "on_false_value", "mask",
                                                             "dtype", "name"]
     a = bind(names, args, kwargs, required=["pred", "on_true_tile", "on_false_value"])
-    out = ops.tensor_copy(a["on_true_tile"], dtype=a.get("dtype"), dst=a.get("dst"), engine="pool")
+    src = ops.readable_on(a["on_true_tile"], "pool", "on_true_tile")
+    out = ops.tensor_copy(src, dtype=a.get("dtype"), dst=a.get("dst"), engine="pool")
     current().last.set_attr("nki", "affine_select")
     return out
 
@@ -493,4 +508,5 @@ __all__ = ["nc_matmul", "nc_transpose", "activation", "activation_reduce", "tens
            "tensor_engine", "vector_engine", "scalar_engine", "gpsimd_engine", "unknown_engine", "reduce_cmd",
            "dge_mode", "oob_mode", "dropout", "max8", "nc_find_index8", "nc_match_replace8", "nc_stream_shuffle",
            "tensor_partition_reduce", "select_reduce", "range_select", "tensor_scalar_cumulative",
-           "tensor_copy_predicated", "local_gather", "sequence_bounds", "Tile"]
+           "tensor_copy_predicated", "local_gather", "sequence_bounds", "tensor_copy_dynamic_src",
+           "tensor_copy_dynamic_dst", "Tile"]

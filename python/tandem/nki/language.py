@@ -435,6 +435,8 @@ class _MGrid:
             if not _is_int(lo) or not _is_int(k.stop) or k.stop <= lo:
                 fail(f"nl.mgrid slice {_printable(repr(k))} must be a non-empty constant range", call="nl.mgrid")
             out.append(IndexRange(lo, k.stop - lo, axis))
+        for r in out:
+            r.grid = tuple(r.extent for r in out)
         return out[0] if single else _Grid(out)
 
 
