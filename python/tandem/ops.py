@@ -142,18 +142,26 @@ def memset_into(dst: Tile, value, engine=None):
 # -- compute -------------------------------------------------------------------------------
 
 
-def load_transposed(src, dtype=None, dst=None):
-    """A DMA that writes the 2-D source transposed into SBUF (nl.load_transpose2d,
-    nisa.dma_transpose): a load with `{transpose}`, timed as a load of its bytes."""
+# nisa.dma_transpose's permutations, by the source's rank (ISA: dma_transpose).
+TRANSPOSE_AXES = {2: (1, 0), 3: (2, 1, 0), 4: (3, 1, 2, 0)}
+
+
+def load_transposed(src, dtype=None, dst=None, axes=None):
+    """A DMA that writes the source permuted into SBUF (nl.load_transpose2d, nisa.dma_transpose
+    of a 2-D to 4-D source, or of rows gathered through an index tile): a load with
+    `{transpose}`, timed as a load of its bytes."""
     src = _tile(src, "the source")
     shape = src.tile_shape() if src.space != "dram" else src.shape
-    if len(shape) != 2:
-        fail(f"a transposing load takes a 2-D source, found {list(shape)}")
-    out = result(dst, (shape[1], shape[0]), to_dtype(dtype) if dtype is not None else src.dtype, "sbuf",
+    if len(shape) not in TRANSPOSE_AXES:
+        fail(f"a transposing load takes a 2-D to 4-D source, found {list(shape)}")
+    order = TRANSPOSE_AXES[len(shape)]
+    if axes is not None and tuple(axes) != order:
+        fail(f"axes {tuple(axes)}: a {len(shape)}-D source is transposed by {order}")
+    out = result(dst, tuple(shape[a] for a in order), to_dtype(dtype) if dtype is not None else src.dtype, "sbuf",
                   src.name + "_T")
-    if src.space != "dram":
+    if src.space != "dram" and len(shape) == 2:
         check_transposed(out, src)
-    current().emit("load" if src.space == "dram" else "dma_copy", [out], [src], [("transpose", FLAG)])
+    _emit_transfer("load" if src.space == "dram" else "dma_copy", out, src, [("transpose", FLAG)])
     return out
 
 

@@ -138,7 +138,7 @@ class Tile(TileValue):
     # -- indexing
     def __getitem__(self, key):
         if self.bcast is not None or self.axes is not None:
-            if key is Ellipsis or key == (Ellipsis,):
+            if key is Ellipsis or key == (Ellipsis,) or _selects_all(key, self.shape):
                 return self
             what = "a broadcast_to view" if self.bcast is not None else "a strided view (index ranges or .ap)"
             fail(f"indexing {what}; index the tile it was made from", call="tile[...]")
@@ -247,10 +247,14 @@ class Tile(TileValue):
         return Tile(self.buf, index, dims, oob=self.oob)
 
     def _reshape_tensor(self, shape):
-        """A reshape that moves elements between dimensions, of a whole HBM tensor no instruction
-        has used yet: the tensor takes the new shape (HBM is row-major, the bytes stay where they
-        are). Other reshapes that move elements are refused."""
+        """A reshape that moves elements between dimensions: of a whole on-chip tile keeping its
+        partitions, a view of the same bytes with the new free dimensions; of a whole HBM tensor no
+        instruction has used yet, the tensor takes the new shape (HBM is row-major, the bytes stay
+        where they are). Other reshapes that move elements are refused."""
         b = self.buf
+        if self._whole_tile_on_chip() and shape and shape[0] == self.shape[0] and \
+                math.prod(shape) == math.prod(self.shape):
+            return Tile(b, list(self.index), list(self.dims), oob=self.oob, axes=shape)  # the same bytes, relabelled
         if b.reshaped is not None and tuple(self.shape) == b.reshaped[0] and tuple(shape) == b.reshaped[1]:
             return Tile(b, [Index(0, s, False) for s in shape], list(range(len(shape))), oob=self.oob)  # again
         if self.space != "dram" or not self.whole() or b.blocks or b.families or \
@@ -264,6 +268,18 @@ class Tile(TileValue):
         b.tensor.shape = tuple(shape)
         b.perm = list(range(len(shape)))
         return Tile(b, [Index(0, s, False) for s in shape], list(range(len(shape))), oob=self.oob)
+
+    def _whole_tile_on_chip(self) -> bool:
+        """An on-chip view of every element of its tile (of its list member, for a list of
+        tiles): its free dimensions may be relabelled, since each partition holds them in order."""
+        if self.space == "dram" or self.bcast is not None or self.axes is not None or self.dynamic:
+            return False
+        shape = list(self.buf.tensor.shape)
+        for dim, _ in reversed(self.buf.blocks):  # a list's member: its block index is not the view's
+            del shape[dim]
+        return all(d is None or (not self.index[d].point and not self.index[d].pattern
+                                 and self.index[d].lo == 0 and self.index[d].hi == shape[d]) for d in self.dims) \
+            and sorted(d for d in self.dims if d is not None) == list(range(len(self.index)))
 
     def __getattr__(self, name):
         if name.startswith("__"):
@@ -431,6 +447,14 @@ def _free_unit_dim(t: Tile, dims) -> List[Optional[int]]:
     if t.space == "dram" or len(t.dims) < 2 or dims != [0]:
         return []
     return [None]
+
+
+def _selects_all(key, shape) -> bool:
+    """`[0:n, :]` and the like: a key of full slices, one per dimension."""
+    key = key if isinstance(key, tuple) else (key,)
+    return len(key) == len(shape) and all(
+        isinstance(k, slice) and k.step in (None, 1) and k.start in (None, 0) and k.stop in (None, n)
+        for k, n in zip(key, shape))
 
 
 def _grid_unit_dims(key, dims) -> List[Optional[int]]:

@@ -776,3 +776,53 @@ def test_gpsimd_reads_psum_through_a_copy_and_tiles_keep_a_free_dimension():
     assert lines[2].startswith("%mm0 = matmul %ps <-")
     assert lines[3] == "%cp0 = tensor_copy %copy <- %ps"
     assert "<- %copy on pool" in lines[4]
+
+
+def test_whole_on_chip_tile_reshaped_across_free_dimensions():
+    # Each partition holds its free elements in order, so a whole [128, 2, 512] tile is a
+    # [128, 1024] view of the same bytes; part of a tile or a changed partition count is not.
+    import tandem.nki.isa as nisa
+    import tandem.nki.language as nl
+
+    def k(A):
+        out = nl.ndarray((128, 1024), dtype=A.dtype, buffer=nl.shared_hbm)
+        t = nl.ndarray((128, 2, 512), dtype=A.dtype, buffer=nl.sbuf)
+        for j in nl.affine_range(2):
+            t[:, j, :] = nl.load(A[:, j * 512:(j + 1) * 512])
+        flat = t.reshape((128, 1024))
+        nisa.dma_copy(dst=out[0:128, 0:1024], src=flat[0:128, 0:1024])
+
+    lines = body(tandem.trace(k, (128, 1024), dtype="f32", source_attrs=False).text)
+    assert lines[-1] == "%st0 = save %out <- %t"
+
+    def part(A):
+        t = nl.load(A)
+        t[:, 0:256].reshape((128, 2, 128))
+
+    with pytest.raises(tandem.TraceError) as ei:
+        tandem.trace(part, (128, 512))
+    assert "moves elements between dimensions" in str(ei.value)
+
+
+def test_dma_transpose_of_a_gathered_3d_source():
+    # nisa.dma_transpose permutes a 3-D source by (2, 1, 0); rows gathered through an index
+    # tile make it an indirect load.
+    import tandem.nki.isa as nisa
+    import tandem.nki.language as nl
+
+    def k(S, I):
+        idx = nl.load(I)
+        iy = nl.arange(4)[None, :, None]
+        iz = nl.arange(128)[None, None, :]
+        d = nisa.dma_transpose(S[idx[nl.arange(32)[:, None], 0], iy, iz], axes=(2, 1, 0))
+
+    text = tandem.trace(k, (64, 4, 128), tandem.tensor((32, 1), "u32"), dtype="bf16", source_attrs=False).text
+    assert "tensor %d : sbuf[128, 4, 32] bf16" in text
+    assert "%g0 = indirect_load %d <- %S, %idx[0:32, 0] {transpose}" in body(text)
+
+    def wrong_axes(S):
+        nisa.dma_transpose(S, axes=(1, 0, 2))
+
+    with pytest.raises(tandem.TraceError) as ei:
+        tandem.trace(wrong_axes, (16, 4, 128))
+    assert "a 3-D source is transposed by (2, 1, 0)" in str(ei.value)

@@ -298,7 +298,7 @@ def dma_transpose(*args, **kwargs):
     names = (["dst"] if _dst_first(args, kwargs) else []) + ["src", "axes", "mask", "dtype", "dge_mode", "oob_mode",
                                                             "priority", "name"]
     a = bind(names, args, kwargs, required=["src"])
-    return ops.load_transposed(a["src"], dtype=a.get("dtype"), dst=a.get("dst"))
+    return ops.load_transposed(a["src"], dtype=a.get("dtype"), dst=a.get("dst"), axes=a.get("axes"))
 
 
 class oob_mode:
