@@ -195,6 +195,27 @@ def readable_on(t, engine, what="operand") -> Tile:
     return t
 
 
+def matmul_double_row(stationary, moving, dst=None, accumulate=False):
+    """nc_matmul in FP8 double-row mode (NeuronCore-v3): [K, 2, M] and [K, 2, N] operands, two
+    rows of K per PE, timed as `matmul {double_row}` (ISA matmul_perf_mode: 2x throughput)."""
+    s = _in_sbuf(_tile(stationary, "stationary"), "stationary")
+    m = _in_sbuf(_tile(moving, "moving"), "moving")
+    if current().kernel.target == "trn1":
+        fail("perf_mode double_row is a NeuronCore-v3 (trn2) mode; trn1 (NeuronCore-v2) has none")
+    for t, what in ((s, "stationary"), (m, "moving")):
+        if len(t.shape) != 3 or t.shape[1] != 2:
+            fail(f"double_row takes [K, 2, free] operands; the {what} is {list(t.shape)}")
+        if t.dtype.kir not in ("fp8", "f8"):
+            fail(f"double_row takes FP8 operands; the {what} is {t.dtype!r}")
+    if s.partitions() != m.partitions() or s.shape[2] > 128 or m.shape[2] > 512:
+        fail(f"double_row operands {list(s.shape)} and {list(m.shape)}: equal K, at most 128 stationary and 512 "
+             "moving columns")
+    out = result(dst, (s.shape[2], m.shape[2]), F32, "psum", "mm")
+    attrs = ([("accumulate", FLAG)] if accumulate else []) + [("double_row", FLAG)]
+    current().emit("matmul", [out], [s, m], attrs)
+    return out
+
+
 def _in_sbuf(t: Tile, what) -> Tile:
     """A TensorE operand: in SBUF, or copied there from PSUM first (the copy NKI inserts)."""
     if t.space == "psum":
@@ -366,6 +387,10 @@ def tensor_tensor(data1, data2, op, dtype=None, dst=None, engine=None):
     name = op_name(op, BINARY_OPS, "operator")
     _on_chip(a, "data1")
     _on_chip(b, "data2")
+    if _column(b, a):  # a per-partition column broadcast along the free axes: the scalar form
+        return tensor_scalar(a, op, b, dtype=dtype, dst=dst, engine=engine)
+    if _column(a, b):
+        return tensor_scalar(b, op, a, reverse0=True, dtype=dtype, dst=dst, engine=engine)
     if a.partitions() != b.partitions() or a.free() != b.free():
         fail(f"tensor_tensor operands differ in shape: {list(a.shape)} and {list(b.shape)}")
     out = result(dst, a.tile_shape(), to_dtype(dtype) if dtype is not None else a.dtype, "sbuf", name)

@@ -200,7 +200,8 @@ std::optional<ComputeCycles> compute_cycles(const Kernel& k, const Instruction& 
                                     engine.min_ii_cycles,
                                     static_cast<double>(in.attrs.get_int(attr::kRanks).value_or(1)),
                                     static_cast<double>(accumulator_inputs(k, in)),
-                                    all_16bit(reads, writes) ? 1.0 : 0.0};
+                                    all_16bit(reads, writes) ? 1.0 : 0.0,
+                                    in.attrs.has(attr::kDoubleRow) ? 1.0 : 0.0};
   ComputeCycles c;
   c.cycles = cost.cycles.eval(vars);
   c.latency = cost.latency ? cost.latency->eval(vars) : c.cycles;

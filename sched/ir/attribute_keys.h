@@ -25,6 +25,7 @@ inline constexpr const char* kSeparationBarrier = "separation_barrier";  // the 
 inline constexpr const char* kZeroInit = "zero_init";                    // the split's memset of an index tile
 inline constexpr const char* kValue = "value";                           // memset's value
 inline constexpr const char* kElementwise = "elementwise";               // a transposed transfer: element runs
+inline constexpr const char* kDoubleRow = "double_row";                  // a matmul in FP8 double-row mode
 inline constexpr const char* kIssueCycles = "issueCycles";               // per-instruction costs (wmma-reorder's)
 inline constexpr const char* kLatencyCycles = "latencyCycles";
 inline constexpr const char* kATile = "a_tile";       // wmma-reorder{vgpr}: the A operand tile a WMMA reads

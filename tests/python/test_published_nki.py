@@ -826,3 +826,48 @@ def test_dma_transpose_of_a_gathered_3d_source():
     with pytest.raises(tandem.TraceError) as ei:
         tandem.trace(wrong_axes, (16, 4, 128))
     assert "a 3-D source is transposed by (2, 1, 0)" in str(ei.value)
+
+
+def test_double_row_matmul_takes_two_rows_of_k_per_pe():
+    # perf_mode double_row (NeuronCore-v3): [K, 2, M] x [K, 2, N] FP8 operands, one matmul
+    # marked {double_row}, timed at twice the throughput.
+    import tandem.nki.isa as nisa
+    import tandem.nki.language as nl
+
+    def k(A, B):
+        a, b = nl.load(A), nl.load(B)
+        out = nisa.nc_matmul(a, b, perf_mode=nisa.matmul_perf_mode.double_row)
+        assert out.shape == (128, 512)
+
+    text = tandem.trace(k, (128, 2, 128), (128, 2, 512), dtype="float8_e4m3", source_attrs=False).text
+    assert body(text)[2] == "%mm0 = matmul %out <- %a, %b {double_row}"
+
+    with pytest.raises(tandem.TraceError) as ei:
+        tandem.trace(k, (128, 2, 128), (128, 2, 512), dtype="bf16")
+    assert "double_row takes FP8 operands" in str(ei.value)
+    with pytest.raises(tandem.TraceError) as ei:
+        tandem.trace(k, (128, 2, 128), (128, 2, 512), dtype="float8_e4m3", target="trn1")
+    assert "trn1 (NeuronCore-v2) has none" in str(ei.value)
+
+    def flat(A, B):
+        nisa.nc_matmul(nl.load(A), nl.load(B), perf_mode="double_row")
+
+    with pytest.raises(tandem.TraceError) as ei:
+        tandem.trace(flat, (128, 128), (128, 512), dtype="float8_e4m3")
+    assert "double_row takes [K, 2, free] operands; the stationary is [128, 128]" in str(ei.value)
+
+
+def test_isa_tensor_tensor_with_a_per_partition_column():
+    # nisa.tensor_tensor of a [P, n] tile and a [P, 1] column broadcasts the column along the
+    # free axis: the scalar form, reversed when the column comes first.
+    import tandem.nki.isa as nisa
+    import tandem.nki.language as nl
+
+    def k(A, C):
+        a, c = nl.load(A), nl.load(C)
+        nisa.tensor_tensor(a, c, nl.multiply)
+        nisa.tensor_tensor(c, a, nl.subtract)
+
+    lines = body(tandem.trace(k, (128, 1024), (128, 1), dtype="f32", source_attrs=False).text)
+    assert lines[2].startswith("%ts0 = tensor_scalar %") and '<- %a, %c {op = "multiply"}' in lines[2]
+    assert '<- %a, %c {op = "subtract", reverse}' in lines[3]

@@ -74,15 +74,33 @@ def nc_matmul(*args, **kwargs):
     if dst_form:
         names = ["dst"] + names
     a = bind(names, args, kwargs, required=["stationary", "moving"] + (["dst"] if dst_form else []))
-    if a.get("perf_mode") not in (None, "none") and getattr(a.get("perf_mode"), "name", "none") != "none":
-        fail("perf_mode is not supported by the tandem tracer")
+    mode = getattr(a.get("perf_mode"), "name", a.get("perf_mode"))
+    if mode not in (None, "none", "double_row", "double_row_gen3"):
+        fail(f"perf_mode {_describe(mode)}: the modes are nisa.matmul_perf_mode.none and double_row")
     # is_transpose: the PE transposes through the identity it is given, as a matmul of those
     # operands; the *_onezero hints change what the ISA computes, not its time. tile_position /
     # tile_size place a small matmul in a quadrant of the PE array: it is timed as a matmul of
     # its operands on the whole array (the models have one PE resource).
     flags = [key for key in ("is_transpose", "is_stationary_onezero", "is_moving_onezero") if a.get(key)]
     accumulate = dst_form and not a.get("is_transpose") and a.get("accumulate") is not False
+    if mode in ("double_row", "double_row_gen3"):
+        return ops.matmul_double_row(a["stationary"], a["moving"], dst=a.get("dst"), accumulate=accumulate)
     return ops.matmul(a["stationary"], a["moving"], dst=a.get("dst"), accumulate=accumulate, flags=flags)
+
+
+class _PerfMode:
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"nisa.matmul_perf_mode.{self.name}"
+
+
+class matmul_perf_mode:
+    """nc_matmul's performance mode: double_row packs two FP8 rows of K per PE (NeuronCore-v3)."""
+
+    none = _PerfMode("none")
+    double_row = _PerfMode("double_row")
 
 
 @api("nisa.nc_transpose")
@@ -509,4 +527,4 @@ __all__ = ["nc_matmul", "nc_transpose", "activation", "activation_reduce", "tens
            "dge_mode", "oob_mode", "dropout", "max8", "nc_find_index8", "nc_match_replace8", "nc_stream_shuffle",
            "tensor_partition_reduce", "select_reduce", "range_select", "tensor_scalar_cumulative",
            "tensor_copy_predicated", "local_gather", "sequence_bounds", "tensor_copy_dynamic_src",
-           "tensor_copy_dynamic_dst", "Tile"]
+           "tensor_copy_dynamic_dst", "matmul_perf_mode", "Tile"]
