@@ -269,6 +269,19 @@ class Tile(TileValue):
         b.perm = list(range(len(shape)))
         return Tile(b, [Index(0, s, False) for s in shape], list(range(len(shape))), oob=self.oob)
 
+    def view(self, dtype):
+        """The tile's bytes as another element type of the same size: the tile itself when the
+        type is its own; a whole HBM tensor no instruction has used yet takes the new type."""
+        new = to_dtype(dtype)
+        b = self.buf
+        if new.kir == b.tensor.dtype:
+            return self
+        if self.space != "dram" or not self.whole() or b.used or new.itemsize != self.dtype.itemsize:
+            fail(f"view of %{self.name} ({self.dtype!r}) as {new!r}: traced only as a same-size type of a whole "
+                 "HBM tensor before its first use", call="tile.view")
+        b.tensor.dtype = new.kir
+        return self
+
     def _whole_tile_on_chip(self) -> bool:
         """An on-chip view of every element of its tile (of its list member, for a list of
         tiles): its free dimensions may be relabelled, since each partition holds them in order."""

@@ -871,3 +871,25 @@ def test_isa_tensor_tensor_with_a_per_partition_column():
     lines = body(tandem.trace(k, (128, 1024), (128, 1), dtype="f32", source_attrs=False).text)
     assert lines[2].startswith("%ts0 = tensor_scalar %") and '<- %a, %c {op = "multiply"}' in lines[2]
     assert '<- %a, %c {op = "subtract", reverse}' in lines[3]
+
+
+def test_view_as_another_element_type():
+    # tensor.view(dtype): the same type is the tensor itself; a whole HBM tensor not yet used
+    # takes another type of the same size; anything else is refused.
+    import tandem.nki.language as nl
+
+    def k(A, B):
+        a = nl.load(A.view(nl.float8_e5m2))
+        b = nl.load(B.view(nl.float8_e4m3))
+        b.view(nl.int8)
+
+    with pytest.raises(tandem.TraceError) as ei:
+        tandem.trace(k, (128, 64), (128, 64), dtype="float8_e5m2")
+    assert "view of %b (nl.float8_e4m3) as nl.int8: traced only as a same-size type" in str(ei.value)
+
+    def ok(A, B):
+        nl.load(A.view(nl.float8_e5m2))
+        nl.load(B.view(nl.float8_e4m3))
+
+    text = tandem.trace(ok, (128, 64), (128, 64), dtype="float8_e5m2", source_attrs=False).text
+    assert "tensor %A : dram[128, 64] f8" in text and "tensor %B : dram[128, 64] fp8" in text
