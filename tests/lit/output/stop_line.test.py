@@ -13,7 +13,7 @@ scratch = os.path.join(d, "tmp")
 os.makedirs(scratch, exist_ok=True)
 COMMANDS = [["opt", fifo, "--passes=none"], ["sim", fifo], ["ab", fifo, "--a", "none", "--b", "default"],
             ["sweep", fifo, "-o", os.path.join(d, "s.csv")], ["tune", fifo], ["models", "show", fifo],
-            ["import-amdgpu", fifo]]
+            ["import-amdgpu", fifo], ["export-amdgpu", fifo, "--asm", os.path.join(d, "k.s")]]
 for command in COMMANDS:
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         if os.path.exists(fifo):
