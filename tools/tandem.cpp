@@ -1,5 +1,7 @@
 // tandem: the command-line front end. Exit codes: 0 success, 1 user error (one `error:`
 // line), 2 internal error.
+#include <signal.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -9,6 +11,7 @@
 
 #include "sched/support/error.h"
 #include "sched/support/log.h"
+#include "sched/support/output.h"
 #include "sched/support/provenance.h"
 #include "sched/support/suggest.h"
 #include "tools/commands.h"
@@ -61,6 +64,10 @@ std::string misspelt(CLI::App& app, int argc, char** argv) {
 
 int main(int argc, char** argv) {
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  // A file-size limit (ulimit -f) makes a write fail with EFBIG, reported as a full disk is,
+  // instead of ending the process with nothing said.
+  ::signal(SIGXFSZ, SIG_IGN);
+  tandem::name_stop_line("tandem");
   CLI::App app{
       "Tandem: a cycle-approximate accelerator simulator with a software-pipelining scheduler.\n"
       "Reads kernels in the .kir text IR (docs/ir.md) and hardware models from the model directories\n"
@@ -72,7 +79,10 @@ int main(int argc, char** argv) {
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off (logs go to stderr)")
       ->capture_default_str();
   int exit_code = 0;
-  app.parse_complete_callback([&] { tandem::set_log_level(log_level); });
+  app.parse_complete_callback([&] {
+    tandem::set_log_level(log_level);
+    for (const CLI::App* command : app.get_subcommands()) tandem::name_stop_line("tandem " + command->get_name());
+  });
   tandem::cli::add_opt_command(app, exit_code);
   tandem::cli::add_sim_command(app, exit_code);
   tandem::cli::add_ab_command(app, exit_code);

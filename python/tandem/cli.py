@@ -253,7 +253,7 @@ def run(argv=None) -> int:
     try:
         return main(argv)
     except KeyboardInterrupt:
-        print("tandem-nki: interrupted", file=sys.stderr)
+        print("tandem-nki: stopped by SIGINT", file=sys.stderr)
         return 130
     except _Stopped as e:
         print(f"tandem-nki: stopped by {signal.Signals(e.signum).name}", file=sys.stderr)

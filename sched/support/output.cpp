@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -36,6 +37,30 @@ struct Slot {
 Slot g_slots[kSlots];
 struct sigaction g_previous[sizeof kCaught / sizeof kCaught[0]];
 
+// The stop line: its speaker (empty: no line), the process that speaks (not a forked child)
+// and whether it first clears a progress line on a terminal.
+char g_stop_name[64] = {};
+pid_t g_stop_pid = 0;
+bool g_stop_clears = false;
+
+// "NAME: stopped by SIGTERM" on stderr, with only async-signal-safe calls.
+void print_stop_line(int sig) {
+  if (!g_stop_name[0] || ::getpid() != g_stop_pid) return;
+  const char* what = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : nullptr;
+  if (!what) return;
+  char line[128];
+  size_t n = 0;
+  auto put = [&](const char* s) {
+    for (; *s && n < sizeof line - 1; ++s) line[n++] = *s;
+  };
+  if (g_stop_clears) put("\r\033[K");
+  put(g_stop_name);
+  put(": stopped by ");
+  put(what);
+  put("\n");
+  (void)!::write(STDERR_FILENO, line, n);
+}
+
 void unlink_registered() {
   const pid_t self = ::getpid();
   for (Slot& s : g_slots)
@@ -55,6 +80,7 @@ extern "C" void on_fatal_signal(int sig, siginfo_t* info, void* context) {
     } else {
       // The signal's usual effect: with the default action back, the re-raised signal is
       // delivered (and ends the process) as soon as this handler returns.
+      print_stop_line(sig);
       struct sigaction dfl {};
       dfl.sa_handler = SIG_DFL;
       sigemptyset(&dfl.sa_mask);
@@ -107,6 +133,17 @@ void unregister_temporary(int slot) {
 }
 
 }  // namespace
+
+void name_stop_line(const std::string& name) {
+  install_handlers();
+  const size_t n = std::min(name.size(), sizeof g_stop_name - 1);
+  g_stop_name[0] = '\0';  // no line while the name changes: its first byte goes in last
+  if (n > 1) std::memcpy(g_stop_name + 1, name.data() + 1, n - 1);
+  g_stop_name[n] = '\0';
+  g_stop_pid = ::getpid();
+  g_stop_clears = ::isatty(STDERR_FILENO);
+  if (n > 0) g_stop_name[0] = name[0];
+}
 
 std::string temporary_path(const std::string& name) {
   const char* tmpdir = std::getenv("TMPDIR");

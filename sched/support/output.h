@@ -57,6 +57,12 @@ class OutputFile {
 // comma, a quote or a newline.
 std::string csv_cell(const std::string& s);
 
+// Names the process in the one line that SIGINT, SIGTERM and SIGHUP print on stderr when they
+// end it ("NAME: stopped by SIGTERM", after its temporaries are removed); the signal then ends
+// the process, so a shell sees the status 128 + the signal. A forked child prints no line, and a
+// signal the process was started with ignored (nohup) stays ignored.
+void name_stop_line(const std::string& name);
+
 // `name` in $TMPDIR (else /tmp).
 std::string temporary_path(const std::string& name);
 

@@ -1,9 +1,12 @@
 #include "sim/tune/tune_runner.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -47,8 +50,8 @@ constexpr int kConfirmTries = 3;        // best points tried that way before giv
 constexpr double kConfirmSeconds = 60;  // time allowed to those perturbed runs
 constexpr size_t kListLimit = 100000;   // --list-points refuses a larger space
 
-volatile sig_atomic_t g_interrupted = 0;
-extern "C" void on_interrupt(int) { g_interrupted = 1; }
+volatile sig_atomic_t g_interrupted = 0;  // the signal that stopped the search, or 0
+extern "C" void on_interrupt(int sig) { g_interrupted = sig; }
 
 struct Budget {
   size_t points = 0;   // 0: none
@@ -91,7 +94,9 @@ struct Eval {
 // One point in its own process: "m" MESSAGE when it fails --verify, else "r" RACES " "
 // TOTAL_PS " " BOUND_PS " " RESOURCE.
 std::string run_point(const TuneRun& args, const TuneSpace& space, size_t point) {
-  ::signal(SIGINT, SIG_DFL);  // Ctrl-C on a terminal stops the running points at once
+  // Ctrl-C on a terminal stops the running points at once; SIGTERM and SIGHUP (the parent's
+  // death signal among them) end a point, whatever the search catches.
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::signal(sig, SIG_DFL);
   RunOptions ropts;
   ropts.verify = true;
   try {
@@ -216,6 +221,7 @@ class Search {
   void open_log(const std::string& path, bool resume) {
     const std::string header = "# tandem tune log 1: " + args_.kernel + " on " +
                                (args_.hw.empty() ? "its target" : args_.hw) + "; space " + signature();
+    lock_log(path);
     if (resume && std::filesystem::exists(path)) {
       std::ifstream in(path);
       std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -237,6 +243,17 @@ class Search {
     flush_log();
   }
 
+  // One search writes a log at a time: another one's rows would interleave with ours, and a
+  // --resume would cut them. The lock is held while the search runs; a log that is not a
+  // regular file (a device, a FIFO) is not locked.
+  void lock_log(const std::string& path) {
+    if (std::filesystem::exists(path) && !std::filesystem::is_regular_file(path)) return;
+    log_lock_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (log_lock_ < 0) throw Error("--log " + path + ": cannot write it: " + std::strerror(errno));
+    if (::flock(log_lock_, LOCK_EX | LOCK_NB) != 0)
+      throw Error("--log " + path + ": another tandem tune is writing this log; give each search its own log");
+  }
+
   // A log that cannot take the batch's rows would make a later --resume start over: stop now.
   void flush_log() {
     if (!log_) return;
@@ -251,6 +268,7 @@ class Search {
 
   ~Search() {
     if (log_) std::fclose(log_);
+    if (log_lock_ >= 0) ::close(log_lock_);
   }
 
   bool evaluated(size_t point) const { return by_point_.count(point) > 0; }
@@ -374,6 +392,7 @@ class Search {
   size_t simulated_ = 0;
   std::FILE* log_ = nullptr;
   std::string log_path_;
+  int log_lock_ = -1;  // the descriptor holding the log's lock
   size_t resumed_ = 0;
 };
 
@@ -616,29 +635,40 @@ Clock::time_point deadline_of(const Budget& budget, Clock::time_point start) {
              : Clock::time_point::max();
 }
 
-// While caught, a Ctrl-C stops the search rather than tune: the search ends with what it has
-// found. Under mpirun, Ctrl-C reaches rank 0 as SIGTERM (mpirun forwards it to every rank, and
-// SIGKILLs them a second later: odls_base_sigkill_timeout), so it stops the search too.
+// While caught, SIGINT (Ctrl-C), SIGTERM and SIGHUP stop the search rather than tune: the
+// search ends with what it has found. Under mpirun, Ctrl-C reaches rank 0 as SIGTERM (mpirun
+// forwards it to every rank, and SIGKILLs them a second later: odls_base_sigkill_timeout).
 class InterruptCatcher {
  public:
-  explicit InterruptCatcher(bool under_mpi) : under_mpi_(under_mpi) {
+  InterruptCatcher() {
     struct sigaction act {};
     act.sa_handler = on_interrupt;
     sigemptyset(&act.sa_mask);
-    ::sigaction(SIGINT, &act, &old_int_);
-    if (under_mpi_) ::sigaction(SIGTERM, &act, &old_term_);
+    for (size_t i = 0; i < kSignals.size(); ++i) {
+      ::sigaction(kSignals[i], nullptr, &old_[i]);
+      // A signal tune was started with ignored (nohup) stays ignored.
+      if (!(old_[i].sa_flags & SA_SIGINFO) && old_[i].sa_handler == SIG_IGN) continue;
+      ::sigaction(kSignals[i], &act, nullptr);
+    }
   }
-  // From here a Ctrl-C stops tune at once.
+  // From here a signal stops tune at once.
   void release() {
-    ::sigaction(SIGINT, &old_int_, nullptr);
-    if (under_mpi_) ::sigaction(SIGTERM, &old_term_, nullptr);
+    for (size_t i = 0; i < kSignals.size(); ++i) ::sigaction(kSignals[i], &old_[i], nullptr);
   }
 
  private:
-  const bool under_mpi_;
-  struct sigaction old_int_ {};
-  struct sigaction old_term_ {};
+  static constexpr std::array<int, 3> kSignals = {SIGINT, SIGTERM, SIGHUP};
+  std::array<struct sigaction, 3> old_{};
 };
+
+// A search stopped by `sig`: the one line on stderr, and the status 128 + sig.
+int stopped(int sig) {
+  std::fprintf(stderr, "tandem tune: stopped by %s; the search ended with the points it had run\n",
+               sig == SIGINT    ? "SIGINT"
+               : sig == SIGTERM ? "SIGTERM"
+                                : "SIGHUP");
+  return 128 + sig;
+}
 
 // Every point when the space is small enough (kTuneExhaustiveLimit, or the point budget when
 // larger), else coordinate descent. Returns whether the search was exhaustive.
@@ -743,9 +773,10 @@ int run_tune(const TuneRun& args) {
   if (args.resume && args.log.empty()) throw Error("--resume needs --log FILE (the log to resume)");
   if (!args.log.empty()) search.open_log(args.log, args.resume);
 
-  InterruptCatcher interrupts(search.under_mpi());
+  InterruptCatcher interrupts;
   const bool exhaustive = search_space(search, space, budget);
-  const bool interrupted = g_interrupted;
+  const int stopped_by = g_interrupted;
+  const bool interrupted = stopped_by != 0;
   search.finish_progress();
   interrupts.release();  // what is left takes a few simulations
 
@@ -757,11 +788,11 @@ int run_tune(const TuneRun& args) {
   std::fputs((args.json ? summary.dump(2, ' ', false, Json::error_handler_t::replace) + "\n" : text).c_str(), stdout);
   std::fflush(stdout);
   if (!best.eval) {
-    if (interrupted) return 130;
+    if (interrupted) return stopped(stopped_by);
     fail_without_best(args, search);
   }
   write_best(args, search, *best.eval, summary, text);
-  return interrupted ? 130 : 0;
+  return interrupted ? stopped(stopped_by) : 0;
 }
 
 }  // namespace tandem

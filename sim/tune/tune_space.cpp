@@ -255,7 +255,10 @@ TuneSpace derive_space(const std::string& kernel, const std::string& hw) {
 }
 
 TuneSpace load_space(const std::string& path, const std::string& kernel, const std::string& hw) {
-  TuneSpace space = derive_space(kernel, hw);
+  return apply_space_file(derive_space(kernel, hw), path);
+}
+
+TuneSpace apply_space_file(TuneSpace space, const std::string& path) {
   YamlFile y(path, "space file");
   const YAML::Node& root = y.root();
   if (!root.IsMap()) y.fail(root, "a space file is a mapping: derive (true or false) and parameters");

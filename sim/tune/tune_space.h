@@ -38,6 +38,9 @@ TuneSpace derive_space(const std::string& kernel, const std::string& hw);
 // The derived space with a space file's changes (docs/tune.md); errors name file:line:col.
 TuneSpace load_space(const std::string& path, const std::string& kernel, const std::string& hw);
 
+// `derived` with the space file's changes: load_space's second half.
+TuneSpace apply_space_file(TuneSpace derived, const std::string& path);
+
 // The pipeline string in its short form (see TuneSpace::pipeline).
 std::string short_pipeline(const std::string& pipeline);
 

@@ -1,4 +1,4 @@
-// libFuzzer targets for the four inputs users give (docs/robustness.md, Fuzzing): each feeds
+// libFuzzer targets for the five inputs users give (docs/robustness.md, Fuzzing): each feeds
 // its bytes to the reader as a user's file would, and a tandem::Error (a user error, exit 1)
 // is the expected answer to bad input. Anything else escaping, a sanitizer report, a crash
 // or a hang is a finding.

@@ -9,9 +9,12 @@ With --after-children N, waits instead until N different child processes have be
 command that runs one child at a time has finished N - 1 of them). With --stdout FILE, CMD's
 standard output goes to FILE. With --lines N, waits until the file has N lines (a --log of
 finished points). With --mpi-rank0, the signal goes to CMD's descendant that is MPI rank 0
-(as a batch system signals every task) instead of CMD.
-Usage: interrupt.py [--children | --after-children N] [--stdout FILE] [--lines N] [--mpi-rank0]
-                    SIGNAL PATTERN CMD ARGS..."""
+(as a batch system signals every task) instead of CMD. With --reading, PATTERN is a FIFO that
+CMD reads: waits until CMD opens it, then holds it open without writing, so CMD waits in its
+read when the signal comes. With --stderr
+FILE, CMD's standard error goes to FILE.
+Usage: interrupt.py [--children | --after-children N] [--stdout FILE] [--stderr FILE] [--lines N]
+                    [--mpi-rank0 | --reading] SIGNAL PATTERN CMD ARGS..."""
 import glob
 import os
 import signal
@@ -29,11 +32,17 @@ if args[0] == "--after-children":
 stdout = subprocess.DEVNULL
 if args[0] == "--stdout":
     stdout, args = open(args[1], "w"), args[2:]
+stderr = None
+if args[0] == "--stderr":
+    stderr, args = open(args[1], "w"), args[2:]
 lines = 0
 if args[0] == "--lines":
     lines, args = int(args[1]), args[2:]
 rank0 = args[0] == "--mpi-rank0"
 if rank0:
+    args = args[1:]
+reading = args[0] == "--reading"
+if reading:
     args = args[1:]
 sig = getattr(signal, "SIG" + args[0])
 pattern = args[1]
@@ -63,6 +72,21 @@ def enough_lines():
         return sum(1 for _ in f) >= lines
 
 
+writer = None
+
+
+def reader_waiting(path):
+    """Whether a process has the FIFO open for reading; once one has, this one holds it open
+    for writing (and never writes)."""
+    global writer
+    if writer is None:
+        try:
+            writer = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError:
+            return False
+    return True
+
+
 def mpi_rank0(pid):
     for child in children_of(pid):
         try:
@@ -78,11 +102,11 @@ def mpi_rank0(pid):
 
 
 # lit's workers ignore SIGINT, and an ignored signal stays ignored across exec: restore it.
-proc = subprocess.Popen(args[2:], stdout=stdout,
+proc = subprocess.Popen(args[2:], stdout=stdout, stderr=stderr,
                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 deadline = time.time() + 60
 seen = set()
-while (not enough_lines() or (rank0 and not mpi_rank0(proc.pid)) or (children and not children_of(proc.pid)) or
+while (not enough_lines() or (reading and not reader_waiting(pattern)) or (rank0 and not mpi_rank0(proc.pid)) or (children and not children_of(proc.pid)) or
        (after_children and len(seen.union(children_of(proc.pid))) < after_children)):
     seen.update(children_of(proc.pid) if after_children else [])
     if proc.poll() is not None or time.time() > deadline:

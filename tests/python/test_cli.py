@@ -85,9 +85,10 @@ def k(a, trips):
 """
 
 
-def test_sigterm_and_sighup_stop_the_simulation_and_leave_nothing(root, tmp_path):
-    """SIGTERM or SIGHUP to tandem-nki alone (a job runner stopping it): its `tandem sim` child
-    stops too, its temporary directory goes, and it exits 128 + the signal with one line."""
+def test_signals_stop_the_simulation_and_leave_nothing(root, tmp_path):
+    """SIGINT, SIGTERM or SIGHUP to tandem-nki alone (Ctrl-C, a job runner stopping it): its
+    `tandem sim` child stops too, its temporary directory goes, and it exits 128 + the signal
+    with one line."""
     import signal
     import time
 
@@ -95,10 +96,12 @@ def test_sigterm_and_sighup_stop_the_simulation_and_leave_nothing(root, tmp_path
     src.write_text(LONG_KERNEL)
     scratch = tmp_path / "tmp"
     scratch.mkdir()
-    for signum in (signal.SIGTERM, signal.SIGHUP):
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         p = subprocess.Popen([sys.executable, os.path.join(root, "python", "tandem-nki"), f"{src}:k", "--shapes",
                               "128x512,int:1000000000", "--simulate"], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, env=dict(os.environ, TMPDIR=str(scratch)))
+                             stderr=subprocess.PIPE, text=True, env=dict(os.environ, TMPDIR=str(scratch)),
+                             # a runner that ignores SIGINT (a background job) would pass that on
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         deadline = time.time() + 60
         children = []
         while not children and time.time() < deadline:

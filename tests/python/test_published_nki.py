@@ -229,6 +229,34 @@ def two(a, b):
 def uses_torch(a):
     t = nl.load(a)
     return torch.zeros(4)  # E:torch
+
+
+@nki.jit
+def like_a_shape(a):
+    acc = nl.empty_like((128, 512), dtype=nl.float32)  # E:like
+    return nl.load(a)
+
+
+@nki.jit
+def ds_one_argument(a):
+    t = nl.load(a[nl.ds(0), :])  # E:ds
+
+
+@nki.jit
+def par_dim_dtype(a):
+    t = nl.zeros((nl.par_dim(128, dtype=nl.float32), 512), dtype=nl.float32)  # E:par_dim
+
+
+@nki.jit
+def range_dtype(a):
+    for i in nl.affine_range(4, dtype=nl.int32):  # E:range
+        t = nl.load(a)
+
+
+@nki.jit
+def index_bitand(a):
+    for i in nl.affine_range(4):
+        t = nl.load(a[i & 1:(i & 1) + 128, :])  # E:bitand
 """
 
 
@@ -238,6 +266,11 @@ def uses_torch(a):
     (["two", "--shapes", "128x256,128x256"], "E:assert", "two: the kernel raised AssertionError: columns must be 512"),
     (["uses_torch", "--shapes", "128x512"], "E:torch",
      "torch.zeros: torch.zeros is used, but torch is not installed"),
+    (["like_a_shape", "--shapes", "128x512"], "E:like", "nl.empty_like: a needs a tile or tensor, got tuple (128, 512)"),
+    (["ds_one_argument", "--shapes", "128x512"], "E:ds", "missing 1 required positional argument: 'size'"),
+    (["par_dim_dtype", "--shapes", "128x512"], "E:par_dim", "unexpected keyword argument 'dtype'"),
+    (["range_dtype", "--shapes", "128x512"], "E:range", "unexpected keyword argument 'dtype'"),
+    (["index_bitand", "--shapes", "128x512"], "E:bitand", "unsupported operand type(s) for &"),
 ])
 def test_kernel_errors_are_one_located_line(root, tmp_path, args, marker, message):
     path = kernel_file(tmp_path, "errors.py", ERRORS)
@@ -246,6 +279,29 @@ def test_kernel_errors_are_one_located_line(root, tmp_path, args, marker, messag
     assert "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
     assert p.stderr.startswith(f"{path}:{line_of(path, marker)}:")
     assert message in p.stderr
+
+
+@pytest.mark.parametrize("decorator", ["nki.baremetal", "nki.benchmark(warmup=1, iters=2)", "nki.compiler.frobnicate"])
+def test_a_decorator_is_traced_or_refused_at_its_line(root, tmp_path, decorator):
+    """A decorator runs while the kernel file is imported: the tracer either accepts it or
+    refuses it in one line at the decorator, never with a traceback."""
+    path = kernel_file(tmp_path, "decorated.py", f"""
+        import neuronxcc.nki as nki
+        import neuronxcc.nki.language as nl
+
+        @{decorator}
+        def k(a):
+            out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+            nl.store(out, value=nl.exp(nl.load(a)))
+            return out
+    """)
+    p = run(root, f"{path}:k", "--shapes", "128x512")
+    assert "Traceback" not in p.stderr
+    if p.returncode == 0:
+        assert p.stdout.startswith('kernel @k target = "trn2" {')
+    else:
+        assert p.returncode == 1 and len(p.stderr.strip().splitlines()) == 1, p.stderr
+        assert p.stderr.startswith(f"{path}:4:2: error: {decorator.split('(')[0]}: ")
 
 
 def test_an_nki_module_tandem_lacks_fails_at_the_import(root, tmp_path):

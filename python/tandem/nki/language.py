@@ -147,13 +147,22 @@ def full(shape, fill_value, dtype, buffer=None, name="", lazy_initialization=Fal
     return ops.allocate(shape, dtype, buffer, name, fill=fill_value)
 
 
+def _like(a, call):
+    """The tile or tensor a `*_like` call copies the shape, dtype and buffer of."""
+    if not all(hasattr(a, attr) for attr in ("shape", "dtype", "buffer")):
+        fail(f"a needs a tile or tensor, got {_describe(a)}", call=call)
+    return a
+
+
 @api("nl.zeros_like")
 def zeros_like(a, dtype=None, buffer=None, name=""):
+    a = _like(a, "nl.zeros_like")
     return ops.allocate(a.shape, dtype or a.dtype, buffer or a.buffer, name, fill=0)
 
 
 @api("nl.empty_like")
 def empty_like(a, dtype=None, buffer=None, name=""):
+    a = _like(a, "nl.empty_like")
     return ops.allocate(a.shape, dtype or a.dtype, buffer or a.buffer, name)
 
 
