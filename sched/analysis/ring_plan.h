@@ -6,11 +6,16 @@
 // costs and whether it fits.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <vector>
 
 namespace tandem {
+
+// The most tiles one plan sizes: beyond, a step grants buffers in rounds (address_rotation.cpp),
+// as each costing and capacity check walks every tile.
+constexpr size_t kRingPlanMostTiles = 256;
 
 struct RingPlanProblem {
   std::vector<int64_t> most;                                // per tile: its wish, at least 1

@@ -204,11 +204,11 @@ class AddressRotationPass::KernelRotation {
   // Buffers for every planned tile of the kernel together, against the space at each point
   // where the ring would be live (allocation by liveness). A number the user gave must fit
   // (the pass stops, naming the tile, otherwise). buffers=auto and buffers=model never fail
-  // for capacity: they grant buffers in rounds, the second buffer of every tile (in program
-  // order) before any tile's third, and so on up to each tile's wish, since a second buffer
-  // removes the tile's one-buffer recurrence and a further one only lets a load run an
-  // iteration further ahead; a tile stops where its next buffer does not fit, and one that
-  // does not get two stays on one (noted).
+  // for capacity: a tile that does not get two buffers stays on one (noted). buffers=auto
+  // grants them in rounds, the second buffer of every tile (in program order) before any
+  // tile's third, and so on up to each tile's wish, since a second buffer removes the tile's
+  // one-buffer recurrence and a further one only lets a load run an iteration further ahead;
+  // a tile stops where its next buffer does not fit. buffers=model plans them (plan_kernel).
   void grant_buffers(std::vector<Plan>& plans) {
     if (o_.buffers.from_model) return plan_kernel(plans);
     if (o_.buffers.count > 0) {
@@ -225,6 +225,12 @@ class AddressRotationPass::KernelRotation {
       }
       return;
     }
+    grant_in_rounds(plans);
+  }
+
+  // buffers=auto: every tile's second buffer (in program order) before any tile's third, and
+  // so on up to each tile's wish; a tile stops where its next buffer does not fit.
+  void grant_in_rounds(std::vector<Plan>& plans) {
     std::vector<bool> stopped(plans.size(), false);
     for (int64_t n = 2, granted = 1; n <= 16 && granted > 0; ++n) {
       granted = 0;
@@ -261,10 +267,10 @@ class AddressRotationPass::KernelRotation {
     }
   }
 
-  // buffers=model: every tile its wish where all fit; else one plan for every tile of the
-  // kernel the step may ring, each tile's count
-  // from one to its wish, against the space at every point (allocation by liveness), for the
-  // lowest kernel bound (ring_plan.h, RingCosts below). The plan's rings are then committed in
+  // buffers=model: every tile its wish where all fit; beyond kRingPlanMostTiles tiles, the
+  // rounds of buffers=auto; else one plan for every tile of the kernel the step may ring, each
+  // tile's count from one to its wish, against the space at every point (allocation by
+  // liveness), for the lowest kernel bound (ring_plan.h, RingCosts below). The plan's rings are then committed in
   // program order against the pass's allocator, which the plan fits by construction (the
   // search's allocator counts a tile left on one buffer as live over its whole loop, at least
   // what it takes). Each tile short of its wish says what one more buffer would have saved.
@@ -277,16 +283,23 @@ class AddressRotationPass::KernelRotation {
     RingPlanProblem problem;
     for (size_t v : vars) problem.most.push_back(std::min<int64_t>(plans[v].want, 16));
     problem.bytes = [&](size_t i, int64_t n) { return footprint(k_.tensors[plans[vars[i]].r.ti], n); };
+    // The trial allocator holds the last plan asked about. A ring can only overflow the space
+    // where it is live, so against the last plan known to fit only the rings larger than
+    // there are checked.
+    std::vector<int64_t> held(vars.size(), 0), fitting;
     problem.fits = [&](const std::vector<int64_t>& n) {
       for (size_t i = 0; i < vars.size(); ++i)
-        trial.rotate(static_cast<int>(plans[vars[i]].r.ti), n[i], plans[vars[i]].loop);
+        if (n[i] != held[i]) trial.rotate(static_cast<int>(plans[vars[i]].r.ti), held[i] = n[i], plans[vars[i]].loop);
       for (size_t i = 0; i < vars.size(); ++i) {
         const Plan& p = plans[vars[i]];
+        if (!fitting.empty() && n[i] <= fitting[i]) continue;
         if (footprint(k_.tensors[p.r.ti], n[i]) > trial.free_for(static_cast<int>(p.r.ti), p.loop)) return false;
       }
+      fitting = n;
       return true;
     };
     if (problem.fits(problem.most)) return commit_plan(plans, vars, problem.most);
+    if (vars.size() > kRingPlanMostTiles) return grant_in_rounds(plans);
     RingCosts costs(*this, plans, vars);
     problem.cost = [&](const std::vector<int64_t>& n) { return costs.kernel_bound(n); };
     problem.budget = costs.budget();
@@ -373,14 +386,14 @@ class AddressRotationPass::KernelRotation {
     }
 
     // Costings the search may spend: a costing solves the recurrences of each loop whose
-    // tiles' counts changed, so large loop bodies get fewer (about 2e8 instructions and edges
-    // in all; at least 50).
+    // tiles' counts changed, so large loop bodies get fewer (about 2e7 instructions and edges
+    // in all; at least 20).
     int64_t budget() const {
       int64_t size = 1;
       for (LoopId l : loops_)
         size += static_cast<int64_t>(in_.insts_in_loop[static_cast<size_t>(l)].size() +
                                      in_.edges_in_loop[static_cast<size_t>(l)].size());
-      return std::clamp<int64_t>(200000000 / size, 50, 20000);
+      return std::clamp<int64_t>(20000000 / size, 20, 20000);
     }
 
     double kernel_bound(const std::vector<int64_t>& n) {
@@ -424,27 +437,31 @@ class AddressRotationPass::KernelRotation {
       std::vector<InstId> users;
       std::set_union(ring.c.readers.begin(), ring.c.readers.end(), ring.c.writers.begin(), ring.c.writers.end(),
                      std::back_inserter(users), [&](InstId a, InstId b) { return r_.pos_[a] < r_.pos_[b]; });
-      auto among = [](const std::vector<InstId>& v, InstId x) { return std::find(v.begin(), v.end(), x) != v.end(); };
+      std::vector<InstId> user_ids = users, writer_ids = ring.c.writers;  // by id, to look up
+      std::sort(user_ids.begin(), user_ids.end());
+      std::sort(writer_ids.begin(), writer_ids.end());
+      auto uses = [&](InstId x) { return std::binary_search(user_ids.begin(), user_ids.end(), x); };
+      auto writes = [&](InstId x) { return std::binary_search(writer_ids.begin(), writer_ids.end(), x); };
       std::vector<InstId> heads, sources;
       for (InstId w : ring.c.writers) {
         bool ordered = false;
         for (const DepEdgeRef& e : g.incoming(w))
-          ordered = ordered || (e.props.distance == 0 && e.props.kind != DepKind::Ordered && e.src != w &&
-                                among(ring.c.writers, e.src));
+          ordered =
+              ordered || (e.props.distance == 0 && e.props.kind != DepKind::Ordered && e.src != w && writes(e.src));
         if (!ordered) heads.push_back(w);
       }
       for (InstId x : users) {
-        const bool writes = among(ring.c.writers, x);
+        const bool writer = writes(x);
         bool covered = false;
         for (const DepEdgeRef& e : g.outgoing(x))
-          covered = covered || (e.props.distance == 0 && e.dst != x && among(users, e.dst) &&
+          covered = covered || (e.props.distance == 0 && e.dst != x && uses(e.dst) &&
                                 (e.props.kind == DepKind::Flow || e.props.kind == DepKind::Output ||
-                                 (!writes && e.props.kind == DepKind::Anti)));
+                                 (!writer && e.props.kind == DepKind::Anti)));
         if (!covered) sources.push_back(x);
       }
       std::vector<Pair> pairs;
       for (InstId w : heads)
-        for (InstId x : sources) pairs.push_back({x, w, among(ring.c.writers, x) ? DepKind::Output : DepKind::Anti});
+        for (InstId x : sources) pairs.push_back({x, w, writes(x) ? DepKind::Output : DepKind::Anti});
       return pairs;
     }
 
