@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <iterator>
+#include <map>
 #include <optional>
+#include <set>
 #include <unordered_map>
 
 #include <spdlog/spdlog.h>
@@ -11,6 +13,7 @@
 #include "sched/analysis/dependence_analysis.h"
 #include "sched/analysis/loop_bounds.h"
 #include "sched/analysis/prefetch_depth.h"
+#include "sched/analysis/ring_plan.h"
 #include "sched/analysis/rotation_candidate.h"
 #include "sched/analysis/tile_dependence.h"
 #include "sched/ir/attribute_keys.h"
@@ -110,6 +113,10 @@ class AddressRotationPass::KernelRotation {
       else if (p.split)
         keep_one_buffer_order(p.r, p.loop);
     }
+    if (plans_costed_ > 0) {
+      ctx_.stats.add("ring_plans_costed", plans_costed_);
+      if (plan_exact_) ctx_.stats.add("ring_plans_exact");
+    }
     if (o_.buffers.from_model) note_unringed_tiles();
     note_named_tiles();
     if (ctx_.stats.get("tensors_rotated") == 0) {
@@ -197,12 +204,13 @@ class AddressRotationPass::KernelRotation {
   // Buffers for every planned tile of the kernel together, against the space at each point
   // where the ring would be live (allocation by liveness). A number the user gave must fit
   // (the pass stops, naming the tile, otherwise). buffers=auto and buffers=model never fail
-  // for capacity: they grant buffers in rounds, the second buffer of every tile (in program
-  // order) before any tile's third, and so on up to each tile's wish, since a second buffer
-  // removes the tile's one-buffer recurrence and a further one only lets a load run an
-  // iteration further ahead; a tile stops where its next buffer does not fit, and one that
-  // does not get two stays on one (noted).
+  // for capacity: a tile that does not get two buffers stays on one (noted). buffers=auto
+  // grants them in rounds, the second buffer of every tile (in program order) before any
+  // tile's third, and so on up to each tile's wish, since a second buffer removes the tile's
+  // one-buffer recurrence and a further one only lets a load run an iteration further ahead;
+  // a tile stops where its next buffer does not fit. buffers=model plans them (plan_kernel).
   void grant_buffers(std::vector<Plan>& plans) {
+    if (o_.buffers.from_model) return plan_kernel(plans);
     if (o_.buffers.count > 0) {
       for (Plan& p : plans) {
         if (p.want < 2) continue;
@@ -217,6 +225,12 @@ class AddressRotationPass::KernelRotation {
       }
       return;
     }
+    grant_in_rounds(plans);
+  }
+
+  // buffers=auto: every tile's second buffer (in program order) before any tile's third, and
+  // so on up to each tile's wish; a tile stops where its next buffer does not fit.
+  void grant_in_rounds(std::vector<Plan>& plans) {
     std::vector<bool> stopped(plans.size(), false);
     for (int64_t n = 2, granted = 1; n <= 16 && granted > 0; ++n) {
       granted = 0;
@@ -234,20 +248,271 @@ class AddressRotationPass::KernelRotation {
         ++granted;
       }
     }
-    for (const Plan& p : plans) {
-      if (p.n >= p.want) continue;
-      const Tensor& t = k_.tensors[p.r.ti];
-      const std::string why = ": " + o_.space + " has " + std::to_string(p.free) + " " + unit_ +
-                              " free for it while it is live, " + std::to_string(footprint(t, 1)) + " per buffer";
-      if (p.n < 2) {
-        ctx_.note(where(p.loop) + ": %" + t.name + " stays on one buffer, not " + std::to_string(p.want) + why);
-        ctx_.stats.add("tensors_left_for_capacity");
-      } else {
-        ctx_.note(where(p.loop) + ": %" + t.name + " over " + std::to_string(p.n) + " buffers, not " +
-                  std::to_string(p.want) + why);
-      }
+    for (const Plan& p : plans) note_short_of_wish(p, "");
+  }
+
+  // A tile with fewer buffers than it wished for, and why: the space it had free.
+  void note_short_of_wish(const Plan& p, const std::string& gave_up) {
+    if (p.n >= p.want) return;
+    const Tensor& t = k_.tensors[p.r.ti];
+    const std::string why = ": " + o_.space + " has " + std::to_string(p.free) + " " + unit_ +
+                            " free for it while it is live, " + std::to_string(footprint(t, 1)) + " per buffer" +
+                            gave_up;
+    if (p.n < 2) {
+      ctx_.note(where(p.loop) + ": %" + t.name + " stays on one buffer, not " + std::to_string(p.want) + why);
+      ctx_.stats.add("tensors_left_for_capacity");
+    } else {
+      ctx_.note(where(p.loop) + ": %" + t.name + " over " + std::to_string(p.n) + " buffers, not " +
+                std::to_string(p.want) + why);
     }
   }
+
+  // buffers=model: every tile its wish where all fit; beyond kRingPlanMostTiles tiles, the
+  // rounds of buffers=auto; else one plan for every tile of the kernel the step may ring, each
+  // tile's count from one to its wish, against the space at every point (allocation by
+  // liveness), for the lowest kernel bound (ring_plan.h, RingCosts below). The plan's rings are then committed in
+  // program order against the pass's allocator, which the plan fits by construction (the
+  // search's allocator counts a tile left on one buffer as live over its whole loop, at least
+  // what it takes). Each tile short of its wish says what one more buffer would have saved.
+  void plan_kernel(std::vector<Plan>& plans) {
+    std::vector<size_t> vars;  // the plans searched: a wish of two or more
+    for (size_t i = 0; i < plans.size(); ++i)
+      if (plans[i].want >= 2) vars.push_back(i);
+    if (vars.empty()) return;
+    Allocator trial(k_);
+    RingPlanProblem problem;
+    for (size_t v : vars) problem.most.push_back(std::min<int64_t>(plans[v].want, 16));
+    problem.bytes = [&](size_t i, int64_t n) { return footprint(k_.tensors[plans[vars[i]].r.ti], n); };
+    // The trial allocator holds the last plan asked about. A ring can only overflow the space
+    // where it is live, so against the last plan known to fit only the rings larger than
+    // there are checked.
+    std::vector<int64_t> held(vars.size(), 0), fitting;
+    problem.fits = [&](const std::vector<int64_t>& n) {
+      for (size_t i = 0; i < vars.size(); ++i)
+        if (n[i] != held[i]) trial.rotate(static_cast<int>(plans[vars[i]].r.ti), held[i] = n[i], plans[vars[i]].loop);
+      for (size_t i = 0; i < vars.size(); ++i) {
+        const Plan& p = plans[vars[i]];
+        if (!fitting.empty() && n[i] <= fitting[i]) continue;
+        if (footprint(k_.tensors[p.r.ti], n[i]) > trial.free_for(static_cast<int>(p.r.ti), p.loop)) return false;
+      }
+      fitting = n;
+      return true;
+    };
+    if (problem.fits(problem.most)) return commit_plan(plans, vars, problem.most);
+    if (vars.size() > kRingPlanMostTiles) return grant_in_rounds(plans);
+    RingCosts costs(*this, plans, vars);
+    problem.cost = [&](const std::vector<int64_t>& n) { return costs.kernel_bound(n); };
+    problem.budget = costs.budget();
+    const RingPlan plan = plan_rings(problem);
+    plans_costed_ = plan.plans_costed;
+    plan_exact_ = plan.exact;
+    commit_plan(plans, vars, plan.buffers);
+    std::vector<int64_t> chosen;
+    for (size_t v : vars) chosen.push_back(plans[v].n);
+    const double bound = costs.kernel_bound(chosen);
+    for (size_t i = 0; i < vars.size(); ++i) {
+      Plan& p = plans[vars[i]];
+      if (p.n >= p.want) continue;
+      p.free = alloc_.free_for(static_cast<int>(p.r.ti), p.loop);  // beside every ring of the plan
+      std::vector<int64_t> more = chosen;
+      ++more[i];
+      const double saved = bound - costs.kernel_bound(more);
+      const int64_t need = footprint(k_.tensors[p.r.ti], p.n + 1) - footprint(k_.tensors[p.r.ti], p.n);
+      note_short_of_wish(p, saved > 0.5
+                                ? fmt::format("; {} would save {:.1f} ns of the kernel's bound, needing {} {} more",
+                                              p.n + 1, saved / 1000, need, unit_)
+                                : fmt::format("; {} would not lower the kernel's bound", p.n + 1));
+    }
+    note_plan(plans, vars, plan, bound);
+  }
+
+  // The plan's rings, in program order, each checked against the space as the rings before it
+  // left it: a count that does not fit comes down until it does.
+  void commit_plan(std::vector<Plan>& plans, const std::vector<size_t>& vars, const std::vector<int64_t>& n) {
+    for (size_t i = 0; i < vars.size(); ++i) {
+      Plan& p = plans[vars[i]];
+      const Tensor& t = k_.tensors[p.r.ti];
+      p.free = alloc_.free_for(static_cast<int>(p.r.ti), p.loop);
+      int64_t count = n[i];
+      while (count >= 2 && footprint(t, count) > p.free) --count;
+      if (count >= 2) alloc_.rotate(static_cast<int>(p.r.ti), count, p.loop);
+      p.n = count;
+    }
+  }
+
+  // What the plan chose for each tile, of its wish, and the kernel's bound it gives.
+  void note_plan(const std::vector<Plan>& plans, const std::vector<size_t>& vars, const RingPlan& plan, double bound) {
+    constexpr size_t kShown = 8;
+    std::string tiles;
+    for (size_t i = 0; i < vars.size() && i < kShown; ++i) {
+      const Plan& p = plans[vars[i]];
+      tiles += fmt::format("{}%{} {} of {}", i ? ", " : "", k_.tensors[p.r.ti].name, p.n, p.want);
+    }
+    if (vars.size() > kShown) tiles += fmt::format(" and {} more", vars.size() - kShown);
+    ctx_.note(fmt::format("{} ring plan: {} buffers; the kernel's bound {:.1f} ns ({} search, {} plans costed)",
+                          o_.space, tiles, bound / 1000, plan.exact ? "exact" : "descent", plan.plans_costed));
+  }
+
+  // The objective of plan_kernel: the kernel's bound under a plan, the sum over the loops
+  // with planned tiles of each loop's bound per iteration (loop_bounds.h: the larger of its
+  // resource bound and its recurrence bound) times its iterations in the kernel. A loop's
+  // recurrences are the kernel's before this step, less the loop-carried anti and output
+  // edges on the tiles the plan sizes there (and on the tiles a later step rings, in a space
+  // after this one: that step puts them N iterations apart), plus each planned tile's reuse
+  // edges at distance N: from each user that no other user's distance-0 edge covers to each
+  // writer no earlier writer orders (those add_reuse_edges adds, without its per-tile rule,
+  // which only adds edges a covering one implies by latency). A loop's bound depends on its
+  // own tiles' counts alone and is worked out once per distinct count vector.
+  class RingCosts {
+   public:
+    RingCosts(const KernelRotation& r, const std::vector<Plan>& plans, const std::vector<size_t>& vars)
+        : r_(r), in_(*r.bounds_) {
+      for (size_t i = 0; i < vars.size(); ++i) {
+        const Plan& p = plans[vars[i]];
+        size_t li = std::find(loops_.begin(), loops_.end(), p.loop) - loops_.begin();
+        if (li == loops_.size()) {
+          loops_.push_back(p.loop);
+          tiles_of_.emplace_back();
+        }
+        tiles_of_[li].push_back(i);
+        reuse_.push_back(reuse_pairs(p.r));
+        planned_.insert({p.loop, static_cast<int>(p.r.ti)});
+      }
+      drop_carried_edges();
+      in_.insts_in_loop.clear();
+      in_.edges_in_loop.clear();
+      loop_bounds(in_, loops_[0]);  // indexes the loops (loop_bounds.h) before edges come and go
+      for (LoopId l : loops_) weight_.push_back(static_cast<double>(instances_within(r_.k_, l)));
+    }
+
+    // Costings the search may spend: a costing solves the recurrences of each loop whose
+    // tiles' counts changed, so large loop bodies get fewer (about 2e7 instructions and edges
+    // in all; at least 20).
+    int64_t budget() const {
+      int64_t size = 1;
+      for (LoopId l : loops_)
+        size += static_cast<int64_t>(in_.insts_in_loop[static_cast<size_t>(l)].size() +
+                                     in_.edges_in_loop[static_cast<size_t>(l)].size());
+      return std::clamp<int64_t>(20000000 / size, 20, 20000);
+    }
+
+    double kernel_bound(const std::vector<int64_t>& n) {
+      double total = 0;
+      for (size_t li = 0; li < loops_.size(); ++li) {
+        std::vector<int64_t> key;
+        for (size_t i : tiles_of_[li]) key.push_back(n[i]);
+        auto [it, fresh] = cache_.try_emplace({li, key}, 0);
+        if (fresh) it->second = loop_bound_ps(li, n);
+        total += static_cast<double>(it->second) * weight_[li];
+      }
+      return total;
+    }
+
+   private:
+    struct Pair {
+      InstId src, dst;
+      DepKind kind;
+    };
+
+    // The loop's bound per iteration with its planned tiles over n buffers.
+    int64_t loop_bound_ps(size_t li, const std::vector<int64_t>& n) {
+      const LoopId l = loops_[li];
+      std::vector<size_t>& listed = in_.edges_in_loop[static_cast<size_t>(l)];
+      const size_t edges = in_.edges.size(), listed_before = listed.size();
+      for (size_t i : tiles_of_[li])
+        for (const Pair& e : reuse_[i]) {
+          listed.push_back(in_.edges.size());
+          in_.edges.push_back({e.src, e.dst, e.kind, static_cast<int>(n[i]), l});
+        }
+      const LoopBounds b = loop_bounds(in_, l);
+      in_.edges.resize(edges);
+      listed.resize(listed_before);
+      return std::max(b.resource.ps, b.recurrence_ps);
+    }
+
+    // The users of iteration i - N that must be done before a writer of iteration i starts,
+    // and those writers, as pairs.
+    std::vector<Pair> reuse_pairs(const Ring& ring) const {
+      const DepGraph& g = r_.g_;
+      std::vector<InstId> users;
+      std::set_union(ring.c.readers.begin(), ring.c.readers.end(), ring.c.writers.begin(), ring.c.writers.end(),
+                     std::back_inserter(users), [&](InstId a, InstId b) { return r_.pos_[a] < r_.pos_[b]; });
+      std::vector<InstId> user_ids = users, writer_ids = ring.c.writers;  // by id, to look up
+      std::sort(user_ids.begin(), user_ids.end());
+      std::sort(writer_ids.begin(), writer_ids.end());
+      auto uses = [&](InstId x) { return std::binary_search(user_ids.begin(), user_ids.end(), x); };
+      auto writes = [&](InstId x) { return std::binary_search(writer_ids.begin(), writer_ids.end(), x); };
+      std::vector<InstId> heads, sources;
+      for (InstId w : ring.c.writers) {
+        bool ordered = false;
+        for (const DepEdgeRef& e : g.incoming(w))
+          ordered =
+              ordered || (e.props.distance == 0 && e.props.kind != DepKind::Ordered && e.src != w && writes(e.src));
+        if (!ordered) heads.push_back(w);
+      }
+      for (InstId x : users) {
+        const bool writer = writes(x);
+        bool covered = false;
+        for (const DepEdgeRef& e : g.outgoing(x))
+          covered = covered || (e.props.distance == 0 && e.dst != x && uses(e.dst) &&
+                                (e.props.kind == DepKind::Flow || e.props.kind == DepKind::Output ||
+                                 (!writer && e.props.kind == DepKind::Anti)));
+        if (!covered) sources.push_back(x);
+      }
+      std::vector<Pair> pairs;
+      for (InstId w : heads)
+        for (InstId x : sources) pairs.push_back({x, w, writes(x) ? DepKind::Output : DepKind::Anti});
+      return pairs;
+    }
+
+    // The carried anti and output edges of a planned loop between two users of tiles that
+    // this step or a later one rings there (and of no other tensor).
+    void drop_carried_edges() {
+      std::vector<BoundsEdge> kept;
+      for (const BoundsEdge& e : in_.edges)
+        if (!ringed_apart(e)) kept.push_back(e);
+      in_.edges = std::move(kept);
+    }
+
+    bool ringed_apart(const BoundsEdge& e) {
+      if (e.distance < 1 || (e.kind != DepKind::Anti && e.kind != DepKind::Output)) return false;
+      if (std::find(loops_.begin(), loops_.end(), e.key_loop) == loops_.end()) return false;
+      const Instruction& src = r_.k_.insts[static_cast<size_t>(e.src)];
+      const Instruction& dst = r_.k_.insts[static_cast<size_t>(e.dst)];
+      bool any = false;
+      for (const Access& w : dst.writes)
+        for (const auto* list : {&src.reads, &src.writes})
+          for (const Access& a : *list) {
+            if (a.tensor_id != w.tensor_id || a.tensor_id < 0) continue;
+            if (!rings_in(e.key_loop, a.tensor_id)) return false;
+            any = true;
+          }
+      return any;
+    }
+
+    // Whether the tile is one the plan sizes in the loop, or one a later step rings there.
+    bool rings_in(LoopId l, int tensor) {
+      if (planned_.count({l, tensor})) return true;
+      const Tensor& t = r_.k_.tensors[static_cast<size_t>(tensor)];
+      const std::vector<std::string>& spaces = rotatable_spaces();
+      const auto here = std::find(spaces.begin(), spaces.end(), r_.o_.space);
+      const auto there = std::find(spaces.begin(), spaces.end(), t.space);
+      if (there == spaces.end() || there <= here || t.attrs.has(attr::kBuffers)) return false;
+      auto [it, fresh] = later_.try_emplace({l, tensor}, false);
+      if (fresh) it->second = rotation_candidate(r_.k_, l, tensor, r_.users_[static_cast<size_t>(tensor)]).ringable();
+      return it->second;
+    }
+
+    const KernelRotation& r_;
+    BoundsInput in_;
+    std::vector<LoopId> loops_;                     // the loops with planned tiles
+    std::vector<std::vector<size_t>> tiles_of_;     // by loop: its planned tiles (plan variables)
+    std::vector<double> weight_;                    // by loop: its iterations in the kernel
+    std::vector<std::vector<Pair>> reuse_;          // by variable
+    std::set<std::pair<LoopId, int>> planned_;      // (loop, tensor) the plan sizes
+    std::map<std::pair<LoopId, int>, bool> later_;  // a later step's tile, by loop
+    std::map<std::pair<size_t, std::vector<int64_t>>, int64_t> cache_;
+  };
 
   // The loop's ringable tiles of the space. Only a tensor the loop touches can take a ring
   // there (it needs a writer inside): asking of every tensor of the space in every loop would
@@ -467,6 +732,8 @@ class AddressRotationPass::KernelRotation {
   std::optional<BoundsInput> bounds_;  // buffers=model
   std::optional<DepGraph> derived_;    // analysis of the accesses, when needed
   int at_bound_tiles_ = 0;             // left on one buffer: their loop runs at its bound without a ring
+  int64_t plans_costed_ = 0;           // by plan_kernel's search (none when every wish fits)
+  bool plan_exact_ = false;
   // Each ring's users and writers by instruction, marked in one array and cleared for the
   // next, rather than a hash set of each tile's users.
   enum : uint8_t { kUser = 1, kWriter = 2 };
