@@ -70,6 +70,21 @@ void SeparateLoadComputePass::run(PassContext& ctx) {
   if (fitted) keep_within_capacity(ctx, shared);
 }
 
+// The loads `moved` from `first` on stay behind their loop's fence `barrier`: they wait for it like the rest
+// of the compute stage, and every order into them the analysis of the program as it now
+// stands finds is back (the cut may have removed one that only the fence restored).
+static void stay_behind_fence(PassContext& ctx, InstId barrier, const std::vector<InstId>& moved, size_t first) {
+  const std::unordered_set<InstId> staying(moved.begin() + static_cast<ptrdiff_t>(first), moved.end());
+  for (InstId id : staying) {
+    ctx.deps.remove(id, barrier);
+    ctx.deps.add(barrier, id, DepKind::Flow);
+  }
+  analyze_dependences(ctx.kernel).for_each_edge([&](const DepEdgeRef& e) {
+    if (staying.count(e.dst) && e.src != e.dst)
+      ctx.deps.add(e.src, e.dst, e.props.kind, e.props.distance, e.props.loop);
+  });
+}
+
 // A kernel whose tensors fit keeps fitting: a load moved before the fence is live from there,
 // so where the moves overflow a space, a loop keeps the longest prefix of its moves that fits
 // (a later load would be live longer still) and its other loads stay where they were, counted
@@ -107,6 +122,7 @@ void SeparateLoadComputePass::keep_within_capacity(PassContext& ctx, Shared& sha
     const std::optional<CapacityProblem> problem = problem_with(h, lo + 1);
     problem_with(h, lo);
     const Shared::Hoist& hoist = hoists[h];
+    stay_behind_fence(ctx, hoist.barrier, hoist.moved, lo);
     const int64_t stay = static_cast<int64_t>(hoist.moved.size() - lo);
     ctx.stats.add("loads_moved", -stay);
     ctx.stats.add("loads_not_moved", stay);
