@@ -640,7 +640,7 @@ def test_reshape_of_a_whole_hbm_tensor_moves_elements():
     assert "%src was reshaped to [128, 32]; this view of its former shape is stale" in str(ei.value)
 
     def on_chip(src):
-        nl.load(src).reshape((128, 64))
+        nl.load(src).reshape((64, 128))  # moves elements between partitions
 
     with pytest.raises(tandem.TraceError) as ei:
         tandem.trace(on_chip, (128, 2, 32))
