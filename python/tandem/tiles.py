@@ -450,9 +450,8 @@ def _dynamic_index(t: Tile, d, k, size, base, axis):
     if t.space == "dram" or d is None or d == 0:
         fail("a dynamic index (a tile) indexes a free dimension of an on-chip tile; an HBM tensor takes one "
              "index tile (a gather or a scatter)", call="tile[...]")
-    extent = k.range.extent if isinstance(k, DynamicIndex) else 1
-    return Index(base, ir.add(base, size), False, (Stride(1, extent, axis),)), k.tile if isinstance(
-        k, DynamicIndex) else k
+    extent, tile = (k.range.extent, k.tile) if isinstance(k, DynamicIndex) else (1, k)
+    return Index(base, ir.add(base, size), False, (Stride(1, extent, axis),)), tile
 
 
 def _free_unit_dim(t: Tile, dims) -> List[Optional[int]]:
