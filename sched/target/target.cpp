@@ -169,7 +169,7 @@ std::optional<double> EngineInfo::constant_latency(const std::string& op) const 
 
 const std::vector<std::string>& cost_variables() {
   static const std::vector<std::string> vars = {
-      "N",          "P",      "N_stationary", "N_moving",           "is_fp32",  "bytes",
+      "N",          "P",      "N_stationary", "N_moving",           "is_fp32",   "bytes",
       "elem_bytes", "MIN_II", "ranks",        "accumulator_inputs", "all_16bit", "double_row"};
   return vars;
 }
