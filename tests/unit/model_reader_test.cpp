@@ -72,9 +72,12 @@ TEST_CASE("the bundled models load with their published figures", "[model]") {
 TEST_CASE("a matmul costs what the ISA formula says", "[model]") {
   auto trn2 = load_target(kModels + "trn2.yaml");
   const CostFormula& mm = trn2->engine("pe")->costs.at("matmul").cycles;
-  // N, P, N_stationary, N_moving, is_fp32, bytes, elem_bytes, MIN_II, ranks, accumulator_inputs, all_16bit
-  CHECK(mm.eval({512, 128, 128, 512, 0, 0, 2, 0, 1, 0, 1}) == 512);
-  CHECK(mm.eval({512, 128, 128, 512, 1, 0, 4, 0, 1, 0, 0}) == 2048);
+  // N, P, N_stationary, N_moving, is_fp32, bytes, elem_bytes, MIN_II, ranks, accumulator_inputs, all_16bit,
+  // double_row
+  REQUIRE(cost_variables().size() == 12);
+  CHECK(mm.eval({512, 128, 128, 512, 0, 0, 2, 0, 1, 0, 1, 0}) == 512);
+  CHECK(mm.eval({512, 128, 128, 512, 1, 0, 4, 0, 1, 0, 0, 0}) == 2048);
+  CHECK(mm.eval({1024, 128, 256, 1024, 0, 0, 1, 0, 1, 0, 0, 1}) == 512);  // FP8 double-row: half of 1024
 }
 
 TEST_CASE("VectorE tensor_tensor costs N with a PSUM or all-16-bit input, else 2N (ISA)", "[model]") {
@@ -84,10 +87,10 @@ TEST_CASE("VectorE tensor_tensor costs N with a PSUM or all-16-bit input, else 2
     auto t = load_target(kModels + name);
     const CostFormula& tt = t->engine("dve")->costs.at("tensor_tensor").cycles;
     // N = 512, MIN_II = 64; then N = 16 (MIN_II binds)
-    CHECK(tt.eval({512, 128, 512, 512, 1, 0, 4, 64, 1, 0, 0}) == 1024 / rate);  // f32, both in SBUF
-    CHECK(tt.eval({512, 128, 512, 512, 1, 0, 4, 64, 1, 1, 0}) == 512 / rate);   // one input in PSUM
-    CHECK(tt.eval({512, 128, 512, 512, 0, 0, 2, 64, 1, 0, 1}) == 512 / rate);   // all bf16
-    CHECK(tt.eval({16, 128, 16, 16, 1, 0, 4, 64, 1, 0, 0}) == 64);
+    CHECK(tt.eval({512, 128, 512, 512, 1, 0, 4, 64, 1, 0, 0, 0}) == 1024 / rate);  // f32, both in SBUF
+    CHECK(tt.eval({512, 128, 512, 512, 1, 0, 4, 64, 1, 1, 0, 0}) == 512 / rate);   // one input in PSUM
+    CHECK(tt.eval({512, 128, 512, 512, 0, 0, 2, 64, 1, 0, 1, 0}) == 512 / rate);   // all bf16
+    CHECK(tt.eval({16, 128, 16, 16, 1, 0, 4, 64, 1, 0, 0, 0}) == 64);
   }
 }
 
