@@ -70,9 +70,9 @@ void SeparateLoadComputePass::run(PassContext& ctx) {
   if (fitted) keep_within_capacity(ctx, shared);
 }
 
-// The loads `moved` from `first` on stay behind their loop's fence `barrier`: they wait for it like the rest
-// of the compute stage, and every order into them the analysis of the program as it now
-// stands finds is back (the cut may have removed one that only the fence restored).
+// The loads `moved` from `first` on stay behind their loop's fence `barrier`: they wait for it
+// like the rest of the compute stage, and every order into them that the analysis of the
+// program as it now stands finds is back (the cut may have removed one only the fence kept).
 static void stay_behind_fence(PassContext& ctx, InstId barrier, const std::vector<InstId>& moved, size_t first) {
   const std::unordered_set<InstId> staying(moved.begin() + static_cast<ptrdiff_t>(first), moved.end());
   for (InstId id : staying) {
