@@ -18,6 +18,7 @@ from .dtypes import PARTITIONS, SPACE_NAMES, DType
 from .errors import TraceError, loop_name, user_location, value_name
 from .indices import MaskCut, describe
 from .ir import Access, Index, Instruction, Kernel, Loop, Stride, Tensor
+from .placement import PlacementMemo
 from .reroll import NeedsConcrete, loop_key, promote
 from .tiles import Buf, Tile, check_same_size
 
@@ -120,6 +121,7 @@ class Context:
         self.program = None  # the SPMD program instance being traced: (ids, grid)
         self.mask: List[MaskCut] = []  # what the current call's mask keeps (check_mask)
         self.concrete = set()  # keys of the loops that run concretely (tandem.reroll)
+        self.placements = PlacementMemo()  # placements a concrete loop's later iterations repeat
         self.families = []  # the lists of tiles rolled loops made
         self.emitted: List[Instruction] = []
         self.notes: List[str] = []

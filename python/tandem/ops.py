@@ -3,6 +3,7 @@ reads, and its attributes. `tandem.nki.language` and `tandem.nki.isa` parse the 
 conventions and call these; the context (`tandem.context.Context`) emits the instructions.
 """
 
+import math
 import numbers
 from typing import Optional
 
@@ -11,6 +12,7 @@ from .dtypes import DTYPES, PSUM, SBUF, SPACE_NAMES, Buffer, ParDim, to_dtype
 from .errors import user_location, value_name
 from .indices import describe
 from .ir import FLAG
+from .placement import BlockMap, Placement
 from .tiles import Tile, check_same_size
 
 F32 = DTYPES["float32"]
@@ -527,7 +529,17 @@ def allocate(shape, dtype, buffer, name, fill=None):
         shared = (loc.filename, loc.line, loc.col, tuple(sizes), dt.kir)
         if shared in ctx.launch_outputs:
             return ctx.launch_outputs[shared]
+    block_map = None
+    if isinstance(buffer, Placement) and buffer.space != "dram":
+        p = par[0] if par else 0
+        block_map = BlockMap(buffer, sizes[:p], sizes[p], math.prod(sizes[p + 1:]) * dt.itemsize)
+        sizes[:p] = block_map.physical
     t = ctx.declare(sizes, dt, buffer.space, hint, loc, False, ctx.call, perm)
+    if block_map is not None:
+        t.buf.block_map = block_map
+        if block_map.extent is not None:
+            first, end = ctx.placements.place(block_map.extent)
+            t.buf.tensor.attrs += [("address", first), ("extent", end - first)]
     if shared is not None:
         ctx.launch_outputs[shared] = t
     if fill is not None:

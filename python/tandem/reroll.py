@@ -66,6 +66,7 @@ class Iterations:
         self._tensors_before = 0
 
     def begin(self):
+        self.ctx.placements.begin_iteration(self, len(self.blocks))
         self.blocks.append([])
         self.ctx.blocks.append(self.blocks[-1])
         self._tensors_before = len(self.ctx.kernel.tensors)
@@ -79,6 +80,7 @@ class Iterations:
     def finish(self):
         """Roll the iterations into one loop in the enclosing block, or leave them unrolled."""
         ctx = self.ctx
+        ctx.placements.end_loop(self)
         parent = ctx.blocks[-1]
         why = self._roll(self.blocks, self.fresh)
         if why is None:

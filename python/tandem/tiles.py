@@ -38,6 +38,7 @@ class Buf:
         self.call = call
         self.families = []  # (tandem.reroll.Family, member): the rolled loops' lists it belongs to
         self.blocks = []  # (dimension, member): block indices its accesses take (tandem.reroll.promote)
+        self.block_map = None  # how an allocation directive places its block dimensions (tandem.placement)
 
 
 class Tile(TileValue):
@@ -358,6 +359,8 @@ def _index_view(t: Tile, key) -> Tile:
     if len(key) > len(t.dims):
         fail(f"{len(key)} indices for a tile of {len(t.dims)} dimensions {t.shape}", call="tile[...]")
     key = key + (slice(None),) * (len(t.dims) - len(key))
+    if t.buf.block_map is not None and t.dims == t.buf.perm and t.whole():
+        key = t.buf.block_map.map_key(key)
     ranges = [k for k in key if isinstance(k, IndexRange)]
     ordered = [(k.axis, k.extent) for k in ranges if k.simple and k.axis is not None and k.extent > 1]
     if any(not k.simple for k in ranges) or any(a >= b for (a, _), (b, _) in zip(ordered, ordered[1:])):

@@ -23,10 +23,12 @@ operation records), `reroll` (loops run concretely and rolled back), `launch` (k
 their launch grids), `psum_start` (PSUM zeroing folded into matmul start flags).
 """
 
+import copy
 import inspect
 import linecache
 import os
 import re
+import types
 from typing import Optional, Tuple
 
 from .active import activate, active
@@ -132,7 +134,9 @@ def trace(kernel, *args, dtype="bf16", target="trn2", name=None, source_attrs=Tr
     kname = re.sub(r"[^A-Za-z0-9_.]", "_", name or getattr(fn, "__name__", "kernel"))
     default = to_dtype_outside(dtype)
     concrete = set()
+    module_state = ModuleState(getattr(fn, "__globals__", {}))
     while True:  # again with more loops concrete, each time Python needs a loop index's value
+        module_state.restore()
         ctx = _trace_once(fn, grid, args, kwargs, kname, target, source_attrs, default, concrete)
         if isinstance(ctx, Context):
             break
@@ -143,6 +147,35 @@ def trace(kernel, *args, dtype="bf16", target="trn2", name=None, source_attrs=Tr
     fold_psum_zeros(ctx.kernel)
     notes = list(getattr(kernel, "load_notes", [])) + ctx.notes
     return TracedKernel(ctx.kernel, list(dict.fromkeys(notes)))
+
+
+class ModuleState:
+    """The kernel file's module state before the first run of the kernel, restored before each
+    run after it: a run that stopped for a concrete loop must not leave what it changed (a
+    file-level allocator's next address, a counter) to the next run, which a compiler would
+    have seen only once. Restores the module's names and, one level deep, the attributes of the
+    objects they name (containers copied)."""
+
+    def __init__(self, names: dict):
+        self.names = names
+        self.saved = dict(names)
+        self.attributes = []
+        for value in self.saved.values():
+            state = getattr(value, "__dict__", None)
+            if isinstance(state, dict) and not isinstance(value, (type, types.ModuleType, types.FunctionType)):
+                self.attributes.append((state, {k: _copied(v) for k, v in state.items()}))
+
+    def restore(self):
+        for name in [n for n in self.names if n not in self.saved]:
+            del self.names[name]
+        self.names.update(self.saved)
+        for state, saved in self.attributes:
+            state.clear()
+            state.update({k: _copied(v) for k, v in saved.items()})
+
+
+def _copied(value):
+    return copy.copy(value) if isinstance(value, (list, dict, set)) else value
 
 
 def _trace_once(fn, grid, args, kwargs, kname, target, source_attrs, default, concrete):

@@ -218,11 +218,25 @@ void Allocator::compute_live_ranges() {
   for (size_t t = 0; t < n; ++t)
     if (!uses_[t].empty()) blocks_[t] = find_blocks(static_cast<int>(t));
 
-  // Live ranges with the tensors' present buffers.
+  placed_.assign(n, {0, 0});
+  for (size_t t = 0; t < n; ++t)
+    if (const auto address = k_.tensors[t].attrs.get_int(attr::kAddress); address && space_of_[t]) {
+      const int64_t extent = k_.tensors[t].attrs.get_int(attr::kExtent).value_or(bytes_[t]);
+      placed_[t] = {*address, *address + extent};
+    }
+
+  // Live ranges with the tensors' present buffers; a placed tensor's bytes are its space's
+  // from the first position to the last.
   live_.assign(n, {});
   buffers_.assign(n, 1);
+  for (SpaceUse& s : spaces_)
+    if (const int64_t placed = placed_usage(s); placed > 0) s.usage.add(0, static_cast<int>(at_.size()) - 1, placed);
   for (size_t t = 0; t < n; ++t) {
     if (uses_[t].empty()) continue;
+    if (placed_[t].second > placed_[t].first) {
+      live_[t] = {0, static_cast<int>(at_.size()) - 1};
+      continue;
+    }
     const Tensor& tensor = k_.tensors[t];
     buffers_[t] = std::max<int64_t>(1, tensor.attrs.get_int(attr::kBuffers).value_or(1));
     LoopId rotated_on = kNoId;
@@ -233,6 +247,44 @@ void Allocator::compute_live_ranges() {
     live_[t] = extend_over_carrying_loops(static_cast<int>(t), {uses_[t].front(), uses_[t].back()}, rotated_on);
     space_of_[t]->usage.add(live_[t].first, live_[t].last, footprint(static_cast<int>(t), buffers_[t]));
   }
+}
+
+int64_t Allocator::placed_usage(const SpaceUse& s) const {
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  for (size_t t = 0; t < placed_.size(); ++t)
+    if (space_of_[t] == &s && !uses_[t].empty() && placed_[t].second > placed_[t].first) {
+      if (s.space->banks > 0) {
+        const int64_t bank = s.space->bank_bytes();
+        ranges.emplace_back(placed_[t].first / bank, (placed_[t].second + bank - 1) / bank);
+      } else {
+        ranges.push_back(placed_[t]);
+      }
+    }
+  std::sort(ranges.begin(), ranges.end());
+  int64_t used = 0, end = INT64_MIN;
+  for (const auto& [first, last] : ranges) {
+    if (last <= end) continue;
+    used += last - std::max(first, end);
+    end = last;
+  }
+  return used;
+}
+
+std::optional<CapacityProblem> Allocator::placed_problem() const {
+  for (size_t t = 0; t < placed_.size(); ++t) {
+    if (!space_of_[t] || uses_[t].empty() || !k_.tensors[t].attrs.has(attr::kAddress)) continue;
+    const auto [first, end] = placed_[t];
+    const Tensor& tensor = k_.tensors[t];
+    const SpaceInfo& space = *space_of_[t]->space;
+    if (first < 0 || end <= first || end > space.bytes_per_partition)
+      return CapacityProblem{tensor.loc, "tensor %" + tensor.name + " is placed at bytes [" + std::to_string(first) +
+                                             ", " + std::to_string(end) + ") of each partition, but " + tensor.space +
+                                             " has " + std::to_string(space.bytes_per_partition)};
+    if (tensor.attrs.has(attr::kBuffers))
+      return CapacityProblem{tensor.loc, "tensor %" + tensor.name + " is placed (address = " + std::to_string(first) +
+                                             ") and has buffers: a placed tensor is one buffer"};
+  }
+  return std::nullopt;
 }
 
 LiveInterval Allocator::extend_over_carrying_loops(int tensor, LiveInterval iv, LoopId rotated_on) const {
@@ -429,6 +481,7 @@ std::optional<CapacityProblem> Allocator::first_problem() const {
                                                     " with buffers = " + std::to_string(buffers_[t]) +
                                                     " needs more bytes per partition than 64 bits count"};
   }
+  if (auto problem = placed_problem()) return problem;
   for (const SpaceUse& s : spaces_) {
     const int p = s.usage.first_above(s.space->capacity());
     if (p < 0) continue;
@@ -450,17 +503,23 @@ std::optional<CapacityProblem> Allocator::first_problem() const {
     std::string list;
     for (size_t t : live_there) {
       const Tensor& tensor = k_.tensors[t];
+      // Its writers, the first kMaxWriters by name.
+      constexpr size_t kMaxWriters = 4;
       std::string writers;
       std::set<std::string> named;
       for (int u : uses_[t])
         for (const Access& a : k_.insts[static_cast<size_t>(at_[static_cast<size_t>(u)])].writes) {
           const std::string& w = k_.insts[static_cast<size_t>(at_[static_cast<size_t>(u)])].name;
-          if (a.tensor_id == static_cast<int>(t) && !w.empty() && named.insert(w).second)
+          if (a.tensor_id == static_cast<int>(t) && !w.empty() && named.insert(w).second && named.size() <= kMaxWriters)
             writers += (writers.empty() ? " written by %" : ", %") + w;
         }
+      if (named.size() > kMaxWriters) writers += " and " + std::to_string(named.size() - kMaxWriters) + " more";
+      const bool placed = placed_[t].second > placed_[t].first;
       list += (list.empty() ? "" : ", ") + std::string("%") + tensor.name + " " +
-              (buffers_[t] > 1 ? std::to_string(buffers_[t]) + " x " : "") + std::to_string(bytes_[t]) +
-              (blocks_[t].empty() ? "" : " (one block live at a time)") + writers;
+              (placed ? "placed at bytes [" + std::to_string(placed_[t].first) + ", " +
+                            std::to_string(placed_[t].second) + ")"
+                      : (buffers_[t] > 1 ? std::to_string(buffers_[t]) + " x " : "") + std::to_string(bytes_[t])) +
+              (placed || blocks_[t].empty() ? "" : " (one block live at a time)") + writers;
     }
     if (others > 0) list += ", and " + std::to_string(others) + " more";
     const std::string& name = *s.name;

@@ -13,8 +13,12 @@
 // exactly that dimension and holds all its uses, is a tile per iteration of %i (NKI's block
 // dimension, nl.ndarray((n, par_dim(128), ...))): it takes one block's bytes, live as that tile
 // (and so for each such dimension and loop).
-// At every position the live tensors' footprints (SpaceInfo::footprint: bytes per partition, or
-// whole banks per buffer in PSUM) must fit the space. A tensor no instruction uses takes no space.
+// A placed tensor (`address`, with `extent` bytes from there, by default its own size) is the
+// kernel's own allocation: it keeps those bytes of every partition for the whole kernel, and
+// placed tensors whose bytes overlap share them (NKI's direct allocation).
+// At every position the placed bytes (in PSUM: the banks they touch) and the live tensors'
+// footprints (SpaceInfo::footprint: bytes per partition, or whole banks per buffer in PSUM)
+// must fit the space. A tensor no instruction uses takes no space.
 #pragma once
 
 #include <cstdint>
@@ -88,6 +92,10 @@ class Allocator {
   };
   std::vector<std::vector<Block>> blocks_;  // by tensor
   std::vector<Block> find_blocks(int tensor) const;
+  // The placed tensors' bytes, as the space counts them (bytes, or banks touched).
+  int64_t placed_usage(const SpaceUse& s) const;
+  std::optional<CapacityProblem> placed_problem() const;
+  std::vector<std::pair<int64_t, int64_t>> placed_;  // by tensor: [first, end) bytes when placed, else {0, 0}
   std::vector<SpaceUse> spaces_;
 };
 

@@ -120,6 +120,10 @@ RotationCandidate rotation_candidate(const Kernel& k, LoopId loop, int tensor, c
     c.blocker = name + " is in " + t.space + ", which address-rotation does not ring";
     return c;
   }
+  if (auto address = t.attrs.get_int(attr::kAddress)) {
+    c.blocker = name + " is placed by the kernel (address = " + std::to_string(*address) + ")";
+    return c;
+  }
   if (auto n = t.attrs.get_int(attr::kBuffers)) {
     c.blocker = name + " already has " + std::to_string(*n) + " buffers";
     return c;

@@ -9,6 +9,8 @@ namespace tandem::attr {
 inline constexpr const char* kBuffers = "buffers";  // address-rotation: buffers of a ring
 inline constexpr const char* kRotate = "rotate";    // the loop (its induction variable) a ring turns with
 inline constexpr const char* kStride = "stride";    // bytes per partition between buffers of a ring
+inline constexpr const char* kAddress = "address";  // a placed tensor's first byte of each partition
+inline constexpr const char* kExtent = "extent";    // the bytes of each partition it keeps from there
 
 // Loops.
 inline constexpr const char* kAdvance = "advance";                     // "v10 += 512": an address register's step
