@@ -27,7 +27,8 @@ MAX_BLOCKS = 1 << 16
 
 class Placement(Buffer):
     """What an allocation directive returns for `buffer=`: the memory, and where each logical
-    tile of the tensor goes (`locate(block_index, partitions, bytes_per_partition)`)."""
+    tile of the tensor goes (`locate(idx=block_index, pdim_size=partitions,
+    fdim_size=bytes_per_partition)`)."""
 
     def __init__(self, base: Buffer, directive: str, locate: Callable):
         super().__init__(base.name, base.space)
@@ -59,11 +60,11 @@ def modulo(space: str, base_bank, base_partition, base_addr, bank_tiles, par_til
             fail(f"the numbers of tiles must be a tuple of positive integers, found "
                  f"{printable(repr(sizes))}", call="mod_alloc")
 
-    def locate(index, partitions, nbytes):
-        partition = base_partition + _linear(index, par_tiles) * partitions
-        addr = base_addr + _linear(index, free_tiles) * nbytes
+    def locate(idx, pdim_size, fdim_size):
+        partition = base_partition + _linear(idx, par_tiles) * pdim_size
+        addr = base_addr + _linear(idx, free_tiles) * fdim_size
         if space == "psum":
-            return (base_bank + _linear(index, bank_tiles), partition, addr)
+            return (base_bank + _linear(idx, bank_tiles), partition, addr)
         return (partition, addr)
     return locate
 
@@ -85,7 +86,9 @@ class BlockMap:
         first_at = {}
         self.rep = {}
         for index in itertools.product(*(range(s) for s in self.logical)):
-            where = _hashable(placement.locate(index, partitions, bytes_per_partition), self.directive)
+            # NKI passes the function its arguments by name.
+            where = _hashable(placement.locate(idx=index, pdim_size=partitions, fdim_size=bytes_per_partition),
+                              self.directive)
             self.rep[index] = first_at.setdefault(where, index)
         self.extent = _byte_range(first_at, placement.space, bytes_per_partition)
         n = len(self.logical)

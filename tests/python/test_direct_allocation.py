@@ -70,9 +70,12 @@ def test_psum_mod_alloc_shares_banks_modulo(root, tmp_path):
 
 
 CUSTOM_FUNCTION = HEADER + """
-def by_column(idx, pdim_size, fdim_size):
+import functools
+
+
+def by_column(banks, idx, pdim_size, fdim_size):
     row, column = idx
-    return column % 2, 0, 0
+    return banks[column % 2], 0, 0
 
 
 @nki.jit
@@ -80,7 +83,8 @@ def columns(a, b):
     out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
     x = nl.load(a)
     y = nl.load(b)
-    ps = nl.ndarray((3, 2, nl.par_dim(128), 512), dtype=nl.float32, buffer=ncc.psum.alloc(by_column))
+    ps = nl.ndarray((3, 2, nl.par_dim(128), 512), dtype=nl.float32,
+                    buffer=ncc.psum.alloc(functools.partial(by_column, banks=(0, 1))))
     res = nl.ndarray((nl.par_dim(128), 512), dtype=nl.float32, buffer=nl.sbuf)
     for r in nl.affine_range(3):
         for c in nl.affine_range(2):
@@ -93,7 +97,8 @@ def columns(a, b):
 
 def test_alloc_function_places_each_logical_tile(root, tmp_path):
     # The function ignores the row: every row shares the two column tiles, so the row index is
-    # always 0 and the column index its own; both loops stay loops.
+    # always 0 and the column index its own; both loops stay loops. NKI passes the function its
+    # arguments by name, so a partial that binds its first parameter works.
     path = kernel_file(tmp_path, "psum_func.py", CUSTOM_FUNCTION)
     p = run(root, str(path), "--shapes", "128x128,128x512", "--no-src")
     assert p.returncode == 0, p.stderr
