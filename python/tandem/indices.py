@@ -10,11 +10,12 @@ Tiles (`tandem.tiles.Tile`) are built on these; an index refuses to combine with
 `describe` names one in errors, through its base `TileValue`.
 """
 
+import dis
 from typing import NamedTuple, Optional
 
 from . import ir
 from .active import current, fail
-from .errors import printable
+from .errors import printable, user_frame, user_location
 from .ir import Affine, Expr
 from .printer import expr as print_expr
 from .reroll import NeedsConcrete, loop_key
@@ -282,6 +283,16 @@ def _merge_term(terms, t: GridTerm):
     terms.append(t)
 
 
+def _boolean_operator() -> Optional[str]:
+    """`and` or `or` when the user's code asks for a bool to evaluate one (the jump that keeps
+    an operand), else None (an `if`, `bool()`, `not`)."""
+    frame = user_frame()
+    if frame is None or frame.f_lasti < 0:
+        return None
+    op = dis.opname[frame.f_code.co_code[frame.f_lasti]]
+    return {"JUMP_IF_FALSE_OR_POP": "and", "JUMP_IF_TRUE_OR_POP": "or"}.get(op)
+
+
 class Predicate:
     """A mask (`i * 128 + ix < num_rows`). The tracer accepts a mask only when it holds for
     every element and iteration (then it changes nothing); a partial tile is refused."""
@@ -295,6 +306,13 @@ class Predicate:
             raise NeedsConcrete(loop_key(l.loc) for l in loops)
         decided = self.always()
         if decided is None:
+            joined = _boolean_operator()
+            if joined is not None:
+                # NKI's masks are objects, true as Python bools: `a and b` is `b`, `a or b` is `a`.
+                kept = "the second" if joined == "and" else "the first"
+                current().notes.append(f"{user_location()}: `{joined}` of two masks keeps {kept} only, as NKI "
+                                       "traces it (`&` is the conjunction of masks)")
+                return True
             fail(f"a comparison of an index range ({self.lhs!r} {self.op} {self.rhs!r}) used as a Python bool: it "
                  "holds for some elements and not others; use it as a mask", call="index")
         return decided

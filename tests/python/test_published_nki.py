@@ -949,3 +949,29 @@ def test_view_as_another_element_type():
 
     text = tandem.trace(ok, (128, 64), (128, 64), dtype="float8_e5m2", source_attrs=False).text
     assert "tensor %A : dram[128, 64] f8" in text and "tensor %B : dram[128, 64] fp8" in text
+
+
+def test_python_and_of_masks_keeps_what_nki_keeps():
+    # NKI's masks are true as Python bools, so `a and b` traces as `b` and `a or b` as `a`;
+    # the trace says so. `if` on such a comparison is still an error (it is neither).
+    import tandem.nki.language as nl
+
+    def k(X, Y):
+        ix, iy = nl.mgrid[0:128, 0:64]
+        x = nl.load(X[ix, iy], mask=(ix < 64 and iy < 32))
+        nl.store(Y[ix, iy], value=x, mask=(ix < 64 or iy < 32))
+
+    traced = tandem.trace(k, (128, 64), (128, 64), dtype="f32", source_attrs=False)
+    assert body(traced.text) == ["%ld0 = load %x[0:128, 0:32] <- %X[0:128, 0:32]",
+                                 "%st0 = save %Y[0:64, 0:64] <- %x[0:64, 0:64]"]
+    assert [n.split(": ", 1)[1] for n in traced.notes] == [
+        "`and` of two masks keeps the second only, as NKI traces it (`&` is the conjunction of masks)",
+        "`or` of two masks keeps the first only, as NKI traces it (`&` is the conjunction of masks)"]
+
+    def bad(X):
+        ix, iy = nl.mgrid[0:128, 0:64]
+        if ix < 64:
+            nl.load(X[ix, iy])
+
+    with pytest.raises(tandem.TraceError, match="used as a Python bool"):
+        tandem.trace(bad, (128, 64), dtype="f32")
