@@ -75,6 +75,7 @@ bool encloses(const Kernel& k, LoopId outer, LoopId inner) {
 // `block_dims`: dimensions whose one block, fixed within `outer`, stands for the tensor.
 bool covers_whole(const Kernel& k, const Tensor& t, const Access& a, LoopId outer, const std::vector<int>& block_dims) {
   if (a.whole()) return true;
+  if (a.dims.size() != t.shape.size()) return false;
   for (size_t d = 0; d < a.dims.size(); ++d) {
     if (std::find(block_dims.begin(), block_dims.end(), static_cast<int>(d)) != block_dims.end()) continue;
     const IndexRange& r = a.dims[d];
@@ -99,10 +100,12 @@ bool covers_whole(const Kernel& k, const Tensor& t, const Access& a, LoopId oute
 }
 
 // Constant boxes, pairwise disjoint, whose volumes add up to the tensor's: together they write
-// every element of it (a tile filled in parts, each part by its own instruction).
-bool boxes_tile(const Tensor& t, const std::vector<const Access*>& parts) {
+// every element of it (a tile filled in parts, each part by its own instruction). The split
+// dimensions (`split`) are one index each.
+bool boxes_tile(const Tensor& t, const std::vector<const Access*>& parts, const std::vector<int>& split) {
   int64_t total = 1;
-  for (int64_t s : t.shape) total *= s;
+  for (size_t d = 0; d < t.shape.size(); ++d)
+    if (std::find(split.begin(), split.end(), static_cast<int>(d)) == split.end()) total *= t.shape[d];
   int64_t sum = 0;
   std::vector<std::vector<std::pair<int64_t, int64_t>>> boxes;
   for (const Access* a : parts) {
@@ -129,15 +132,16 @@ bool boxes_tile(const Tensor& t, const std::vector<const Access*>& parts) {
   return !boxes.empty() && sum == total;
 }
 
-// Is every access of `tensor` that `reads` lists a constant box inside one of `parts`?
-bool reads_within(int tensor, const std::vector<Access>& reads, const std::vector<const Access*>& parts) {
+// Is every access of the part (`is_part`) that `reads` lists a constant box inside one of `parts`?
+template <class IsPart>
+bool reads_within(const IsPart& is_part, const std::vector<Access>& reads, const std::vector<const Access*>& parts) {
   auto constant_box = [](const Access& a) {
     for (const IndexRange& r : a.dims)
       if (r.strided() || !r.lo.terms.empty() || !r.hi.terms.empty()) return false;
     return !a.whole();
   };
   for (const Access& a : reads) {
-    if (a.tensor_id != tensor) continue;
+    if (!is_part(a)) continue;
     if (!constant_box(a)) return false;
     bool inside = false;
     for (const Access* part : parts) {
@@ -189,41 +193,76 @@ void Allocator::compute_live_ranges() {
   };
   walk(k_.body, walk);
   for (SpaceUse& s : spaces_) s.usage = MaxTree(static_cast<int>(at_.size()));
+  split_tensors();
 
-  // Each tensor's users, in position order.
-  const size_t n = k_.tensors.size();
+  const size_t n = parts_.size();
   space_of_.assign(n, nullptr);
   bytes_.assign(n, 0);
-  for (size_t t = 0; t < n; ++t)
+  placed_.assign(n, {0, 0});
+  for (size_t p = 0; p < n; ++p) {
+    const Tensor& t = k_.tensors[static_cast<size_t>(parts_[p].tensor)];
     for (SpaceUse& s : spaces_)
-      if (*s.name == k_.tensors[t].space) {
-        space_of_[t] = &s;
-        bytes_[t] = bytes_per_partition(k_, k_.tensors[t]);
+      if (*s.name == t.space) {
+        space_of_[p] = &s;
+        bytes_[p] = bytes_per_partition(k_, t);
+        for (int d : split_dims_[static_cast<size_t>(parts_[p].tensor)]) bytes_[p] /= t.shape[static_cast<size_t>(d)];
       }
+    if (const auto address = t.attrs.get_int(attr::kAddress); address && space_of_[p])
+      placed_[p] = {*address, *address + t.attrs.get_int(attr::kExtent).value_or(bytes_[p])};
+  }
+  // Each part's users, in position order.
   uses_.assign(n, {});
-  for (size_t p = 0; p < at_.size(); ++p) {
-    if (at_[p] < 0) continue;
-    const Instruction& in = k_.insts[static_cast<size_t>(at_[p])];
+  for (size_t pos = 0; pos < at_.size(); ++pos) {
+    if (at_[pos] < 0) continue;
+    const Instruction& in = k_.insts[static_cast<size_t>(at_[pos])];
     for (const auto* list : {&in.writes, &in.reads})
       for (const Access& a : *list) {
-        // (An id out of range is the structural verifier's to report, not this count's.)
-        if (a.tensor_id < 0 || static_cast<size_t>(a.tensor_id) >= n || !space_of_[static_cast<size_t>(a.tensor_id)])
-          continue;
-        std::vector<int>& u = uses_[static_cast<size_t>(a.tensor_id)];
-        if (u.empty() || u.back() != static_cast<int>(p)) u.push_back(static_cast<int>(p));
+        const int part = part_of(a);
+        if (part < 0 || !space_of_[static_cast<size_t>(part)]) continue;
+        std::vector<int>& u = uses_[static_cast<size_t>(part)];
+        if (u.empty() || u.back() != static_cast<int>(pos)) u.push_back(static_cast<int>(pos));
+      }
+  }
+
+  // A part every access of which takes the same one index of a dimension is that index's tile
+  // alone (`%qk[0:128, 2, 0, 0:512]` where the other parts of %qk take every `%qk[:, c, %j]`).
+  fixed_dims_.assign(n, {});
+  std::vector<std::vector<int64_t>> index_at(n);  // by part and dimension: its one index, or -1
+  for (size_t pos = 0; pos < at_.size(); ++pos) {
+    if (at_[pos] < 0) continue;
+    const Instruction& in = k_.insts[static_cast<size_t>(at_[pos])];
+    for (const auto* list : {&in.writes, &in.reads})
+      for (const Access& a : *list) {
+        const int part = part_of(a);
+        if (part < 0 || !space_of_[static_cast<size_t>(part)]) continue;
+        const Tensor& t = k_.tensors[static_cast<size_t>(a.tensor_id)];
+        std::vector<int64_t>& at = index_at[static_cast<size_t>(part)];
+        const bool first = at.empty();
+        if (first) at.assign(t.shape.size(), -1);
+        for (size_t d = 0; d < at.size(); ++d) {
+          const IndexRange* r = a.dims.size() == at.size() && !a.whole() ? &a.dims[d] : nullptr;
+          const bool point = r && !r->strided() && r->lo.terms.empty() && r->hi.terms.empty() &&
+                             !r->lo.uses_register() && r->hi.constant == r->lo.constant + 1;
+          if (!point || (!first && at[d] != r->lo.constant)) at[d] = -2;
+          if (point && first) at[d] = r->lo.constant;
+        }
+      }
+  }
+  for (size_t p = 0; p < n; ++p) {
+    const int t = parts_[p].tensor;
+    const Tensor& tensor = k_.tensors[static_cast<size_t>(t)];
+    fixed_dims_[p] = split_dims_[static_cast<size_t>(t)];
+    for (size_t d = space_of_[p] && space_of_[p]->space->partitions > 0 ? 1 : 0; d < index_at[p].size(); ++d)
+      if (index_at[p][d] >= 0 && tensor.shape[d] > 1 && !tensor.attrs.has(attr::kAddress) &&
+          std::find(fixed_dims_[p].begin(), fixed_dims_[p].end(), static_cast<int>(d)) == fixed_dims_[p].end()) {
+        fixed_dims_[p].push_back(static_cast<int>(d));
+        bytes_[p] /= tensor.shape[d];
       }
   }
 
   blocks_.assign(n, {});
-  for (size_t t = 0; t < n; ++t)
-    if (!uses_[t].empty()) blocks_[t] = find_blocks(static_cast<int>(t));
-
-  placed_.assign(n, {0, 0});
-  for (size_t t = 0; t < n; ++t)
-    if (const auto address = k_.tensors[t].attrs.get_int(attr::kAddress); address && space_of_[t]) {
-      const int64_t extent = k_.tensors[t].attrs.get_int(attr::kExtent).value_or(bytes_[t]);
-      placed_[t] = {*address, *address + extent};
-    }
+  for (size_t p = 0; p < n; ++p)
+    if (!uses_[p].empty()) blocks_[p] = find_blocks(static_cast<int>(p));
 
   // Live ranges with the tensors' present buffers; a placed tensor's bytes are its space's
   // from the first position to the last.
@@ -231,22 +270,109 @@ void Allocator::compute_live_ranges() {
   buffers_.assign(n, 1);
   for (SpaceUse& s : spaces_)
     if (const int64_t placed = placed_usage(s); placed > 0) s.usage.add(0, static_cast<int>(at_.size()) - 1, placed);
-  for (size_t t = 0; t < n; ++t) {
-    if (uses_[t].empty()) continue;
-    if (placed_[t].second > placed_[t].first) {
-      live_[t] = {0, static_cast<int>(at_.size()) - 1};
+  for (size_t p = 0; p < n; ++p) {
+    if (uses_[p].empty()) continue;
+    if (placed_[p].second > placed_[p].first) {
+      live_[p] = {0, static_cast<int>(at_.size()) - 1};
       continue;
     }
-    const Tensor& tensor = k_.tensors[t];
-    buffers_[t] = std::max<int64_t>(1, tensor.attrs.get_int(attr::kBuffers).value_or(1));
+    const Tensor& tensor = k_.tensors[static_cast<size_t>(parts_[p].tensor)];
+    buffers_[p] = std::max<int64_t>(1, tensor.attrs.get_int(attr::kBuffers).value_or(1));
     LoopId rotated_on = kNoId;
     if (const auto iv = tensor.attrs.get_string(attr::kRotate))
-      for (LoopId l = k_.insts[static_cast<size_t>(at_[static_cast<size_t>(uses_[t].front())])].loop; l != kNoId;
+      for (LoopId l = k_.insts[static_cast<size_t>(at_[static_cast<size_t>(uses_[p].front())])].loop; l != kNoId;
            l = k_.loops[static_cast<size_t>(l)].parent)
         if (k_.loops[static_cast<size_t>(l)].iv == *iv) rotated_on = l;
-    live_[t] = extend_over_carrying_loops(static_cast<int>(t), {uses_[t].front(), uses_[t].back()}, rotated_on);
-    space_of_[t]->usage.add(live_[t].first, live_[t].last, footprint(static_cast<int>(t), buffers_[t]));
+    live_[p] = extend_over_carrying_loops(static_cast<int>(p), {uses_[p].front(), uses_[p].back()}, rotated_on);
+    space_of_[p]->usage.add(live_[p].first, live_[p].last, footprint(static_cast<int>(p), buffers_[p]));
   }
+}
+
+void Allocator::split_tensors() {
+  const size_t nt = k_.tensors.size();
+  std::vector<char> bounded(nt, 0), accessed(nt, 0);
+  std::vector<std::vector<char>> constant(nt);
+  for (size_t t = 0; t < nt; ++t) {
+    const Tensor& tensor = k_.tensors[t];
+    for (const SpaceUse& s : spaces_)
+      if (*s.name == tensor.space) {
+        bounded[t] = 1;
+        if (!tensor.attrs.has(attr::kAddress)) {
+          constant[t].assign(tensor.shape.size(), 1);
+          if (s.space->partitions > 0 && !constant[t].empty()) constant[t][0] = 0;
+        }
+      }
+  }
+  auto each_access = [&](const auto& f) {
+    for (int32_t x : at_)
+      if (x >= 0)
+        for (const auto* list : {&k_.insts[static_cast<size_t>(x)].writes, &k_.insts[static_cast<size_t>(x)].reads})
+          for (const Access& a : *list)
+            if (a.tensor_id >= 0 && static_cast<size_t>(a.tensor_id) < nt && bounded[static_cast<size_t>(a.tensor_id)])
+              f(a, static_cast<size_t>(a.tensor_id));
+  };
+  // A dimension splits a tensor when every access indexes it with one constant.
+  each_access([&](const Access& a, size_t t) {
+    accessed[t] = 1;
+    std::vector<char>& c = constant[t];
+    if (a.whole() || a.dims.size() != c.size()) {
+      std::fill(c.begin(), c.end(), 0);
+      return;
+    }
+    for (size_t d = 0; d < c.size(); ++d) {
+      const IndexRange& r = a.dims[d];
+      if (r.strided() || !r.lo.terms.empty() || !r.hi.terms.empty() || r.lo.uses_register() ||
+          r.hi.constant != r.lo.constant + 1)
+        c[d] = 0;
+    }
+  });
+  split_dims_.assign(nt, {});
+  for (size_t t = 0; t < nt; ++t)
+    for (size_t d = 0; d < constant[t].size(); ++d)
+      if (accessed[t] && constant[t][d] && k_.tensors[t].shape[d] > 1) split_dims_[t].push_back(static_cast<int>(d));
+  // One part per tensor that no dimension splits; a split tensor's parts in order of first use.
+  parts_.clear();
+  parts_of_.assign(nt, {});
+  part_by_key_.assign(nt, {});
+  for (size_t t = 0; t < nt; ++t)
+    if (split_dims_[t].empty()) {
+      parts_of_[t].push_back(static_cast<int>(parts_.size()));
+      parts_.push_back({static_cast<int>(t), {}});
+    }
+  each_access([&](const Access& a, size_t t) {
+    if (split_dims_[t].empty()) return;
+    std::vector<int64_t> key;
+    for (int d : split_dims_[t]) key.push_back(a.dims[static_cast<size_t>(d)].lo.constant);
+    if (part_by_key_[t].count(key)) return;
+    part_by_key_[t].emplace(key, static_cast<int>(parts_.size()));
+    parts_of_[t].push_back(static_cast<int>(parts_.size()));
+    parts_.push_back({static_cast<int>(t), std::move(key)});
+  });
+}
+
+int Allocator::part_of(const Access& a) const {
+  if (a.tensor_id < 0 || static_cast<size_t>(a.tensor_id) >= parts_of_.size()) return -1;
+  const size_t t = static_cast<size_t>(a.tensor_id);
+  if (split_dims_[t].empty()) return parts_of_[t].empty() ? -1 : parts_of_[t].front();
+  if (a.dims.size() != k_.tensors[t].shape.size()) return -1;
+  std::vector<int64_t> key;
+  for (int d : split_dims_[t]) key.push_back(a.dims[static_cast<size_t>(d)].lo.constant);
+  const auto it = part_by_key_[t].find(key);
+  return it == part_by_key_[t].end() ? -1 : it->second;
+}
+
+std::string Allocator::part_name(int part) const {
+  const Part& p = parts_[static_cast<size_t>(part)];
+  std::string name = "%" + k_.tensors[static_cast<size_t>(p.tensor)].name;
+  if (p.key.empty()) return name;
+  // The part as an index: `%qk[:, 3]` for dimension 1 split.
+  const std::vector<int>& dims = split_dims_[static_cast<size_t>(p.tensor)];
+  name += "[";
+  for (size_t d = 0, i = 0; d <= static_cast<size_t>(dims.back()); ++d) {
+    name += d ? ", " : "";
+    name += i < dims.size() && dims[i] == static_cast<int>(d) ? std::to_string(p.key[i++]) : ":";
+  }
+  return name + "]";
 }
 
 int64_t Allocator::placed_usage(const SpaceUse& s) const {
@@ -272,9 +398,9 @@ int64_t Allocator::placed_usage(const SpaceUse& s) const {
 
 std::optional<CapacityProblem> Allocator::placed_problem() const {
   for (size_t t = 0; t < placed_.size(); ++t) {
-    if (!space_of_[t] || uses_[t].empty() || !k_.tensors[t].attrs.has(attr::kAddress)) continue;
+    const Tensor& tensor = k_.tensors[static_cast<size_t>(parts_[t].tensor)];
+    if (!space_of_[t] || uses_[t].empty() || !tensor.attrs.has(attr::kAddress)) continue;
     const auto [first, end] = placed_[t];
-    const Tensor& tensor = k_.tensors[t];
     const SpaceInfo& space = *space_of_[t]->space;
     if (first < 0 || end <= first || end > space.bytes_per_partition)
       return CapacityProblem{tensor.loc, "tensor %" + tensor.name + " is placed at bytes [" + std::to_string(first) +
@@ -287,9 +413,12 @@ std::optional<CapacityProblem> Allocator::placed_problem() const {
   return std::nullopt;
 }
 
-LiveInterval Allocator::extend_over_carrying_loops(int tensor, LiveInterval iv, LoopId rotated_on) const {
-  const std::vector<int>& uses = uses_[static_cast<size_t>(tensor)];
+LiveInterval Allocator::extend_over_carrying_loops(int part, LiveInterval iv, LoopId rotated_on) const {
+  const std::vector<int>& uses = uses_[static_cast<size_t>(part)];
+  const int tensor = parts_[static_cast<size_t>(part)].tensor;
   const Tensor& t = k_.tensors[static_cast<size_t>(tensor)];
+  const std::vector<int>& split = fixed_dims_[static_cast<size_t>(part)];
+  auto is_part = [&](const Access& a) { return in_part(a, part); };
   // Does the first use inside `loop` replace the whole tensor, so that nothing an earlier
   // iteration left in it is read? An accumulation replaces it only when its group starts
   // inside the loop (`start` names a loop the loop encloses).
@@ -299,17 +428,17 @@ LiveInterval Allocator::extend_over_carrying_loops(int tensor, LiveInterval iv, 
   auto writes_only = [&](InstId id, LoopId loop) {
     const Instruction& in = k_.insts[static_cast<size_t>(id)];
     for (const Access& a : in.reads)
-      if (a.tensor_id == tensor) return false;
+      if (is_part(a)) return false;
     if (!in.attrs.has(attr::kAccumulate)) return true;
     const LoopId start = accumulation_start(k_, id);
     return start != kNoId && start != loop && encloses(k_, loop, start);
   };
   auto covers = [&](InstId id, LoopId loop) {
-    std::vector<int> block_dims;
-    for (const Block& b : blocks_[static_cast<size_t>(tensor)])
+    std::vector<int> block_dims = split;
+    for (const Block& b : blocks_[static_cast<size_t>(part)])
       if (encloses(k_, b.loop, loop)) block_dims.push_back(b.dim);
     for (const Access& a : k_.insts[static_cast<size_t>(id)].writes)
-      if (a.tensor_id == tensor && covers_whole(k_, t, a, loop, block_dims)) return true;
+      if (is_part(a) && covers_whole(k_, t, a, loop, block_dims)) return true;
     return false;
   };
   // The first uses directly in `loop` write parts that together cover the tensor; between
@@ -322,14 +451,13 @@ LiveInterval Allocator::extend_over_carrying_loops(int tensor, LiveInterval iv, 
       if (in.loop != loop) break;
       if (writes_only(user, loop)) {
         for (const Access& a : in.writes)
-          if (a.tensor_id == tensor) parts.push_back(&a);
+          if (is_part(a)) parts.push_back(&a);
         continue;
       }
-      const bool writes =
-          std::any_of(in.writes.begin(), in.writes.end(), [&](const Access& a) { return a.tensor_id == tensor; });
-      if (writes || !reads_within(tensor, in.reads, parts)) break;
+      const bool writes = std::any_of(in.writes.begin(), in.writes.end(), is_part);
+      if (writes || !reads_within(is_part, in.reads, parts)) break;
     }
-    return boxes_tile(t, parts);
+    return boxes_tile(t, parts, split);
   };
   auto replaced_at_top = [&](LoopId loop, int open, const auto& self) -> bool {
     const auto first = std::lower_bound(uses.begin(), uses.end(), open);
@@ -368,13 +496,14 @@ LiveInterval Allocator::extend_over_carrying_loops(int tensor, LiveInterval iv, 
   return iv;
 }
 
-std::vector<Allocator::Block> Allocator::find_blocks(int tensor) const {
+std::vector<Allocator::Block> Allocator::find_blocks(int part) const {
+  const int tensor = parts_[static_cast<size_t>(part)].tensor;
   const Tensor& t = k_.tensors[static_cast<size_t>(tensor)];
-  const SpaceInfo& space = *space_of_[static_cast<size_t>(tensor)]->space;
+  const SpaceInfo& space = *space_of_[static_cast<size_t>(part)]->space;
   if (t.attrs.has(attr::kBuffers)) return {};
   // The loop around all uses, then its enclosing ones: each over which every access takes
   // block `%i` (exactly) of one dimension as long as the loop runs.
-  const std::vector<int>& uses = uses_[static_cast<size_t>(tensor)];
+  const std::vector<int>& uses = uses_[static_cast<size_t>(part)];
   auto inst_at = [&](int p) -> const Instruction& {
     return k_.insts[static_cast<size_t>(at_[static_cast<size_t>(p)])];
   };
@@ -391,7 +520,7 @@ std::vector<Allocator::Block> Allocator::find_blocks(int tensor) const {
       for (int p : uses)
         for (const auto* list : {&inst_at(p).writes, &inst_at(p).reads})
           for (const Access& a : *list) {
-            if (a.tensor_id != tensor) continue;
+            if (!in_part(a, part)) continue;
             if (a.whole() || a.dims.size() != t.shape.size()) {
               every = false;
               continue;
@@ -410,42 +539,71 @@ std::vector<Allocator::Block> Allocator::find_blocks(int tensor) const {
   return found;
 }
 
-LiveInterval Allocator::live_if_rotated(int tensor, LoopId loop) const {
-  const LiveInterval now = live(tensor);
-  if (now.empty()) return now;
-  return extend_over_carrying_loops(tensor, now, loop);
+LiveInterval Allocator::live(int tensor) const {
+  LiveInterval hull;
+  for (int p : parts_of_[static_cast<size_t>(tensor)]) {
+    const LiveInterval iv = live_[static_cast<size_t>(p)];
+    if (iv.empty()) continue;
+    hull.first = hull.empty() ? iv.first : std::min(hull.first, iv.first);
+    hull.last = std::max(hull.last, iv.last);
+  }
+  return hull;
 }
 
-int64_t Allocator::footprint(int tensor, int64_t buffers) const {
-  const Tensor& t = k_.tensors[static_cast<size_t>(tensor)];
-  int64_t per_buffer = bytes_[static_cast<size_t>(tensor)];
-  for (const Block& b : blocks_[static_cast<size_t>(tensor)]) per_buffer /= t.shape[static_cast<size_t>(b.dim)];
+LiveInterval Allocator::live_part_if_rotated(int part, LoopId loop) const {
+  const LiveInterval now = live_[static_cast<size_t>(part)];
+  if (now.empty()) return now;
+  return extend_over_carrying_loops(part, now, loop);
+}
+
+LiveInterval Allocator::live_if_rotated(int tensor, LoopId loop) const {
+  LiveInterval hull;
+  for (int p : parts_of_[static_cast<size_t>(tensor)]) {
+    const LiveInterval iv = live_part_if_rotated(p, loop);
+    if (iv.empty()) continue;
+    hull.first = hull.empty() ? iv.first : std::min(hull.first, iv.first);
+    hull.last = std::max(hull.last, iv.last);
+  }
+  return hull;
+}
+
+int64_t Allocator::footprint(int part, int64_t buffers) const {
+  const Tensor& t = k_.tensors[static_cast<size_t>(parts_[static_cast<size_t>(part)].tensor)];
+  int64_t per_buffer = bytes_[static_cast<size_t>(part)];
+  for (const Block& b : blocks_[static_cast<size_t>(part)]) per_buffer /= t.shape[static_cast<size_t>(b.dim)];
   if (int64_t all; __builtin_mul_overflow(per_buffer, buffers, &all)) return INT64_MAX;
-  return space_of_[static_cast<size_t>(tensor)]->space->footprint(per_buffer, buffers);
+  return space_of_[static_cast<size_t>(part)]->space->footprint(per_buffer, buffers);
 }
 
 int64_t Allocator::free_for(int tensor, LoopId loop) {
-  SpaceUse* s = space_of_[static_cast<size_t>(tensor)];
-  const LiveInterval now = live(tensor);
-  if (!s || now.empty()) return INT64_MAX;
+  const std::vector<int>& parts = parts_of_[static_cast<size_t>(tensor)];
+  SpaceUse* s = parts.empty() ? nullptr : space_of_[static_cast<size_t>(parts.front())];
   const LiveInterval ring = live_if_rotated(tensor, loop);
-  const Wide own = footprint(tensor, buffers_[static_cast<size_t>(tensor)]);
-  s->usage.add(now.first, now.last, -own);
+  if (!s || ring.empty()) return INT64_MAX;
+  auto take_out = [&](int sign) {
+    for (int p : parts) {
+      const LiveInterval now = live_[static_cast<size_t>(p)];
+      if (!now.empty()) s->usage.add(now.first, now.last, sign * static_cast<Wide>(footprint(p, buffers_[static_cast<size_t>(p)])));
+    }
+  };
+  take_out(-1);
   const Wide others = s->usage.max(ring.first, ring.last);
-  s->usage.add(now.first, now.last, own);
+  take_out(1);
   const Wide free = s->space->capacity() - others;
   return free < 0 ? 0 : static_cast<int64_t>(free);
 }
 
 void Allocator::rotate(int tensor, int64_t buffers, LoopId loop) {
-  SpaceUse* s = space_of_[static_cast<size_t>(tensor)];
-  const LiveInterval now = live(tensor);
-  if (!s || now.empty()) return;
-  s->usage.add(now.first, now.last, -static_cast<Wide>(footprint(tensor, buffers_[static_cast<size_t>(tensor)])));
-  live_[static_cast<size_t>(tensor)] = live_if_rotated(tensor, loop);
-  buffers_[static_cast<size_t>(tensor)] = buffers;
-  const LiveInterval ring = live(tensor);
-  s->usage.add(ring.first, ring.last, footprint(tensor, buffers));
+  for (int p : parts_of_[static_cast<size_t>(tensor)]) {
+    SpaceUse* s = space_of_[static_cast<size_t>(p)];
+    const LiveInterval now = live_[static_cast<size_t>(p)];
+    if (!s || now.empty()) continue;
+    s->usage.add(now.first, now.last, -static_cast<Wide>(footprint(p, buffers_[static_cast<size_t>(p)])));
+    live_[static_cast<size_t>(p)] = live_part_if_rotated(p, loop);
+    buffers_[static_cast<size_t>(p)] = buffers;
+    const LiveInterval ring = live_[static_cast<size_t>(p)];
+    s->usage.add(ring.first, ring.last, footprint(p, buffers));
+  }
 }
 
 int64_t Allocator::peak(const std::string& space) const {
@@ -474,12 +632,12 @@ SourceLoc Allocator::loc_at(int position) const {
 }
 
 std::optional<CapacityProblem> Allocator::first_problem() const {
-  for (size_t t = 0; t < k_.tensors.size(); ++t) {
+  for (size_t t = 0; t < parts_.size(); ++t) {
     if (!space_of_[t] || uses_[t].empty()) continue;
+    const Tensor& tensor = k_.tensors[static_cast<size_t>(parts_[t].tensor)];
     if (int64_t all; __builtin_mul_overflow(bytes_[t], buffers_[t], &all))
-      return CapacityProblem{k_.tensors[t].loc, "tensor %" + k_.tensors[t].name +
-                                                    " with buffers = " + std::to_string(buffers_[t]) +
-                                                    " needs more bytes per partition than 64 bits count"};
+      return CapacityProblem{tensor.loc, "tensor %" + tensor.name + " with buffers = " + std::to_string(buffers_[t]) +
+                                             " needs more bytes per partition than 64 bits count"};
   }
   if (auto problem = placed_problem()) return problem;
   for (const SpaceUse& s : spaces_) {
@@ -490,7 +648,7 @@ std::optional<CapacityProblem> Allocator::first_problem() const {
     // kMaxListed largest when that leaves out two or more, and how many others.
     constexpr size_t kMaxListed = 8;
     std::vector<size_t> live_there;
-    for (size_t t = 0; t < k_.tensors.size(); ++t)
+    for (size_t t = 0; t < parts_.size(); ++t)
       if (space_of_[t] == &s && !live_[t].empty() && p >= live_[t].first && p <= live_[t].last) live_there.push_back(t);
     const size_t others = live_there.size() > kMaxListed + 1 ? live_there.size() - kMaxListed : 0;
     if (others > 0) {
@@ -502,7 +660,6 @@ std::optional<CapacityProblem> Allocator::first_problem() const {
     }
     std::string list;
     for (size_t t : live_there) {
-      const Tensor& tensor = k_.tensors[t];
       // Its writers, the first kMaxWriters by name.
       constexpr size_t kMaxWriters = 4;
       std::string writers;
@@ -510,12 +667,12 @@ std::optional<CapacityProblem> Allocator::first_problem() const {
       for (int u : uses_[t])
         for (const Access& a : k_.insts[static_cast<size_t>(at_[static_cast<size_t>(u)])].writes) {
           const std::string& w = k_.insts[static_cast<size_t>(at_[static_cast<size_t>(u)])].name;
-          if (a.tensor_id == static_cast<int>(t) && !w.empty() && named.insert(w).second && named.size() <= kMaxWriters)
+          if (in_part(a, static_cast<int>(t)) && !w.empty() && named.insert(w).second && named.size() <= kMaxWriters)
             writers += (writers.empty() ? " written by %" : ", %") + w;
         }
       if (named.size() > kMaxWriters) writers += " and " + std::to_string(named.size() - kMaxWriters) + " more";
       const bool placed = placed_[t].second > placed_[t].first;
-      list += (list.empty() ? "" : ", ") + std::string("%") + tensor.name + " " +
+      list += (list.empty() ? "" : ", ") + part_name(static_cast<int>(t)) + " " +
               (placed ? "placed at bytes [" + std::to_string(placed_[t].first) + ", " +
                             std::to_string(placed_[t].second) + ")"
                       : (buffers_[t] > 1 ? std::to_string(buffers_[t]) + " x " : "") + std::to_string(bytes_[t])) +

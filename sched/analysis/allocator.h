@@ -16,12 +16,17 @@
 // A placed tensor (`address`, with `extent` bytes from there, by default its own size) is the
 // kernel's own allocation: it keeps those bytes of every partition for the whole kernel, and
 // placed tensors whose bytes overlap share them (NKI's direct allocation).
+// A dimension that every access of a tensor indexes with a constant (`%qk[0:128, 3, %j, 0:512]`)
+// splits it: each of its indices is a part allocated on its own (NKI's logical tiles, which the
+// compiler allocates one by one), with the rules above applied to the part's accesses; a part
+// that only ever takes one index of another dimension is that index's tile alone.
 // At every position the placed bytes (in PSUM: the banks they touch) and the live tensors'
 // footprints (SpaceInfo::footprint: bytes per partition, or whole banks per buffer in PSUM)
 // must fit the space. A tensor no instruction uses takes no space.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,14 +54,15 @@ class Allocator {
   Allocator(const Allocator&) = delete;
   Allocator& operator=(const Allocator&) = delete;
 
-  // Where the tensor is live with its present `buffers` and `rotate`.
-  LiveInterval live(int tensor) const { return live_[static_cast<size_t>(tensor)]; }
+  // Where the tensor (any part of it) is live with its present `buffers` and `rotate`.
+  LiveInterval live(int tensor) const;
   // Where it would be live if it rotated on `loop`.
   LiveInterval live_if_rotated(int tensor, LoopId loop) const;
 
   // The largest footprint that `buffers` buffers of the tensor may take, rotating on `loop`,
   // given every other tensor's present allocation: capacity minus the peak of the others over
-  // the positions where the ring would be live. Unbounded spaces answer INT64_MAX.
+  // the positions where the ring (any part of it) would be live. Unbounded spaces answer
+  // INT64_MAX.
   int64_t free_for(int tensor, LoopId loop);
   // Records that the tensor now takes `buffers` buffers rotating on `loop`.
   void rotate(int tensor, int64_t buffers, LoopId loop);
@@ -69,33 +75,51 @@ class Allocator {
 
  private:
   struct SpaceUse;
+  // A tensor, or one part of a split tensor: the indices `key` of its split dimensions.
+  struct Part {
+    int tensor = -1;
+    std::vector<int64_t> key;
+  };
+  struct Block {
+    LoopId loop = kNoId;  // the loop whose iterations each have a block of their own
+    int dim = -1;         // the dimension it indexes
+  };
   void compute_live_ranges();
-  LiveInterval extend_over_carrying_loops(int tensor, LiveInterval iv, LoopId rotated_on) const;
-  int64_t footprint(int tensor, int64_t buffers) const;
+  void split_tensors();
+  int part_of(const Access& a) const;  // -1: not a tensor of a bounded space
+  bool in_part(const Access& a, int part) const { return part_of(a) == part; }
+  LiveInterval live_part_if_rotated(int part, LoopId loop) const;
+  LiveInterval extend_over_carrying_loops(int part, LiveInterval iv, LoopId rotated_on) const;
+  int64_t footprint(int part, int64_t buffers) const;
+  std::vector<Block> find_blocks(int part) const;
+  std::string part_name(int part) const;
   std::string where(int position) const;
   SourceLoc loc_at(int position) const;
+  // The placed tensors' bytes, as the space counts them (bytes, or banks touched).
+  int64_t placed_usage(const SpaceUse& s) const;
+  std::optional<CapacityProblem> placed_problem() const;
 
   const Kernel& k_;
   std::vector<int> inst_pos_;                   // by instruction, -1 when erased
   std::vector<std::pair<int, int>> loop_span_;  // by loop: its open and close positions
   std::vector<int32_t> at_;                     // by position: instruction id, or -1 - loop id
-  std::vector<LiveInterval> live_;              // by tensor
-  std::vector<int64_t> buffers_;                // by tensor
-  // By tensor in a bounded space: bytes_per_partition, worked out once (an allocator lives
-  // while a pass changes buffers, never a shape or a type).
+  std::vector<std::vector<int>> split_dims_;    // by tensor: the dimensions that split it
+  std::vector<std::vector<int>> parts_of_;      // by tensor: its parts
+  std::vector<std::map<std::vector<int64_t>, int>> part_by_key_;  // by split tensor: its parts by key
+  std::vector<Part> parts_;
+  // By part:
+  std::vector<LiveInterval> live_;
+  std::vector<int64_t> buffers_;
+  // In a bounded space: bytes per partition, worked out once (an allocator lives while a
+  // pass changes buffers, never a shape or a type).
   std::vector<int64_t> bytes_;
-  std::vector<std::vector<int>> uses_;  // by tensor: positions of its users, ascending
-  std::vector<SpaceUse*> space_of_;     // by tensor: its bounded space, or nullptr
-  struct Block {
-    LoopId loop = kNoId;  // the loop whose iterations each have a block of their own
-    int dim = -1;         // the dimension it indexes
-  };
-  std::vector<std::vector<Block>> blocks_;  // by tensor
-  std::vector<Block> find_blocks(int tensor) const;
-  // The placed tensors' bytes, as the space counts them (bytes, or banks touched).
-  int64_t placed_usage(const SpaceUse& s) const;
-  std::optional<CapacityProblem> placed_problem() const;
-  std::vector<std::pair<int64_t, int64_t>> placed_;  // by tensor: [first, end) bytes when placed, else {0, 0}
+  std::vector<std::vector<int>> uses_;                // positions of its users, ascending
+  std::vector<SpaceUse*> space_of_;                   // its bounded space, or nullptr
+  std::vector<std::vector<Block>> blocks_;
+  // The dimensions in which it is one index: the tensor's split ones, and any other that all its
+  // accesses index with the same constant.
+  std::vector<std::vector<int>> fixed_dims_;
+  std::vector<std::pair<int64_t, int64_t>> placed_;  // [first, end) bytes when placed, else {0, 0}
   std::vector<SpaceUse> spaces_;
 };
 

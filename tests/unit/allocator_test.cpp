@@ -245,3 +245,47 @@ TEST_CASE("a loop of one iteration carries no value across iterations", "[alloca
   CHECK(a.live(tensor(k, "b")).first == 4);
   CHECK(a.live(tensor(k, "b")).last == 7);
 }
+
+TEST_CASE("a dimension every access indexes with a constant splits the tensor into parts", "[allocator]") {
+  // %qk[:, c] for c = 0, 1, 2, each written and read within one iteration of its own loop (a
+  // logical tile per query block, as NKI kernels allocate them): each part takes one bank
+  // while its loop runs, so the 3 x 4 = 12 banks of the tensor never live at once.
+  // Positions: loop %a 0, %m0 1, %r0 2, close 3, loop %b 4, %m1 5, %r1 6, close 7, %m2 8, %r2 9.
+  const Kernel k = test::parse(
+      "  tensor %x : sbuf[128, 128] bf16\n"
+      "  tensor %y : sbuf[128, 512] bf16\n"
+      "  tensor %qk : psum[128, 3, 4, 512] f32\n"
+      "  tensor %o : sbuf[128, 512] f32\n"
+      "  loop %a = 0 to 4 {\n"
+      "    %m0 = matmul %qk[0:128, 0, %a, 0:512] <- %x, %y\n"
+      "    %r0 = activation %o <- %qk[0:128, 0, %a, 0:512]\n"
+      "  }\n"
+      "  loop %b = 0 to 4 {\n"
+      "    %m1 = matmul %qk[0:128, 1, %b, 0:512] <- %x, %y\n"
+      "    %r1 = activation %o <- %qk[0:128, 1, %b, 0:512]\n"
+      "  }\n"
+      "  %m2 = matmul %qk[0:128, 2, 0, 0:512] <- %x, %y\n"
+      "  %r2 = activation %o <- %qk[0:128, 2, 0, 0:512]\n");
+  Allocator a(k);
+  CHECK(a.peak("psum") == 1);
+  CHECK(a.live(tensor(k, "qk")).first == 1);
+  CHECK(a.live(tensor(k, "qk")).last == 9);
+  CHECK_FALSE(a.first_problem());
+  // Read after its loop, part 0 is live from its first write to that read, with all 4 blocks:
+  // 4 banks beside part 1's one.
+  const Kernel late = test::parse(
+      "  tensor %x : sbuf[128, 128] bf16\n"
+      "  tensor %y : sbuf[128, 512] bf16\n"
+      "  tensor %qk : psum[128, 2, 4, 512] f32\n"
+      "  tensor %o : sbuf[128, 512] f32\n"
+      "  loop %a = 0 to 4 {\n"
+      "    %m0 = matmul %qk[0:128, 0, %a, 0:512] <- %x, %y\n"
+      "  }\n"
+      "  loop %b = 0 to 4 {\n"
+      "    %m1 = matmul %qk[0:128, 1, %b, 0:512] <- %x, %y\n"
+      "    %r1 = activation %o <- %qk[0:128, 1, %b, 0:512]\n"
+      "  }\n"
+      "  %r0 = activation %o <- %qk[0:128, 0, 3, 0:512]\n");
+  Allocator b(late);
+  CHECK(b.peak("psum") == 5);
+}
