@@ -583,7 +583,8 @@ int64_t Allocator::free_for(int tensor, LoopId loop) {
   auto take_out = [&](int sign) {
     for (int p : parts) {
       const LiveInterval now = live_[static_cast<size_t>(p)];
-      if (!now.empty()) s->usage.add(now.first, now.last, sign * static_cast<Wide>(footprint(p, buffers_[static_cast<size_t>(p)])));
+      if (!now.empty())
+        s->usage.add(now.first, now.last, sign * static_cast<Wide>(footprint(p, buffers_[static_cast<size_t>(p)])));
     }
   };
   take_out(-1);

@@ -100,11 +100,11 @@ class Allocator {
   std::optional<CapacityProblem> placed_problem() const;
 
   const Kernel& k_;
-  std::vector<int> inst_pos_;                   // by instruction, -1 when erased
-  std::vector<std::pair<int, int>> loop_span_;  // by loop: its open and close positions
-  std::vector<int32_t> at_;                     // by position: instruction id, or -1 - loop id
-  std::vector<std::vector<int>> split_dims_;    // by tensor: the dimensions that split it
-  std::vector<std::vector<int>> parts_of_;      // by tensor: its parts
+  std::vector<int> inst_pos_;                                     // by instruction, -1 when erased
+  std::vector<std::pair<int, int>> loop_span_;                    // by loop: its open and close positions
+  std::vector<int32_t> at_;                                       // by position: instruction id, or -1 - loop id
+  std::vector<std::vector<int>> split_dims_;                      // by tensor: the dimensions that split it
+  std::vector<std::vector<int>> parts_of_;                        // by tensor: its parts
   std::vector<std::map<std::vector<int64_t>, int>> part_by_key_;  // by split tensor: its parts by key
   std::vector<Part> parts_;
   // By part:
@@ -113,8 +113,8 @@ class Allocator {
   // In a bounded space: bytes per partition, worked out once (an allocator lives while a
   // pass changes buffers, never a shape or a type).
   std::vector<int64_t> bytes_;
-  std::vector<std::vector<int>> uses_;                // positions of its users, ascending
-  std::vector<SpaceUse*> space_of_;                   // its bounded space, or nullptr
+  std::vector<std::vector<int>> uses_;  // positions of its users, ascending
+  std::vector<SpaceUse*> space_of_;     // its bounded space, or nullptr
   std::vector<std::vector<Block>> blocks_;
   // The dimensions in which it is one index: the tensor's split ones, and any other that all its
   // accesses index with the same constant.
