@@ -20,7 +20,7 @@ from .indices import MaskCut, describe
 from .ir import Access, Index, Instruction, Kernel, Loop, Stride, Tensor
 from .placement import PlacementMemo
 from .reroll import NeedsConcrete, loop_key, promote
-from .tiles import Buf, Tile, check_same_size
+from .tiles import Buf, Tile, check_same_size, cut_index
 
 
 class _Calling:
@@ -269,7 +269,7 @@ class Context:
             if d is None:
                 continue
             d += sum(1 for dim, _ in t.buf.blocks if dim <= d)
-            a.index[d] = _cut_index(a.index[d], cut)
+            a.index[d] = cut_index(a.index[d], cut)
         if t.oob is not None:
             for ix, n in zip(a.index, a.tensor.shape):
                 if ir.expr_min(ix.lo) < 0 or ir.expr_max(ix.hi) > n:
@@ -336,18 +336,3 @@ class Context:
 
 def kind_call(loop: Loop) -> str:
     return f"nl.{loop.kind}"
-
-
-def _cut_index(ix: Index, cut) -> Index:
-    """The part of one dimension's index a mask keeps: positions [cut.lo, cut.hi) of its range,
-    or of its pattern's term for the view axis the mask compares."""
-    if not ix.pattern:
-        return Index(ir.add(ix.lo, cut.lo), ir.add(ix.lo, cut.hi), ix.point and cut.hi - cut.lo == 1)
-    term = next((t for t in ix.pattern if t.axis == cut.axis), None)
-    if term is None:
-        return ix
-    if term.stride < 0:
-        fail("a mask on a view axis indexed downwards (a negative coefficient)")
-    pattern = tuple(Stride(t.stride, cut.hi - cut.lo, t.axis) if t is term else t for t in ix.pattern)
-    lo = ir.add(ix.lo, cut.lo * term.stride)
-    return Index(lo, ir.add(lo, ir.pattern_reach(pattern)), False, pattern)

@@ -370,11 +370,20 @@ class MaskCut:
 
 
 def check_mask(mask):
-    """The mask of the call being traced, as cuts of its tiles (`Context.mask`). A mask that
-    depends on a symbolic loop index makes that loop concrete; then, in each iteration, it keeps
-    a range of the index range it compares (a partial last tile: `i * 128 + ix < 250`)."""
+    """The mask of the call being traced, as cuts of its tiles (`Context.mask`)."""
     if mask is None or mask is True:
         return
+    current().mask = mask_cuts(mask)
+
+
+def is_mask(x) -> bool:
+    return isinstance(x, (Predicate, PredicateAnd))
+
+
+def mask_cuts(mask) -> list:
+    """What a mask keeps, as cuts of the tiles it applies to. A mask that depends on a symbolic
+    loop index makes that loop concrete; then, in each iteration, it keeps a range of the index
+    range it compares (a partial last tile: `i * 128 + ix < 250`)."""
     parts, pending = [], [mask]
     while pending:  # `a & b & c` nests: flatten
         p = pending.pop(0)
@@ -396,8 +405,7 @@ def check_mask(mask):
         if loops:
             raise NeedsConcrete(loop_key(l.loc) for l in loops)
         cuts.append(_cut(p))
-    ctx = current()
-    ctx.mask = cuts
+    return cuts
 
 
 def _row_major_prefix(p: "Predicate") -> "Predicate":

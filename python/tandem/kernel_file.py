@@ -28,11 +28,15 @@ def load_kernel(spec: str):
         raise ValueError(f"no such file: {path}")
     imports.install(first=True)
     directory = os.path.dirname(os.path.abspath(path))
-    if directory not in sys.path:
-        sys.path.insert(0, directory)
-    name = "_tandem_kernel_" + os.path.splitext(os.path.basename(path))[0]
+    package, root = _package_of(path)
+    for d in (directory, root):
+        if d is not None and d not in sys.path:
+            sys.path.insert(0, d)
+    stem = os.path.splitext(os.path.basename(path))[0]
+    name = f"{package}.{stem}" if package else "_tandem_kernel_" + stem
     module_spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(module_spec)
+    module.__package__ = package or ""
     try:
         # Python's compile-time warnings on the file ("'int' object is not callable; perhaps you
         # missed a comma?") are not printed: every answer is a .kir or one located line.
@@ -65,6 +69,29 @@ def load_kernel(spec: str):
         except AttributeError:
             pass
     return kernel
+
+
+def _package_of(path: str):
+    """(package, the directory it is found from) for a file that imports relatively
+    (`from ..util import x`), as it would be imported as part of its package: enough enclosing
+    directories for its deepest relative import, and above them every one with an
+    `__init__.py`. (None, None) for a file without relative imports."""
+    try:
+        with open(path, "rb") as f:
+            tree = ast.parse(f.read(), path)
+    except (SyntaxError, ValueError, OSError):
+        return None, None  # the load reports it
+    levels = max((n.level for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)), default=0)
+    if levels == 0:
+        return None, None
+    directory, parts = os.path.dirname(os.path.abspath(path)), []
+    while levels > 0 or os.path.isfile(os.path.join(directory, "__init__.py")):
+        parent = os.path.dirname(directory)
+        if parent == directory or not os.path.basename(directory).isidentifier():
+            break
+        parts.insert(0, os.path.basename(directory))
+        directory, levels = parent, levels - 1
+    return (".".join(parts), directory) if parts else (None, None)
 
 
 def _run_top_level(module, path: str, func: str):

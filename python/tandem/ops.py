@@ -26,6 +26,8 @@ BINARY_OPS = {
     "less": "is_lt", "less_equal": "is_le", "greater": "is_gt", "greater_equal": "is_ge",
     "logical_and": "logical_and", "logical_or": "logical_or", "logical_xor": "logical_xor",
     "abs_max": "abs_max", "abs_min": "abs_min", "mod": "mod", "remainder": "mod", "fmod": "mod",
+    # An arithmetic operator of the ISA that ignores its second input (`op0=nl.abs, operand0=0.0`).
+    "abs": "abs",
 }
 REDUCE_OPS = {"add": "add", "sum": "add", "max": "max", "maximum": "max", "min": "min", "minimum": "min",
               "amax": "max", "amin": "min",

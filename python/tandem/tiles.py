@@ -7,6 +7,7 @@ a single index per dimension, affine in the loop indices), with NKI's `shape`, `
 recorded by the kernel being traced (`tandem.context.Context`).
 """
 
+import copy
 import math
 from typing import List, Optional, Tuple
 
@@ -14,7 +15,7 @@ from . import ir
 from .active import current, fail
 from .dtypes import DTYPES_BY_KIR, PSUM, SBUF, SHARED_HBM, Buffer, DType, to_dtype
 from .errors import UnsupportedError, printable, user_location
-from .indices import GridTerm, IndexRange, TileValue, is_int, unwrap, wrap
+from .indices import GridTerm, IndexRange, TileValue, is_int, is_mask, mask_cuts, unwrap, wrap
 from .ir import Access, Index, Instruction, Loop, Stride, Tensor
 from .printer import access as print_access
 from .printer import expr as print_expr
@@ -59,6 +60,8 @@ class Tile(TileValue):
         self.bcast = bcast  # broadcast_to shape (read-only view)
         self.axes = axes  # a strided view's shape, one extent per view axis (_strided_view)
         self.transposed = transposed  # an HBM view whose first axis walks a later dimension (_strided_view)
+        self.view_dtype = None  # an on-chip tile's bytes seen as another type (view)
+        self.mask = ()  # cuts a mask (`tile[mask]`) gives the call this view is an operand of
 
     # -- what NKI code reads
     @property
@@ -71,6 +74,8 @@ class Tile(TileValue):
 
     @property
     def dtype(self) -> DType:
+        if self.view_dtype is not None:
+            return self.view_dtype
         return DTYPES_BY_KIR.get(self.buf.tensor.dtype) or to_dtype(self.buf.tensor.dtype)
 
     @property
@@ -138,6 +143,8 @@ class Tile(TileValue):
 
     # -- indexing
     def __getitem__(self, key):
+        if is_mask(key):
+            return _masked_view(self, mask_cuts(key))
         if self.bcast is not None or self.axes is not None:
             if key is Ellipsis or key == (Ellipsis,) or _selects_all(key, self.shape):
                 return self
@@ -277,9 +284,16 @@ class Tile(TileValue):
         b = self.buf
         if new.kir == b.tensor.dtype:
             return self
+        if self.space != "dram" and self._whole_tile_on_chip() and (self.free() * self.dtype.itemsize) % new.itemsize == 0:
+            # Each partition's bytes as the new type: a view of the whole tile (the same bytes, so
+            # the same accesses) with the new type's shape.
+            view = Tile(b, self.index, self.dims, oob=self.oob,
+                        axes=(self.partitions(), self.free() * self.dtype.itemsize // new.itemsize))
+            view.view_dtype = new
+            return view
         if self.space != "dram" or not self.whole() or b.used or new.itemsize != self.dtype.itemsize:
             fail(f"view of %{self.name} ({self.dtype!r}) as {new!r}: traced only as a same-size type of a whole "
-                 "HBM tensor before its first use", call="tile.view")
+                 "HBM tensor before its first use, or as any type of a whole on-chip tile", call="tile.view")
         b.tensor.dtype = new.kir
         return self
 
@@ -465,11 +479,15 @@ def _free_unit_dim(t: Tile, dims) -> List[Optional[int]]:
 
 
 def _selects_all(key, shape) -> bool:
-    """`[0:n, :]` and the like: a key of full slices, one per dimension."""
+    """`[0:n, :]`, `[ix, iy]` of `nl.mgrid[0:n, 0:m]` and the like: one full range per dimension."""
     key = key if isinstance(key, tuple) else (key,)
-    return len(key) == len(shape) and all(
-        isinstance(k, slice) and k.step in (None, 1) and k.start in (None, 0) and k.stop in (None, n)
-        for k, n in zip(key, shape))
+
+    def full(k, n):
+        if isinstance(k, IndexRange):
+            return k.simple and k.offset == 0 and k.extent == n
+        return isinstance(k, slice) and k.step in (None, 1) and k.start in (None, 0) and k.stop in (None, n)
+
+    return len(key) == len(shape) and all(full(k, n) for k, n in zip(key, shape))
 
 
 def _grid_unit_dims(key, dims) -> List[Optional[int]]:
@@ -609,3 +627,26 @@ def check_same_size(dst: Tile, src: Tile, call: str):
     if dst.partitions() != src.partitions() or dst.free() != src.free():
         fail(f"shape mismatch: destination %{dst.name}{list(dst.shape)} and value %{src.name}{list(src.shape)} "
              "differ in partitions or elements per partition", call=call)
+
+
+def _masked_view(t: Tile, cuts) -> Tile:
+    """`tile[mask]`: the same view, carrying the mask to the call it is an operand of, which
+    cuts its tiles as by its own `mask=` (Context.masked)."""
+    view = copy.copy(t)
+    view.mask = tuple(t.mask) + tuple(cuts)
+    return view
+
+
+def cut_index(ix: Index, cut) -> Index:
+    """The part of one dimension's index a mask keeps: positions [cut.lo, cut.hi) of its range,
+    or of its pattern's term for the view axis the mask compares."""
+    if not ix.pattern:
+        return Index(ir.add(ix.lo, cut.lo), ir.add(ix.lo, cut.hi), ix.point and cut.hi - cut.lo == 1)
+    term = next((t for t in ix.pattern if t.axis == cut.axis), None)
+    if term is None:
+        return ix
+    if term.stride < 0:
+        fail("a mask on a view axis indexed downwards (a negative coefficient)")
+    pattern = tuple(Stride(t.stride, cut.hi - cut.lo, t.axis) if t is term else t for t in ix.pattern)
+    lo = ir.add(ix.lo, cut.lo * term.stride)
+    return Index(lo, ir.add(lo, ir.pattern_reach(pattern)), False, pattern)

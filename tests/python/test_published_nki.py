@@ -931,13 +931,14 @@ def test_isa_tensor_tensor_with_a_per_partition_column():
 
 def test_view_as_another_element_type():
     # tensor.view(dtype): the same type is the tensor itself; a whole HBM tensor not yet used
-    # takes another type of the same size; anything else is refused.
+    # takes another type of the same size, a whole on-chip tile any type; anything else (a part
+    # of a tile) is refused.
     import tandem.nki.language as nl
 
     def k(A, B):
         a = nl.load(A.view(nl.float8_e5m2))
         b = nl.load(B.view(nl.float8_e4m3))
-        b.view(nl.int8)
+        b[0:64, 0:32].view(nl.int8)
 
     with pytest.raises(tandem.TraceError) as ei:
         tandem.trace(k, (128, 64), (128, 64), dtype="float8_e5m2")
@@ -975,3 +976,67 @@ def test_python_and_of_masks_keeps_what_nki_keeps():
 
     with pytest.raises(tandem.TraceError, match="used as a Python bool"):
         tandem.trace(bad, (128, 64), dtype="f32")
+
+
+def test_kernel_in_a_package_imports_relatively(root, tmp_path):
+    # A kernel file of a package (`from ..util.helpers import ...`) loads as part of it; a
+    # helper's import of the compiler's internals loads, and would be an error only where used.
+    pkg = tmp_path / "kernels"
+    (pkg / "util").mkdir(parents=True)
+    (pkg / "norm").mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "util" / "__init__.py").write_text("")
+    (pkg / "util" / "helpers.py").write_text(textwrap.dedent("""
+        import neuronxcc.nki.language as nl
+        from neuronxcc.nki.compiler.backends.neuron.tensor import local_tile
+
+        def grid_size():
+            return nl.num_programs(axes=0) if nl.program_ndim() else 1
+        """))
+    (pkg / "norm" / "constants.py").write_text("SCALE = 2.0\n")
+    path = kernel_file(pkg / "norm", "scaled.py", """
+        import neuronxcc.nki as nki
+        import neuronxcc.nki.language as nl
+        from ..util.helpers import grid_size
+        from .constants import SCALE
+
+
+        @nki.jit
+        def scaled(a):
+            out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+            assert grid_size() == 1
+            nl.store(out, nl.multiply(nl.load(a), SCALE))
+            return out
+        """)
+    p = run(root, f"{path}:scaled", "--shapes", "128x512", "--no-src")
+    assert p.returncode == 0, p.stderr
+    assert body(p.stdout)[1:] == ['%ts0 = tensor_scalar %multiply <- %a_sb {op = "multiply", scalar = 2.0}',
+                                  "%st0 = save %out <- %multiply"]
+
+
+def test_masked_view_on_chip_view_as_bytes_and_abs_operator():
+    # `tile[mask]` masks the call it is an operand of, as the call's own `mask=` would; an
+    # on-chip tile's bytes viewed as a narrower type is the same tile with more elements;
+    # `op0=nl.abs` is an ISA operator.
+    import tandem.nki.isa as nisa
+    import tandem.nki.language as nl
+
+    def k(X, Y, S):
+        ix, iy = nl.mgrid[0:128, 0:64]
+        x = nl.load(X)
+        m = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.sbuf)
+        a = nisa.tensor_scalar_reduce(data=x[ix, iy][iy < 32], op0=nl.abs, operand0=0.0, reduce_op=nl.max,
+                                      reduce_res=m)
+        nl.store(Y[ix, iy], value=a, mask=(iy < 32))
+        i4, j4 = nl.mgrid[0:128, 0:4]
+        nisa.dma_copy(dst=S[i4, j4], src=m.view(nl.float8_e4m3)[i4, j4])
+
+    lines = body(tandem.trace(k, (128, 64), (128, 64), tandem.tensor((128, 4), "fp8"), dtype="f32",
+                              source_attrs=False).text)
+    assert lines == [
+        "%ld0 = load %x <- %X",
+        '%ts0 = tensor_scalar %a[0:128, 0:32], %m <- %x[0:128, 0:32] on dve {op = "abs", reduce_op = "max", '
+        'nki = "tensor_scalar_reduce", scalar = 0.0}',
+        "%st0 = save %Y[0:128, 0:32] <- %a[0:128, 0:32]",
+        "%st1 = save %S <- %m",
+    ]

@@ -74,6 +74,10 @@ def bind(names, args, kwargs, required=(), defaults=None):
     if missing:
         fail(f"missing argument{'s' if len(missing) > 1 else ''} {', '.join(repr(m) for m in missing)}")
     check_mask(out.get("mask"))
+    carried = [cut for v in out.values() if isinstance(v, Tile) for cut in v.mask]
+    if carried:  # operands indexed with a mask (`tile[mask]`) mask the call
+        ctx = current()
+        ctx.mask = list(ctx.mask) + carried
     return out
 
 

@@ -89,6 +89,8 @@ class _Finder(importlib.abc.MetaPathFinder):
         if fullname.split(".")[0] not in _ROOTS:
             return None
         alias = provided(fullname)
+        if alias is None and fullname.startswith(_COMPILER_INTERNALS):
+            return importlib.util.spec_from_loader(fullname, _Placeholder(_INTERNAL), is_package=True)
         if alias is None:
             return importlib.util.spec_from_loader(fullname, _Missing())
         return importlib.util.spec_from_loader(fullname, _Alias(alias), is_package=True)
@@ -96,21 +98,28 @@ class _Finder(importlib.abc.MetaPathFinder):
 
 _FINDER = _Finder()
 
+# The Neuron compiler's own modules, which helper files import from: importable, and any use of
+# one of their names is a located error.
+_COMPILER_INTERNALS = ("neuronxcc.nki.compiler.backends", "nki.compiler.backends")
+_INTERNAL = "is the Neuron compiler's internals, which the tandem tracer does not provide"
+_NOT_INSTALLED = "is not installed"
+
+
 class _Absent:
     """A name from a module that is not installed: any use is a located error."""
 
-    def __init__(self, name):
-        self._name = name
+    def __init__(self, name, why=_NOT_INSTALLED):
+        self._name, self._why = name, why
 
     def _fail(self, *args, **kwargs):
-        root = self._name.split(".")[0]
-        raise UnsupportedError(f"{self._name} is used, but {root} is not installed (the kernel file imports it; the "
+        root = self._name.split(".")[0] if self._why == _NOT_INSTALLED else self._name.rpartition(".")[0]
+        raise UnsupportedError(f"{self._name} is used, but {root} {self._why} (the kernel file imports it; the "
                                "tandem tracer needs it only where the kernel uses it)", user_location(), self._name)
 
     def __getattr__(self, attr):
         if attr.startswith("__"):
             raise AttributeError(attr)
-        return _Absent(f"{self._name}.{attr}")
+        return _Absent(f"{self._name}.{attr}", self._why)
 
     __call__ = __getitem__ = __iter__ = __bool__ = __index__ = _fail
 
@@ -119,15 +128,21 @@ class _Absent:
 
 
 class _AbsentModule(types.ModuleType):
+    _why = _NOT_INSTALLED
+
     def __getattr__(self, attr):
         if attr.startswith("__"):
             raise AttributeError(attr)
-        return _Absent(f"{self.__name__}.{attr}")
+        return _Absent(f"{self.__name__}.{attr}", self._why)
 
 
 class _Placeholder(importlib.abc.Loader):
+    def __init__(self, why=_NOT_INSTALLED):
+        self.why = why
+
     def create_module(self, spec):
         module = _AbsentModule(spec.name)
+        module._why = self.why
         module.__path__ = []
         if spec.name in ("torch_neuronx", "torch_neuronx.xla_impl.ops"):
             module.nki_jit = jit

@@ -481,15 +481,18 @@ def program_id(axis=0):
     return ids[axis]
 
 
-def num_programs(axis=None):
-    """The launch grid's size along `axis` (all instances when None)."""
-    ids, grid = _program("nl.num_programs", axis or 0)
-    if axis is None:
+def num_programs(axes=None, axis=None):
+    """The launch grid's size along `axes` (an axis or a tuple of them; NKI's parameter, `axis`
+    also taken): the product of their sizes, all instances when None."""
+    axes = axis if axes is None else axes
+    if axes is None or isinstance(axes, (tuple, list)):
+        _, grid = _program("nl.num_programs", 0)
         n = 1
-        for g in grid:
-            n *= g
+        for a in (range(len(grid)) if axes is None else axes):
+            n *= num_programs(a)
         return n
-    return grid[axis]
+    _, grid = _program("nl.num_programs", axes)
+    return grid[axes]
 
 
 def program_ndim():
