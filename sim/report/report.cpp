@@ -106,53 +106,83 @@ std::string format_speed_of_light(const LoopResult& l) {
   return o + "\n";
 }
 
+constexpr int kJsonIndent = 2;
+
+std::string dump_json(const Json& j) {
+  return j.dump(kJsonIndent, ' ', false, Json::error_handler_t::replace);  // a name that is not UTF-8: U+FFFD
+}
+
+Json loop_json(const SimResult& r, const LoopResult& l) {
+  Json iters = Json::array();
+  for (const IterationResult& it : l.iterations) {
+    const MetricSubject s{r, nullptr, &l, &it};
+    Json ij = Json::object();
+    for (Metric m : {Metric::iter_index, Metric::iter_iv, Metric::iter_start_ns, Metric::iter_end_ns,
+                     Metric::iter_dma_in_flight_ns, Metric::iter_dma_moving_ns, Metric::iter_dma_waiting_ns,
+                     Metric::iter_compute_busy_ns, Metric::iter_overlap, Metric::iter_compute_dma_wait_ns,
+                     Metric::iter_wmma_bubble_cycles})
+      put(ij, m, s);
+    ij["stalls"] = stalls_json(it.stall_ps);
+    iters.push_back(ij);
+  }
+  const MetricSubject s{r, nullptr, &l};
+  Json lj = {{"name", l.iv}};
+  for (Metric m : {Metric::loop_trip_count, Metric::loop_dynamic_iterations, Metric::loop_ii_ns,
+                   Metric::loop_ii_bound_ns, Metric::loop_resource_bound_ns})
+    put(lj, m, s);
+  lj["bound_resource"] = l.bound_resource;
+  put(lj, Metric::loop_recurrence_bound_ns, s);
+  lj["recurrence_cause"] = l.recurrence_cause;
+  for (Metric m :
+       {Metric::loop_span_ns, Metric::loop_span_bound_ns, Metric::loop_efficiency, Metric::loop_dma_in_flight_ns,
+        Metric::loop_dma_moving_ns, Metric::loop_dma_waiting_ns, Metric::loop_overlap, Metric::loop_exposed_dma_ns,
+        Metric::loop_compute_demand_ns, Metric::loop_dma_demand_ns, Metric::loop_hideable_dma, Metric::loop_wmmas,
+        Metric::loop_wmma_bubble_cycles})
+    put(lj, m, s);
+  lj["limiter"] = l.limiter();
+  Json sol = Json::array();
+  for (const DemandResult& d : l.demands) {
+    MetricSubject ds = s;
+    ds.demand = &d;
+    Json dj = {{"resource", d.resource}};
+    for (Metric m : {Metric::resource_demand_ns, Metric::resource_of_ii}) put(dj, m, ds);
+    sol.push_back(dj);
+  }
+  lj["speed_of_light"] = sol;
+  lj["iterations_folded"] = l.folded;
+  lj["iterations"] = iters;
+  return lj;
+}
+
+// The document's "loops" array as dump_json would print it inside the top-level object, one
+// loop at a time: a kernel of many loops never holds all their trees at once.
+std::string loops_text(const SimResult& r) {
+  if (r.loops.empty()) return "[]";
+  const std::string item_indent(2 * kJsonIndent, ' ');
+  std::string out = "[";
+  for (size_t i = 0; i < r.loops.size(); ++i) {
+    out += i ? ",\n" : "\n";
+    const std::string text = dump_json(loop_json(r, r.loops[i]));
+    size_t from = 0;
+    while (from <= text.size()) {
+      const size_t nl = text.find('\n', from);
+      const size_t end = nl == std::string::npos ? text.size() : nl;
+      out += item_indent;
+      out.append(text, from, end - from);
+      if (nl == std::string::npos) break;
+      out += '\n';
+      from = nl + 1;
+    }
+  }
+  return out + "\n" + std::string(kJsonIndent, ' ') + "]";
+}
+
 }  // namespace
 
 std::string format_json(const SimResult& r) {
   const MetricSubject kernel{r};
-  Json engines = Json::array(), queues = Json::array(), loops = Json::array();
+  Json engines = Json::array(), queues = Json::array();
   for (const UnitResult& u : r.units) (u.is_queue ? queues : engines).push_back(unit_json(r, u));
-  for (const LoopResult& l : r.loops) {
-    Json iters = Json::array();
-    for (const IterationResult& it : l.iterations) {
-      const MetricSubject s{r, nullptr, &l, &it};
-      Json ij = Json::object();
-      for (Metric m : {Metric::iter_index, Metric::iter_iv, Metric::iter_start_ns, Metric::iter_end_ns,
-                       Metric::iter_dma_in_flight_ns, Metric::iter_dma_moving_ns, Metric::iter_dma_waiting_ns,
-                       Metric::iter_compute_busy_ns, Metric::iter_overlap, Metric::iter_compute_dma_wait_ns,
-                       Metric::iter_wmma_bubble_cycles})
-        put(ij, m, s);
-      ij["stalls"] = stalls_json(it.stall_ps);
-      iters.push_back(ij);
-    }
-    const MetricSubject s{r, nullptr, &l};
-    Json lj = {{"name", l.iv}};
-    for (Metric m : {Metric::loop_trip_count, Metric::loop_dynamic_iterations, Metric::loop_ii_ns,
-                     Metric::loop_ii_bound_ns, Metric::loop_resource_bound_ns})
-      put(lj, m, s);
-    lj["bound_resource"] = l.bound_resource;
-    put(lj, Metric::loop_recurrence_bound_ns, s);
-    lj["recurrence_cause"] = l.recurrence_cause;
-    for (Metric m :
-         {Metric::loop_span_ns, Metric::loop_span_bound_ns, Metric::loop_efficiency, Metric::loop_dma_in_flight_ns,
-          Metric::loop_dma_moving_ns, Metric::loop_dma_waiting_ns, Metric::loop_overlap, Metric::loop_exposed_dma_ns,
-          Metric::loop_compute_demand_ns, Metric::loop_dma_demand_ns, Metric::loop_hideable_dma, Metric::loop_wmmas,
-          Metric::loop_wmma_bubble_cycles})
-      put(lj, m, s);
-    lj["limiter"] = l.limiter();
-    Json sol = Json::array();
-    for (const DemandResult& d : l.demands) {
-      MetricSubject ds = s;
-      ds.demand = &d;
-      Json dj = {{"resource", d.resource}};
-      for (Metric m : {Metric::resource_demand_ns, Metric::resource_of_ii}) put(dj, m, ds);
-      sol.push_back(dj);
-    }
-    lj["speed_of_light"] = sol;
-    lj["iterations_folded"] = l.folded;
-    lj["iterations"] = iters;
-    loops.push_back(lj);
-  }
   Json hazards = Json::array();
   for (const HazardReport& h : r.hazards)
     hazards.push_back({{"kind", h.kind}, {"first", h.first}, {"second", h.second}, {"message", h.message}});
@@ -194,7 +224,10 @@ std::string format_json(const SimResult& r) {
     spaces.push_back(sj);
   }
   j["spaces"] = spaces;
-  j["loops"] = loops;
+  // A placeholder for the loops, printed one by one below: a string value cannot hold a raw
+  // newline, so the key at the top level's indent is found only where it is.
+  const std::string placeholder = "loops printed separately";
+  j["loops"] = placeholder;
   j["races_checked"] = r.checked;
   for (Metric m : {Metric::races, Metric::perturbed_runs}) put(j, m, kernel);
   j["hazards"] = hazards;
@@ -237,7 +270,11 @@ std::string format_json(const SimResult& r) {
   Json units = Json::object();
   for (const MetricInfo& m : metric_table()) units[metric_scope_name(m.scope)][m.name] = m.unit;
   j["units"] = units;
-  return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";  // a name that is not UTF-8: U+FFFD
+  std::string text = dump_json(j);
+  const std::string key = "\n" + std::string(kJsonIndent, ' ') + "\"loops\": \"" + placeholder + "\"";
+  const size_t at = text.find(key);
+  text.replace(at + key.size() - placeholder.size() - 2, placeholder.size() + 2, loops_text(r));
+  return text + "\n";
 }
 
 SimResult parse_sim_json(const std::string& sim_json) {
