@@ -136,7 +136,8 @@ def trace(kernel, *args, dtype="bf16", target="trn2", name=None, source_attrs=Tr
     concrete = set()
     module_state = ModuleState(getattr(fn, "__globals__", {}))
     while True:  # again with more loops concrete, each time Python needs a loop index's value
-        module_state.restore()
+        if concrete:
+            module_state.restore()
         ctx = _trace_once(fn, grid, args, kwargs, kname, target, source_attrs, default, concrete)
         if isinstance(ctx, Context):
             break

@@ -62,6 +62,12 @@ class MaxTree {
   std::vector<Wide> max_, add_;  // a node's maximum includes its own pending add
 };
 
+// One constant index: `3` in `%qk[0:128, 3, %j, 0:512]`.
+bool constant_point(const IndexRange& r) {
+  return !r.strided() && r.lo.terms.empty() && r.hi.terms.empty() && !r.lo.uses_register() &&
+         r.hi.constant == r.lo.constant + 1;
+}
+
 bool encloses(const Kernel& k, LoopId outer, LoopId inner) {
   for (LoopId l = inner; l != kNoId; l = k.loops[static_cast<size_t>(l)].parent)
     if (l == outer) return true;
@@ -195,6 +201,7 @@ void Allocator::compute_live_ranges() {
   for (SpaceUse& s : spaces_) s.usage = MaxTree(static_cast<int>(at_.size()));
   split_tensors();
 
+  // Each part's space, bytes per partition and placement.
   const size_t n = parts_.size();
   space_of_.assign(n, nullptr);
   bytes_.assign(n, 0);
@@ -210,55 +217,7 @@ void Allocator::compute_live_ranges() {
     if (const auto address = t.attrs.get_int(attr::kAddress); address && space_of_[p])
       placed_[p] = {*address, *address + t.attrs.get_int(attr::kExtent).value_or(bytes_[p])};
   }
-  // Each part's users, in position order.
-  uses_.assign(n, {});
-  for (size_t pos = 0; pos < at_.size(); ++pos) {
-    if (at_[pos] < 0) continue;
-    const Instruction& in = k_.insts[static_cast<size_t>(at_[pos])];
-    for (const auto* list : {&in.writes, &in.reads})
-      for (const Access& a : *list) {
-        const int part = part_of(a);
-        if (part < 0 || !space_of_[static_cast<size_t>(part)]) continue;
-        std::vector<int>& u = uses_[static_cast<size_t>(part)];
-        if (u.empty() || u.back() != static_cast<int>(pos)) u.push_back(static_cast<int>(pos));
-      }
-  }
-
-  // A part every access of which takes the same one index of a dimension is that index's tile
-  // alone (`%qk[0:128, 2, 0, 0:512]` where the other parts of %qk take every `%qk[:, c, %j]`).
-  fixed_dims_.assign(n, {});
-  std::vector<std::vector<int64_t>> index_at(n);  // by part and dimension: its one index, or -1
-  for (size_t pos = 0; pos < at_.size(); ++pos) {
-    if (at_[pos] < 0) continue;
-    const Instruction& in = k_.insts[static_cast<size_t>(at_[pos])];
-    for (const auto* list : {&in.writes, &in.reads})
-      for (const Access& a : *list) {
-        const int part = part_of(a);
-        if (part < 0 || !space_of_[static_cast<size_t>(part)]) continue;
-        const Tensor& t = k_.tensors[static_cast<size_t>(a.tensor_id)];
-        std::vector<int64_t>& at = index_at[static_cast<size_t>(part)];
-        const bool first = at.empty();
-        if (first) at.assign(t.shape.size(), -1);
-        for (size_t d = 0; d < at.size(); ++d) {
-          const IndexRange* r = a.dims.size() == at.size() && !a.whole() ? &a.dims[d] : nullptr;
-          const bool point = r && !r->strided() && r->lo.terms.empty() && r->hi.terms.empty() &&
-                             !r->lo.uses_register() && r->hi.constant == r->lo.constant + 1;
-          if (!point || (!first && at[d] != r->lo.constant)) at[d] = -2;
-          if (point && first) at[d] = r->lo.constant;
-        }
-      }
-  }
-  for (size_t p = 0; p < n; ++p) {
-    const int t = parts_[p].tensor;
-    const Tensor& tensor = k_.tensors[static_cast<size_t>(t)];
-    fixed_dims_[p] = split_dims_[static_cast<size_t>(t)];
-    for (size_t d = space_of_[p] && space_of_[p]->space->partitions > 0 ? 1 : 0; d < index_at[p].size(); ++d)
-      if (index_at[p][d] >= 0 && tensor.shape[d] > 1 && !tensor.attrs.has(attr::kAddress) &&
-          std::find(fixed_dims_[p].begin(), fixed_dims_[p].end(), static_cast<int>(d)) == fixed_dims_[p].end()) {
-        fixed_dims_[p].push_back(static_cast<int>(d));
-        bytes_[p] /= tensor.shape[d];
-      }
-  }
+  collect_uses();
 
   blocks_.assign(n, {});
   for (size_t p = 0; p < n; ++p)
@@ -285,6 +244,47 @@ void Allocator::compute_live_ranges() {
         if (k_.loops[static_cast<size_t>(l)].iv == *iv) rotated_on = l;
     live_[p] = extend_over_carrying_loops(static_cast<int>(p), {uses_[p].front(), uses_[p].back()}, rotated_on);
     space_of_[p]->usage.add(live_[p].first, live_[p].last, footprint(static_cast<int>(p), buffers_[p]));
+  }
+}
+
+void Allocator::collect_uses() {
+  // Each part's users, in position order, and the one index each part takes of a dimension
+  // (-1: none seen yet, -2: more than one): a part every access of which takes the same index
+  // of a dimension is that index's tile alone (`%qk[0:128, 2, 0, 0:512]` where the other parts
+  // of %qk take every `%qk[:, c, %j]`).
+  const size_t n = parts_.size();
+  uses_.assign(n, {});
+  std::vector<std::vector<int64_t>> index_at(n);
+  for (size_t pos = 0; pos < at_.size(); ++pos) {
+    if (at_[pos] < 0) continue;
+    const Instruction& in = k_.insts[static_cast<size_t>(at_[pos])];
+    for (const auto* list : {&in.writes, &in.reads})
+      for (const Access& a : *list) {
+        const int part = part_of(a);
+        if (part < 0 || !space_of_[static_cast<size_t>(part)]) continue;
+        std::vector<int>& u = uses_[static_cast<size_t>(part)];
+        if (u.empty() || u.back() != static_cast<int>(pos)) u.push_back(static_cast<int>(pos));
+        std::vector<int64_t>& at = index_at[static_cast<size_t>(part)];
+        const bool first = at.empty();
+        if (first) at.assign(k_.tensors[static_cast<size_t>(a.tensor_id)].shape.size(), -1);
+        const bool dims = a.dims.size() == at.size() && !a.whole();
+        for (size_t d = 0; d < at.size(); ++d) {
+          const bool point = dims && constant_point(a.dims[d]);
+          if (!point || (!first && at[d] != a.dims[d].lo.constant)) at[d] = -2;
+          if (point && first) at[d] = a.dims[d].lo.constant;
+        }
+      }
+  }
+  fixed_dims_.assign(n, {});
+  for (size_t p = 0; p < n; ++p) {
+    const Tensor& tensor = k_.tensors[static_cast<size_t>(parts_[p].tensor)];
+    fixed_dims_[p] = split_dims_[static_cast<size_t>(parts_[p].tensor)];
+    for (size_t d = space_of_[p] && space_of_[p]->space->partitions > 0 ? 1 : 0; d < index_at[p].size(); ++d)
+      if (index_at[p][d] >= 0 && tensor.shape[d] > 1 && !tensor.attrs.has(attr::kAddress) &&
+          std::find(fixed_dims_[p].begin(), fixed_dims_[p].end(), static_cast<int>(d)) == fixed_dims_[p].end()) {
+        fixed_dims_[p].push_back(static_cast<int>(d));
+        bytes_[p] /= tensor.shape[d];
+      }
   }
 }
 
@@ -319,12 +319,8 @@ void Allocator::split_tensors() {
       std::fill(c.begin(), c.end(), 0);
       return;
     }
-    for (size_t d = 0; d < c.size(); ++d) {
-      const IndexRange& r = a.dims[d];
-      if (r.strided() || !r.lo.terms.empty() || !r.hi.terms.empty() || r.lo.uses_register() ||
-          r.hi.constant != r.lo.constant + 1)
-        c[d] = 0;
-    }
+    for (size_t d = 0; d < c.size(); ++d)
+      if (!constant_point(a.dims[d])) c[d] = 0;
   });
   split_dims_.assign(nt, {});
   for (size_t t = 0; t < nt; ++t)

@@ -86,6 +86,7 @@ class Allocator {
   };
   void compute_live_ranges();
   void split_tensors();
+  void collect_uses();
   int part_of(const Access& a) const;  // -1: not a tensor of a bounded space
   bool in_part(const Access& a, int part) const { return part_of(a) == part; }
   LiveInterval live_part_if_rotated(int part, LoopId loop) const;
