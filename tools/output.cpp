@@ -48,6 +48,17 @@ void emit(const std::string& text, const std::string& path) {
   std::cout << out;
 }
 
+void emit_parts(const std::function<void(const std::function<void(const std::string&)>&)>& produce,
+                const std::string& path) {
+  if (path.empty()) {
+    produce([](const std::string& part) { std::cout << part; });
+    return;
+  }
+  OutputFile out(path);
+  produce([&](const std::string& part) { out.write(part); });
+  out.commit();
+}
+
 std::string for_stderr(const std::string& text) {
   const std::string message = printable(text, std::string::npos);
   if (!colour(STDERR_FILENO)) return message;

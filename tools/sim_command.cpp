@@ -149,12 +149,16 @@ int run_sim(const SimArgs& a) {
   result.perturb_spread = sopts.perturb_spread;
   model.name_in(result);
   if (a.advise) result.advice = advise({a.file, a.hw, edits, a.passes}, result);
-  std::string text = a.json ? format_json(result) : format_summary(result);
-  if (a.profile && !a.json) text += format_profile(result);
-  if (a.advise && !a.json) text += format_advice(result.advice, result);
   if (!a.report.empty()) write_file_atomic(a.report, html_sim_report(format_json(result)));
   if (!a.csv_dir.empty()) write_csv_tables(result, a.csv_dir);
-  emit(text, a.out);
+  if (a.json) {
+    emit_parts([&](const auto& write) { write_json(result, write); }, a.out);
+  } else {
+    std::string text = format_summary(result);
+    if (a.profile) text += format_profile(result);
+    if (a.advise) text += format_advice(result.advice, result);
+    emit(text, a.out);
+  }
   return result.hazards.empty() ? 0 : 3;
 }
 

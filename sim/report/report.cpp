@@ -1,6 +1,7 @@
 #include "sim/report/report.h"
 
 #include <cmath>
+#include <functional>
 #include <sstream>
 
 #include <fmt/printf.h>
@@ -155,31 +156,32 @@ Json loop_json(const SimResult& r, const LoopResult& l) {
 }
 
 // The document's "loops" array as dump_json would print it inside the top-level object, one
-// loop at a time: a kernel of many loops never holds all their trees at once.
-std::string loops_text(const SimResult& r) {
-  if (r.loops.empty()) return "[]";
+// loop at a time: a kernel of many loops never holds all their trees, or all their text, at once.
+void write_loops(const SimResult& r, const std::function<void(const std::string&)>& out) {
+  if (r.loops.empty()) {
+    out("[]");
+    return;
+  }
   const std::string item_indent(2 * kJsonIndent, ' ');
-  std::string out = "[";
   for (size_t i = 0; i < r.loops.size(); ++i) {
-    out += i ? ",\n" : "\n";
     const std::string text = dump_json(loop_json(r, r.loops[i]));
-    size_t from = 0;
-    while (from <= text.size()) {
-      const size_t nl = text.find('\n', from);
-      const size_t end = nl == std::string::npos ? text.size() : nl;
-      out += item_indent;
-      out.append(text, from, end - from);
-      if (nl == std::string::npos) break;
-      out += '\n';
+    std::string indented = i ? ",\n" : "[\n";
+    for (size_t from = 0; from <= text.size();) {
+      const size_t nl = std::min(text.find('\n', from), text.size());
+      indented += item_indent;
+      indented.append(text, from, nl - from);
+      if (nl == text.size()) break;
+      indented += '\n';
       from = nl + 1;
     }
+    out(indented);
   }
-  return out + "\n" + std::string(kJsonIndent, ' ') + "]";
+  out("\n" + std::string(kJsonIndent, ' ') + "]");
 }
 
 }  // namespace
 
-std::string format_json(const SimResult& r) {
+void write_json(const SimResult& r, const std::function<void(const std::string&)>& out) {
   const MetricSubject kernel{r};
   Json engines = Json::array(), queues = Json::array();
   for (const UnitResult& u : r.units) (u.is_queue ? queues : engines).push_back(unit_json(r, u));
@@ -270,11 +272,18 @@ std::string format_json(const SimResult& r) {
   Json units = Json::object();
   for (const MetricInfo& m : metric_table()) units[metric_scope_name(m.scope)][m.name] = m.unit;
   j["units"] = units;
-  std::string text = dump_json(j);
-  const std::string key = "\n" + std::string(kJsonIndent, ' ') + "\"loops\": \"" + placeholder + "\"";
-  const size_t at = text.find(key);
-  text.replace(at + key.size() - placeholder.size() - 2, placeholder.size() + 2, loops_text(r));
-  return text + "\n";
+  const std::string text = dump_json(j);
+  const std::string key = "\n" + std::string(kJsonIndent, ' ') + "\"loops\": ";
+  const size_t at = text.find(key + "\"" + placeholder + "\"") + key.size();
+  out(text.substr(0, at));
+  write_loops(r, out);
+  out(text.substr(at + placeholder.size() + 2) + "\n");
+}
+
+std::string format_json(const SimResult& r) {
+  std::string text;
+  write_json(r, [&](const std::string& part) { text += part; });
+  return text;
 }
 
 SimResult parse_sim_json(const std::string& sim_json) {

@@ -2,6 +2,7 @@
 // (docs/metrics.md).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,8 @@ namespace tandem {
 
 std::string format_summary(const SimResult& r);
 std::string format_json(const SimResult& r);
+// format_json's text in parts, in order, to `out`: one loop's part at a time.
+void write_json(const SimResult& r, const std::function<void(const std::string&)>& out);
 // A loop's II and what bounds it, in words: the per-iteration needs (busiest resource,
 // recurrence), then the span against its bound and the efficiency, their ratio.
 std::string format_loop_bounds(const LoopResult& l);
