@@ -122,7 +122,7 @@ def _hashable(where, directive: str):
         hash(where)
         return where
     except TypeError:
-        if isinstance(where, list):
+        if isinstance(where, (list, tuple)):
             return tuple(_hashable(w, directive) for w in where)
         fail(f"the allocation function returned {describe(where)}, not a location (a tuple of integers)",
              call=directive)
