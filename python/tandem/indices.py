@@ -285,7 +285,7 @@ def _merge_term(terms, t: GridTerm):
 
 def _boolean_operator() -> Optional[str]:
     """`and` or `or` when the user's code asks for a bool to evaluate one (the jump that keeps
-    an operand), else None (an `if`, `bool()`, `not`)."""
+    an operand, as CPython 3.11 compiles them), else None (an `if`, `bool()`, `not`)."""
     frame = user_frame()
     if frame is None or frame.f_lasti < 0:
         return None
