@@ -103,6 +103,8 @@ HBM = Buffer("hbm", "dram")
 SHARED_HBM = Buffer("shared_hbm", "dram")
 PRIVATE_HBM = Buffer("private_hbm", "dram")
 PARTITIONS = 128
+# PSUM per partition: 8 banks of 2 KiB (nl.tile_size.psum_partition_bytes, NKI language reference).
+PSUM_PARTITION_BYTES = 16384
 SPACE_NAMES = {"sbuf": "SBUF", "psum": "PSUM", "dram": "HBM"}
 
 

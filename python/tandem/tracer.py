@@ -20,7 +20,8 @@ The parts, each in its own module: `errors` (TraceError, the user's frames and n
 indices and masks), `tiles` (tiles and their views), `context` (the record of the kernel:
 tensors, loops, instructions), `loops` (`nl.affine_range` and its kin), `ops` (what each NKI
 operation records), `reroll` (loops run concretely and rolled back), `launch` (kernels and
-their launch grids), `psum_start` (PSUM zeroing folded into matmul start flags).
+their launch grids), `psum_start` (PSUM zeroing folded into matmul start flags), `loop_fusion`
+(loop nests fused where they pass on a PSUM tensor larger than PSUM).
 """
 
 import copy
@@ -33,11 +34,12 @@ from typing import Optional, Tuple
 
 from .active import activate, active
 from .context import Context
-from .dtypes import to_dtype_outside
+from .dtypes import PSUM_PARTITION_BYTES, to_dtype_outside
 from .errors import TraceError, in_package, printable, user_location
 from .indices import is_int
 from .ir import Kernel, Location
 from .launch import KernelFunction, launch
+from .loop_fusion import fuse_psum_overflow
 from .printer import print_kernel
 from .psum_start import fold_psum_zeros
 from .reroll import NeedsConcrete
@@ -147,6 +149,8 @@ def trace(kernel, *args, dtype="bf16", target="trn2", name=None, source_attrs=Tr
         concrete |= ctx.keys
     fold_psum_zeros(ctx.kernel)
     notes = list(getattr(kernel, "load_notes", [])) + ctx.notes
+    if not getattr(kernel, "skip_middle_end", False) and not getattr(fn, "skip_middle_end", False):
+        notes += fuse_psum_overflow(ctx.kernel, PSUM_PARTITION_BYTES)
     return TracedKernel(ctx.kernel, list(dict.fromkeys(notes)))
 
 

@@ -1218,3 +1218,66 @@ def bad(a):
     assert p.returncode == 1
     assert p.stderr.strip().splitlines() == [
         f"{path}:9:27: error: mod_alloc: the numbers of tiles must be a tuple of positive integers, found (0,)"]
+
+
+# A PSUM tensor larger than PSUM that loop nests pass on one block at a time: the nests are
+# fused and the tensor holds one block (tandem.loop_fusion).
+
+PASSED_ON_IN_PSUM = HEADER + """
+@nki.jit
+def row_shift(q, k):
+    n = q.shape[1] // 128
+    out = nl.ndarray((n, 128, 2048), dtype=nl.float32, buffer=nl.shared_hbm)
+    qs = nl.load(q)
+    ks = nl.load(k)
+    s = nl.ndarray((n, 4, nl.par_dim(128), 512), dtype=nl.float32, buffer=nl.psum)
+    for i in nl.affine_range(n):
+        for j in nl.affine_range(4):
+            s[i, j] = nisa.nc_matmul(qs[:, nl.ds(i * 128, 128)], ks[:, nl.ds(j * 512, 512)])
+    top = nl.ndarray((nl.par_dim(128), n, 1), dtype=nl.float32, buffer=nl.sbuf)
+    for i in nl.affine_range(n):
+        part = nl.ndarray((nl.par_dim(128), 4), dtype=nl.float32, buffer=nl.sbuf)
+        for j in nl.affine_range(4):
+            part[:, j] = nisa.tensor_reduce(op=nl.max, data=s[i, j], axis=1)
+        top[:, i, :] = nisa.tensor_reduce(op=nl.max, data=part, axis=1)
+    for i in nl.affine_range(n):
+        row = nl.ndarray((nl.par_dim(128), 2048), dtype=nl.float32, buffer=nl.sbuf)
+        for j in nl.affine_range(4):
+            row[:, nl.ds(j * 512, 512)] = nisa.tensor_scalar(data=s[REVERSED], op0=nl.subtract,
+                                                             operand0=top[:, i, :])
+        nl.store(out[i], row)
+    return out
+"""
+
+
+@pytest.mark.parametrize("block, fused", [("i, j", True), ("n - 1 - i, j", False)])
+def test_nests_passing_on_an_oversized_psum_tensor_are_fused(root, tmp_path, block, fused):
+    # 8 x 4 banks of scores (64 KiB per partition, PSUM has 16): fused, each iteration holds
+    # its 4 banks, and the kernel simulates. Read in the reverse order, block i is needed after
+    # block n-1-i was made: no fusion, and the allocator says what is live.
+    source = PASSED_ON_IN_PSUM.replace("REVERSED", block)
+    path = kernel_file(tmp_path, "shift.py", source)
+    p = run(root, f"{path}:row_shift", "--shapes", "128x1024,128x2048", "--no-src")
+    assert p.returncode == 0, p.stderr
+    if fused:
+        assert "tensor %s : psum[128, 4, 512] f32" in tensors(p.stdout)
+        assert [l for l in body(p.stdout) if l.startswith("loop %i")] == ["loop %i = 0 to 8 {"]
+        assert any(l.startswith("%mm0 = matmul %s[0:128, %j, 0:512] <- ") for l in body(p.stdout))
+        assert "is held one block at a time (8192 bytes)" in p.stderr
+    else:
+        assert "tensor %s : psum[128, 8, 4, 512] f32" in tensors(p.stdout)
+        assert "fused" not in p.stderr
+    sim = run(root, f"{path}:row_shift", "--shapes", "128x1024,128x2048", "--simulate", "--passes", "default")
+    assert (sim.returncode == 0) == fused, sim.stderr
+    if not fused:
+        assert "the tensors live in psum need 32 banks" in sim.stderr
+
+
+def test_skip_middle_end_transformations_keeps_the_nests(root, tmp_path):
+    source = PASSED_ON_IN_PSUM.replace("REVERSED", "i, j").replace(
+        "@nki.jit", "@nki.jit\n@ncc.skip_middle_end_transformations")
+    path = kernel_file(tmp_path, "shift.py", source)
+    p = run(root, f"{path}:row_shift", "--shapes", "128x1024,128x2048", "--no-src")
+    assert p.returncode == 0, p.stderr
+    assert "tensor %s : psum[128, 8, 4, 512] f32" in tensors(p.stdout)
+    assert "fused" not in p.stderr

@@ -7,7 +7,7 @@ a located `TraceError`.
 
 from .. import ops
 from ..active import current, fail
-from ..dtypes import DTYPES, HBM, PRIVATE_HBM, PSUM, SBUF, SHARED_HBM, ParDim, to_dtype
+from ..dtypes import DTYPES, HBM, PRIVATE_HBM, PSUM, PSUM_PARTITION_BYTES, SBUF, SHARED_HBM, ParDim, to_dtype
 from ..indices import IndexRange, Sym, unwrap
 from ..ir import FLAG
 # Private, so that nl.describe and nl.is_int, which NKI lacks, stay refused (__getattr__ below).
@@ -54,7 +54,7 @@ class tile_size:
     gemm_stationary_fmax = 128
     gemm_moving_fmax = 512
     bn_stats_fmax = 512
-    psum_partition_bytes = 16384
+    psum_partition_bytes = PSUM_PARTITION_BYTES
 
 
 def par_dim(size):

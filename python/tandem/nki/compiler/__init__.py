@@ -1,8 +1,9 @@
 """`nki.compiler` for the tandem tracer: directives that steer the Neuron compiler.
 
-Those that only steer its passes (`skip_middle_end_transformations`, `no_reorder`,
-`force_auto_alloc`, `enable_stack_allocator`, `allocation_scope`) are accepted and change
-nothing in the trace. Allocation directives (`sbuf.mod_alloc`, `psum.mod_alloc`, `sbuf.alloc`,
+`skip_middle_end_transformations` keeps the loop nests as written (no fusion of nests that
+pass on a PSUM tensor larger than PSUM, tandem.loop_fusion). Those that only steer its passes
+(`no_reorder`, `force_auto_alloc`, `enable_stack_allocator`, `allocation_scope`) are accepted
+and change nothing in the trace. Allocation directives (`sbuf.mod_alloc`, `psum.mod_alloc`, `sbuf.alloc`,
 `psum.alloc`, `sbuf.auto_alloc`, `psum.auto_alloc`) are buffers for `nl.ndarray(..., buffer=)`:
 the tile is placed in the memory they name, allocated by live range as every tile is
 (docs/python.md, "Compiler directives").
@@ -21,7 +22,16 @@ def _decorator_or_call(func=None, **options):
     return lambda f: f
 
 
-skip_middle_end_transformations = _decorator_or_call
+def skip_middle_end_transformations(func=None, **options):
+    """`@skip_middle_end_transformations`: the kernel's loop nests stay as written."""
+
+    def mark(f):
+        f.skip_middle_end = True
+        return f
+
+    return mark(func) if callable(func) else mark
+
+
 force_auto_alloc = _decorator_or_call
 enable_stack_allocator = _decorator_or_call
 
