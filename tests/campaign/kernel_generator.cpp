@@ -31,7 +31,8 @@ class Rng {
 std::string str(int64_t v) { return std::to_string(v); }
 
 // A trn kernel: top-level templates (a streaming loop, a PSUM accumulation, a hoisted strip
-// with a reduction, a gather, a collective, an outer loop around sibling inner loops), emitted
+// with a reduction, a gather, a collective, a scan with several carried values, an outer loop
+// around sibling inner loops), emitted
 // in program order. Tiles are sometimes shared between loops, as users do.
 class TrnKernel {
  public:
@@ -124,7 +125,7 @@ class TrnKernel {
   int width() { return r_.pick(std::vector<int>{128, 256, 512, 1024, 2048, 4096}); }
 
   void any_template(int depth) {
-    int kind = r_.below(depth < 1 ? 8 : 7);
+    int kind = r_.below(depth < 1 ? 9 : 8);
     switch (kind) {
       case 0:
       case 1:
@@ -144,6 +145,9 @@ class TrnKernel {
         break;
       case 6:
         strided_loop();
+        break;
+      case 7:
+        scan_loop();
         break;
       default:
         outer_loop(depth);
@@ -310,6 +314,36 @@ class TrnKernel {
     }
     inst("sr", "save " + dram_block(128, w, "f32") + " <- " + rr.name);
     close_loop();
+  }
+
+  // A scan with two or three values carried from one iteration to the next (Mamba's shape):
+  // each state is updated from itself, the loaded input and the state before it, and the last
+  // is stored every iteration or once after the loop.
+  void scan_loop() {
+    shape_ += " scan";
+    const int w = r_.pick(std::vector<int>{128, 512, 2048});
+    const int carried = 2 + r_.below(2);
+    std::vector<Tile> state;
+    for (int i = 0; i < carried; ++i) {
+      state.push_back(tile("sbuf", 128, w, "f32", false));
+      inst("z", "memset " + state.back().name + " {value = 0}");
+    }
+    open_loop();
+    Tile x = tile("sbuf", 128, w, "f32");
+    inst("lx", "load " + x.name + " <- " + dram_block(128, w, "f32"));
+    for (int i = 0; i < carried; ++i) {
+      const std::string& other = i ? state[i - 1].name : x.name;
+      const char* op = r_.chance(50) ? "mul" : "add";
+      inst("sc", "tensor_tensor " + state[i].name + " <- " + state[i].name + ", " + other + " {op = \"" + op + "\"}");
+    }
+    if (r_.chance(40)) {  // the first state also reads the last one: a cycle through all of them
+      inst("fb",
+           "tensor_tensor " + state[0].name + " <- " + state[0].name + ", " + state.back().name + " {op = \"add\"}");
+    }
+    const bool store_inside = r_.chance(60);
+    if (store_inside) inst("st", "save " + dram_block(128, w, "f32") + " <- " + state.back().name);
+    close_loop();
+    if (!store_inside) inst("st", "save " + dram_block(128, w, "f32") + " <- " + state.back().name);
   }
 
   // An outer loop entering one or two inner loops (each inner loop is entered more than once).
