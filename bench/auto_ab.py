@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
-"""Simulated time of every bundled workload under `none`, `default`, `auto` and the best
-point of a sweep over pass options, beside the kernel's resource bound (issue 13;
-docs/passes.md, auto). A benchmark of schedules, not of Tandem's speed, and not a test.
+"""Simulated time of a set of kernels under `none`, `default`, `auto`, the best point of a
+sweep over pass options and the best point `tandem tune` finds, beside the kernel's bound
+(docs/passes.md, auto). A benchmark of schedules, not of Tandem's speed, and not a test.
 
-    python3 bench/auto_ab.py [--tandem build/bin/tandem] [--markdown]
+    python3 bench/auto_ab.py [--set workloads|nki-style] [--tandem build/bin/tandem] [--markdown]
 
-Kernels: workloads/**/*.kir and each EXAMPLES entry of workloads/nki/*.py (traced through
-the Python front end). A point with races does not count as the best. Columns are in us;
-`auto/best` and `auto/bound` are ratios (1.00 = as fast). For every kernel whose `auto` run is
-more than 10 % above the bound, `why` names the cause in one phrase, worked out from that
-run's own report (`--json` loops, `--stats` notes), not from the kernel's name (why_slow).
+Sets: `workloads` (default), every workloads/**/*.kir and each EXAMPLES entry of
+workloads/nki/*.py, the kernels the passes were developed on; `nki-style`, each EXAMPLES entry
+of bench/nki_style/*.py, kernels in the style of public NKI kernels that no pass was tuned to.
+Python kernels are traced through the front end. A point with races does not count as the
+best. Columns are in us; `auto/best` and `auto/bound` are ratios (1.00 = as fast); the bound is
+the lowest lower bound of any clean run. For every kernel whose `auto` run is more than 10 %
+above the bound, `why` names the cause in one phrase, worked out from that run's own report
+(`--json` loops, `--stats` notes), not from the kernel's name (why_slow). The last lines count
+the kernels where auto is no slower than none, within 5 % of the best clean point, and within
+10 % of the bound where the best clean point is.
 """
 import re
 import argparse
@@ -165,12 +170,22 @@ def why_slow(doc, kir, deps):
     return where
 
 
-def kernels(tmp):
-    for path in sorted(glob.glob(os.path.join(ROOT, "workloads", "**", "*.kir"), recursive=True)):
-        yield os.path.relpath(path, os.path.join(ROOT, "workloads")), path
+def tuned(tandem, kir):
+    """The best clean point `tandem tune` finds ({"total_ns", "lower_bound_ns", "pipeline"}), or None."""
+    p = subprocess.run([tandem, "tune", kir, "--json", "--budget", "400"], capture_output=True, text=True)
+    if p.returncode != 0:
+        return None
+    return json.loads(p.stdout)["best"]
+
+
+def kernels(tmp, which):
     sys.path.insert(0, os.path.join(ROOT, "python"))
     import tandem as td
-    for path in sorted(glob.glob(os.path.join(ROOT, "workloads", "nki", "*.py"))):
+    if which == "workloads":
+        for path in sorted(glob.glob(os.path.join(ROOT, "workloads", "**", "*.kir"), recursive=True)):
+            yield os.path.relpath(path, os.path.join(ROOT, "workloads")), path
+    folder = ("workloads", "nki") if which == "workloads" else ("bench", "nki_style")
+    for path in sorted(glob.glob(os.path.join(ROOT, *folder, "*.py"))):
         spec = importlib.util.spec_from_file_location(os.path.basename(path)[:-3], path)
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
@@ -178,16 +193,18 @@ def kernels(tmp):
             args, kwargs = example if isinstance(example[-1], dict) else (example, {})
             kir = os.path.join(tmp, f"{name}.kir")
             td.trace(getattr(mod, name), *args, **kwargs).write(kir)
-            yield f"nki/{name}.py", kir
+            yield f"{os.path.basename(path)[:-3]}/{name}", kir
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tandem", default=os.path.join(ROOT, "build", "bin", "tandem"))
+    ap.add_argument("--set", default="workloads", choices=["workloads", "nki-style"], help="the kernels (see above)")
     ap.add_argument("--markdown", action="store_true", help="print a Markdown table (docs/passes.md)")
     a = ap.parse_args()
     cols = ["kernel", "none", "default", "auto", "best", "bound", "auto/best", "auto/bound", "best point"]
     whys = []
+    rows = []
     if a.markdown:
         print("| " + " | ".join(cols) + " |")
         print("|" + "---|" * len(cols))
@@ -195,25 +212,38 @@ def main():
         print(f"{cols[0]:34} {cols[1]:>10} {cols[2]:>10} {cols[3]:>10} {cols[4]:>10} {cols[5]:>10} "
               f"{cols[6]:>9} {cols[7]:>10}  {cols[8]}")
     with tempfile.TemporaryDirectory() as tmp:
-        for name, kir in kernels(tmp):
+        for name, kir in kernels(tmp, a.set):
             res = {p: run(a.tandem, kir, p) for p in ["none", "default", "auto"] + SWEEP}
-            us = {p: r["total_ns"] / 1000 for p, r in res.items() if r is not None and r["races"] == 0}
+            clean = {p: r for p, r in res.items() if r is not None and r["races"] == 0}
+            best_tuned = tuned(a.tandem, kir)
+            if best_tuned is not None:
+                clean["tune: " + best_tuned["pipeline"]] = best_tuned
+            us = {p: r["total_ns"] / 1000 for p, r in clean.items()}
             best = min(us, key=us.get)
-            bound = res["none"]["lower_bound_ns"] / 1000
+            bound = min(r["lower_bound_ns"] for r in clean.values()) / 1000
             row = [name, us.get("none"), us.get("default"), us.get("auto"), us[best], bound,
                    us["auto"] / us[best], us["auto"] / bound, best]
+            rows.append(row)
             if us["auto"] / bound > 1.10:
                 whys.append((name, us["auto"] / bound, why_slow(res["auto"], kir, scheduled(a.tandem, kir, "auto"))))
             if a.markdown:
-                print("| " + " | ".join(f"`{v}`" if i in (0, 8) else f"{v:.1f}" if i < 6 else f"{v:.3f}"
-                                        for i, v in enumerate(row)) + " |")
+                print("| " + " | ".join("-" if v is None else f"`{v}`" if i in (0, 8) else f"{v:.1f}" if i < 6
+                                        else f"{v:.3f}" for i, v in enumerate(row)) + " |")
             else:
-                print(f"{row[0]:34} {row[1]:10.1f} {row[2]:10.1f} {row[3]:10.1f} {row[4]:10.1f} {row[5]:10.1f} "
-                      f"{row[6]:9.3f} {row[7]:10.3f}  {row[8]}", flush=True)
+                print(f"{row[0]:34} " + " ".join("         -" if v is None else f"{v:10.1f}" for v in row[1:6]) +
+                      f" {row[6]:9.3f} {row[7]:10.3f}  {row[8]}", flush=True)
     print()
     print("why auto is more than 10 % above the bound:")
     for name, ratio, why in whys:
         print(f"- `{name}` ({ratio:.2f}): {why}" if a.markdown else f"  {name} ({ratio:.2f}): {why}")
+    n = len(rows)
+    near_bound = [r for r in rows if r[4] <= 1.10 * r[5]]
+    print()
+    print(f"auto no slower than none: {sum(r[3] <= r[1] for r in rows if r[1] is not None)} of "
+          f"{sum(r[1] is not None for r in rows)}")
+    print(f"auto within 5 % of the best clean point: {sum(r[6] <= 1.05 for r in rows)} of {n}")
+    print(f"auto within 10 % of the bound where the best clean point is: "
+          f"{sum(r[7] <= 1.10 for r in near_bound)} of {len(near_bound)}")
 
 
 if __name__ == "__main__":
