@@ -14,7 +14,7 @@ the lowest lower bound of any clean run. For every kernel whose `auto` run is mo
 above the bound, `why` names the cause in one phrase, worked out from that run's own report
 (`--json` loops, `--stats` notes), not from the kernel's name (why_slow). The last lines count
 the kernels where auto is no slower than none, within 5 % of the best clean point, and within
-10 % of the bound where the best clean point is.
+10 % of the bound where the best clean point is, and `tandem tune`'s exit statuses.
 """
 import re
 import argparse
@@ -171,11 +171,10 @@ def why_slow(doc, kir, deps):
 
 
 def tuned(tandem, kir):
-    """The best clean point `tandem tune` finds ({"total_ns", "lower_bound_ns", "pipeline"}), or None."""
+    """`tandem tune`'s exit status and the best clean point it finds ({"total_ns",
+    "lower_bound_ns", "pipeline"}), or None."""
     p = subprocess.run([tandem, "tune", kir, "--json", "--budget", "400"], capture_output=True, text=True)
-    if p.returncode != 0:
-        return None
-    return json.loads(p.stdout)["best"]
+    return p.returncode, json.loads(p.stdout)["best"] if p.returncode == 0 else None
 
 
 def kernels(tmp, which):
@@ -205,6 +204,7 @@ def main():
     cols = ["kernel", "none", "default", "auto", "best", "bound", "auto/best", "auto/bound", "best point"]
     whys = []
     rows = []
+    tune_status = {}
     if a.markdown:
         print("| " + " | ".join(cols) + " |")
         print("|" + "---|" * len(cols))
@@ -215,7 +215,8 @@ def main():
         for name, kir in kernels(tmp, a.set):
             res = {p: run(a.tandem, kir, p) for p in ["none", "default", "auto"] + SWEEP}
             clean = {p: r for p, r in res.items() if r is not None and r["races"] == 0}
-            best_tuned = tuned(a.tandem, kir)
+            status, best_tuned = tuned(a.tandem, kir)
+            tune_status[status] = tune_status.get(status, 0) + 1
             if best_tuned is not None:
                 clean["tune: " + best_tuned["pipeline"]] = best_tuned
             us = {p: r["total_ns"] / 1000 for p, r in clean.items()}
@@ -244,6 +245,7 @@ def main():
     print(f"auto within 5 % of the best clean point: {sum(r[6] <= 1.05 for r in rows)} of {n}")
     print(f"auto within 10 % of the bound where the best clean point is: "
           f"{sum(r[7] <= 1.10 for r in near_bound)} of {len(near_bound)}")
+    print("tandem tune exit status: " + ", ".join(f"{code}: {n}" for code, n in sorted(tune_status.items())))
 
 
 if __name__ == "__main__":

@@ -3,8 +3,9 @@
 A kernel may declare a PSUM tensor larger than PSUM (`nl.tile_size.psum_partition_bytes` per
 partition) when its loop nests use it one block at a time: one nest fills block `i` in its
 iteration `i`, the nests after it read block `i` in theirs. As written every block is live
-from the first nest to the last, which no allocator can place; Neuron's middle end runs such
-a kernel by fusing the nests, so that each iteration holds one block. The same is done here:
+from the first nest to the last, which no allocator can place, yet such a kernel runs on the
+device: the compiler must shrink what is live. How is not published; fusing the nests, so that
+each iteration holds one block, is the smallest transformation that does. It is done when:
 
 - the tensor is unplaced (no direct allocation) and larger than PSUM;
 - the items of one block that touch it are consecutive loops of one trip count, and nothing
@@ -45,9 +46,9 @@ def fuse_psum_overflow(kernel: Kernel, psum_partition_bytes: int) -> List[str]:
         _contract(kernel, tensor, dim)
         where = ", ".join(f"%{l.name}" + (f" ({l.loc.filename.rsplit('/', 1)[-1]}:{l.loc.line})" if l.loc else "")
                           for l in loops)
-        notes.append(f"loops {where} fused, as a middle end must for the kernel to run: %{tensor.name} ({before} bytes per "
-                     f"partition, PSUM has {psum_partition_bytes}) is held one block at a time "
-                     f"({_partition_bytes(tensor)} bytes)")
+        notes.append(f"loops {where} fused so that %{tensor.name} fits PSUM ({before} bytes per partition, "
+                     f"PSUM has {psum_partition_bytes}): it holds one block at a time ({_partition_bytes(tensor)} "
+                     f"bytes)")
     return notes
 
 

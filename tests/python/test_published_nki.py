@@ -1263,7 +1263,8 @@ def test_nests_passing_on_an_oversized_psum_tensor_are_fused(root, tmp_path, blo
         assert "tensor %s : psum[128, 4, 512] f32" in tensors(p.stdout)
         assert [l for l in body(p.stdout) if l.startswith("loop %i")] == ["loop %i = 0 to 8 {"]
         assert any(l.startswith("%mm0 = matmul %s[0:128, %j, 0:512] <- ") for l in body(p.stdout))
-        assert "is held one block at a time (8192 bytes)" in p.stderr
+        assert ("fused so that %s fits PSUM (65536 bytes per partition, PSUM has 16384): it holds one block "
+                "at a time (8192 bytes)") in p.stderr
     else:
         assert "tensor %s : psum[128, 8, 4, 512] f32" in tensors(p.stdout)
         assert "fused" not in p.stderr
