@@ -130,6 +130,10 @@ class Balancer {
     }
   }
 
+  bool has_nested_loop(LoopId l) const {
+    return std::any_of(k_.loops.begin(), k_.loops.end(), [&](const Loop& m) { return m.parent == l; });
+  }
+
   bool may_access(const Instruction& inst, const std::string& engine) const {
     for (bool write : {true, false})
       for (const Access& a : write ? inst.writes : inst.reads) {
@@ -223,10 +227,12 @@ class Balancer {
       bool others_hold = true;
       for (size_t i = 0; i < nest.size(); ++i)
         if (i != at && best[i].bound().ps > work_[static_cast<size_t>(nest[i])].bound().ps) others_hold = false;
-      // A compute engine must still bind: where the move would leave the transfers setting the
-      // loop's pace, they contend for the DMA engines as they run ahead, which the bounds do
-      // not count, and the loop gains less than the bound says, or loses.
-      const bool dma_binds = best[at].bound().ps <= best[at].fixed.ps;
+      // In a loop with nested loops a compute engine must still bind: where the move would
+      // leave the transfers setting the pace of such a loop, the nested loops' entries, which do
+      // not overlap as the bound assumes, and the transfers that run ahead of them contend for
+      // the DMA engines, which the bounds do not count, and the loop gains less than the bound
+      // says, or loses. A loop without nested loops runs at the transfers' pace.
+      const bool dma_binds = best[at].bound().ps <= best[at].fixed.ps && has_nested_loop(l);
       if (best[at].bound().ps >= now.ps || !others_hold || dma_binds) {
         if (!choice.declined) choice.declined = Declined{ci, best_to, best[at].bound(), now, !others_hold, dma_binds};
         continue;
@@ -358,8 +364,10 @@ class Balancer {
         d.after.ps >= d.now.ps ? fmt::format("not below {:.1f} ns ({})", ns(d.now.ps), d.now.resource)
         : d.outer ? fmt::format("below {:.1f} ns ({}), but a loop around or inside it would get a higher one",
                                 ns(d.now.ps), d.now.resource)
-                  : fmt::format("below {:.1f} ns ({}), but the transfers would set its pace, not a compute engine",
-                                ns(d.now.ps), d.now.resource);
+                  : fmt::format(
+                        "below {:.1f} ns ({}), but the transfers would set the pace of a loop with nested "
+                        "loops, not a compute engine",
+                        ns(d.now.ps), d.now.resource);
     ctx_.note(fmt::format(
         "loop {}: {} stays on {}: on {} ({:.1f} ns per iteration, against {:.1f}) the loop's resource bound per "
         "iteration would be {:.1f} ns ({}), {}",
