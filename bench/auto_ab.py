@@ -192,7 +192,7 @@ def kernels(tmp, which):
             args, kwargs = example if isinstance(example[-1], dict) else (example, {})
             kir = os.path.join(tmp, f"{name}.kir")
             td.trace(getattr(mod, name), *args, **kwargs).write(kir)
-            yield f"{os.path.basename(path)[:-3]}/{name}", kir
+            yield (f"nki/{name}.py" if which == "workloads" else f"{os.path.basename(path)[:-3]}/{name}"), kir
 
 
 def main():

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The bounds analysis against the simulation: for every loop of every workload
-(workloads/**/*.kir, each EXAMPLES entry of workloads/nki/*.py) and of every kernel under
-tests/lit that simulates, the II the analysis predicts (`ii_bound_ns`: the larger of the
+(workloads/**/*.kir, each EXAMPLES entry of workloads/nki/*.py), of every NKI-style kernel
+(bench/nki_style/*.py) and of every kernel under tests/lit that simulates, the II the analysis predicts (`ii_bound_ns`: the larger of the
 resource and recurrence bounds, sched/analysis/loop_bounds.h) against the II the simulator
 measures (`ii_ns`), both from one `tandem sim --json` run under a pipeline (default `auto`).
 Lists the loops where they differ by more than the tolerance (default 2 %), with what the
@@ -27,7 +27,8 @@ import auto_ab  # noqa: E402  (the workload list, Python kernels traced)
 
 
 def kernels(tmp):
-    yield from auto_ab.kernels(tmp)
+    yield from auto_ab.kernels(tmp, "workloads")
+    yield from auto_ab.kernels(tmp, "nki-style")
     lit = os.path.join(ROOT, "tests", "lit")
     for path in sorted(glob.glob(os.path.join(lit, "**", "*.kir"), recursive=True)):
         yield "lit/" + os.path.relpath(path, lit), path
