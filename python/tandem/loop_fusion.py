@@ -59,20 +59,18 @@ def _partition_bytes(t: Tensor) -> int:
     return n * DTYPES_BY_KIR[t.dtype].itemsize
 
 
-def _accesses(item: Item) -> Iterable[Tuple[Instruction, Access, bool]]:
-    """(instruction, access, is_write) of every access inside `item`."""
+def _accesses(item: Item) -> Iterable[Tuple[Access, bool]]:
+    """(access, is_write) of every access inside `item`."""
     if isinstance(item, Loop):
         for x in item.body:
             yield from _accesses(x)
     else:
-        for a in item.writes:
-            yield item, a, True
-        for a in item.reads:
-            yield item, a, False
+        yield from ((a, True) for a in item.writes)
+        yield from ((a, False) for a in item.reads)
 
 
 def _touches(item: Item, t: Tensor) -> bool:
-    return any(a.tensor is t for _, a, _ in _accesses(item))
+    return any(a.tensor is t for a, _ in _accesses(item))
 
 
 def _fusable(block: List[Item], t: Tensor) -> Optional[Tuple[List[Item], int, List[Loop], int]]:
@@ -85,10 +83,10 @@ def _fusable(block: List[Item], t: Tensor) -> Optional[Tuple[List[Item], int, Li
         return None
     if not all(isinstance(l, Loop) and l.trip == loops[0].trip for l in loops):
         return None
-    dim = _common_dim(loops, t)
-    if dim is None or any(_shared_unsafely(loops, u) for u in _shared_written(loops) if u is not t):
+    dims = _dims_by_loop(loops, t)
+    if not dims or any(_shared_unsafely(loops, u) for u in _shared_written(loops) if u is not t):
         return None
-    return block, touching[0], loops, dim
+    return block, touching[0], loops, min(dims)
 
 
 def _indexed_by(index: Index, loop: Loop) -> bool:
@@ -99,22 +97,17 @@ def _dims_by_loop(loops: List[Loop], t: Tensor) -> set:
     """The dimensions every access of `t` in `loops` indexes with exactly its loop's variable."""
     dims = set(range(len(t.shape)))
     for loop in loops:
-        for _, a, _ in _accesses(loop):
+        for a, _ in _accesses(loop):
             if a.tensor is t:
                 dims &= {d for d, index in enumerate(a.index) if _indexed_by(index, loop)}
     return dims
-
-
-def _common_dim(loops: List[Loop], t: Tensor) -> Optional[int]:
-    dims = _dims_by_loop(loops, t)
-    return min(dims) if dims else None
 
 
 def _shared_written(loops: List[Loop]) -> List[Tensor]:
     """Tensors touched by two of `loops` and written by one of them."""
     users, written, tensors = {}, set(), {}
     for n, loop in enumerate(loops):
-        for _, a, write in _accesses(loop):
+        for a, write in _accesses(loop):
             key = id(a.tensor)
             tensors[key] = a.tensor
             users.setdefault(key, set()).add(n)
