@@ -57,7 +57,7 @@ struct Declined {
   size_t to = 0;  // the engine that gave the lowest bound
   Bound after, now;
   bool outer = false;      // the loop's bound fell, but a loop around or inside it would rise
-  bool dma_binds = false;  // the loop's bound fell to that of a resource no engine choice changes
+  bool dma_binds = false;  // the bound of a loop with nested loops fell to that of its transfers
 };
 
 // A loop's moves and what they do to its bounds.
@@ -227,11 +227,11 @@ class Balancer {
       bool others_hold = true;
       for (size_t i = 0; i < nest.size(); ++i)
         if (i != at && best[i].bound().ps > work_[static_cast<size_t>(nest[i])].bound().ps) others_hold = false;
-      // In a loop with nested loops a compute engine must still bind: where the move would
-      // leave the transfers setting the pace of such a loop, the nested loops' entries, which do
-      // not overlap as the bound assumes, and the transfers that run ahead of them contend for
-      // the DMA engines, which the bounds do not count, and the loop gains less than the bound
-      // says, or loses. A loop without nested loops runs at the transfers' pace.
+      // In a loop with nested loops a compute engine must still bind after a move: the bound of
+      // such a loop counts neither how its nested loops' entries take turns with its own work
+      // nor the DMA engines its transfers share as they run ahead, and where the transfers
+      // would set its pace it gains less than the bound says, or loses. A loop without nested
+      // loops runs at its transfers' pace.
       const bool dma_binds = best[at].bound().ps <= best[at].fixed.ps && has_nested_loop(l);
       if (best[at].bound().ps >= now.ps || !others_hold || dma_binds) {
         if (!choice.declined) choice.declined = Declined{ci, best_to, best[at].bound(), now, !others_hold, dma_binds};

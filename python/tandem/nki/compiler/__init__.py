@@ -1,12 +1,12 @@
 """`nki.compiler` for the tandem tracer: directives that steer the Neuron compiler.
 
-`skip_middle_end_transformations` keeps the loop nests as written (no fusion of nests that
-pass on a PSUM tensor larger than PSUM, tandem.loop_fusion). Those that only steer its passes
+`skip_middle_end_transformations` keeps the loop nests as written (no fusion of nests that pass
+on a PSUM tensor larger than PSUM, tandem.loop_fusion). Those that only steer its passes
 (`no_reorder`, `force_auto_alloc`, `enable_stack_allocator`, `allocation_scope`) are accepted
-and change nothing in the trace. Allocation directives (`sbuf.mod_alloc`, `psum.mod_alloc`, `sbuf.alloc`,
-`psum.alloc`, `sbuf.auto_alloc`, `psum.auto_alloc`) are buffers for `nl.ndarray(..., buffer=)`:
-the tile is placed in the memory they name, allocated by live range as every tile is
-(docs/python.md, "Compiler directives").
+and change nothing in the trace. Allocation directives (`sbuf.mod_alloc`, `psum.mod_alloc`,
+`sbuf.alloc`, `psum.alloc`, `sbuf.auto_alloc`, `psum.auto_alloc`) are buffers for
+`nl.ndarray(..., buffer=)`: the tile is placed in the memory they name, allocated by live range
+as every tile is (docs/python.md, "Compiler directives").
 """
 
 import contextlib
