@@ -245,7 +245,7 @@ def main():
     print(f"auto within 5 % of the best clean point: {sum(r[6] <= 1.05 for r in rows)} of {n}")
     print(f"auto within 10 % of the bound where the best clean point is: "
           f"{sum(r[7] <= 1.10 for r in near_bound)} of {len(near_bound)}")
-    print("tandem tune exit status: " + ", ".join(f"{code}: {n}" for code, n in sorted(tune_status.items())))
+    print("tandem tune exit status: " + ", ".join(f"{code}: {count}" for code, count in sorted(tune_status.items())))
 
 
 if __name__ == "__main__":

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """The bounds analysis against the simulation: for every loop of every workload
 (workloads/**/*.kir, each EXAMPLES entry of workloads/nki/*.py), of every NKI-style kernel
-(bench/nki_style/*.py) and of every kernel under tests/lit that simulates, the II the analysis predicts (`ii_bound_ns`: the larger of the
-resource and recurrence bounds, sched/analysis/loop_bounds.h) against the II the simulator
-measures (`ii_ns`), both from one `tandem sim --json` run under a pipeline (default `auto`).
-Lists the loops where they differ by more than the tolerance (default 2 %), with what the
-report says binds; docs/passes.md ("The analysis against the simulation") gives the causes.
+(bench/nki_style/*.py) and of every kernel under tests/lit that simulates, the II the analysis
+predicts (`ii_bound_ns`: the larger of the resource and recurrence bounds,
+sched/analysis/loop_bounds.h) against the II the simulator measures (`ii_ns`), both from one
+`tandem sim --json` run under a pipeline (default `auto`). Lists the loops where they differ by
+more than the tolerance (default 2 %), with what the report says binds; docs/passes.md ("The
+analysis against the simulation") gives the causes.
 
     python3 bench/ii_check.py [--tandem build/bin/tandem] [--passes auto] [--tolerance 0.02]
                               [--markdown] [--all]

@@ -317,8 +317,8 @@ class TrnKernel {
   }
 
   // A scan with two or three values carried from one iteration to the next (Mamba's shape):
-  // each state is updated from itself, the loaded input and the state before it, and the last
-  // is stored every iteration or once after the loop.
+  // each state is updated from itself and the state before it (the first from the loaded
+  // input), and the last is stored every iteration or once after the loop.
   void scan_loop() {
     shape_ += " scan";
     const int w = r_.pick(std::vector<int>{128, 512, 2048});
