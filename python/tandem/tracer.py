@@ -37,7 +37,7 @@ from .context import Context
 from .dtypes import PSUM_PARTITION_BYTES, to_dtype_outside
 from .errors import TraceError, in_package, printable, user_location
 from .indices import is_int
-from .ir import Kernel, Location
+from .ir import FLAG, Kernel, Location
 from .launch import KernelFunction, launch
 from .loop_fusion import fuse_psum_overflow
 from .printer import print_kernel
@@ -148,6 +148,9 @@ def trace(kernel, *args, dtype="bf16", target="trn2", name=None, source_attrs=Tr
                              None, "trace")
         concrete |= ctx.keys
     fold_psum_zeros(ctx.kernel)
+    # Neuron's allocator spills SBUF to HBM where a kernel's live tiles outgrow it; the binary
+    # inserts the spills for kernels that say so (docs/models.md, "Capacity").
+    ctx.kernel.set_attr("spill", FLAG)
     notes = list(getattr(kernel, "load_notes", [])) + ctx.notes
     if not getattr(kernel, "skip_middle_end", False) and not getattr(fn, "skip_middle_end", False):
         notes += fuse_psum_overflow(ctx.kernel, PSUM_PARTITION_BYTES)

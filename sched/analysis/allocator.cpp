@@ -688,6 +688,44 @@ std::optional<CapacityProblem> Allocator::first_problem() const {
   return std::nullopt;
 }
 
+std::optional<Overflow> Allocator::first_overflow() const {
+  if (placed_problem()) return std::nullopt;
+  for (const SpaceUse& s : spaces_) {
+    const int p = s.usage.first_above(s.space->capacity());
+    if (p < 0) continue;
+    Overflow o;
+    o.space = *s.name;
+    const int32_t x = at_[static_cast<size_t>(p)];
+    if (x >= 0) o.inst = x;
+    if (x < 0) o.loop = -1 - x;
+    o.loop_end = x < 0 && loop_span_[static_cast<size_t>(o.loop)].second == p;
+    for (size_t t = 0; t < parts_of_.size(); ++t) {
+      if (parts_of_[t].size() != 1 || !split_dims_[t].empty()) continue;
+      const size_t part = static_cast<size_t>(parts_of_[t].front());
+      const LiveInterval iv = live_[part];
+      if (space_of_[part] == &s && !iv.empty() && p >= iv.first && p <= iv.last && fixed_dims_[part].empty() &&
+          blocks_[part].empty() && placed_[part].second <= placed_[part].first && buffers_[part] == 1 &&
+          !k_.tensors[t].attrs.has(attr::kRotate))
+        o.whole_tensors.push_back(static_cast<int>(t));
+    }
+    return o;
+  }
+  return std::nullopt;
+}
+
+bool Allocator::live_at(int tensor, InstId inst) const {
+  const LiveInterval iv = live(tensor);
+  const int p = inst_pos_[static_cast<size_t>(inst)];
+  return !iv.empty() && p >= iv.first && p <= iv.last;
+}
+
+bool Allocator::live_at_loop(int tensor, LoopId loop, bool loop_end) const {
+  const LiveInterval iv = live(tensor);
+  const auto [open, close] = loop_span_[static_cast<size_t>(loop)];
+  const int p = loop_end ? close : open;
+  return !iv.empty() && p >= iv.first && p <= iv.last;
+}
+
 std::optional<CapacityProblem> find_capacity_problem(const Kernel& k) { return Allocator(k).first_problem(); }
 
 int64_t space_allocation(const Kernel& k, const std::string& space) { return Allocator(k).peak(space); }

@@ -35,6 +35,17 @@
 
 namespace tandem {
 
+// The first position where the live tensors of a bounded space overflow it (placed tensors
+// aside): what stands there and the tensors live there that a spill could move out, those
+// allocated whole (one part, no block dimension, unplaced, one buffer), in declaration order.
+struct Overflow {
+  std::string space;
+  InstId inst = kNoId;  // the instruction there; kNoId at the start or end of `loop`
+  LoopId loop = kNoId;
+  bool loop_end = false;
+  std::vector<int> whole_tensors;
+};
+
 struct CapacityProblem {
   SourceLoc loc;        // the instruction (or loop) where the live tensors overflow the space
   std::string message;  // "at %mm, the tensors live in sbuf need ... (%t 256 written by %ld, ...)"
@@ -72,6 +83,13 @@ class Allocator {
   // The first bounded space (in the target's order) whose live tensors overflow it somewhere,
   // with the first position where they do; nullopt when every space fits.
   std::optional<CapacityProblem> first_problem() const;
+  // The first overflow of a space, as first_problem() finds it; nullopt when every space fits
+  // or the placed tensors alone overflow.
+  std::optional<Overflow> first_overflow() const;
+  // Is the tensor (any part of it) live where the instruction stands (or where the loop starts
+  // or ends)?
+  bool live_at(int tensor, InstId inst) const;
+  bool live_at_loop(int tensor, LoopId loop, bool loop_end) const;
 
  private:
   struct SpaceUse;

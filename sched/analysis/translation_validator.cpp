@@ -35,7 +35,9 @@ struct Segment {
 // Symbolic execution of one kernel in program order.
 class Executor {
  public:
-  explicit Executor(const Kernel& k) : k_(k), ivs_(k.loops.size(), 0), memory_(k.tensors.size()) {
+  explicit Executor(const Kernel& k)
+      : k_(k), ivs_(k.loops.size(), 0), memory_(k.tensors.size()), input_of_(k.tensors.size()) {
+    for (size_t t = 0; t < input_of_.size(); ++t) input_of_[t] = static_cast<int>(t);
     // What does not change between instances, worked out once: each loop's advance, each
     // instruction's opcode and meaningful attributes.
     advance_.resize(k.loops.size());
@@ -79,7 +81,7 @@ class Executor {
     }
     // What nobody wrote is input: a symbol of the tensor and the range.
     for (const Box& u : unseen) {
-      uint64_t part = mix(0x1A9A7, k_.tensors[static_cast<size_t>(tensor)].name);
+      uint64_t part = mix(0x1A9A7, k_.tensors[static_cast<size_t>(input_of_[static_cast<size_t>(tensor)])].name);
       for (size_t d = 0; d < u.size(); ++d) {
         part = mix(part, static_cast<uint64_t>(u[d].first - box[d].first));
         part = mix(part, static_cast<uint64_t>(u[d].first));
@@ -127,8 +129,24 @@ class Executor {
     return b;
   }
 
+  bool is_whole_copy(const Instruction& in) const {
+    return in.reads.size() == 1 && in.writes.size() == 1 && in.reads.front().whole() && in.writes.front().whole() &&
+           k_.tensors[static_cast<size_t>(in.reads.front().tensor_id)].shape ==
+               k_.tensors[static_cast<size_t>(in.writes.front().tensor_id)].shape;
+  }
+
   void execute(InstId id) {
     const Instruction& in = k_.insts[static_cast<size_t>(id)];
+    // A spill's save or reload copies one whole tensor into another of its shape: the copy
+    // holds what the original held, input included, and reads as it does.
+    if (in.attrs.has(attr::kSpill) && is_whole_copy(in)) {
+      const size_t from = static_cast<size_t>(in.reads.front().tensor_id);
+      const size_t to = static_cast<size_t>(in.writes.front().tensor_id);
+      memory_[to] = memory_[from];
+      input_of_[to] = input_of_[from];
+      written_.insert(static_cast<int>(to));
+      return;
+    }
     uint64_t h = static_hash_[static_cast<size_t>(id)];
     for (const Access& a : in.reads) h = mix(h, read(a.tensor_id, box_of(a)));
     if (reads_accumulator(k_, id, ivs_.data()))
@@ -160,6 +178,7 @@ class Executor {
   std::vector<std::pair<std::string, int64_t>> advance_;  // per loop; empty register: none
   std::vector<uint64_t> static_hash_;                     // per instruction
   std::vector<std::vector<Segment>> memory_;
+  std::vector<int> input_of_;  // per tensor: the tensor whose input its unwritten ranges hold
   std::set<int> written_;
 };
 
@@ -203,6 +222,8 @@ std::optional<std::string> TranslationReference::difference(const Kernel& transf
   std::sort(outs.begin(), outs.end());
   outs.erase(std::unique(outs.begin(), outs.end()), outs.end());
   for (const auto& [t, box] : outs) {
+    // A tensor the transformation added (a spill's DRAM copy) is scratch, not a result.
+    if (static_cast<size_t>(t) >= original.tensors.size()) continue;
     const Tensor& tensor = original.tensors[static_cast<size_t>(t)];
     const int tb = transformed.find_tensor(tensor.name);
     if (tb == kNoId) return "output %" + tensor.name + " is gone";

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "sched/analysis/dependence_analysis.h"
+#include "sched/driver/spill.h"
 #include "sched/ir/kernel_queries.h"
 #include "sched/ir/parser.h"
 #include "sched/support/log.h"
@@ -19,6 +20,8 @@ KernelInput read_and_schedule(const std::string& file, const std::string& hw, co
   for (const auto& p : run_options.print_after)
     if (!find_pass(p)) throw Error("--print-after names unknown pass '" + printable(p) + "'");
   KernelInput in{parse_kernel_file(file, popts), DepGraph()};
+  if (in.kernel.attrs.has(attr::kSpill))
+    for (const std::string& note : spill_to_fit(in.kernel)) logger("sched.spill")->info("{}", note);
   in.deps = build_dep_graph(in.kernel);
   run_pipeline(in.kernel, in.deps, steps, run_options, std::cerr);
   return in;

@@ -39,6 +39,9 @@ inline constexpr const char* kMnemonic = "mnemonic";  // import-amdgpu: an opaqu
 // ("branch": a forward branch; "exec": it changes the active lanes). Register liveness
 // does not count such later writes as kills.
 inline constexpr const char* kControl = "control";
+// Kernels: the on-chip buffer spills to DRAM where it overflows (sched/driver/spill.h);
+// instructions: a save or reload that spill added.
+inline constexpr const char* kSpill = "spill";
 
 // Kernels.
 inline constexpr const char* kDepsListed = "deps_listed";  // the dep lines are the whole graph

@@ -112,8 +112,13 @@ SimResult Ledger::finish() {
   out.dma_engines = p.model->dma.engines;
   out.dma_queues_available = static_cast<int64_t>(p.model->dma_queues.size());
   for (const auto& [name, space] : p.model->spaces)
-    if (space.capacity() > 0 && !space.is_register_file())
-      out.spaces.push_back({name, space.capacity_unit(), space_allocation(*p.kernel, name), space.capacity()});
+    if (space.capacity() > 0 && !space.is_register_file()) {
+      out.spaces.push_back({name, space.capacity_unit(), space_allocation(*p.kernel, name), space.capacity(), {}});
+      for (const Instruction& in : p.kernel->insts)
+        if (!in.erased && in.attrs.has(attr::kSpill) && !in.reads.empty() &&
+            p.kernel->tensors[static_cast<size_t>(in.reads.front().tensor_id)].space == name)
+          out.spaces.back().spilled.push_back("%" + in.reads.front().tensor);
+    }
   for (size_t i = 0; i < plans_.size(); ++i) {
     if (plans_[i].instances == 0) continue;
     InstProfile prof;

@@ -123,6 +123,7 @@ struct SpaceResult {
   std::string unit;  // "bytes per partition" or "banks"
   int64_t allocated = 0;
   int64_t capacity = 0;
+  std::vector<std::string> spilled;  // tensors the kernel's `spill` moved out to DRAM ("%u_i")
 };
 
 // One static instruction over the run (tandem sim --profile).

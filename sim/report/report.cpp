@@ -223,6 +223,7 @@ void write_json(const SimResult& r, const std::function<void(const std::string&)
     Json sj = {{"name", sp.name}, {"unit", sp.unit}};
     for (Metric m : {Metric::space_allocated, Metric::space_capacity, Metric::space_headroom})
       put(sj, m, {r, nullptr, nullptr, nullptr, &sp});
+    if (!sp.spilled.empty()) sj["spilled"] = sp.spilled;
     spaces.push_back(sj);
   }
   j["spaces"] = spaces;
@@ -310,7 +311,8 @@ SimResult parse_sim_json(const std::string& sim_json) {
   r.dma_queues_available = dma.at("queues_available");
   for (const auto& ej : dma.at("engine_work")) r.dma_engine_work.push_back(ps_from_ns(ej.at("busy_ns")));
   for (const auto& sp : doc.at("spaces"))
-    r.spaces.push_back({sp.at("name"), sp.at("unit"), sp.at("allocated"), sp.at("capacity")});
+    r.spaces.push_back({sp.at("name"), sp.at("unit"), sp.at("allocated"), sp.at("capacity"),
+                        sp.value("spilled", std::vector<std::string>{})});
   for (const auto& pj : doc.at("profile")) {
     InstProfile p;
     p.name = pj.at("name");
@@ -421,8 +423,11 @@ std::string format_summary(const SimResult& r) {
   o << "DMA engines " << fmt("%.1f", 100 * metric_value(Metric::dma_engine_utilization, {r})) << "% busy ("
     << r.dma_engines << " engines), queues used " << metric_value(Metric::dma_queues_used, {r}) << " of "
     << r.dma_queues_available;
-  for (const SpaceResult& sp : r.spaces)
+  for (const SpaceResult& sp : r.spaces) {
     o << ", " << sp.name << " " << sp.allocated << " of " << sp.capacity << " " << sp.unit << " allocated";
+    for (size_t i = 0; i < sp.spilled.size(); ++i) o << (i == 0 ? " (spilled to DRAM: " : ", ") << sp.spilled[i];
+    if (!sp.spilled.empty()) o << ")";
+  }
   o << "\n\n";
   o << "unit          busy_ns     setup_ns   util   stall_ns: semaphore dependency    barrier      queue   conflict\n";
   for (const UnitResult& u : r.units) {

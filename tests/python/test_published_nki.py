@@ -2,6 +2,7 @@
 the ISA calls public kernels use, and errors that are one located line, never a traceback.
 
 The kernels here are written for these tests, in the shapes public NKI kernels take."""
+import json
 import os
 import subprocess
 import sys
@@ -160,7 +161,7 @@ def test_spmd_grid_runs_each_program_instance(root, tmp_path):
     for args in ([f"{path}:add"], [f"{path}:add_tile", "--grid", "2x2"]):
         p = run(root, *args, "--shapes", "256x1024,256x1024", "--no-src")
         assert p.returncode == 0, p.stderr
-        assert p.stdout.startswith('kernel @add') and '{spmd_grid = "2x2", spmd = "sequential"}' in p.stdout
+        assert p.stdout.startswith('kernel @add') and '{spmd_grid = "2x2", spmd = "sequential", spill}' in p.stdout
         assert p.stdout.count("tensor %c : dram[256, 1024] bf16") == 1
         saves = [l for l in body(p.stdout) if l.startswith("%st")]
         assert [s.split(" <- ")[0].split("save ")[1] for s in saves] == [
@@ -1282,3 +1283,55 @@ def test_skip_middle_end_transformations_keeps_the_nests(root, tmp_path):
     assert p.returncode == 0, p.stderr
     assert "tensor %s : psum[128, 8, 4, 512] f32" in tensors(p.stdout)
     assert "fused" not in p.stderr
+
+
+OUTGROWS_SBUF = """
+import neuronxcc.nki as nki
+import neuronxcc.nki.isa as nisa
+import neuronxcc.nki.language as nl
+
+
+@nki.jit
+def gated_scan(x, g, w):
+    # One [128, n] f32 tile per operand: at n = 8192 seven of them (32 KiB per partition
+    # each) are live at the second multiply, and trn2's SBUF holds 208 KiB per partition.
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    acc = nl.zeros(x.shape, dtype=x.dtype)
+    x_t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=x_t, src=x)
+    g_t = nl.ndarray(g.shape, dtype=g.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=g_t, src=g)
+    for k in nl.affine_range(w.shape[0]):
+        w_t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=w_t, src=w[k])
+        e = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+        nisa.activation(dst=e, op=nl.exp, data=x_t)
+        xg = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+        nisa.tensor_tensor(dst=xg, data1=x_t, data2=g_t, op=nl.multiply)
+        xgw = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+        nisa.tensor_tensor(dst=xgw, data1=xg, data2=w_t, op=nl.multiply)
+        s = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+        nisa.tensor_tensor_scan(dst=s, data0=e, data1=xgw, initial=0.0, op0=nl.multiply, op1=nl.add)
+        nisa.tensor_tensor(dst=acc, data1=acc, data2=s, op=nl.add)
+    nl.store(out, value=acc)
+    return out
+"""
+
+
+@pytest.mark.parametrize("passes", ["none", "default", "auto"])
+def test_tiles_that_outgrow_sbuf_spill_to_hbm(root, tmp_path, passes):
+    # As the Neuron compiler does, the trace lets the binary spill: the kernel simulates under
+    # every pipeline and the report names what went to HBM. At n = 512 everything fits.
+    path = kernel_file(tmp_path, "outgrows.py", OUTGROWS_SBUF)
+    shapes = "128x8192:f32,128x8192:f32,4x128x8192:f32"
+    traced = run(root, f"{path}:gated_scan", "--shapes", shapes, "--no-src")
+    assert traced.returncode == 0, traced.stderr
+    assert traced.stdout.startswith('kernel @gated_scan target = "trn2" {spill} {')
+    sim = run(root, f"{path}:gated_scan", "--shapes", shapes, "--simulate", "--passes", passes, "--json")
+    assert sim.returncode == 0, sim.stderr
+    sbuf = next(s for s in json.loads(sim.stdout)["spaces"] if s["name"] == "sbuf")
+    assert sbuf["spilled"] and sbuf["allocated"] <= sbuf["capacity"]
+    small = run(root, f"{path}:gated_scan", "--shapes", shapes.replace("8192", "512"), "--simulate", "--passes",
+                passes, "--json")
+    assert small.returncode == 0, small.stderr
+    assert "spilled" not in next(s for s in json.loads(small.stdout)["spaces"] if s["name"] == "sbuf")

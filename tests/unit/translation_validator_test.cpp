@@ -109,3 +109,20 @@ TEST_CASE("with verify, the pipeline names the first pass that changed what the 
                     "error: --verify: pass swap-operands changed what the kernel computes: %C[0:128, 0:64] holds "
                     "different values");
 }
+
+TEST_CASE("a spill's save and reload are copies, checked like any value", "[validator]") {
+  // %a saved to DRAM and reloaded into a tensor of its own, which the add reads.
+  const std::string spilled = replace(
+      replace(replace(kTwo, "tensor %c : sbuf[128, 64] f32\n",
+                      "tensor %c : sbuf[128, 64] f32\n  tensor %a.spill : dram[128, 64] f32\n"
+                      "  tensor %a.reload : sbuf[128, 64] f32\n"),
+              "  %lb = load %b <- %B\n",
+              "  %s = save %a.spill <- %a {spill}\n  %lb = load %b <- %B\n  %r = load %a.reload <- %a.spill {spill}\n"),
+      "<- %a, %b", "<- %a.reload, %b");
+  CHECK_FALSE(difference(kTwo, spilled));
+  // Reloaded before the save: the reload holds the DRAM tensor's input, not %a.
+  CHECK(difference(kTwo, replace(replace(spilled, "  %r = load %a.reload <- %a.spill {spill}\n", ""), "  %s = save",
+                                 "  %r = load %a.reload <- %a.spill {spill}\n  %s = save")));
+  // Without the flag a transfer is an instruction like the others: its result is a new value.
+  CHECK(difference(kTwo, replace(replace(spilled, "%a {spill}", "%a"), "%a.spill {spill}", "%a.spill")));
+}
