@@ -60,6 +60,8 @@ def load_kernel(spec: str):
     if not hasattr(module, func):
         raise ValueError(f"{path} has no function '{printable(func)}'")
     kernel = getattr(module, func)
+    if not callable(kernel):  # `import neuronxcc.nki.language as k`
+        raise ValueError(f"{path}: '{printable(func)}' is a {type(kernel).__name__}, not a function")
     if stopped is not None:
         loc = _located(stopped, path)
         note = (f"{loc}: the file's top-level code stopped here ({type(stopped).__name__}: "
@@ -96,7 +98,7 @@ def _package_of(path: str):
 
 def _run_top_level(module, path: str, func: str):
     """Run the file's top-level statements in order. A statement that fails once the kernel
-    `func` is defined ends the run there and is returned (the rest of the file is its own driver
+    `func` is defined (a function of that name) ends the run there and is returned (the rest of the file is its own driver
     code, which calls kernels Tandem does not run and uses their results); before that, or when
     no kernel is named, the failure is the load's."""
     with open(path, "rb") as f:
@@ -112,7 +114,7 @@ def _run_top_level(module, path: str, func: str):
         except TraceError:
             raise
         except Exception as e:
-            if func and func in module.__dict__ and not isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            if func and callable(module.__dict__.get(func)) and not isinstance(stmt, (ast.Import, ast.ImportFrom)):
                 return e
             raise
     return None

@@ -59,3 +59,23 @@ def test_python_compile_warnings_are_not_printed(root, tmp_path):
                         "128x512"], capture_output=True, text=True, timeout=120)
     assert p.returncode == 1 and len(p.stderr.splitlines()) == 1, p.stderr
     assert "Warning" not in p.stderr and "the kernel raised TypeError: 'int' object is not callable" in p.stderr
+
+
+def test_a_kernel_name_bound_to_a_module_is_not_a_kernel(root, tmp_path):
+    """A finding of scripts/fuzz-nki: a mutant imported `neuronxcc.nki.language as scale_rows`,
+    then the decorator of `def scale_rows` failed; the module was taken for the kernel and the
+    trace stopped with an internal error (exit 2). The failing decorator is the load's error;
+    a command that names a module is a usage error."""
+    path = tmp_path / "mutant.py"
+    path.write_text("import neuronxcc.nki as nki\nimport neuronxcc.nki.language as k\n\n\n@ncc.jit\ndef k(a):\n"
+                    "    return a\n")
+    tandem_nki = os.path.join(root, "python", "tandem-nki")
+    p = subprocess.run([sys.executable, tandem_nki, f"{path}:k", "--shapes", "128x512"], capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 1 and p.stderr.strip().splitlines() == [
+        f"{path}:5:1: error: import: loading the kernel file failed: NameError: name 'ncc' is not defined"]
+    path.write_text("import neuronxcc.nki.language as k\n")
+    p = subprocess.run([sys.executable, tandem_nki, f"{path}:k", "--shapes", "128x512"], capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 2
+    assert p.stderr.strip().splitlines()[-1] == f"tandem-nki: error: {path}: 'k' is a module, not a function"
