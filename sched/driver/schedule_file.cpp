@@ -11,6 +11,14 @@
 
 namespace tandem {
 
+KernelInput prepare_kernel(Kernel kernel) {
+  KernelInput in{std::move(kernel), DepGraph()};
+  if (in.kernel.attrs.has(attr::kSpill))
+    for (const std::string& note : spill_to_fit(in.kernel)) logger("sched.spill")->info("{}", note);
+  in.deps = build_dep_graph(in.kernel);
+  return in;
+}
+
 KernelInput read_and_schedule(const std::string& file, const std::string& hw, const std::string& passes,
                               const RunOptions& run_options) {
   ParseOptions popts;
@@ -19,10 +27,7 @@ KernelInput read_and_schedule(const std::string& file, const std::string& hw, co
   std::vector<PipelineStep> steps = parse_pipeline(passes);
   for (const auto& p : run_options.print_after)
     if (!find_pass(p)) throw Error("--print-after names unknown pass '" + printable(p) + "'");
-  KernelInput in{parse_kernel_file(file, popts), DepGraph()};
-  if (in.kernel.attrs.has(attr::kSpill))
-    for (const std::string& note : spill_to_fit(in.kernel)) logger("sched.spill")->info("{}", note);
-  in.deps = build_dep_graph(in.kernel);
+  KernelInput in = prepare_kernel(parse_kernel_file(file, popts));
   run_pipeline(in.kernel, in.deps, steps, run_options, std::cerr);
   return in;
 }

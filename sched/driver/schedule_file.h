@@ -16,6 +16,10 @@ struct KernelInput {
   DepGraph deps;
 };
 
+// A kernel as read, ready for a pipeline: spilled where it overflows and asks to be (the flag
+// `spill`, spill.h), its dependences derived.
+KernelInput prepare_kernel(Kernel kernel);
+
 // `hw` empty: the kernel's own target. The pipeline is checked before the kernel is read.
 KernelInput read_and_schedule(const std::string& file, const std::string& hw, const std::string& passes,
                               const RunOptions& run_options);

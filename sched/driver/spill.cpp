@@ -30,8 +30,7 @@ struct Reload {
 };
 
 // One way to spill a tensor: the save between `save_after` and `save_before` (statements of
-// `save_block`), then
-// the reloads; `bytes` moved by all their executions together.
+// `save_block`), then the reloads; `bytes` moved by all their executions together.
 struct Plan {
   int tensor = kNoId;
   LoopId save_block = kNoId;

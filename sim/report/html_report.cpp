@@ -514,7 +514,8 @@ std::string sim_body(const SimResult& r, const std::vector<double>& axes = {}) {
     << fmt::sprintf("%.1f%%", 100 * metric_value(Metric::dma_engine_utilization, kernel)) << " busy; queues used "
     << metric_value(Metric::dma_queues_used, kernel) << " of " << r.dma_queues_available;
   for (const SpaceResult& sp : r.spaces)
-    o << "; " << esc(sp.name) << " " << sp.allocated << " of " << sp.capacity << " " << esc(sp.unit);
+    o << "; " << esc(sp.name) << " " << sp.allocated << " of " << sp.capacity << " " << esc(sp.unit)
+      << esc(format_spilled(sp));
   o << "</td></tr>\n";
   if (!r.provenance.model_file.empty())
     o << "<tr><td>provenance</td><td>model file " << esc(r.provenance.model_file) << " ("

@@ -406,6 +406,12 @@ SimResult parse_sim_json(const std::string& sim_json) {
   return r;
 }
 
+std::string format_spilled(const SpaceResult& sp) {
+  std::string out;
+  for (const std::string& t : sp.spilled) out += (out.empty() ? " (spilled to DRAM: " : ", ") + t;
+  return out.empty() ? out : out + ")";
+}
+
 std::string format_summary(const SimResult& r) {
   std::ostringstream o;
   if (!r.hazards.empty()) {
@@ -423,11 +429,9 @@ std::string format_summary(const SimResult& r) {
   o << "DMA engines " << fmt("%.1f", 100 * metric_value(Metric::dma_engine_utilization, {r})) << "% busy ("
     << r.dma_engines << " engines), queues used " << metric_value(Metric::dma_queues_used, {r}) << " of "
     << r.dma_queues_available;
-  for (const SpaceResult& sp : r.spaces) {
-    o << ", " << sp.name << " " << sp.allocated << " of " << sp.capacity << " " << sp.unit << " allocated";
-    for (size_t i = 0; i < sp.spilled.size(); ++i) o << (i == 0 ? " (spilled to DRAM: " : ", ") << sp.spilled[i];
-    if (!sp.spilled.empty()) o << ")";
-  }
+  for (const SpaceResult& sp : r.spaces)
+    o << ", " << sp.name << " " << sp.allocated << " of " << sp.capacity << " " << sp.unit << " allocated"
+      << format_spilled(sp);
   o << "\n\n";
   o << "unit          busy_ns     setup_ns   util   stall_ns: semaphore dependency    barrier      queue   conflict\n";
   for (const UnitResult& u : r.units) {

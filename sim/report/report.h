@@ -17,6 +17,8 @@ void write_json(const SimResult& r, const std::function<void(const std::string&)
 // A loop's II and what bounds it, in words: the per-iteration needs (busiest resource,
 // recurrence), then the span against its bound and the efficiency, their ratio.
 std::string format_loop_bounds(const LoopResult& l);
+// " (spilled to DRAM: %a, %b)" when the kernel spilled tensors of the space, else "".
+std::string format_spilled(const SpaceResult& sp);
 // tandem sim --profile: one row per instruction, longest busy time first (the JSON's profile[]).
 std::string format_profile(const SimResult& r);
 // A tandem.sim/1 document read back (what a run in another process found): the inverse of

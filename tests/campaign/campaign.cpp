@@ -60,8 +60,7 @@ std::string first_line(const std::string& s) { return s.substr(0, s.find('\n'));
 Scheduled schedule_case(const std::string& text, const std::string& pipeline) {
   Scheduled s;
   try {
-    KernelInput in{parse_kernel(text, "generated.kir"), DepGraph()};
-    in.deps = build_dep_graph(in.kernel);
+    KernelInput in = prepare_kernel(parse_kernel(text, "generated.kir"));
     std::ostringstream diag;
     RunOptions ro;
     ro.stats = true;

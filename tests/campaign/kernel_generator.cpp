@@ -31,26 +31,28 @@ class Rng {
 std::string str(int64_t v) { return std::to_string(v); }
 
 // A trn kernel: top-level templates (a streaming loop, a PSUM accumulation, a hoisted strip
-// with a reduction, a gather, a collective, a scan with several carried values, an outer loop
-// around sibling inner loops), emitted
-// in program order. Tiles are sometimes shared between loops, as users do.
+// with a reduction, a gather, a collective, a scan with several carried values, wide tiles
+// that outgrow SBUF together (spilled), an outer loop around sibling inner loops), emitted in
+// program order. Tiles are sometimes shared between loops, as users do.
 class TrnKernel {
  public:
   explicit TrnKernel(Rng& r) : r_(r) {}
 
   GeneratedKernel build(int64_t index) {
-    const std::string target = r_.chance(70) ? "trn2" : "trn1";
+    target_ = r_.chance(70) ? "trn2" : "trn1";
     const int templates = 1 + r_.below(3);
     for (int i = 0; i < templates; ++i) any_template(0);
     std::ostringstream out;
-    out << "kernel @gen" << index << " target = \"" << target << "\" {\n";
+    // `spill`: SBUF spills to DRAM where the tiles live at once outgrow it, as the NKI front
+    // end's kernels do (the spill template's).
+    out << "kernel @gen" << index << " target = \"" << target_ << "\" {spill} {\n";
     for (const auto& d : decls_) out << "  " << d << "\n";
     out << "\n";
     for (const auto& l : lines_) out << l << "\n";
     out << "}\n";
     GeneratedKernel k;
     k.text = out.str();
-    k.shape = target + ":" + shape_;
+    k.shape = target_ + ":" + shape_;
     return k;
   }
 
@@ -125,7 +127,7 @@ class TrnKernel {
   int width() { return r_.pick(std::vector<int>{128, 256, 512, 1024, 2048, 4096}); }
 
   void any_template(int depth) {
-    int kind = r_.below(depth < 1 ? 9 : 8);
+    int kind = r_.below(depth < 1 ? 10 : 9);
     switch (kind) {
       case 0:
       case 1:
@@ -148,6 +150,9 @@ class TrnKernel {
         break;
       case 7:
         scan_loop();
+        break;
+      case 8:
+        spill_loop();
         break;
       default:
         outer_loop(depth);
@@ -316,6 +321,31 @@ class TrnKernel {
     close_loop();
   }
 
+  // Wide f32 tiles that outgrow SBUF together (Mamba's shape at a long sequence): one loaded
+  // before the loop and read in every iteration (and after the loop now and then), three made
+  // in each iteration and live at once beside it: 4 x 56 KiB per partition of trn2's 208, 4 x
+  // 48 of trn1's 176. Spilling the one from before the loop brings them back to three.
+  void spill_loop() {
+    shape_ += " spill";
+    const int w = target_ == "trn2" ? 14336 : 12288;
+    Tile keep = tile("sbuf", 128, w, "f32", false);
+    inst("lk", "load " + keep.name + " <- " + dram_block(128, w, "f32"));
+    open_loop();
+    Tile a = tile("sbuf", 128, w, "f32", false);
+    inst("la", "load " + a.name + " <- " + dram_block(128, w, "f32"));
+    Tile b = tile("sbuf", 128, w, "f32", false);
+    inst("tb", "tensor_tensor " + b.name + " <- " + a.name + ", " + keep.name + " {op = \"multiply\"}");
+    Tile c = tile("sbuf", 128, w, "f32", false);
+    inst("tc", "tensor_tensor " + c.name + " <- " + b.name + ", " + a.name + " {op = \"add\"}");
+    inst("st", "save " + dram_block(128, w, "f32") + " <- " + c.name);
+    close_loop();
+    if (r_.chance(50)) {
+      Tile e = tile("sbuf", 128, w, "f32", false);
+      inst("te", "activation " + e.name + " <- " + keep.name + " {func = \"exp\"}");
+      inst("se", "save " + dram_block(128, w, "f32") + " <- " + e.name);
+    }
+  }
+
   // A scan with two or three values carried from one iteration to the next (Mamba's shape):
   // each state is updated from itself and the state before it (the first from the loaded
   // input), and the last is stored every iteration or once after the loop.
@@ -362,6 +392,7 @@ class TrnKernel {
   std::vector<Tile> tiles_;
   int uid_ = 0;
   std::string shape_;
+  std::string target_;
 };
 
 // A gpu-cu WMMA loop (the shape of workloads/gpu/wmma_loop.kir): A operands either
