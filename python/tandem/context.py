@@ -297,7 +297,11 @@ class Context:
         if accumulate:
             inst.attrs.insert(0, ("accumulate", ir.FLAG))
         self.check_spaces(inst, inst.call)
-        self.kernel.tensors.remove(b.tensor)
+        tensors = self.kernel.tensors
+        for i in range(len(tensors) - 1, -1, -1):  # the temporary is usually the last declared
+            if tensors[i] is b.tensor:
+                del tensors[i]
+                break
         self.names.discard(b.tensor.name)
         b.forwarded = (f"%{dst.name}", user_location())
         return inst

@@ -83,11 +83,17 @@ def user_frame():
     return frame
 
 
+_POSITIONS = {}  # code object -> its instructions' positions, listed once
+
+
 def _position(frame):
     """(line, col, end_line, end_col) of the bytecode the frame is executing (cols 0-based),
     or None (Python < 3.11 has no columns)."""
     try:
-        positions = list(frame.f_code.co_positions())
+        code = frame.f_code
+        positions = _POSITIONS.get(code)
+        if positions is None:
+            positions = _POSITIONS[code] = list(code.co_positions())
         pos = positions[frame.f_lasti // 2] if frame.f_lasti >= 0 else None
     except (AttributeError, IndexError):
         return None
