@@ -160,7 +160,8 @@ def main(argv=None) -> int:
     parser.add_argument("--target", default="trn2", help="the model the kernel targets (default trn2)")
     parser.add_argument("--name", help="the kernel's name in .kir (default: the function's)")
     parser.add_argument("--no-src", action="store_true", help="omit the {src = \"file.py:LINE\"} attributes")
-    parser.add_argument("-o", "--output", help="write the .kir here (atomically) instead of stdout")
+    parser.add_argument("-o", "--output", help="write the .kir here instead of stdout (a regular file is replaced "
+                        "whole, a FIFO or device written through)")
     parser.add_argument("--simulate", action="store_true", help="simulate the traced kernel (tandem sim)")
     parser.add_argument("--passes", default="default", help="pipeline for --simulate (default: default)")
     parser.add_argument("--hw", help="model name or file for --simulate")
@@ -198,7 +199,7 @@ def main(argv=None) -> int:
 
     if not args.simulate:
         if args.output:
-            traced.write(args.output)
+            return _write(traced, args.output)
         else:
             sys.stdout.write(traced.text)
         return 0
@@ -208,7 +209,8 @@ def main(argv=None) -> int:
 
     with tempfile.TemporaryDirectory(prefix="tandem-nki-") as tmp:
         path = args.output or os.path.join(tmp, f"{traced.name}.kir")
-        traced.write(path)
+        if _write(traced, path):
+            return 1
         try:
             cmd = [find_binary(), "sim", path, f"--passes={args.passes}"] + _hw_args(args.hw)
         except TandemError as e:
@@ -226,6 +228,17 @@ def main(argv=None) -> int:
         elif proc.stderr:
             sys.stderr.write(proc.stderr)
         return proc.returncode
+
+
+def _write(traced, path: str) -> int:
+    """Writes the .kir; 0, or 1 after one line that says why it could not."""
+    try:
+        traced.write(path)
+    except OSError as e:
+        print(f"tandem-nki: error: cannot write {printable(path, None)}: {printable(e.strerror or str(e), None)}",
+              file=sys.stderr)
+        return 1
+    return 0
 
 
 class _Stopped(BaseException):

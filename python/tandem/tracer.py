@@ -24,11 +24,13 @@ their launch grids), `psum_start` (PSUM zeroing folded into matmul start flags),
 (loop nests fused where they pass on a PSUM tensor larger than PSUM).
 """
 
+import contextlib
 import copy
 import inspect
 import linecache
 import os
 import re
+import stat
 import types
 from typing import Optional, Tuple
 
@@ -98,13 +100,40 @@ class TracedKernel:
         return self.names.get(name)
 
     def write(self, path) -> str:
-        """Write the `.kir` file (a temporary file renamed into place)."""
+        """Write the `.kir` file as the binary writes its outputs: this process's own stream
+        (/dev/stdout, /dev/fd/N) and a character device or FIFO (/dev/null, a pipe) written
+        through; a regular file (through a symbolic link, the file it names) by a temporary
+        renamed into place, so that it is never left half-written. OSError when it cannot be."""
         path = os.fspath(path)
-        tmp = f"{path}.tmp.{os.getpid()}"
-        with open(tmp, "w") as f:
-            f.write(self.text)
-        os.replace(tmp, path)
+        own = _OWN_STREAM.fullmatch(path)
+        if own:
+            fd = {"stdout": 1, "stderr": 2}.get(own.group(1)) or int(own.group(2))
+            data = self.text.encode()
+            while data:
+                data = data[os.write(fd, data):]
+            return path
+        if os.path.exists(path) and not os.path.isfile(path):  # follows links
+            mode = os.stat(path).st_mode
+            if not (stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)):
+                kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
+                raise OSError(f"it is {kind} (outputs go to regular files, character devices or FIFOs)")
+            with open(path, "w") as f:
+                f.write(self.text)
+            return path
+        target = os.path.realpath(path)
+        tmp = f"{target}.tmp.{os.getpid()}"
+        try:
+            with open(tmp, "w") as f:
+                f.write(self.text)
+            os.replace(tmp, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.remove(tmp)
+            raise
         return path
+
+
+_OWN_STREAM = re.compile(r"/dev/(stdout|stderr)|/(?:dev|proc/self)/fd/(\d{1,6})")
 
 
 def trace(kernel, *args, dtype="bf16", target="trn2", name=None, source_attrs=True, kernel_kwargs=None,

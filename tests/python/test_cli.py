@@ -22,6 +22,34 @@ def test_writes_the_traced_kir(root, tmp_path):
     assert out.read_text() == expected
 
 
+def test_outputs_that_are_not_regular_files(root, tmp_path):
+    """-o writes as the binary does: a FIFO (and /dev/null) is written through, never replaced
+    by a regular file; a symbolic link keeps pointing at the file it names; a directory or a
+    missing directory is one error line, exit 1, and nothing is left behind."""
+    import threading
+
+    kernel = [f"{root}/workloads/nki/softmax.py:softmax", "--shapes", "256x512"]
+    fifo = tmp_path / "pipe.kir"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()))
+    reader.start()
+    p = run(root, *kernel, "-o", str(fifo))
+    reader.join(60)
+    assert p.returncode == 0, p.stderr
+    assert fifo.is_fifo() and got and got[0].startswith("kernel @softmax")
+    target, link = tmp_path / "target.kir", tmp_path / "link.kir"
+    link.symlink_to(target)
+    assert run(root, *kernel, "-o", str(link)).returncode == 0
+    assert link.is_symlink() and target.read_text().startswith("kernel @softmax")
+    for bad, why in ((tmp_path, "it is a directory"), (tmp_path / "missing" / "k.kir", "No such file or directory")):
+        p = run(root, *kernel, "-o", str(bad))
+        assert p.returncode == 1 and p.stderr.splitlines() == [f"tandem-nki: error: cannot write {bad}: {why}"
+                                                                + (" (outputs go to regular files, character "
+                                                                   "devices or FIFOs)" if bad == tmp_path else "")]
+    assert sorted(os.listdir(tmp_path)) == ["link.kir", "pipe.kir", "target.kir"]
+
+
 def test_scalars_lengths_dtypes_and_params_to_stdout(root):
     p = run(root, f"{root}/workloads/nki/layernorm.py:layernorm", "--shapes", "256x512:f32,1e-5,512,512",
             "--dtype", "f32", "--no-src", "--name", "ln")
