@@ -173,25 +173,33 @@ class Iterations:
             for dropped, kept in loopmap.items():
                 inner[dropped] = kept
         keep = {id(t) for t in ctx.kernel.tensors}
+        dropped = set()
         merged = {}
+        # The buffers by the tensor they hold, each list in the order of ctx.bufs: a role visits
+        # the buffers of its members only, in that order (work in the role's size, not the
+        # kernel's).
+        order = {id(buf): n for n, buf in enumerate(ctx.bufs)}
+        holding = {}
+        for buf in ctx.bufs:
+            holding.setdefault(id(buf.tensor), []).append(buf)
         for made in roles:
             t0 = made[0]
             family = Family(loop, t0)
             ctx.families.append(family)
-            dropped = {id(t) for t in made if t is not t0 and id(t) in keep}
             for t in made:
-                if id(t) in dropped:
+                if t is not t0 and id(t) in keep and id(t) not in dropped:
+                    dropped.add(id(t))
                     ctx.names.discard(t.name)
-            ctx.kernel.tensors[:] = [x for x in ctx.kernel.tensors if id(x) not in dropped]
             members = {id(t): i for i, t in enumerate(made)}
-            for buf in ctx.bufs:
-                i = members.get(id(buf.tensor))
-                if i is None:
-                    continue
+            bufs = sorted((buf for m in members for buf in holding.pop(m, ())), key=lambda b: order[id(b)])
+            for buf in bufs:
+                i = members[id(buf.tensor)]
                 buf.tensor = t0
                 buf.families = [(self._kept_family(f, inner, t0, merged), j) for f, j in buf.families]
                 buf.families.append((family, i))
                 family.bufs.append((buf, i))
+            holding[id(t0)] = sorted(holding.get(id(t0), []) + bufs, key=lambda b: order[id(b)])
+        ctx.kernel.tensors[:] = [x for x in ctx.kernel.tensors if id(x) not in dropped]
 
     def _kept_family(self, family, inner, t0, merged):
         """The family of iteration 0 that a dropped iteration's inner family joins (its members
