@@ -37,7 +37,8 @@ namespace tandem {
 
 // The first position where the live tensors of a bounded space overflow it (placed tensors
 // aside): what stands there and the tensors live there that a spill could move out, those
-// allocated whole (one part, no block dimension, unplaced, one buffer), in declaration order.
+// allocated whole (one part, no block dimension, unplaced, one buffer, not rotated), in
+// declaration order.
 struct Overflow {
   std::string space;
   InstId inst = kNoId;  // the instruction there; kNoId at the start or end of `loop`
