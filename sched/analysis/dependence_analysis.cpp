@@ -55,49 +55,86 @@ struct Span {
   int64_t lo, hi;
 };
 
+// The loop terms of an access's range on one dimension when its start and end have the same
+// ones (`%o*64 + 3 : %o*64 + 4`), sorted by loop: the range is then the terms plus a constant
+// span ([3, 4)). Constant ranges have none.
+using LoopTerms = boost::container::small_vector<std::pair<LoopId, int64_t>, 2>;
+struct FiledRange {
+  LoopTerms terms;
+  Span offsets;
+};
+
 // The entries of one list (a resource's writes or reads) by their range on one key dimension,
 // so that a scan back over them can pass over those that cannot overlap the access X being
 // analysed (without it, saves of many disjoint slices of one tensor make every scan quadratic).
-// An entry whose key range is a constant [lo, hi) is filed under it; the others, in `rest_`.
-// Passing over one is exact: X's key range lies within `hull` for any values of its loops, so
-// for an entry with hi <= hull.lo or lo >= hull.hi may_overlap is false under any relation,
-// and min_distance is 0 (its overlap condition fails at distance 0 and cannot become true at
-// a larger one, the entry's range not moving with the loop). The other entries are visited
-// in the order a plain scan visits them, so the edges are the same and added in that order.
+// An entry whose key range is a few loop terms plus a constant span is filed under the terms
+// (a "signature", at most kSignatures per list) and the span; the others, in `rest_`.
+// Passing over one is exact: the caller gives, per signature, a window of spans outside which
+// may_overlap is false (a same-iteration scan) or min_distance is 0 (a carried one) for every
+// entry of the signature, whatever its span (Analyzer::Window). The other entries are visited in
+// the order a plain scan visits them, so the edges are the same and added in that order.
 class RangeIndex {
  public:
-  size_t key() const { return key_; }
+  static constexpr size_t kSignatures = 8;
 
-  // `range(i)`: entry i's key range when constant. `dim` is the key dimension.
+  size_t key() const { return key_; }
+  const std::vector<AffineExpr>& signatures() const { return signatures_; }
+
+  // `range(i)`: entry i's FiledRange, when it has one. `dim` is the key dimension.
   template <class RangeOf>
   void build(size_t count, size_t dim, RangeOf range) {
     key_ = dim;
-    std::vector<std::pair<Span, size_t>> filed;
+    std::vector<LoopTerms> seen;
+    struct Filed {
+      size_t signature;
+      Span offsets;
+      size_t entry;
+    };
+    std::vector<Filed> filed;
     for (size_t i = 0; i < count; ++i) {
-      if (const std::optional<Span> s = range(i))
-        filed.push_back({*s, i});
+      std::optional<FiledRange> f = range(i);
+      size_t sig = seen.size();
+      if (f) sig = static_cast<size_t>(std::find(seen.begin(), seen.end(), f->terms) - seen.begin());
+      if (f && sig == seen.size() && seen.size() < kSignatures) seen.push_back(f->terms);
+      if (sig < seen.size())
+        filed.push_back({sig, f->offsets, i});
       else
         rest_.push_back(i);
     }
-    const auto by_range = [](const auto& x, const auto& y) {
-      return std::make_pair(x.first.lo, x.first.hi) < std::make_pair(y.first.lo, y.first.hi);
+    for (const LoopTerms& terms : seen) {
+      AffineExpr e;
+      for (auto [loop, coeff] : terms) e.terms.push_back({std::string(), coeff, loop});
+      signatures_.push_back(std::move(e));
+    }
+    const auto by_range = [](const Filed& x, const Filed& y) {
+      return std::make_tuple(x.signature, x.offsets.lo, x.offsets.hi) <
+             std::make_tuple(y.signature, y.offsets.lo, y.offsets.hi);
     };
     // Often in order already: slices of a tensor taken one after the other.
     if (!std::is_sorted(filed.begin(), filed.end(), by_range)) std::stable_sort(filed.begin(), filed.end(), by_range);
-    for (const auto& [s, i] : filed) {
-      if (groups_.empty() || groups_.back().range.lo != s.lo || groups_.back().range.hi != s.hi)
-        groups_.push_back({s, {}});
-      groups_.back().entries.push_back(i);  // ascending: `filed` was sorted stably
-      longest_ = std::max(longest_, s.hi - s.lo);
+    std::vector<size_t> signature_of;  // per group
+    longest_.assign(seen.size(), 0);
+    for (const Filed& f : filed) {
+      if (groups_.empty() || signature_of.back() != f.signature || groups_.back().range.lo != f.offsets.lo ||
+          groups_.back().range.hi != f.offsets.hi) {
+        groups_.push_back({f.offsets, {}});
+        signature_of.push_back(f.signature);
+      }
+      groups_.back().entries.push_back(f.entry);  // ascending: `filed` was sorted stably
+      longest_[f.signature] = std::max(longest_[f.signature], f.offsets.hi - f.offsets.lo);
     }
+    groups_of_.assign(seen.size() + 1, 0);
+    for (size_t g = 0; g < groups_.size(); ++g) groups_of_[signature_of[g] + 1] = g + 1;
+    for (size_t s = 1; s < groups_of_.size(); ++s) groups_of_[s] = std::max(groups_of_[s], groups_of_[s - 1]);
   }
 
-  // Calls visit(i) for each entry i in [a, b) that may overlap `hull` (every one when it is
-  // nullopt), latest first, until visit returns true. Returns whether it passed over an entry
-  // on the way (down to the one that returned true, or to a).
-  template <class Visit>
-  bool scan_back(size_t a, size_t b, const std::optional<Span>& hull, Visit visit) const {
-    if (!hull) {
+  // Calls visit(i) for each entry i in [a, b) that may overlap X, latest first, until visit
+  // returns true: with `window(s)` the window of signature s (nullopt when X's range on the
+  // key dimension cannot be bounded: then every entry). Returns whether it passed over an
+  // entry on the way (down to the one that returned true, or to a).
+  template <class WindowOf, class Visit>
+  bool scan_back(size_t a, size_t b, bool bounded, WindowOf window, Visit visit) const {
+    if (!bounded) {
       for (size_t i = b; i-- > a;)
         if (visit(i)) return false;
       return false;
@@ -116,11 +153,16 @@ class RangeIndex {
       if (next > 0 && list[next - 1] >= a) heap.push_back({&list, next});
     };
     add(rest_);
-    // A group overlaps when lo < hull.hi and hi > hull.lo; hi <= lo + longest_ bounds the lo to look from.
-    auto g = std::lower_bound(groups_.begin(), groups_.end(), hull->lo - longest_ + 1,
-                              [](const Group& x, int64_t lo) { return x.range.lo < lo; });
-    for (; g != groups_.end() && g->range.lo < hull->hi; ++g)
-      if (g->range.hi > hull->lo) add(g->entries);
+    for (size_t s = 0; s < signatures_.size(); ++s) {
+      const Span w = window(s);
+      // A group overlaps when lo < w.hi and hi > w.lo; hi <= lo + longest bounds the lo to look from.
+      const auto first = groups_.begin() + static_cast<ptrdiff_t>(groups_of_[s]);
+      const auto last = groups_.begin() + static_cast<ptrdiff_t>(groups_of_[s + 1]);
+      auto g = std::lower_bound(first, last, w.lo - longest_[s] + 1,
+                                [](const Group& x, int64_t lo) { return x.range.lo < lo; });
+      for (; g != last && g->range.lo < w.hi; ++g)
+        if (g->range.hi > w.lo) add(g->entries);
+    }
     std::make_heap(heap.begin(), heap.end());
     size_t last = b;  // the entry visited last
     bool passed = false;
@@ -145,9 +187,11 @@ class RangeIndex {
     std::vector<size_t> entries;  // ascending
   };
   size_t key_ = 0;
-  std::vector<Group> groups_;  // by range
-  std::vector<size_t> rest_;   // ascending
-  int64_t longest_ = 0;        // the largest hi - lo of a group
+  std::vector<AffineExpr> signatures_;  // each signature's terms, as an expression with constant 0
+  std::vector<Group> groups_;           // by signature, then range
+  std::vector<size_t> groups_of_;       // signature s's groups: [groups_of_[s], groups_of_[s + 1])
+  std::vector<int64_t> longest_;        // per signature, the largest hi - lo of its groups
+  std::vector<size_t> rest_;            // ascending
 };
 
 struct Resource {
@@ -501,25 +545,43 @@ class Analyzer {
 
   size_t rank(const Resource& r) const { return r.tensor ? r.tensor->shape.size() : 1; }
 
-  static std::optional<Span> constant_range(const IndexRange& x) {
-    if (!x.lo.is_constant() || !x.hi.is_constant()) return std::nullopt;
-    return Span{x.lo.constant, x.hi.constant};
+  // The range's loop terms and constant span, when its start and end have the same terms and
+  // no register (RangeIndex).
+  static std::optional<FiledRange> filed_range(const IndexRange& x) {
+    const auto terms_of = [](const AffineExpr& e, LoopTerms& out) {
+      for (const AffineTerm& t : e.terms) {
+        if (t.loop < 0) return false;
+        auto at = std::find_if(out.begin(), out.end(), [&](const auto& p) { return p.first == t.loop; });
+        if (at == out.end())
+          out.push_back({t.loop, t.coeff});
+        else
+          at->second += t.coeff;
+      }
+      out.erase(std::remove_if(out.begin(), out.end(), [](const auto& p) { return p.second == 0; }), out.end());
+      std::sort(out.begin(), out.end());
+      return true;
+    };
+    FiledRange f{{}, {x.lo.constant, x.hi.constant}};
+    LoopTerms hi_terms;
+    if (!terms_of(x.lo, f.terms) || !terms_of(x.hi, hi_terms) || f.terms != hi_terms) return std::nullopt;
+    return f;
   }
 
-  // Files `list` by the dimension on which its constant ranges are the most varied (the
-  // first of those with the most distinct ranges).
+  // Files `list` by the dimension on which its filed ranges are the most varied (the first of
+  // those with the most distinct ranges).
   void build_index(const Resource& r, const std::vector<Entry>& list, RangeIndex& index) const {
-    // How many distinct constant ranges each dimension has, as 0, 1 or 2 for "more": usually
-    // at most one dimension varies, and then it is the answer without counting its ranges.
+    // How many distinct filed ranges each dimension has, as 0, 1 or 2 for "more": usually at
+    // most one dimension varies, and then it is the answer without counting its ranges.
     boost::container::small_vector<int, 4> varies(rank(r), 0);
     for (size_t d = 0; d < rank(r); ++d) {
-      std::optional<Span> first;
+      std::optional<FiledRange> first;
       for (const Entry& e : list) {
-        const std::optional<Span> s = constant_range(dim_range(r, e.access, d));
-        if (!s) continue;
-        if (!first)
-          first = s, varies[d] = 1;
-        else if (s->lo != first->lo || s->hi != first->hi) {
+        std::optional<FiledRange> f = filed_range(dim_range(r, e.access, d));
+        if (!f) continue;
+        if (!first) {
+          first = std::move(f), varies[d] = 1;
+        } else if (f->offsets.lo != first->offsets.lo || f->offsets.hi != first->offsets.hi ||
+                   f->terms != first->terms) {
           varies[d] = 2;
           break;
         }
@@ -528,28 +590,67 @@ class Analyzer {
     size_t best = static_cast<size_t>(std::max_element(varies.begin(), varies.end()) - varies.begin());
     if (std::count(varies.begin(), varies.end(), 2) > 1) {
       size_t best_count = 0;
-      std::vector<std::pair<int64_t, int64_t>>& seen = seen_scratch_;  // one buffer for every list
+      std::vector<std::tuple<LoopTerms, int64_t, int64_t>>& seen = seen_scratch_;  // one buffer for every list
       for (size_t d = 0; d < rank(r); ++d) {
         if (varies[d] < 2) continue;
         seen.clear();
         for (const Entry& e : list)
-          if (const std::optional<Span> s = constant_range(dim_range(r, e.access, d))) seen.push_back({s->lo, s->hi});
+          if (std::optional<FiledRange> f = filed_range(dim_range(r, e.access, d)))
+            seen.emplace_back(std::move(f->terms), f->offsets.lo, f->offsets.hi);
         std::sort(seen.begin(), seen.end());
         const size_t count = static_cast<size_t>(std::unique(seen.begin(), seen.end()) - seen.begin());
         if (count > best_count) best = d, best_count = count;
       }
     }
-    index.build(list.size(), best, [&](size_t i) { return constant_range(dim_range(r, list[i].access, best)); });
+    index.build(list.size(), best, [&](size_t i) { return filed_range(dim_range(r, list[i].access, best)); });
   }
 
-  // The values X's access can take on `dim`, over each loop's whole range; nullopt when it
-  // reads a register (may_overlap ignores such a dimension).
-  std::optional<Span> hull(const Resource& r, const Access* a, size_t dim) const {
+  // Whether X's range on `dim` can be bounded: it reads no register (may_overlap ignores such
+  // a dimension).
+  static bool bounded(const Resource& r, const Access* a, size_t dim) {
     const IndexRange& x = dim_range(r, a, dim);
     for (const AffineExpr* e : {&x.lo, &x.hi})
       for (const AffineTerm& t : e->terms)
-        if (t.loop < 0) return std::nullopt;
-    return Span{value_range(k_, x.lo).first, value_range(k_, x.hi).second};
+        if (t.loop < 0) return false;
+    return true;
+  }
+
+  // The window of spans an entry filed under `signature` (RangeIndex) must reach into to
+  // overlap X's access `dst` (of instruction `x`) on `dim`: X's range less the signature's
+  // terms, at its extremes under the scan's relation, as extreme() computes it for the entry
+  // itself, so that an entry outside it is one may_overlap or min_distance would reject.
+  // Without `carrier` (a same-iteration scan) the signature's loops that enclose X enclose
+  // every entry of it too, at X's iteration: at most the entry's common depth with X is shared,
+  // and sharing fewer loops only widens the window. With one, its iterations 1 to trip-1 back
+  // (min_distance's), the window linear in the distance: its two ends bound it.
+  Span window(const Resource& r, const Access* dst, size_t dim, InstId x, const AffineExpr& signature,
+              LoopId carrier) const {
+    const IndexRange& range = dim_range(r, dst, dim);
+    const auto at = [&](const Relation& rel) {
+      return Span{extreme(range.lo, signature, rel, -1), extreme(range.hi, signature, rel, +1)};
+    };
+    if (carrier == kNoId) {
+      const Nest nest = this->nest(x);
+      int shared = 0;
+      for (const AffineTerm& t : signature.terms)
+        if (std::find(nest.begin(), nest.end(), t.loop) != nest.end())
+          shared = std::max(shared, k_.loops[t.loop].depth);
+      return at(Relation{kNoId, 0, shared});
+    }
+    const Loop& l = k_.loops[carrier];
+    const Span first = at(Relation{carrier, 1, l.depth - 1});
+    const Span last = at(Relation{carrier, std::max<int64_t>(1, l.trip_count() - 1), l.depth - 1});
+    return {std::min(first.lo, last.lo), std::max(first.hi, last.hi)};
+  }
+
+  // RangeIndex::scan_back over `index` for X's access under the scan's relation (window()).
+  template <class Visit>
+  bool scan_back(const Resource& r, const RangeIndex& index, size_t a, size_t b, InstId x, const Access* dst,
+                 LoopId carrier, Visit visit) const {
+    const size_t dim = index.key();
+    return index.scan_back(
+        a, b, bounded(r, dst, dim), [&](size_t s) { return window(r, dst, dim, x, index.signatures()[s], carrier); },
+        visit);
   }
 
   // The box a write fills for Coverage: its constant box, but none for a strided write, whose
@@ -652,7 +753,6 @@ class Analyzer {
     int kill_depth = -1;  // carried scans of loops at depth <= this are killed
     int kill_pos = -1;
     const std::optional<Box> x_box = constant_box(r, dst);
-    const std::optional<Span> write_hull = hull(r, dst, r.write_index.key());
     {
       Coverage cov(x_box);
       int cover_depth = 1 << 30;
@@ -663,7 +763,7 @@ class Analyzer {
       // A write the index passes over does not overlap X: writes_done becomes false, as
       // when may_overlap says so below. Returns true to stop the scan.
       auto [a, b] = writes.span(within == kNoId ? 0 : loop_start_[within], p);
-      const bool passed = r.write_index.scan_back(a, b, write_hull, [&](size_t i) {
+      const bool passed = scan_back(r, r.write_index, a, b, x, dst, kNoId, [&](size_t i) {
         const Entry& w = r.writes[i];
         Relation rel{kNoId, 0, common_depth(w.inst, x)};
         if (!may_overlap(r, w.access, dst, rel)) {
@@ -692,7 +792,7 @@ class Analyzer {
       if (passed) writes_done = false;
       if (is_write && !queue) {
         auto [ra, rb] = reads.span(std::max(kill_pos + 1, reads_stop), p);
-        const bool passed_read = r.read_index.scan_back(ra, rb, hull(r, dst, r.read_index.key()), [&](size_t i) {
+        const bool passed_read = scan_back(r, r.read_index, ra, rb, x, dst, kNoId, [&](size_t i) {
           const Entry& rd = r.reads[i];
           Relation rel{kNoId, 0, common_depth(rd.inst, x)};
           if (!may_overlap(r, rd.access, dst, rel))
@@ -722,10 +822,9 @@ class Analyzer {
       int cover_pos = -1;
       // The previous iteration from its end back to X: once its writes cover X, everything
       // older is hidden.
-      // The index passes over entries at distance 0 only.
       Coverage cov(x_box);
       auto [a, b] = writes.span(p, e);
-      r.write_index.scan_back(a, b, write_hull, [&](size_t i) {
+      scan_back(r, r.write_index, a, b, x, dst, l, [&](size_t i) {
         const Entry& w = r.writes[i];
         int d = min_distance(r, w.access, dst, l);
         if (!d) return false;
@@ -739,7 +838,7 @@ class Analyzer {
       });
       if (cover_pos < 0) {
         auto [c, dd] = writes.span(s, p);
-        r.write_index.scan_back(c, dd, write_hull, [&](size_t i) {
+        scan_back(r, r.write_index, c, dd, x, dst, l, [&](size_t i) {
           const Entry& w = r.writes[i];
           if (int d = min_distance(r, w.access, dst, l)) add_edge(w.inst, x, kind_for(true, is_write, queue), d, l);
           return false;
@@ -747,7 +846,7 @@ class Analyzer {
       }
       if (is_write && !queue) {
         auto [ra, rb] = reads.span(cover_pos >= 0 ? cover_pos + 1 : s, e);
-        r.read_index.scan_back(ra, rb, hull(r, dst, r.read_index.key()), [&](size_t i) {
+        scan_back(r, r.read_index, ra, rb, x, dst, l, [&](size_t i) {
           const Entry& rd = r.reads[i];
           int d = min_distance(r, rd.access, dst, l);
           if (d && (cover_pos < 0 || d == 1)) add_edge(rd.inst, x, DepKind::Anti, d, l);
@@ -764,8 +863,8 @@ class Analyzer {
   std::vector<Resource> resources_;
   std::unordered_map<std::string, size_t> queue_index_;
   std::map<std::vector<int64_t>, std::vector<IndexRange>> whole_by_shape_;
-  std::vector<LoopId> nest_pool_;                                  // every instruction's loop nest (InstPlace)
-  mutable std::vector<std::pair<int64_t, int64_t>> seen_scratch_;  // build_index's
+  std::vector<LoopId> nest_pool_;  // every instruction's loop nest (InstPlace)
+  mutable std::vector<std::tuple<LoopTerms, int64_t, int64_t>> seen_scratch_;  // build_index's
   // The edge maps' nodes from one arena, released at once: no allocation or free per edge.
   // (Same containers, so the same iteration order: it is the order the graph gets its edges in.)
   std::pmr::monotonic_buffer_resource arena_;
