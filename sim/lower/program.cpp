@@ -61,6 +61,7 @@ class Lowering {
   void make_channels() {
     // (source unit, destination unit), -1 for a barrier: the pair's first dependence
     std::map<std::pair<int, int>, std::array<int64_t, 4>> unit_pairs;
+    p_.channels.reserve(g_.num_edges());  // at most one per edge: no growth by doubling
     for (const DepEdgeRef& e : g_.edges()) {
       if (pos_[e.src] < 0 || pos_[e.dst] < 0) continue;
       SimChannel c;
@@ -97,7 +98,7 @@ class Lowering {
         if (!fresh) it->second = std::min(it->second, first);
       }
       int id = static_cast<int>(p_.channels.size());
-      p_.channels.push_back(c);
+      p_.channels.push_back(std::move(c));
       p_.insts[e.src].out_channels.push_back(id);
       p_.insts[e.dst].in_channels.push_back(id);
     }

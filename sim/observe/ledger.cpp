@@ -183,6 +183,11 @@ void Ledger::IterRing::pop_front() {
   --size_;
 }
 
+void Ledger::release(LoopState& s) {
+  s.pending = IterRing();
+  s.dma_wall = Intervals();
+}
+
 [[gnu::noinline]] void Ledger::activate(LoopState& s) {
   s.active = true;
   active_.push_back(s.result.id);
@@ -653,9 +658,10 @@ void Ledger::try_finalize(bool all_done) {
     keep_from = std::min(keep_from, settle(s, watermark, held));
     count_exposed(s, watermark);
     held += static_cast<int64_t>(s.dma_wall.size());
-    if (s.pending.empty() && s.dma_wall.empty())
+    if (s.pending.empty() && s.dma_wall.empty()) {
       s.active = false;  // its next record starts after this watermark: nothing before it is asked again
-    else
+      if (s.base == s.result.dynamic_iterations) release(s);
+    } else
       active_[still_active++] = l;
   }
   active_.resize(still_active);

@@ -207,6 +207,8 @@ class Ledger final : public InstanceObserver {
     LoopResult result;
   };
 
+  // Frees the storage of a loop whose every iteration is finalized: it records nothing more.
+  void release(LoopState& s);
   // The pending iteration `index` (at or after s.base), opened if new.
   [[gnu::always_inline]] Iter& iteration(LoopState& s, int64_t index, int64_t iv) {
     const size_t offset = static_cast<size_t>(index - s.base);

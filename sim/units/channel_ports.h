@@ -42,6 +42,7 @@ class ChannelPorts {
   ChannelPorts(const SimProgram& p, const std::vector<std::unique_ptr<Semaphore>>& semaphores,
                const std::vector<bool>& implied)
       : ranges_(p.insts.size()) {
+    ports_.reserve(3 * p.channels.size());  // each channel's port in In, Out and one of OutOrdered, OutData
     for (const SimInst& inst : p.insts) {
       if (inst.units.empty()) continue;  // erased
       Range* r = ranges_[static_cast<size_t>(inst.id)].data();
