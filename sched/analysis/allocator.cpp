@@ -699,6 +699,8 @@ std::optional<Overflow> Allocator::first_overflow() const {
     if (x >= 0) o.inst = x;
     if (x < 0) o.loop = -1 - x;
     o.loop_end = x < 0 && loop_span_[static_cast<size_t>(o.loop)].second == p;
+    const Wide over = s.usage.max(p, p) - static_cast<Wide>(s.space->capacity());
+    o.excess = over > static_cast<Wide>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(over);
     for (size_t t = 0; t < parts_of_.size(); ++t) {
       if (parts_of_[t].size() != 1 || !split_dims_[t].empty()) continue;
       const size_t part = static_cast<size_t>(parts_of_[t].front());

@@ -44,6 +44,7 @@ struct Overflow {
   InstId inst = kNoId;  // the instruction there; kNoId at the start or end of `loop`
   LoopId loop = kNoId;
   bool loop_end = false;
+  int64_t excess = 0;  // bytes per partition (or banks) over the space's capacity there
   std::vector<int> whole_tensors;
 };
 

@@ -138,8 +138,9 @@ class Executor {
   void execute(InstId id) {
     const Instruction& in = k_.insts[static_cast<size_t>(id)];
     // A spill's save or reload copies one whole tensor into another of its shape: the copy
-    // holds what the original held, input included, and reads as it does.
-    if (in.attrs.has(attr::kSpill) && is_whole_copy(in)) {
+    // holds what the original held, input included, and reads as it does. (A load again from
+    // DRAM repeats the load it stands for: it computes as that one does.)
+    if (in.attrs.has(attr::kSpill) && !in.attrs.has(attr::kRefills) && is_whole_copy(in)) {
       const size_t from = static_cast<size_t>(in.reads.front().tensor_id);
       const size_t to = static_cast<size_t>(in.writes.front().tensor_id);
       memory_[to] = memory_[from];

@@ -2,7 +2,8 @@
 // where the tensors live in the on-chip buffer overflow it, one that is live there but not used
 // there is saved to a DRAM tensor of its own after its last access before that point and
 // reloaded, into a tensor of its own, before its next access, until the buffer fits or no
-// tensor can go.
+// tensor can go. A tensor loaded whole from DRAM that nothing writes is loaded from there again
+// instead, and one whose next access writes all of it is only renamed.
 // The Neuron compiler does this when a kernel's live data outgrows SBUF; the NKI front end sets
 // the flag on the kernels it traces.
 #pragma once
@@ -14,8 +15,9 @@
 
 namespace tandem {
 
-// Spills tensors of `k` until its on-chip buffer fits or no live tensor can be spilled (the
-// capacity check then reports what is left). Returns one line per spill, saying what moved.
+// Spills tensors of `k` until its on-chip buffer fits; when no spill can make it fit, `k` is
+// left as it was (the capacity check then reports it). Returns one line per spill, saying what
+// moved, or the one line that says they were undone.
 std::vector<std::string> spill_to_fit(Kernel& k);
 
 }  // namespace tandem

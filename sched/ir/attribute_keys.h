@@ -42,6 +42,7 @@ inline constexpr const char* kControl = "control";
 // Kernels: the on-chip buffer spills to DRAM where it overflows (sched/driver/spill.h);
 // instructions: a save or reload that spill added.
 inline constexpr const char* kSpill = "spill";
+inline constexpr const char* kRefills = "refills";  // a spill's load again from DRAM: the tensor it stands for
 
 // Kernels.
 inline constexpr const char* kDepsListed = "deps_listed";  // the dep lines are the whole graph

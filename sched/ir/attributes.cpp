@@ -68,7 +68,9 @@ bool is_scheduling_attribute(const std::string& key) {
                                              attr::kSeparationBarrier,
                                              attr::kZeroInit,  // separate-load-compute's markers
                                              attr::kIssueCycles,
-                                             attr::kLatencyCycles};  // per-instruction costs (wmma-reorder's)
+                                             attr::kLatencyCycles,  // per-instruction costs (wmma-reorder's)
+                                             attr::kSpill,
+                                             attr::kRefills};  // spill's markers
   return keys.count(key) > 0;
 }
 

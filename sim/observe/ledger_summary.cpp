@@ -114,10 +114,19 @@ SimResult Ledger::finish() {
   for (const auto& [name, space] : p.model->spaces)
     if (space.capacity() > 0 && !space.is_register_file()) {
       out.spaces.push_back({name, space.capacity_unit(), space_allocation(*p.kernel, name), space.capacity(), {}});
-      for (const Instruction& in : p.kernel->insts)
-        if (!in.erased && in.attrs.has(attr::kSpill) && !in.reads.empty() &&
-            p.kernel->tensors[static_cast<size_t>(in.reads.front().tensor_id)].space == name)
-          out.spaces.back().spilled.push_back("%" + in.reads.front().tensor);
+      // A spill's save reads the tensor it spills; a load again from DRAM names it.
+      std::vector<std::string>& spilled = out.spaces.back().spilled;
+      for (const Instruction& in : p.kernel->insts) {
+        if (in.erased || !in.attrs.has(attr::kSpill) || in.reads.empty() || in.writes.empty()) continue;
+        std::string tensor;
+        if (p.kernel->tensors[static_cast<size_t>(in.reads.front().tensor_id)].space == name)
+          tensor = "%" + in.reads.front().tensor;
+        else if (const std::optional<std::string> refilled = in.attrs.get_string(attr::kRefills);
+                 refilled && p.kernel->tensors[static_cast<size_t>(in.writes.front().tensor_id)].space == name)
+          tensor = "%" + *refilled;
+        if (!tensor.empty() && std::find(spilled.begin(), spilled.end(), tensor) == spilled.end())
+          spilled.push_back(tensor);
+      }
     }
   for (size_t i = 0; i < plans_.size(); ++i) {
     if (plans_[i].instances == 0) continue;
