@@ -277,23 +277,26 @@ class Context:
                                   " (a mask, mask=(index < bound), would keep a partial tile in bounds)"))
         return a
 
-    def forwardable(self, value: Tile, dst_space: str) -> bool:
+    def forwardable(self, value: Tile, dst: Tile) -> bool:
         """The value is a fresh result that only the last instruction wrote and nothing read:
-        that instruction can write the destination instead, unless the result is in PSUM and the
-        destination is not (what writes PSUM, TensorE, may not write SBUF: NKI copies it there)."""
+        that instruction can write the destination instead (of the one output that is the
+        value; an instruction with a second output, a reduction's, keeps it), unless the result
+        is in PSUM and the destination is not (what writes PSUM, TensorE, may not write SBUF: NKI
+        copies it there), or the instruction writes the destination already."""
         b = value.buf
-        if value.space == "psum" and dst_space != "psum":
+        if value.space == "psum" and dst.space != "psum":
             return False
         return (b.temp and b.forwarded is None and not b.read and b.producer is not None
                 and b.producer is self.last and self.last_block is self.blocks[-1] and value.whole()
-                and len(b.producer.writes) == 1)
+                and sum(w.tensor is b.tensor for w in b.producer.writes) == 1
+                and not any(w.tensor is dst.buf.tensor for w in b.producer.writes))
 
     def forward(self, value: Tile, dst: Tile, accumulate: bool) -> Instruction:
         b = value.buf
         inst = b.producer
         self.check_live(dst, True)
         check_same_size(dst, value, self.call)
-        inst.writes = [dst.access()]
+        inst.writes = [dst.access() if w.tensor is b.tensor else w for w in inst.writes]
         if accumulate:
             inst.attrs.insert(0, ("accumulate", ir.FLAG))
         self.check_spaces(inst, inst.call)
@@ -311,7 +314,7 @@ class Context:
         if isinstance(value, Tile):
             if value.buf is dst.buf and value.bcast is None and value.access_text() == dst.access_text():
                 return  # `t[...] += x` stores the updated view back onto itself
-            if self.forwardable(value, dst.space):
+            if self.forwardable(value, dst):
                 self.forward(value, dst, accumulate=False)
                 return
             if dst.space == "dram" or value.space == "dram":
@@ -326,7 +329,7 @@ class Context:
 
     def update(self, dst: Tile, value, op: str):
         """`dst op= value`: a matmul result accumulates into PSUM; others are a vector op."""
-        if isinstance(value, Tile) and op == "add" and self.forwardable(value, dst.space) and value.buf.producer.opcode == "matmul":
+        if isinstance(value, Tile) and op == "add" and self.forwardable(value, dst) and value.buf.producer.opcode == "matmul":
             if dst.space != "psum":
                 fail(f"a matmul accumulates into PSUM only; %{dst.name} is in {SPACE_NAMES[dst.space]}")
             self.forward(value, dst, accumulate=True)

@@ -10,7 +10,7 @@ import pytest
 
 import tandem
 
-MODULES = ["matmul", "layernorm", "softmax", "mamba", "rmsnorm", "avgpool", "attention"]
+MODULES = ["matmul", "layernorm", "softmax", "mamba", "rmsnorm", "avgpool", "attention", "attention_allocated"]
 
 
 def cases():

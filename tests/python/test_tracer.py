@@ -284,6 +284,29 @@ def test_assignment_forwards_a_fresh_value_and_copies_an_old_one():
     ]
 
 
+def test_assignment_forwards_the_value_of_an_instruction_with_a_second_output():
+    def k(X, Y):
+        x = nl.load(X)
+        m = nl.ndarray((128, 1), nl.float32)
+        r = nl.ndarray((128, 512), nl.float32)
+        r[...] = nisa.activation_reduce(op=nl.exp, data=x, reduce_op=nl.add, reduce_res=m)  # writes r and m
+        nl.store(Y, value=r)
+
+    assert body(kir(k, (128, 512), (128, 512), dtype="f32"))[1] == \
+        "%actr0 = activation_reduce %r, %m <- %x {func = \"exp\", reduce_op = \"add\"}"
+
+    def onto_its_reduction(X, Y):
+        x = nl.load(X)
+        m = nl.ndarray((128, 1), nl.float32)
+        m[...] = nisa.activation_reduce(op=nl.exp, data=x, reduce_op=nl.add, reduce_res=m)  # m twice: a copy
+        nl.store(Y, value=m)
+
+    assert body(kir(onto_its_reduction, (128, 1), (128, 1), dtype="f32"))[1:3] == [
+        "%actr0 = activation_reduce %exp, %m <- %x {func = \"exp\", reduce_op = \"add\"}",
+        "%cp0 = tensor_copy %m <- %exp",
+    ]
+
+
 def test_mgrid_masks_reshape_and_broadcast():
     def k(X, g, Y):
         rows, cols = X.shape
