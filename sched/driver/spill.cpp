@@ -397,13 +397,15 @@ std::string place_reload(Kernel& k, const Plan& plan, const Reload& r, int fresh
     load.writes.front().tensor = k.tensors[static_cast<size_t>(fresh)].name;
     load.writes.front().tensor_id = fresh;
     load.attrs.set_flag(attr::kSpill);
-    load.attrs.set(attr::kRefills, original.name);
+    if (!load.attrs.has(attr::kRefills)) load.attrs.set(attr::kRefills, original.name);
     return (move ? "moved before " : "copied as loop " + k.loops[static_cast<size_t>(l)].iv + " before ") + where;
   }
   const Instruction* like = plan.refill ? &k.insts[static_cast<size_t>(plan.refill->id)] : nullptr;
+  // A load again of a load again stands for the tensor the first one stood for.
+  const bool names_it = like && !like->attrs.has(attr::kRefills);  // `like` moves with k.insts below
   const InstId load =
       add_transfer(k, "load", original.name + ".load", fresh, from, src_of(k, r.before), original.loc, like);
-  if (like) k.insts[static_cast<size_t>(load)].attrs.set(attr::kRefills, original.name);
+  if (names_it) k.insts[static_cast<size_t>(load)].attrs.set(attr::kRefills, original.name);
   insert_before_stmt(k, r.before, load);
   return k.display_name(load) + " before " + where;
 }
