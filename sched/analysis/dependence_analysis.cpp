@@ -71,7 +71,7 @@ struct FiledRange {
 // (a "signature", at most kSignatures per list) and the span; the others, in `rest_`.
 // Passing over one is exact: the caller gives, per signature, a window of spans outside which
 // may_overlap is false (a same-iteration scan) or min_distance is 0 (a carried one) for every
-// entry of the signature, whatever its span (Analyzer::Window). The other entries are visited in
+// entry of the signature, whatever its span (Analyzer::window). The other entries are visited in
 // the order a plain scan visits them, so the edges are the same and added in that order.
 class RangeIndex {
  public:
@@ -129,9 +129,9 @@ class RangeIndex {
   }
 
   // Calls visit(i) for each entry i in [a, b) that may overlap X, latest first, until visit
-  // returns true: with `window(s)` the window of signature s (nullopt when X's range on the
-  // key dimension cannot be bounded: then every entry). Returns whether it passed over an
-  // entry on the way (down to the one that returned true, or to a).
+  // returns true: `window(s)` is the window of signature s; without `bounded` (X's range on
+  // the key dimension cannot be bounded) every entry. Returns whether it passed over an entry
+  // on the way (down to the one that returned true, or to a).
   template <class WindowOf, class Visit>
   bool scan_back(size_t a, size_t b, bool bounded, WindowOf window, Visit visit) const {
     if (!bounded) {

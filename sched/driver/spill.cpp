@@ -248,7 +248,7 @@ std::optional<Plan> plan_spill(const Kernel& k, const Allocator& alloc, const st
             {},
             refill_source(k, block, x, tensor)};
   if (plan.refill && plan.refill->kind == Stmt::kLoop)
-    plan.fill_moves = users_in(k, block, tensor).front() == last_before;  // the fill is its only access before x
+    plan.fill_moves = users.front() == last_before;  // the fill is its only access before x
   auto reload_from = [&](LoopId in, const std::vector<Stmt>& stmts, int first) {
     const Stmt& before = stmts[static_cast<size_t>(first)];
     plan.reloads.push_back({in, before, {stmts.begin() + first, stmts.end()}, !overwrites(k, before, tensor)});
