@@ -111,27 +111,40 @@ bool overwrites(const Kernel& k, const Stmt& s, int tensor) {
                      [&](const Access& a) { return a.tensor_id == tensor && covers_whole(k, a); });
 }
 
+// Per tensor, whether an instruction writes it, and whether one accumulates into it: gathered
+// once per spill, asked for every tensor that could go.
+struct Writers {
+  std::vector<char> written, accumulated;
+  explicit Writers(const Kernel& k) : written(k.tensors.size(), 0), accumulated(k.tensors.size(), 0) {
+    for (const Instruction& in : k.insts) {
+      if (in.erased) continue;
+      for (const Access& a : in.writes) {
+        written[static_cast<size_t>(a.tensor_id)] = 1;
+        if (in.attrs.has(attr::kAccumulate)) accumulated[static_cast<size_t>(a.tensor_id)] = 1;
+      }
+    }
+  }
+};
+
 // A load of all of the tensor from a DRAM tensor that no instruction writes: loading it again
 // anywhere gives the same value.
-bool loads_input(const Kernel& k, const Instruction& in, int tensor) {
+bool loads_input(const Kernel& k, const Writers& w, const Instruction& in, int tensor) {
   if (in.opcode != "load" || in.writes.size() != 1 || in.reads.size() != 1 || in.writes.front().tensor_id != tensor)
     return false;
   const int from = in.reads.front().tensor_id;
   const auto space = k.target->spaces.find(k.tensors[static_cast<size_t>(from)].space);
-  if (space == k.target->spaces.end() || space->second.role != SpaceRole::Dram) return false;
-  for (const Instruction& other : k.insts)
-    if (!other.erased && accesses(other.writes, from)) return false;
-  return true;
+  return space != k.target->spaces.end() && space->second.role == SpaceRole::Dram &&
+         !w.written[static_cast<size_t>(from)];
 }
 
 // A loop whose body is one load of the tensor from DRAM nothing writes, one slice per
 // iteration along one dimension (`%t[0:128, %k, 0:512]` for %k over that dimension), the others
 // whole: together its iterations load all of the tensor.
-bool loop_loads_input(const Kernel& k, LoopId l, int tensor) {
+bool loop_loads_input(const Kernel& k, const Writers& w, LoopId l, int tensor) {
   const Loop& loop = k.loops[static_cast<size_t>(l)];
   if (loop.body.size() != 1 || loop.body.front().kind != Stmt::kInst) return false;
   const Instruction& in = k.insts[static_cast<size_t>(loop.body.front().id)];
-  if (!loads_input(k, in, tensor) || in.writes.front().whole()) return false;
+  if (!loads_input(k, w, in, tensor) || in.writes.front().whole()) return false;
   const std::vector<int64_t>& shape = k.tensors[static_cast<size_t>(tensor)].shape;
   const std::vector<IndexRange>& dims = in.writes.front().dims;
   if (dims.size() != shape.size() || loop.lo != 0) return false;
@@ -152,7 +165,8 @@ bool loop_loads_input(const Kernel& k, LoopId l, int tensor) {
 // The statement of `block` that gave the tensor its value at index `x`, when loading it again
 // gives the same: the only statement before `x` that writes the tensor, a load of all of it
 // from DRAM nothing writes, or a loop of such loads (loop_loads_input).
-std::optional<Stmt> refill_source(const Kernel& k, const std::vector<Stmt>& block, int x, int tensor) {
+std::optional<Stmt> refill_source(const Kernel& k, const Writers& w, const std::vector<Stmt>& block, int x,
+                                  int tensor) {
   std::optional<int> fill;
   for (int i = 0; i < x; ++i) {
     if (!writes(k, block[static_cast<size_t>(i)], tensor)) continue;
@@ -163,12 +177,12 @@ std::optional<Stmt> refill_source(const Kernel& k, const std::vector<Stmt>& bloc
   const Stmt& s = block[static_cast<size_t>(*fill)];
   if (s.kind == Stmt::kInst) {
     const Instruction& in = k.insts[static_cast<size_t>(s.id)];
-    if (loads_input(k, in, tensor) && covers_whole(k, in.writes.front())) return s;
+    if (loads_input(k, w, in, tensor) && covers_whole(k, in.writes.front())) return s;
     return std::nullopt;
   }
   // Its induction variable is the kernel's only one of that name, so that it moves anywhere.
   const std::string& iv = k.loops[static_cast<size_t>(s.id)].iv;
-  if (loop_loads_input(k, s.id, tensor) &&
+  if (loop_loads_input(k, w, s.id, tensor) &&
       std::count_if(k.loops.begin(), k.loops.end(), [&](const Loop& l) { return l.iv == iv; }) == 1)
     return s;
   return std::nullopt;
@@ -218,11 +232,9 @@ int64_t executions(const Kernel& k, LoopId block) {
 // A reload before a statement that writes all of the tensor without reading it loads nothing
 // (the tensor is only renamed there), and a tensor that one load filled from DRAM nothing
 // writes is loaded from there again instead of being saved (refill_source).
-std::optional<Plan> plan_spill(const Kernel& k, const Allocator& alloc, const std::vector<Level>& levels, int tensor) {
-  bool accumulates = false;
-  for (const Instruction& in : k.insts)
-    accumulates = accumulates || (!in.erased && accesses(in.writes, tensor) && in.attrs.has(attr::kAccumulate));
-  if (accumulates) return std::nullopt;
+std::optional<Plan> plan_spill(const Kernel& k, const Allocator& alloc, const Writers& w,
+                               const std::vector<Level>& levels, int tensor) {
+  if (w.accumulated[static_cast<size_t>(tensor)]) return std::nullopt;
   size_t b = 0;
   for (; b + 1 < levels.size(); ++b) {
     const std::vector<Stmt>& block = k.block_of(levels[b].block);
@@ -246,7 +258,7 @@ std::optional<Plan> plan_spill(const Kernel& k, const Allocator& alloc, const st
             block[static_cast<size_t>(last_before)],
             block[static_cast<size_t>(last_before + 1)],
             {},
-            refill_source(k, block, x, tensor)};
+            refill_source(k, w, block, x, tensor)};
   if (plan.refill && plan.refill->kind == Stmt::kLoop)
     plan.fill_moves = users.front() == last_before;  // the fill is its only access before x
   auto reload_from = [&](LoopId in, const std::vector<Stmt>& stmts, int first) {
@@ -471,19 +483,21 @@ std::vector<std::string> spill_to_fit(Kernel& k) {
   if (dram.empty() || onchip.empty() || !load || load->op_class != OpClass::Load || !save ||
       save->op_class != OpClass::Store)
     return notes;
-  // Each spill moves one tensor out of the overflow point for good (its reloads are not live
-  // there), so the live set there shrinks; the bound only guards against a plan that fails to.
+  // Each spill takes one tensor out of the live set at the overflow point (its reloads are not
+  // live there), but a loop of loads moved to a reload may overflow another point: the bound
+  // stops spills that only move the overflow about, and then they are undone below.
   const size_t max_spills = k.tensors.size();
   for (size_t n = 0; n < max_spills; ++n) {
     const Allocator alloc(k);
     const std::optional<Overflow> o = alloc.first_overflow();
     if (!o || o->space != onchip) break;
     const std::vector<Level> levels = levels_at(k, *o);
+    const Writers writers(k);
     std::vector<Plan> plans;
     for (int t : o->whole_tensors) {
       const bool used_there = o->inst != kNoId && touches(k, Stmt{Stmt::kInst, o->inst}, t);
       if (used_there) continue;
-      if (std::optional<Plan> p = plan_spill(k, alloc, levels, t)) plans.push_back(std::move(*p));
+      if (std::optional<Plan> p = plan_spill(k, alloc, writers, levels, t)) plans.push_back(std::move(*p));
     }
     // A spill that alone makes the point fit first, then the least traffic; among equals the
     // larger tensor, then the one declared first.
