@@ -36,6 +36,7 @@ struct SimArgs {
   bool time_passes = false;
   bool profile = false;
   bool no_race_check = false;
+  bool no_fast_forward = false;
   bool progress = false;
   std::string perturb;
   int perturb_runs = 0;
@@ -121,6 +122,7 @@ int run_sim(const SimArgs& a) {
   sopts.trace_path = a.trace;
   sopts.trace_filter = parse_trace_filter(a);
   sopts.check_races = !a.no_race_check;
+  sopts.fast_forward = !a.no_fast_forward;
   sopts.capture_timeline = !a.report.empty();
   sopts.progress = a.progress;
   {
@@ -187,6 +189,9 @@ void add_sim_command(CLI::App& root, int& exit_code) {
                 "append a per-instruction table to the summary: instances, busy time, share, stalls by cause, "
                 "longest first (the JSON always has it as profile[])");
   cmd->add_flag("--no-race-check", args->no_race_check, "skip the race checker (faster on long runs)");
+  cmd->add_flag("--no-fast-forward", args->no_fast_forward,
+                "simulate every period of a steady loop instance by instance (by default, once a loop's whole "
+                "state repeats, the periods its end allows are skipped; the results are the same)");
   cmd->add_flag("--progress", args->progress,
                 "show a progress line on stderr while simulating, and the run's rate at the end (on by itself on "
                 "a terminal for runs of 20 M dynamic instructions or more)");

@@ -25,6 +25,7 @@
 #include "sim/units/core_barrier.h"
 #include "sim/units/dma_queue.h"
 #include "sim/units/dma_system.h"
+#include "sim/units/fast_forward.h"
 #include "sim/units/port_arbiter.h"
 
 namespace tandem {
@@ -63,7 +64,8 @@ SimContext* volatile g_context = nullptr;
 // the last line gives the whole run's rate.
 class ProgressWatch {
  public:
-  ProgressWatch(bool on, int64_t total, const Ledger& ledger) : line_(on), total_(total), ledger_(ledger) {
+  ProgressWatch(bool on, int64_t total, const Ledger& ledger, const FastForward* fast_forward)
+      : line_(on), total_(total), ledger_(ledger), fast_forward_(fast_forward) {
     if (on) thread_ = std::thread([this] { watch(); });
   }
   ~ProgressWatch() {
@@ -88,7 +90,13 @@ class ProgressWatch {
     const double s = line_.seconds();
     const double rate = s > 0 ? static_cast<double>(done) / s : 0;
     char text[200];
-    if (last)
+    const int64_t skipped = fast_forward_ ? fast_forward_->skipped_instances() : 0;
+    if (last && skipped > 0)
+      std::snprintf(text, sizeof text,
+                    "tandem sim: %lld dynamic instructions in %.1f s (%.2f M/s), %lld of them in steady periods "
+                    "fast-forwarded",
+                    static_cast<long long>(done), s, rate / 1e6, static_cast<long long>(skipped));
+    else if (last)
       std::snprintf(text, sizeof text, "tandem sim: %lld dynamic instructions simulated in %.1f s (%.2f M/s)",
                     static_cast<long long>(done), s, rate / 1e6);
     else
@@ -103,6 +111,7 @@ class ProgressWatch {
   ProgressLine line_;
   int64_t total_;
   const Ledger& ledger_;
+  const FastForward* fast_forward_;
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stop_ = false;
@@ -111,8 +120,8 @@ class ProgressWatch {
 
 SimResult run_simulation(const SimProgram& p, const SimOptions& options) {
   // The modules live until the process ends: SystemC does not support tearing a design down.
-  auto* ctx =
-      new SimContext{p, options.perturb_seed, options.perturb_spread, {}, {}, nullptr, nullptr, nullptr, {}, {}};
+  auto* ctx = new SimContext{
+      p, options.perturb_seed, options.perturb_spread, {}, {}, nullptr, nullptr, nullptr, nullptr, {}, {}};
   g_context = ctx;
   std::unique_ptr<TraceWriter> trace;
   if (!options.trace_path.empty()) {
@@ -142,9 +151,13 @@ SimResult run_simulation(const SimProgram& p, const SimOptions& options) {
   auto* checker = options.check_races ? new RaceChecker(p) : nullptr;
   auto* ledger = new Ledger(*ctx, options.iterations_kept, options.capture_timeline, trace.get(), checker);
   ctx->observer = ledger;
+  if (options.fast_forward && !trace && options.perturb_seed == 0 && ctx->dma) {
+    ctx->fast_forward = new FastForward(*ctx, *ledger);
+    ctx->observer = ctx->fast_forward;
+  }
 
   {
-    ProgressWatch watch(options.progress, p.dynamic_instructions, *ledger);
+    ProgressWatch watch(options.progress, p.dynamic_instructions, *ledger, ctx->fast_forward);
     sc_core::sc_start();
   }
   if (ctx->failure) std::rethrow_exception(ctx->failure);
@@ -160,6 +173,7 @@ SimResult run_simulation(const SimProgram& p, const SimOptions& options) {
   r.systemc_waits = ctx->kernel_waits;
   r.systemc_deltas = static_cast<int64_t>(sc_core::sc_delta_count());
   r.ledger_peak_spans = ledger->peak_spans();
+  r.fast_forwarded = ctx->fast_forward ? ctx->fast_forward->skipped_instances() : 0;
   if (checker)
     for (const Hazard& h : checker->hazards())
       r.hazards.push_back(

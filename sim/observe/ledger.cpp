@@ -584,7 +584,7 @@ Picos Ledger::watermark() {
   info.resize(n);
   h.resize(n);
   for (size_t u = 0; u < n; ++u) {
-    info[u] = ctx_.units[u]->horizon();
+    info[u] = stand_in_ ? stand_in_->horizons[u] : ctx_.units[u]->horizon();
     h[u] = std::min(info[u].floor, info[u].accepted);
   }
   for (size_t round = 0; round <= n; ++round) {
@@ -638,7 +638,9 @@ void Ledger::try_finalize(bool all_done) {
   passed_ = std::max(passed_, watermark);
   if (checker_) {
     int64_t min_seq = std::numeric_limits<int64_t>::max();
-    if (!all_done)
+    if (stand_in_)
+      min_seq = stand_in_->min_future_seq;
+    else if (!all_done)
       for (const StreamUnit* u : ctx_.units) min_seq = std::min(min_seq, u->min_future_seq());
     checker_->advance(watermark, min_seq);
   }
@@ -679,6 +681,102 @@ void Ledger::try_finalize(bool all_done) {
   held += static_cast<int64_t>(compute_busy_.size());
   for (const Intervals& busy : engine_sets_busy_) held += static_cast<int64_t>(busy.size());
   peak_spans_ = std::max(peak_spans_, held);
+}
+
+void Ledger::Listed::visit_state(StateVisitor& v) {
+  v.time(start);
+  compute.visit_state(v);
+  v.count(exposed);
+  v.count(dma_moving);
+  v.count(dma_waiting);
+  for (Picos& x : stall) v.count(x);
+  v.count(compute_settled);
+  v.count(dma_settled);
+  v.count(overlap_settled);
+}
+
+void Ledger::Iter::visit_state(StateVisitor& v) {
+  v.count(iv);
+  v.time(start);
+  v.time(end);
+  v.count(received);
+  v.time(dma_min_start);
+  v.time(dma_max_end);
+  v.count(wmma_bubble);
+  v.count(wmmas);
+  v.exact(kept);
+  v.exact(settled);
+  dma.visit_state(v);
+  if (kept || settled) listed->visit_state(v);
+}
+
+void Ledger::visit_state(StateVisitor& v) {
+  if (timeline_loop_ != kNoId || trace_) return v.refuse();
+  int64_t recorded = recorded_.load(std::memory_order_relaxed);
+  v.count(recorded);
+  recorded_.store(recorded, std::memory_order_relaxed);
+  v.count(finalize_at_);
+  v.time(passed_);
+  v.time(total_);
+  for (UnitResult& u : units_)
+    for (Picos& x : u.stall_ps) v.count(x);
+  for (double& bytes : unit_bytes_) v.count(bytes);
+  for (InstPlan& plan : plans_) {
+    v.count(plan.instances);
+    v.count(plan.busy_ps);
+    for (Picos& x : plan.stall_ps) v.count(x);
+  }
+  // Every loop, active or not: one whose iterations all finalized since the last listing
+  // still moved its sums.
+  for (LoopState& s : loops_) {
+    v.count(s.base);
+    v.exact(static_cast<int64_t>(s.pending.size()));
+    for (size_t i = 0; i < s.pending.size(); ++i) s.pending[i].visit_state(v);
+    v.time(s.first_end);
+    v.count(s.steady_ps);
+    v.count(s.steady_intervals);
+    v.time(s.entry_start);
+    v.time(s.entry_end);
+    v.exact(static_cast<int64_t>(s.head.size()));
+    v.exact(static_cast<int64_t>(s.tail.size()));
+    v.exact(static_cast<int64_t>(s.tail_next));
+    s.dma_wall.visit_state(v);
+    v.time(s.counted);
+    v.exact(s.active);
+    LoopResult& r = s.result;
+    for (Picos* x : {&r.span_ps, &r.dma_in_flight_ps, &r.dma_moving_ps, &r.dma_waiting_ps, &r.overlapped_dma_ps,
+                     &r.exposed_dma_ps, &r.wmma_bubble_ps, &r.wmma_instances})
+      v.count(*x);
+  }
+  for (Intervals& busy : engine_sets_busy_) busy.visit_state(v);
+  v.exact(static_cast<int64_t>(active_.size()));
+  for (LoopId l : active_) v.exact(l);
+  compute_busy_.visit_state(v);
+}
+
+int64_t Ledger::periods_allowed(const std::vector<int64_t>& count_shift, const std::vector<int64_t>& started) {
+  int64_t allowed = std::numeric_limits<int64_t>::max();
+  bool later = false;
+  for (size_t l = 0; l < loops_.size(); ++l) {
+    const int64_t shift = count_shift[l];
+    if (shift == 0) continue;
+    const LoopState& s = loops_[l];
+    // Its iterations open now and to come in the skipped periods must lie between the ones
+    // listed first and last.
+    if (s.listed_from == std::numeric_limits<int64_t>::max()) return 0;  // every iteration listed
+    if (s.base < s.listed_below) later = true;
+    allowed = std::min(allowed, (s.listed_from - started[l]) / shift - 1);
+  }
+  if (allowed < 1) return 0;
+  return later ? -1 : allowed;
+}
+
+void Ledger::check_record(const InstanceRecord& r) { checker_->record(r); }
+
+void Ledger::check_progress() {
+  int64_t min_seq = std::numeric_limits<int64_t>::max();
+  if (stand_in_) min_seq = stand_in_->min_future_seq;
+  checker_->advance(watermark(), min_seq);
 }
 
 }  // namespace tandem

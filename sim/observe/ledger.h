@@ -48,6 +48,17 @@ class Ledger final : public InstanceObserver {
   // When a transfer set the release, a compute unit's wait is exposed DMA of that iteration.
   void barrier_wait(const InstanceRecord& r, Picos ps, bool released_by_dma) override;
   void unit_done() override { try_finalize(); }
+  void stand_in(const UnitBounds* bounds) override { stand_in_ = bounds; }
+  // Fast-forward (sim/units/fast_forward.h): the ledger finalizes what it can (settle), then
+  // lists its sums, its open iterations and its busy intervals; it refuses while it keeps a
+  // timeline or writes a trace. A skipped period may not open or finalize an iteration the
+  // result lists.
+  void settle() override { try_finalize(); }
+  void visit_state(StateVisitor& v) override;
+  int64_t periods_allowed(const std::vector<int64_t>& count_shift, const std::vector<int64_t>& started) override;
+  bool checks_records() const override { return checker_ != nullptr; }
+  void check_record(const InstanceRecord& r) override;
+  void check_progress() override;
   // Finalises everything (all units are done) and fills in the bounds.
   SimResult finish();
   // The most busy intervals and spans held after a finalization (SimResult::ledger_peak_spans).
@@ -87,6 +98,13 @@ class Ledger final : public InstanceObserver {
     }
     void shrink_to(size_t n) { size_ = n; }
     void clear() { size_ = 0; }
+    void visit_state(StateVisitor& v) {
+      v.exact(static_cast<int64_t>(size_));
+      for (size_t i = 0; i < size_; ++i) {
+        v.time(store_[i].first);
+        v.time(store_[i].second);
+      }
+    }
 
    private:
     void grow();
@@ -111,6 +129,10 @@ class Ledger final : public InstanceObserver {
     // Sorted, disjoint and not touching.
     const Intervals& merged();
     size_t size() const { return spans_.size(); }
+    void visit_state(StateVisitor& v) {
+      v.exact(merged_);
+      spans_.visit_state(v);
+    }
     // Drops what lies before `until` (a span across it keeps its part from `until` on) and
     // returns the first span left's start (kNever when none), after `each(a, b)` has seen
     // each dropped part [a, b) of the merged spans.
@@ -138,6 +160,7 @@ class Ledger final : public InstanceObserver {
     Picos dma_settled = 0;      // length of the DMA spans dropped
     Picos overlap_settled = 0;  // their overlap with compute busy time
     void reset();               // back to fresh, keeping the span storage
+    void visit_state(StateVisitor& v);
   };
   struct alignas(128) Iter {  // 128 bytes: the index is a shift; what every record touches first
     int64_t iv = 0;
@@ -157,6 +180,7 @@ class Ledger final : public InstanceObserver {
     Listed* listed = nullptr;  // its slot's (IterRing keeps it)
     // Back to a fresh iteration, keeping the span storage (no allocation per iteration).
     void reset();
+    void visit_state(StateVisitor& v);
   };
   static_assert(sizeof(Iter) == 128, "an iteration's slot is two cache lines");
   // The pending iterations, oldest first, in a ring of reused slots (a power of two).
@@ -298,6 +322,7 @@ class Ledger final : public InstanceObserver {
   std::vector<LoopId> active_;
   // The watermark's scratch: each unit's horizon and bound.
   std::vector<StreamUnit::Horizon> horizons_;
+  const UnitBounds* stand_in_ = nullptr;  // the units' bounds while fast-forward replays records
   std::vector<Picos> bounds_;
   Picos passed_ = 0;         // the last watermark: every record still to come starts at or after it
   int64_t peak_spans_ = 0;   // peak_spans()

@@ -191,6 +191,9 @@ struct SimResult {
   // tests and bench/sim_bench, not part of tandem.sim/1): bounded by how far the units run
   // ahead of each other, not by the instances of a loop or of an outer loop's iteration.
   int64_t ledger_peak_spans = 0;
+  // Dynamic instances of periods fast-forward skipped (their records replayed, not simulated;
+  // `tandem sim --progress`, not part of tandem.sim/1).
+  int64_t fast_forwarded = 0;
 };
 
 }  // namespace tandem

@@ -80,4 +80,16 @@ void ComputeEngine::landed(Picos end) {
   wake();
 }
 
+void ComputeEngine::visit_state(StateVisitor& v) {
+  StreamUnit::visit_state(v);
+  v.real(jitter_);
+  v.exact(cycles_);
+  v.exact(latency_);
+  v.time(start_);
+  v.time(granted_);
+  v.time(data_start_);
+  v.time(dma_end_);
+  for (Picos& t : pipe_free_) v.time(t);
+}
+
 }  // namespace tandem

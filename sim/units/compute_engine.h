@@ -21,6 +21,9 @@ class ComputeEngine : public StreamUnit, public DmaClient {
   void resume() override;           // resume_stream<ComputeEngine>()
   void landed(Picos end) override;  // a collective's data has moved: a hand-off
 
+ public:
+  void visit_state(StateVisitor& v) override;
+
  private:
   friend class StreamUnit;  // the walk calls execute(), inline (StreamUnit::resume_stream)
   [[gnu::always_inline]] inline bool execute(const SimInst& inst, InstanceRecord& r);

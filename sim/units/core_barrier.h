@@ -11,6 +11,7 @@
 
 #include "sim/lower/program.h"
 #include "sim/units/hand_off.h"
+#include "sim/units/unit_state.h"
 
 namespace tandem {
 
@@ -53,6 +54,20 @@ class CoreBarrier : public sc_core::sc_module {
   Picos release_time() const { return release_time_; }
   // A transfer set the last release (the units waited on DMA).
   bool released_by_dma() const { return released_by_dma_; }
+
+  // Lists the barrier's state (sim/units/unit_state.h).
+  void visit_state(StateVisitor& v) {
+    v.exact(arrived_);
+    v.time(latest_arrival_);
+    v.exact(latest_is_queue_);
+    v.time(release_time_);
+    v.exact(released_by_dma_);
+    auto generation = static_cast<int64_t>(generation_);
+    v.count(generation);
+    generation_ = static_cast<uint64_t>(generation);
+    v.exact(static_cast<int64_t>(waiters_.size()));
+    for (const Waker* w : waiters_) v.identity(w);
+  }
 
  private:
   int fenced() const { return static_cast<int>(inst_.units.size()); }

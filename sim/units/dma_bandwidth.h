@@ -6,11 +6,13 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <vector>
 
 #include "sim/lower/program.h"
+#include "sim/units/unit_state.h"
 
 namespace tandem {
 
@@ -24,7 +26,8 @@ class DmaBandwidth {
 
   // Starts moving `t` at time `now` (ps); returns its id.
   int start(const DmaTransfer& t, double now);
-  // When the next chunk will land (ps), or infinity when nothing moves.
+  // When the next chunk will land, in whole picoseconds (a landing rounds up), or infinity
+  // when nothing moves.
   double next_completion() const {
     double next = kNever;
     for (const Group& g : groups_) next = std::min(next, g.next);
@@ -32,6 +35,27 @@ class DmaBandwidth {
   }
   // Advances to `now` and appends the transfers whose last chunk has landed.
   void complete_until(double now, std::vector<int>& done);
+  // Lists the model's state (sim/units/unit_state.h); `transfer(id)` lists a transfer by who
+  // moves it (ids are labels).
+  template <class ListTransfer>
+  void visit_state(StateVisitor& v, ListTransfer&& transfer) {
+    v.exact(static_cast<int64_t>(groups_.size()));
+    for (Group& g : groups_) {
+      v.exact(static_cast<int64_t>(g.engines));
+      v.exact(static_cast<int64_t>(g.active.size()));
+      if (g.active.empty()) continue;  // an idle group's times are stale
+      v.time(g.updated);
+      if (std::isinf(g.next)) return v.refuse();
+      v.time(g.next);
+      for (const Chunk& c : g.active) {
+        transfer(c.transfer);
+        v.exact(groups_left_[static_cast<size_t>(c.transfer)]);
+        v.real(c.remaining);
+        v.real(c.speed);
+        v.real(c.rate);
+      }
+    }
+  }
 
  private:
   struct Chunk {
@@ -43,7 +67,7 @@ class DmaBandwidth {
   struct Group {
     uint64_t engines = 0;  // bit set of DMA engines
     std::vector<Chunk> active;
-    double updated = 0;    // when `remaining` was last brought up to date; stale while idle
+    double updated = 0;    // when `remaining` was last brought up to date (whole ps); stale while idle
     double next = kNever;  // when its first chunk lands, kept so that a look-up scans no chunk
   };
 
@@ -88,10 +112,24 @@ inline void DmaBandwidth::share(Group& g) {
   for (Chunk& c : g.active) c.rate = c.speed / n;
 }
 
+// A landing is `updated` plus the first chunk's time left rounded up to a whole picosecond: the
+// rounding is of a duration, never of an absolute time, so a run shifted in time lands its
+// transfers shifted by exactly as much (fast-forward relies on it, sim/units/fast_forward.h).
 inline void DmaBandwidth::find_next(Group& g) {
-  double next = kNever;
-  for (const Chunk& c : g.active) next = std::min(next, g.updated + c.remaining / c.rate);
-  g.next = next;
+  double left = kNever;
+  for (const Chunk& c : g.active) left = std::min(left, c.remaining / c.rate);
+  // Within 1e-9 ps of a whole picosecond is on it; below 2^52 an integer ceil is exact and
+  // costs less than the library's (no rounding instruction in the baseline ISA).
+  const double x = left - 1e-9;
+  if (x <= 0) {
+    g.next = g.updated;
+  } else if (x < 0x1p52) {
+    auto whole = static_cast<int64_t>(x);
+    if (static_cast<double>(whole) < x) ++whole;
+    g.next = g.updated + static_cast<double>(whole);
+  } else {
+    g.next = std::isinf(x) ? kNever : g.updated + std::ceil(x);
+  }
 }
 
 inline void DmaBandwidth::complete_until(double now, std::vector<int>& done) {

@@ -199,4 +199,45 @@ int64_t DmaQueue::pending_seq() const {
   return t.inst->seq_at(t.future_base, t.ivs.data(), *ctx_.program.kernel);
 }
 
+void DmaQueue::visit_state(StateVisitor& v) {
+  StreamUnit::visit_state(v);
+  v.exact(static_cast<int64_t>(issued_));
+  v.exact(static_cast<int64_t>(landed_));
+  for (size_t i = 0; i < issued_; ++i) {
+    Issued& t = slot(i);
+    v.exact(t.inst->id);
+    v.record(t.r);
+    for (const LoopId l : t.inst->nest) {
+      v.count(t.counts[static_cast<size_t>(l)]);
+      v.count(t.ivs[static_cast<size_t>(l)]);
+    }
+    v.time(t.first_byte);
+    v.real(t.transfer.efficiency);
+    v.exact(t.future_base);
+    v.exact(static_cast<int64_t>(t.input_reason));
+    v.exact(static_cast<int64_t>(t.barrier_waits.size()));
+    for (BarrierWait& w : t.barrier_waits) {
+      v.record(w.r);
+      for (int64_t& c : w.at.counts) v.count(c);
+      for (int64_t& c : w.at.ivs) v.count(c);
+      v.time(w.from);
+      v.time(w.to);
+      v.exact(w.released_by_dma);
+    }
+  }
+  v.time(data_start_);
+  v.exact(static_cast<int64_t>(data_publish_next_));
+  v.exact(static_cast<int64_t>(busy_.size()));
+  for (auto& [from, to] : busy_) {
+    v.time(from);
+    v.time(to);
+  }
+  v.time(data_free_);
+  v.exact(issue_waiting_);
+  v.time(issue_);
+  v.exact(input_wait_);
+  v.exact(room_wait_);
+  v.exact(static_cast<int64_t>(input_reason_));
+}
+
 }  // namespace tandem

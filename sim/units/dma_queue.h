@@ -32,6 +32,10 @@ class DmaQueue : public StreamUnit, public DmaClient {
   // land. A guess, large enough that no bundled kernel reaches it: it bounds memory only.
   static constexpr size_t kDepth = 256;
 
+  void visit_state(StateVisitor& v) override;
+  // The waker of the queue's data phase (a semaphore may hold it while it waits for room).
+  const Waker* data_phase() const { return &data_phase_; }
+
  protected:
   void resume() override;  // resume_stream<DmaQueue>()
   Picos pending_floor() const override;

@@ -5,6 +5,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "sim/units/fast_forward.h"
+
 namespace tandem {
 
 DmaSystem::DmaSystem(sc_core::sc_module_name name, const DmaModel& model, SimContext& ctx)
@@ -15,19 +17,9 @@ DmaSystem::DmaSystem(sc_core::sc_module_name name, const DmaModel& model, SimCon
 }
 
 inline Picos DmaSystem::next_event(double now) const {
-  const double next = bandwidth_.next_completion();
-  Picos at = std::numeric_limits<Picos>::max();
-  // A landing rounds up to a whole picosecond.
-  const double x = next - 1e-9;
-  if (x >= 0 && x < 0x1p52 && now < 0x1p52) {
-    // Below 2^52 every step of the general form is exact: it is max(now, ceil(x)), and an
-    // integer ceil costs less than the library's (no rounding instruction in the baseline ISA).
-    Picos c = static_cast<Picos>(x);
-    if (static_cast<double>(c) < x) ++c;
-    at = std::max(static_cast<Picos>(now), c);
-  } else if (!std::isinf(next)) {
-    at = static_cast<Picos>(now) + static_cast<Picos>(std::max(0.0, std::ceil(x) - now));
-  }
+  const double next = bandwidth_.next_completion();  // whole picoseconds
+  Picos at = std::isinf(next) ? std::numeric_limits<Picos>::max()
+                              : std::max(static_cast<Picos>(now), static_cast<Picos>(next));
   if (!pending_.empty()) at = std::min(at, pending_.back().at);
   return at;
 }
@@ -59,7 +51,7 @@ void DmaSystem::wake() {
   for (;;) {
     ctx_.dma_time = now;
     step(static_cast<double>(now));
-    const Picos next = next_event(static_cast<double>(now));
+    Picos next = next_event(static_cast<double>(now));
     // Run ahead to the next landing or start while no other process has anything to do before
     // it: the units it hands off to run with it, at its time. One that must wait in SystemC (for
     // a port, a collective's start) stops it; SystemC's time then catches up.
@@ -67,6 +59,13 @@ void DmaSystem::wake() {
     if (notified_at_ >= 0) {  // a start asked for a wake SystemC holds: this one runs past it
       wake_.cancel();
       notified_at_ = -1;
+    }
+    if (ctx_.fast_forward) {  // it may move the whole state on by whole periods
+      const Picos moved = ctx_.fast_forward->at_step(now);
+      if (moved != now) {
+        now = ctx_.dma_time = moved;
+        next = next_event(static_cast<double>(now));
+      }
     }
     now = next;
   }
@@ -97,6 +96,16 @@ void DmaSystem::step(double now) {
       p.client->landed(static_cast<Picos>(now));
   }
   ctx_.ready.run();  // the units the landings handed off to: they may start transfers
+}
+
+void DmaSystem::visit_state(StateVisitor& v) {
+  if (notified_at_ >= 0 || wake_at_ >= 0) return v.refuse();  // SystemC holds a wake
+  v.exact(static_cast<int64_t>(pending_.size()));
+  for (Pending& p : pending_) {  // in the order they start: `order` is a label
+    v.time(p.at);
+    v.identity(p.client);
+  }
+  bandwidth_.visit_state(v, [&](int id) { v.identity(clients_[static_cast<size_t>(id)]); });
 }
 
 }  // namespace tandem

@@ -38,6 +38,8 @@ class DmaSystem : public sc_core::sc_module {
   // is the DMA system's to make, so the client needs no wake-up of its own for it, and starts
   // due at the same time share one.
   void start(const DmaTransfer& t, Picos at, DmaClient* client);
+  // Lists the DMA system's state (sim/units/unit_state.h): a transfer by its client.
+  void visit_state(StateVisitor& v);
 
  private:
   struct Pending {

@@ -9,6 +9,7 @@
 #include <systemc>
 
 #include "sim/lower/program.h"
+#include "sim/units/unit_state.h"
 
 namespace tandem {
 
@@ -20,6 +21,11 @@ class PortArbiter : public sc_core::sc_module {
   // Called at simulated time `now` == the instruction's earliest start; `granted` fires once
   // the ports are reserved for `duration` from `*grant`.
   void request(int unit, const std::vector<int>& ports, Picos duration, sc_core::sc_event* granted, Picos* grant);
+  // Lists the ports' state (sim/units/unit_state.h): a request not granted yet is SystemC's.
+  void visit_state(StateVisitor& v) {
+    if (!pending_.empty()) return v.refuse();
+    for (Picos& t : busy_until_) v.time(t);
+  }
 
  private:
   struct Request {

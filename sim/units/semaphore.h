@@ -12,6 +12,7 @@
 
 #include "sim/lower/program.h"
 #include "sim/units/hand_off.h"
+#include "sim/units/unit_state.h"
 
 namespace tandem {
 
@@ -72,6 +73,22 @@ class Semaphore {
     closed_ = true;
     released_ = produced_;
     if (producer_waiter_) producer_waiter_->wake();
+  }
+
+  // Lists the semaphore's state (sim/units/unit_state.h): its live keys by key, not by slot.
+  void visit_state(StateVisitor& v) {
+    v.exact(closed_);
+    v.exact(produced_ - released_);
+    v.count(produced_);
+    v.count(released_);
+    for (int64_t key = released_; key < produced_; ++key) {
+      int64_t slot = head_ - (produced_ - key);
+      if (slot < 0) slot += capacity_;
+      v.time(ring_[slot]);
+    }
+    v.time(latest_);
+    v.identity(consumer_waiter_);
+    v.identity(producer_waiter_);
   }
 
   // The fields every visit reads come first, together (one cache line with the waiters).

@@ -18,6 +18,7 @@ namespace tandem {
 
 class CoreBarrier;
 class DmaSystem;
+class FastForward;
 class PortArbiter;
 class InstanceObserver;
 class StreamUnit;
@@ -30,7 +31,8 @@ struct SimContext {
   std::vector<CoreBarrier*> barriers;                  // per InstId; null unless a barrier
   DmaSystem* dma = nullptr;
   PortArbiter* ports = nullptr;          // access conflicts, if the model has any
-  InstanceObserver* observer = nullptr;  // the ledger (sim/observe/)
+  InstanceObserver* observer = nullptr;  // the ledger (sim/observe/), through fast-forward when on
+  FastForward* fast_forward = nullptr;   // null: every instance is simulated
   std::vector<StreamUnit*> units;
   // The first exception a unit's thread raised: the unit stops the simulation, and simulate()
   // rethrows it as it was (a user Error stays one), never as SystemC's E549 report.

@@ -37,6 +37,7 @@ void StreamUnit::flatten(const std::vector<WalkNode>& nodes) {
       continue;
     }
     const Loop& l = ctx_.program.kernel->loops[static_cast<size_t>(n.id)];
+    walk_loops_.push_back(n.id);
     const size_t begin = walk_.size();
     walk_.push_back({WalkStep::LoopBegin, n.id, nullptr, 0, 0, l.lo, l.hi});
     flatten(n.children);
@@ -171,6 +172,34 @@ bool StreamUnit::run_barrier(const SimInst& inst, InstanceRecord& r) {
 
 void StreamUnit::report_barrier_wait(const InstanceRecord& r, Picos from, Picos to, bool released_by_dma) {
   ctx_.observer->barrier_wait(r, to - from, released_by_dma);
+}
+
+void StreamUnit::visit_state(StateVisitor& v) {
+  if (in_systemc_) return v.refuse();  // a notification SystemC holds cannot be moved
+  v.exact(static_cast<int64_t>(phase_));
+  v.exact(static_cast<int64_t>(state_));
+  v.exact(step_);
+  v.exact(pc_ - walk_.data());
+  v.exact(current_inst_ ? current_inst_->id : -1);
+  v.time(free_);
+  v.time(pending_start_);
+  for (LoopId l : walk_loops_) {
+    v.count(loop_counts_[static_cast<size_t>(l)]);
+    v.count(loop_ivs_[static_cast<size_t>(l)]);
+  }
+  v.time(ready_);
+  v.exact(static_cast<int64_t>(input_next_));
+  v.exact(static_cast<int64_t>(publish_next_));
+  v.identity(state_ == State::WaitingData || state_ == State::WaitingSpace ? blocked_on_ : nullptr);
+  v.count(blocked_key_);
+  v.exact(blocked_barrier_);
+  v.exact(barrier_arrival_.last);
+  auto generation = static_cast<int64_t>(barrier_arrival_.generation);
+  v.count(generation);
+  barrier_arrival_.generation = static_cast<uint64_t>(generation);
+  v.record(record_);
+  v.record(barrier_record_);
+  v.time(release_);
 }
 
 StreamUnit::Horizon StreamUnit::horizon() const {

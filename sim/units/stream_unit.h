@@ -19,6 +19,8 @@
 #include "sim/units/instance_record.h"
 #include "sim/units/semaphore.h"
 #include "sim/units/sim_context.h"
+#include "sim/units/unit_bounds.h"
+#include "sim/units/unit_state.h"
 
 namespace tandem {
 
@@ -28,23 +30,19 @@ class StreamUnit : public Waker,
   SC_HAS_PROCESS(StreamUnit);
   StreamUnit(sc_core::sc_module_name name, SimContext& ctx, int index);
 
-  // What bounds the start of every record this unit will still produce: its own `floor`,
-  // raised to the bound of the unit it waits for (`waits_on`), or to the smallest bound of
-  // the other units at the barrier it waits at (`barrier`); and, apart, the work it has
-  // accepted and not yet recorded (`accepted`: a DMA queue's transfers still moving), which
-  // no wait of its stream holds up. Ledger::watermark() solves them.
-  struct Horizon {
-    Picos floor;
-    int waits_on = -1;
-    InstId barrier = kNoId;
-    Picos accepted = std::numeric_limits<Picos>::max();
-  };
+  using Horizon = UnitHorizon;
   Horizon horizon() const;
   bool done() const { return state_ == State::Done; }
   // Every instance this unit has not recorded yet comes at or after this in program order.
   int64_t min_future_seq() const;
   // What the unit is waiting for, for deadlock reports.
   std::string describe_wait() const;
+  // Lists the unit's state (sim/units/unit_state.h); a visitor that shifts it writes it back.
+  virtual void visit_state(StateVisitor& v);
+  // The loops the unit's stream enters, and where each one's induction variable is now.
+  const std::vector<LoopId>& walk_loops() const { return walk_loops_; }
+  int64_t iv(LoopId l) const { return loop_ivs_[static_cast<size_t>(l)]; }
+  int64_t started(LoopId l) const { return loop_counts_[static_cast<size_t>(l)]; }
 
  protected:
   enum class State { Running, WaitingData, WaitingSpace, WaitingTime, WaitingBarrier, Done };
@@ -153,6 +151,7 @@ class StreamUnit : public Waker,
   enum class Phase : uint8_t { Next, Instance, Barrier, Drain, Finished };
   Phase phase_ = Phase::Next;
   std::vector<WalkStep> walk_;
+  std::vector<LoopId> walk_loops_;      // the loops of walk_, each once
   const WalkStep* pc_ = nullptr;        // the walk step after current_inst_'s (walk_ is not resized once built)
   const WalkStep* walk_end_ = nullptr;  // walk_'s end
   InstanceRecord record_;               // the instance in flight

@@ -2,12 +2,13 @@
 // pipelines. Each case is scheduled in process with the structural verifier (after every pass,
 // always on) and the translation validator (--verify), its printed schedule must read back to
 // itself, and each distinct schedule is simulated with the race checker, nominally and under
-// perturbed timing (one forked child per simulation: SystemC elaborates once per process).
+// perturbed timing, and nominally once more with fast-forward off, whose result must be the
+// same (one forked child per simulation: SystemC elaborates once per process).
 // A failing case is reduced (pipeline steps, instructions, loops, trip counts) and written
 // out as a .kir whose header holds the pipeline and what fails.
 //
 // usage: tandem_campaign [--seed N] [--kernels N] [--perturb-runs K] [-j N] [--out DIR]
-//                        [--print-kernel I] [--expect-failures N]
+//                        [--trip-scale S] [--print-kernel I] [--expect-failures N]
 // Exit 0 when as many cases failed as expected (0 unless told), 1 otherwise, 2 on bad usage.
 #include <sys/stat.h>
 
@@ -32,6 +33,7 @@
 #include "sched/support/log.h"
 #include "sim/driver/isolated.h"
 #include "sim/driver/simulate_file.h"
+#include "sim/report/report.h"
 
 namespace tandem {
 namespace {
@@ -44,6 +46,7 @@ struct Options {
   std::string out = "campaign-failures";
   int64_t print_kernel = -1;
   int64_t expect_failures = 0;  // failing cases known at this seed (none today)
+  int trip_scale = 1;           // generate_kernel's: loops this many times longer
 };
 
 // One kernel scheduled by one pipeline and checked in process.
@@ -98,23 +101,52 @@ Scheduled schedule_case(const std::string& text, const std::string& pipeline) {
   return s;
 }
 
-// The races of one simulation (seed 0: nominal timing), one per line; empty when clean.
-std::string simulate_job(const KernelInput& in, uint64_t seed) {
+// The simulations of one schedule: job k <= perturb_runs runs at seed k (0: nominal timing),
+// the last one runs the nominal timing again with fast-forward off.
+int jobs_per_schedule(int perturb_runs) { return perturb_runs + 2; }
+
+// A simulation's races, one per line (empty when clean); a nominal run adds, after a record
+// separator, its whole result (JSON) and the instances fast-forward skipped.
+constexpr char kPart = '\x1e';
+std::string simulate_job(const KernelInput& in, int job, int perturb_runs) {
   Kernel k = in.kernel;
   DepGraph g = in.deps;
   SimOptions so;
-  so.perturb_seed = seed;
+  const bool full = job == jobs_per_schedule(perturb_runs) - 1;
+  so.perturb_seed = full ? 0 : static_cast<uint64_t>(job);
+  so.fast_forward = !full;
   const SimResult r = simulate(lower_scheduled(k, g, RunOptions{}), so);
   std::string out;
   for (const HazardReport& h : r.hazards) out += h.message + "\n";
+  if (so.perturb_seed == 0) out += kPart + format_json(r) + kPart + std::to_string(r.fast_forwarded);
   return out;
 }
 
-// What a simulation outcome says is wrong, if anything.
-std::optional<std::string> sim_failure(const IsolatedOutcome& o, uint64_t seed) {
-  const std::string run = seed ? " (perturbed run, seed " + std::to_string(seed) + ")" : " (nominal timing)";
-  if (!o.ok) return "simulation: " + first_line(o.error) + run;
-  if (!o.output.empty()) return "race: " + first_line(o.output) + run;
+// Part `i` of a job's output ("" past the last).
+std::string part(const std::string& output, int i) {
+  size_t from = 0;
+  for (; i > 0; --i) {
+    from = output.find(kPart, from);
+    if (from == std::string::npos) return "";
+    ++from;
+  }
+  return output.substr(from, output.find(kPart, from) - from);
+}
+
+// What the simulations of one schedule (simulate_job's, in job order) say is wrong, if anything:
+// a failure, a race, or a result fast-forward changed.
+std::optional<std::string> sim_failure(const std::vector<IsolatedOutcome>& jobs) {
+  for (size_t job = 0; job < jobs.size(); ++job) {
+    const bool full = job + 1 == jobs.size();
+    const std::string run = full  ? " (nominal timing, fast-forward off)"
+                            : job ? " (perturbed run, seed " + std::to_string(job) + ")"
+                                  : " (nominal timing)";
+    if (!jobs[job].ok) return "simulation: " + first_line(jobs[job].error) + run;
+    const std::string races = part(jobs[job].output, 0);
+    if (!races.empty()) return "race: " + first_line(races) + run;
+  }
+  if (part(jobs.front().output, 1) != part(jobs.back().output, 1))
+    return std::string("fast-forward: the result differs from simulating every instance");
   return std::nullopt;
 }
 
@@ -124,8 +156,12 @@ std::optional<std::string> failure_of(const std::string& text, const std::string
   Scheduled s = schedule_case(text, pipeline);
   std::optional<std::string> f;
   if (!s.failure.empty()) f = s.failure;
-  for (int seed = 0; !f && s.result && seed <= perturb_runs; ++seed)
-    f = sim_failure(run_isolated_outcome([&] { return simulate_job(*s.result, seed); }, 60), seed);
+  if (!f && s.result) {
+    std::vector<IsolatedOutcome> jobs;
+    for (int job = 0; job < jobs_per_schedule(perturb_runs); ++job)
+      jobs.push_back(run_isolated_outcome([&] { return simulate_job(*s.result, job, perturb_runs); }, 60));
+    f = sim_failure(jobs);
+  }
   if (!f) return std::nullopt;
   if (detail) *detail = *f;
   return f->substr(0, f->find(':'));
@@ -230,7 +266,7 @@ std::pair<std::string, std::string> reduce(std::string text, std::string pipelin
 int usage(const std::string& why) {
   std::cerr << "tandem_campaign: " << why
             << "\nusage: tandem_campaign [--seed N] [--kernels N] [--perturb-runs K] [-j N] [--out DIR] "
-               "[--print-kernel I] [--expect-failures N]\n";
+               "[--trip-scale S] [--print-kernel I] [--expect-failures N]\n";
   return 2;
 }
 
@@ -242,12 +278,13 @@ std::string reason_kind(const std::string& reason) {
 
 int run(const Options& o) {
   const auto start = std::chrono::steady_clock::now();
-  int64_t cases = 0, passed = 0, declined = 0, refused = 0, failed = 0, trn = 0, gpu = 0, schedules = 0, sims = 0;
+  int64_t cases = 0, passed = 0, declined = 0, refused = 0, failed = 0, trn = 0, gpu = 0, schedules = 0, sims = 0,
+          fast_forwarded = 0;
   size_t trn_pipelines = 0, gpu_pipelines = 0;
   std::map<std::string, int64_t> reasons, refusals, failures;
   mkdir(o.out.c_str(), 0777);
   for (int64_t ki = 0; ki < o.kernels; ++ki) {
-    const GeneratedKernel gk = generate_kernel(o.seed, ki);
+    const GeneratedKernel gk = generate_kernel(o.seed, ki, o.trip_scale);
     const std::vector<std::string> pipelines = pipelines_for(gk);
     (gk.gpu ? gpu : trn) += 1;
     (gk.gpu ? gpu_pipelines : trn_pipelines) = pipelines.size();
@@ -279,17 +316,21 @@ int run(const Options& o) {
       }
       cases_of[it->second].push_back(pi);
     }
-    // Simulations: every distinct schedule at nominal timing and under K perturbations.
-    const size_t per = static_cast<size_t>(o.perturb_runs) + 1;
-    std::vector<std::optional<std::string>> sim_verdict(unique.size());
+    // Simulations: every distinct schedule at nominal timing and under K perturbations, and at
+    // nominal timing with fast-forward off.
+    const auto per = static_cast<size_t>(jobs_per_schedule(o.perturb_runs));
+    std::vector<std::vector<IsolatedOutcome>> outcomes(unique.size(), std::vector<IsolatedOutcome>(per));
     schedules += static_cast<int64_t>(unique.size());
     sims += static_cast<int64_t>(unique.size() * per);
     run_isolated_pool(
-        unique.size() * per, o.jobs, [&](size_t j) { return simulate_job(unique[j / per].second, j % per); },
-        [&](size_t j, const IsolatedOutcome& out) {
-          if (!sim_verdict[j / per]) sim_verdict[j / per] = sim_failure(out, j % per);
-        },
-        60);
+        unique.size() * per, o.jobs,
+        [&](size_t j) { return simulate_job(unique[j / per].second, static_cast<int>(j % per), o.perturb_runs); },
+        [&](size_t j, const IsolatedOutcome& out) { outcomes[j / per][j % per] = out; }, 60);
+    std::vector<std::optional<std::string>> sim_verdict(unique.size());
+    for (size_t u = 0; u < unique.size(); ++u) {
+      sim_verdict[u] = sim_failure(outcomes[u]);
+      if (outcomes[u].front().ok && std::stoll("0" + part(outcomes[u].front().output, 2)) > 0) ++fast_forwarded;
+    }
     for (size_t u = 0; u < unique.size(); ++u)
       for (size_t pi : cases_of[u]) verdict[pi] = sim_verdict[u] ? *sim_verdict[u] : std::string();
     for (size_t pi = 0; pi < pipelines.size(); ++pi) {
@@ -317,14 +358,16 @@ int run(const Options& o) {
   // A case neither refused nor failed passed every check.
   passed = cases - refused - failed;
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::cout << "campaign seed " << o.seed << ": " << o.kernels << " kernels (" << trn << " trn, " << gpu << " gpu) x "
-            << trn_pipelines << " trn / " << gpu_pipelines << " gpu pipelines\n"
+  std::cout << "campaign seed " << o.seed << (o.trip_scale > 1 ? ", trips x" + std::to_string(o.trip_scale) : "")
+            << ": " << o.kernels << " kernels (" << trn << " trn, " << gpu << " gpu) x " << trn_pipelines << " trn / "
+            << gpu_pipelines << " gpu pipelines\n"
             << "cases: " << cases << "\n"
             << "passed: " << passed << " (of which a pass declined with a reason: " << declined << ")\n"
             << "refused (a pass's user error, e.g. buffers that do not fit): " << refused << "\n"
             << "failed: " << failed << "\n"
             << "distinct schedules simulated: " << schedules << " (" << sims << " simulations, " << o.perturb_runs
-            << " perturbed runs each)\n";
+            << " perturbed runs and one without fast-forward each)\n"
+            << "fast-forwarded: " << fast_forwarded << " nominal runs skipped steady periods\n";
   auto top = [](const std::map<std::string, int64_t>& m, const char* title) {
     if (m.empty()) return;
     std::vector<std::pair<int64_t, std::string>> v;
@@ -369,6 +412,8 @@ int main(int argc, char** argv) {
         o.print_kernel = std::stoll(value());
       else if (a == "--expect-failures")
         o.expect_failures = std::stoll(value());
+      else if (a == "--trip-scale")
+        o.trip_scale = std::max(1, std::stoi(value()));
       else
         return tandem::usage("unknown argument '" + a + "'");
     } catch (const std::exception& e) {
@@ -377,7 +422,7 @@ int main(int argc, char** argv) {
   }
   tandem::set_log_level("off");
   if (o.print_kernel >= 0) {
-    const tandem::GeneratedKernel k = tandem::generate_kernel(o.seed, o.print_kernel);
+    const tandem::GeneratedKernel k = tandem::generate_kernel(o.seed, o.print_kernel, o.trip_scale);
     std::cout << "# " << k.shape << "\n" << k.text;
     for (const auto& p : tandem::pipelines_for(k)) std::cout << "# pipeline: " << p << "\n";
     return 0;

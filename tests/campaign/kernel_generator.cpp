@@ -36,7 +36,7 @@ std::string str(int64_t v) { return std::to_string(v); }
 // program order. Tiles are sometimes shared between loops, as users do.
 class TrnKernel {
  public:
-  explicit TrnKernel(Rng& r) : r_(r) {}
+  TrnKernel(Rng& r, int trip_scale) : r_(r), trip_scale_(trip_scale) {}
 
   GeneratedKernel build(int64_t index) {
     target_ = r_.chance(70) ? "trn2" : "trn1";
@@ -108,7 +108,7 @@ class TrnKernel {
   }
   std::string open_loop() {
     const int lo = r_.chance(15) ? 1 : 0;
-    const int hi = lo + 2 + r_.below(3);
+    const int hi = lo + (2 + r_.below(3)) * trip_scale_;
     const std::string iv = fresh("i");
     emit("loop " + iv + " = " + str(lo) + " to " + str(hi) + (r_.chance(50) ? " {prefetch_one_iteration_ahead}" : "") +
          " {");
@@ -263,7 +263,7 @@ class TrnKernel {
     const int w = r_.pick(std::vector<int>{128, 256, 512});
     Tile q = tile("sbuf", 128, 128, "bf16");
     inst("lq", "load " + q.name + " <- " + dram_block(128, 128, "bf16"));
-    const int columns = 8;
+    const int columns = 8 * trip_scale_;
     Tile l = tile("sbuf", 128, columns, "f32", false);
     const std::string iv = open_loop();
     const int lo = loops_.back().lo;
@@ -387,6 +387,7 @@ class TrnKernel {
   }
 
   Rng& r_;
+  const int trip_scale_;
   std::vector<std::string> decls_, lines_;
   std::vector<Loop> loops_;
   std::vector<Tile> tiles_;
@@ -491,12 +492,12 @@ GeneratedKernel gpu_kernel(Rng& r, int64_t index) {
 
 }  // namespace
 
-GeneratedKernel generate_kernel(uint64_t seed, int64_t index) {
+GeneratedKernel generate_kernel(uint64_t seed, int64_t index, int trip_scale) {
   Rng r(seed * 0x100000001b3ULL + static_cast<uint64_t>(index));
   r.next();
   // One kernel in three is a GPU WMMA loop.
   if (index % 3 == 2) return gpu_kernel(r, index);
-  TrnKernel k(r);
+  TrnKernel k(r, trip_scale);
   return k.build(index);
 }
 

@@ -16,7 +16,9 @@ struct GeneratedKernel {
 };
 
 // Kernel `index` of the campaign seeded `seed`: the same pair always gives the same kernel.
-GeneratedKernel generate_kernel(uint64_t seed, int64_t index);
+// `trip_scale` multiplies the trip count of every loop of a trn kernel (the same kernel
+// otherwise): long loops reach the steady state fast-forward skips.
+GeneratedKernel generate_kernel(uint64_t seed, int64_t index, int trip_scale = 1);
 
 // The pipelines tried on `k`: the named ones, every pass with each value of each of its
 // options, and the compositions users build (the default chain with its options varied).

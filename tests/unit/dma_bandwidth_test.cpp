@@ -61,7 +61,8 @@ class ReferenceBandwidth {
   double next_completion() const {
     double next = std::numeric_limits<double>::infinity();
     for (const Group& g : groups_)
-      for (const Chunk& c : g.active) next = std::min(next, g.updated + c.remaining / rate(g, c));
+      for (const Chunk& c : g.active)
+        next = std::min(next, g.updated + std::max(0.0, std::ceil(c.remaining / rate(g, c) - 1e-9)));
     return next;
   }
 
