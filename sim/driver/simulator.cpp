@@ -151,7 +151,7 @@ SimResult run_simulation(const SimProgram& p, const SimOptions& options) {
   auto* checker = options.check_races ? new RaceChecker(p) : nullptr;
   auto* ledger = new Ledger(*ctx, options.iterations_kept, options.capture_timeline, trace.get(), checker);
   ctx->observer = ledger;
-  if (options.fast_forward && !trace && options.perturb_seed == 0 && ctx->dma) {
+  if (options.fast_forward && options.perturb_seed == 0 && ctx->dma) {
     ctx->fast_forward = new FastForward(*ctx, *ledger);
     ctx->observer = ctx->fast_forward;
   }

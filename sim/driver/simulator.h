@@ -16,8 +16,8 @@ struct SimOptions {
   std::string trace_path;          // write a Trace Event JSON file here, if set
   TraceFilter trace_filter;        // what the trace keeps
   bool check_races = true;         // run the race checker (docs/checker.md)
-  // Skip whole periods of steady loops (sim/units/fast_forward.h): the results stay those of
-  // instance-by-instance simulation. Off with a trace or a perturbation, and without DMA.
+  // Skip whole periods of steady loops (sim/units/fast_forward.h): the results (and a trace)
+  // stay those of instance-by-instance simulation. Off with a perturbation, and without DMA.
   bool fast_forward = true;
   bool capture_timeline = false;  // keep the main loop's first, middle and last iterations (reports)
   // Jitter every duration by a factor in [1 - spread, 1 + spread], drawn per dynamic
