@@ -129,7 +129,8 @@ SimResult run_simulation(const SimProgram& p, const SimOptions& options) {
   }
   for (const SimChannel& c : p.channels) {
     const SimInst& src = p.insts[static_cast<size_t>(c.src)];
-    ctx->semaphores.push_back(std::make_unique<Semaphore>(c, src.is_barrier ? -1 : src.units[0], options.window));
+    ctx->semaphores.push_back(std::make_unique<Semaphore>(c, static_cast<int>(ctx->semaphores.size()),
+                                                          src.is_barrier ? -1 : src.units[0], options.window));
   }
   // The units skip the channels others imply; jitter may shorten a duration by the spread.
   ctx->channel_ports =

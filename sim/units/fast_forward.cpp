@@ -27,6 +27,10 @@ constexpr int64_t kWordsPerStep = 256;
 constexpr int64_t kChunk = 64;
 // Candidates whose units repeat and whose observer does not, looked past before replaying.
 constexpr int kObserverMisses = 8;
+// Words of a listing, at most: a larger state (a program of some 10^5 channels or loops) is
+// not listed, and the listings kept to search for a repeat hold at most kRecentWords.
+constexpr size_t kMaxWords = size_t{1} << 20;
+constexpr size_t kRecentWords = size_t{1} << 22;
 // Records kept for one period, at most: a longer period is not skipped.
 constexpr size_t kMaxKept = size_t{1} << 20;
 
@@ -53,9 +57,16 @@ class Lister final : public StateVisitor {
 
  private:
   void put(int64_t v, Kind kind) {
+    if (words_.size() >= kMaxWords) refused = too_large = true;
+    if (refused) return;
     words_.push_back(v);
     kinds_.push_back(kind);
   }
+
+ public:
+  bool too_large = false;
+
+ private:
   std::vector<int64_t>& words_;
   std::vector<Kind>& kinds_;
   const std::unordered_map<const void*, int64_t>& identities_;
@@ -98,8 +109,6 @@ FastForward::FastForward(SimContext& ctx, InstanceObserver& observer)
     if (const auto* client = dynamic_cast<const DmaClient*>(unit)) identities_[client] = u;
     if (const auto* queue = dynamic_cast<const DmaQueue*>(unit)) identities_[queue->data_phase()] = n + u;
   }
-  for (size_t s = 0; s < ctx.semaphores.size(); ++s)
-    identities_[ctx.semaphores[s].get()] = 2 * n + static_cast<int64_t>(s);
   // The mark: the loop with the most iterations, as the first unit in it starts each one.
   const std::vector<Loop>& loops = ctx.program.kernel->loops;
   std::vector<int64_t> iterations(loops.size(), 0);
@@ -150,6 +159,7 @@ bool FastForward::list(Listing& out, int64_t mark, Picos now) {
   out.now = now;
   Lister units(out.words, out.kinds, identities_);
   visit_units(units);
+  too_large_ = units.too_large;
   if (units.refused) return false;
   // The observer's state after it, when it lists it: else its records are replayed.
   out.unit_words = out.words.size();
@@ -172,7 +182,7 @@ bool FastForward::list(Listing& out, int64_t mark, Picos now) {
 
 Picos FastForward::at_step(Picos now) {
   ++steps_;
-  if (!marker_) return now;
+  if (!marker_ || too_large_) return now;
   const int64_t started = marker_->started(marker_loop_);
   if (started == marker_seen_) return now;
   marker_seen_ = started;
@@ -226,8 +236,8 @@ bool FastForward::observer_follows(const Listing& a, const Listing& b, std::vect
 }
 
 void FastForward::search(Listing&& b) {
-  for (size_t k = 0; k < recent_.size(); ++k) {  // the latest first: the shortest period
-    const Listing& a = recent_[(recent_next_ + recent_.size() - 1 - k) % recent_.size()];
+  for (auto it = recent_.rbegin(); it != recent_.rend(); ++it) {  // the latest first: the shortest period
+    const Listing& a = *it;
     if (a.hash != b.hash || a.unit_words != b.unit_words || !shift_between(a, b, 0, a.unit_words, shift_)) continue;
     observer_follows_ = observer_follows(a, b, shift_);
     if (!observer_follows_) shift_.resize(a.unit_words);
@@ -248,19 +258,18 @@ void FastForward::search(Listing&& b) {
     keeping_ = true;
     return;
   }
-  if (recent_.size() < kRecent) {
-    recent_.push_back(std::move(b));
-    recent_next_ = 0;
-  } else {
-    recent_[recent_next_] = std::move(b);
-    recent_next_ = (recent_next_ + 1) % kRecent;
+  recent_words_ += b.words.size();
+  recent_.push_back(std::move(b));
+  while (recent_.size() > kRecent || (recent_.size() > 1 && recent_words_ > kRecentWords)) {
+    recent_words_ -= recent_.front().words.size();
+    recent_.pop_front();
   }
 }
 
 Picos FastForward::confirm(const Listing& c, Picos now) {
   keeping_ = false;
   recent_.clear();
-  recent_next_ = 0;
+  recent_words_ = 0;
   std::vector<int64_t> again;
   const size_t units = b_.unit_words;
   if (kept_.size() >= kMaxKept || c.now - b_.now != period_ || c.unit_words != units ||

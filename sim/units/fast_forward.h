@@ -27,6 +27,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <unordered_map>
 #include <vector>
 
@@ -105,8 +106,9 @@ class FastForward final : public InstanceObserver {
   LoopId marker_loop_ = kNoId;
   int64_t marker_seen_ = 0;
   int64_t steps_ = 0, marks_ = 0, listed_words_ = 0;
-  std::vector<Listing> recent_;  // a ring of the last listings, searched for a repeat
-  size_t recent_next_ = 0;
+  std::deque<Listing> recent_;  // the last listings, searched for a repeat
+  size_t recent_words_ = 0;     // their words
+  bool too_large_ = false;      // the state has more words than a listing takes: never listed
   // The candidate: listing b, the shift from a to it, the mark its period ends at.
   bool keeping_ = false;
   Listing b_;

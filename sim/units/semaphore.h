@@ -18,8 +18,9 @@ namespace tandem {
 
 class Semaphore {
  public:
-  // `spec` must outlive the semaphore (it is the program's channel).
-  Semaphore(const SimChannel& spec, int producer_unit, size_t window) : spec_(&spec), producer_unit_(producer_unit) {
+  // `spec` must outlive the semaphore (it is the program's channel number `channel`).
+  Semaphore(const SimChannel& spec, int channel, int producer_unit, size_t window)
+      : spec_(&spec), channel_(channel), producer_unit_(producer_unit) {
     // A per-tile channel publishes every source instance: room for the iterations of its
     // distance and two more.
     size_ = static_cast<int64_t>(
@@ -34,6 +35,7 @@ class Semaphore {
   }
 
   const SimChannel& spec() const { return *spec_; }
+  int channel() const { return channel_; }
   int producer_unit() const { return producer_unit_; }  // -1 for a barrier
 
   bool available(int64_t key) const { return key < produced_; }
@@ -121,6 +123,7 @@ class Semaphore {
  private:
   std::vector<Picos> storage_;
   const SimChannel* spec_;
+  int channel_;
   int producer_unit_;
   Picos latest_ = 0;
 };

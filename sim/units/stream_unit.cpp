@@ -190,7 +190,7 @@ void StreamUnit::visit_state(StateVisitor& v) {
   v.time(ready_);
   v.exact(static_cast<int64_t>(input_next_));
   v.exact(static_cast<int64_t>(publish_next_));
-  v.identity(state_ == State::WaitingData || state_ == State::WaitingSpace ? blocked_on_ : nullptr);
+  v.exact(state_ == State::WaitingData || state_ == State::WaitingSpace ? blocked_on_->channel() : -1);
   v.count(blocked_key_);
   v.exact(blocked_barrier_);
   v.exact(barrier_arrival_.last);

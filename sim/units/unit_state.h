@@ -24,7 +24,7 @@ class StateVisitor {
   virtual void exact(int64_t v) = 0;
   virtual void linear(int64_t& v, Kind kind) = 0;  // Time or Count
   virtual void real(double v) = 0;
-  // The module `p` is (a unit, a semaphore, a queue's data phase): an exact word.
+  // The module `p` is (a unit, a queue's data phase): an exact word.
   virtual void identity(const void* p) = 0;
   // The state holds something fast-forward cannot shift: the visit is void.
   virtual void refuse() = 0;

@@ -15,7 +15,7 @@ Picos value_of(int64_t key) { return 1000 + 7 * key; }
 
 TEST_CASE("a semaphore keeps every live key's value while its ring grows to the window") {
   SimChannel spec;  // one key per iteration, distance 0
-  Semaphore s(spec, 0, 256);
+  Semaphore s(spec, 0, 0, 256);
   for (int64_t k = 0; k < 256; ++k) {
     REQUIRE(s.has_space());
     s.publish(value_of(k));
@@ -35,7 +35,7 @@ TEST_CASE("a semaphore keeps every live key's value while its ring grows to the 
 
 TEST_CASE("a semaphore's ring grows with live keys that wrap around") {
   SimChannel spec;
-  Semaphore s(spec, 0, 64);
+  Semaphore s(spec, 0, 0, 64);
   // Keep a few keys live while the head goes round the first ring, then let more pile up.
   int64_t released = 0;
   for (int64_t k = 0; k < 30; ++k) {
@@ -50,7 +50,7 @@ TEST_CASE("a semaphore's ring grows with live keys that wrap around") {
 
 TEST_CASE("a semaphore with a window below the ring's first size waits at the window") {
   SimChannel spec;
-  Semaphore s(spec, 0, 3);
+  Semaphore s(spec, 0, 0, 3);
   for (int64_t k = 0; k < 3; ++k) s.publish(value_of(k));
   CHECK_FALSE(s.has_space());
   s.release_below(1);
