@@ -279,29 +279,12 @@ Picos FastForward::confirm(const Listing& c, Picos now) {
   }
   // The observer moves on with the units when its state repeated with theirs, twice.
   const bool observer_steady = observer_follows_ && observer_follows(b_, c, again) && again == shift_;
-  // Each loop's counters move by the same amount in every unit that runs it.
-  std::fill(count_shift_.begin(), count_shift_.end(), 0);
-  std::fill(iv_shift_.begin(), iv_shift_.end(), 0);
-  size_t at = 0;
-  for (const StreamUnit* u : ctx_.units)
-    for (LoopId l : u->walk_loops()) {
-      const int64_t dc = u->started(l) - started_b_[at], dv = u->iv(l) - iv_b_[at];
-      ++at;
-      int64_t& c_shift = count_shift_[static_cast<size_t>(l)];
-      int64_t& v_shift = iv_shift_[static_cast<size_t>(l)];
-      if ((dc != 0 && c_shift != 0 && dc != c_shift) || (dv != 0 && v_shift != 0 && dv != v_shift)) return now;
-      if (dc != 0) c_shift = dc;
-      if (dv != 0) v_shift = dv;
-    }
+  if (!find_loop_shifts()) return now;
   int64_t periods = periods_allowed();
   // The observer moves on with the units where it can (its state repeated with theirs); where
   // it cannot, it is given the records; where it can later (its first iterations are listed
   // in the result), nothing is skipped yet.
-  std::vector<int64_t> started(count_shift_.size(), 0);
-  for (const StreamUnit* u : ctx_.units)
-    for (LoopId l : u->walk_loops())
-      started[static_cast<size_t>(l)] = std::max(started[static_cast<size_t>(l)], u->started(l));
-  const int64_t observer = observer_.periods_allowed(count_shift_, started);
+  const int64_t observer = observer_.periods_allowed(count_shift_, started_now());
   if (observer < 0) return now;
   // A state that repeats only in part may repeat whole a period later (the observer's listing
   // changes as its first iterations are listed): look again a few times before replaying.
@@ -315,6 +298,31 @@ Picos FastForward::confirm(const Listing& c, Picos now) {
   if (periods < 1) return now;
   skip(periods);
   return now + periods * period_;
+}
+
+bool FastForward::find_loop_shifts() {
+  std::fill(count_shift_.begin(), count_shift_.end(), 0);
+  std::fill(iv_shift_.begin(), iv_shift_.end(), 0);
+  size_t at = 0;
+  for (const StreamUnit* u : ctx_.units)
+    for (LoopId l : u->walk_loops()) {
+      const int64_t dc = u->started(l) - started_b_[at], dv = u->iv(l) - iv_b_[at];
+      ++at;
+      int64_t& c_shift = count_shift_[static_cast<size_t>(l)];
+      int64_t& v_shift = iv_shift_[static_cast<size_t>(l)];
+      if ((dc != 0 && c_shift != 0 && dc != c_shift) || (dv != 0 && v_shift != 0 && dv != v_shift)) return false;
+      if (dc != 0) c_shift = dc;
+      if (dv != 0) v_shift = dv;
+    }
+  return true;
+}
+
+std::vector<int64_t> FastForward::started_now() const {
+  std::vector<int64_t> started(count_shift_.size(), 0);
+  for (const StreamUnit* u : ctx_.units)
+    for (LoopId l : u->walk_loops())
+      started[static_cast<size_t>(l)] = std::max(started[static_cast<size_t>(l)], u->started(l));
+  return started;
 }
 
 int64_t FastForward::periods_allowed() const {

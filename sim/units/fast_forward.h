@@ -88,6 +88,11 @@ class FastForward final : public InstanceObserver {
   void search(Listing&& b);
   // The kept period has ended at `c`: skips what the loops allow, if `c` confirms the shift.
   Picos confirm(const Listing& c, Picos now);
+  // Each loop's counters per period (count_shift_, iv_shift_), from the units' at b and now:
+  // false unless every unit that runs a loop moved it by the same amount.
+  bool find_loop_shifts();
+  // Per loop, the most iterations any unit has started.
+  std::vector<int64_t> started_now() const;
   // Whole periods that keep every unit two periods clear of its loops' last iterations.
   int64_t periods_allowed() const;
   // Moves the state on by `periods` periods, giving the observer the kept period's records
