@@ -574,6 +574,13 @@ void Ledger::barrier_wait(const InstanceRecord& r, Picos waited, bool released_b
   }
 }
 
+int64_t Ledger::min_future_seq() const {
+  if (stand_in_) return stand_in_->min_future_seq;
+  int64_t min_seq = std::numeric_limits<int64_t>::max();
+  for (const StreamUnit* u : ctx_.units) min_seq = std::min(min_seq, u->min_future_seq());
+  return min_seq;
+}
+
 Picos Ledger::watermark() {
   // Each unit's bound is its floor, raised to what it waits for, and lowered to the work it
   // has accepted (which that wait does not hold up): iterate to the fixed point (at most one
@@ -636,14 +643,7 @@ void Ledger::try_finalize(bool all_done) {
   finalize_at_ = recorded_.load(std::memory_order_relaxed) + kFinalizeEvery;
   const Picos watermark = all_done ? kNever : this->watermark();
   passed_ = std::max(passed_, watermark);
-  if (checker_) {
-    int64_t min_seq = std::numeric_limits<int64_t>::max();
-    if (stand_in_)
-      min_seq = stand_in_->min_future_seq;
-    else if (!all_done)
-      for (const StreamUnit* u : ctx_.units) min_seq = std::min(min_seq, u->min_future_seq());
-    checker_->advance(watermark, min_seq);
-  }
+  if (checker_) checker_->advance(watermark, all_done ? std::numeric_limits<int64_t>::max() : min_future_seq());
   Picos keep_from = watermark;
   // Each loop's results are its own: the order the loops are visited in changes nothing.
   size_t still_active = 0;
@@ -773,10 +773,6 @@ int64_t Ledger::periods_allowed(const std::vector<int64_t>& count_shift, const s
 
 void Ledger::check_record(const InstanceRecord& r) { checker_->record(r); }
 
-void Ledger::check_progress() {
-  int64_t min_seq = std::numeric_limits<int64_t>::max();
-  if (stand_in_) min_seq = stand_in_->min_future_seq;
-  checker_->advance(watermark(), min_seq);
-}
+void Ledger::check_progress() { checker_->advance(watermark(), min_future_seq()); }
 
 }  // namespace tandem

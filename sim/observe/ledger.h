@@ -273,6 +273,8 @@ class Ledger final : public InstanceObserver {
   size_t compute_search(Picos t);  // compute_from when its previous answer no longer holds
   // No unit will still produce a record that starts before this time.
   Picos watermark();
+  // Every instance not yet recorded comes at or after this in program order.
+  int64_t min_future_seq() const;
   void try_finalize(bool all_done = false);
   void finalize(LoopState& s, Iter& it);
   // Adds up and drops the spans of the loop's open iterations before `until`; returns the

@@ -54,6 +54,7 @@ class Lister final : public StateVisitor {
   }
   void refuse() override { refused = true; }
   bool refused = false;
+  bool too_large = false;  // refused: more than kMaxWords
 
  private:
   void put(int64_t v, Kind kind) {
@@ -62,11 +63,6 @@ class Lister final : public StateVisitor {
     words_.push_back(v);
     kinds_.push_back(kind);
   }
-
- public:
-  bool too_large = false;
-
- private:
   std::vector<int64_t>& words_;
   std::vector<Kind>& kinds_;
   const std::unordered_map<const void*, int64_t>& identities_;
