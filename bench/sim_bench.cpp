@@ -39,6 +39,7 @@
 #include "sched/analysis/dependence_analysis.h"
 #include "sched/ir/parser.h"
 #include "sched/passes/pass_manager.h"
+#include "sched/support/log.h"
 #include "sched/target/target.h"
 #include "sim/driver/simulator.h"
 #include "sim/observe/race_checker.h"
@@ -318,6 +319,7 @@ constexpr const char* kUsage =
 
 int main(int argc, char** argv) {
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  if (const char* level = std::getenv("TANDEM_BENCH_LOG")) set_log_level(level);
   const std::vector<int64_t> counts = bench::positional_counts(argv[0], argc - 1, argv + 1, kUsage, {333334, 10000000});
   const int64_t gemm_trips = counts[0];  // 3 instructions each
   const int64_t long_trips = counts[1];

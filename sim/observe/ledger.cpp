@@ -771,6 +771,10 @@ int64_t Ledger::periods_allowed(const std::vector<int64_t>& count_shift, const s
   return later ? -1 : allowed;
 }
 
+void Ledger::visit_checks(StateVisitor& v) {
+  if (checker_) checker_->visit_state(v);
+}
+
 void Ledger::check_record(const InstanceRecord& r) { checker_->record(r); }
 
 void Ledger::check_progress() { checker_->advance(watermark(), min_future_seq()); }

@@ -57,6 +57,7 @@ class Ledger final : public InstanceObserver {
   void visit_state(StateVisitor& v) override;
   int64_t periods_allowed(const std::vector<int64_t>& count_shift, const std::vector<int64_t>& started) override;
   bool checks_records() const override { return checker_ != nullptr; }
+  void visit_checks(StateVisitor& v) override;
   void check_record(const InstanceRecord& r) override;
   void check_progress() override;
   // Finalises everything (all units are done) and fills in the bounds.

@@ -155,6 +155,84 @@ void RaceChecker::advance(Picos watermark, int64_t min_seq) {
   listed_.resize(kept);
 }
 
+void RaceChecker::visit_state(StateVisitor& v) {
+  v.exact(static_cast<int64_t>(listed_.size()));
+  for (size_t l : listed_) v.exact(static_cast<int64_t>(l));
+  for (WriteLog& log : logs_) visit_log(v, log);
+  v.exact(static_cast<int64_t>(queue_.size() - queue_head_));
+  for (size_t i = queue_head_; i < queue_.size(); ++i) visit_pending(v, queue_[i], true);
+  v.exact(static_cast<int64_t>(heap_.size()));  // in heap order: equal heaps leave alike
+  for (PendingInstance& in : heap_) visit_pending(v, in, false);
+  auto arrivals = static_cast<int64_t>(arrivals_);
+  v.count(arrivals);
+  arrivals_ = static_cast<uint64_t>(arrivals);
+  v.exact(static_cast<int64_t>(hazards_.size()));  // (reported_ grows with it)
+}
+
+void RaceChecker::visit_box(StateVisitor& v, Interval* dims, uint32_t rank) {
+  for (uint32_t d = 0; d < rank; ++d) {
+    v.count(dims[d].first);
+    v.count(dims[d].second);
+  }
+}
+
+void RaceChecker::visit_log(StateVisitor& v, WriteLog& log) {
+  log.producers.clear();
+  log.same_known = false;
+  v.exact(static_cast<int64_t>(log.size()));
+  for (size_t i = log.head; i < log.events.size(); ++i) {
+    Event& e = log.events[i];
+    v.count(e.seq);
+    v.time(e.start);
+    v.time(e.end);
+    v.exact(e.inst);
+    v.exact(e.key);
+    if (e.key == 0) visit_box(v, log.dims.data() + i * log.stride, log.rank);
+  }
+  for (const bool flag : {log.listed, log.sorted, log.starts_ordered, log.ends_ordered, log.indexed}) v.exact(flag);
+  if (!log.listed) v.exact(static_cast<int64_t>(log.cursor));  // (the next advance starts a listed log's afresh)
+  // The arrays index() built when the live writes start or land out of order.
+  if (log.indexed && (!log.starts_ordered || !log.ends_ordered)) {
+    for (Picos& t : log.max_end_before) v.time(t);
+    for (Picos& t : log.min_start_from) v.time(t);
+  }
+  v.exact(log.settle_known);
+  if (log.settle_known) {
+    v.exact(static_cast<int64_t>(log.settled_prefix));
+    v.exact(static_cast<int64_t>(log.followed_prefix));
+    v.time(log.settle_watermark);
+    v.count(log.settle_seq);
+  }
+}
+
+void RaceChecker::visit_pending(StateVisitor& v, PendingInstance& in, bool queued) {
+  v.count(in.seq);
+  auto arrival = static_cast<int64_t>(in.arrival);
+  v.count(arrival);
+  in.arrival = static_cast<uint64_t>(arrival);
+  v.time(in.start);
+  v.time(in.end);
+  v.exact(in.inst);
+  v.exact(in.count);
+  if (queued && in.fixed) {  // its instruction's list: which of the two
+    v.exact(in.fixed == plan_.insts[static_cast<size_t>(in.inst)].fixed_fresh.data());
+    return;
+  }
+  v.exact(-1);
+  auto read = [&](const WriteLog& log, uint32_t key, Interval* dims) {
+    v.exact(static_cast<int64_t>(&log - logs_.data()));
+    v.exact(key);
+    if (key == 0) visit_box(v, dims, log.rank);
+  };
+  if (queued) {
+    for (size_t i = in.first; i < in.first + in.count; ++i)
+      read(*queued_reads_[i].log, queued_reads_[i].key, queued_dims_.data() + i * plan_.stride);
+  } else {
+    for (size_t slot = in.first; slot != kNoSlot; slot = reads_[slot].next)
+      read(logs_[reads_[slot].log], reads_[slot].key, read_dims_.data() + slot * plan_.stride);
+  }
+}
+
 void RaceChecker::report_hidden(const WriteLog& log, size_t i, size_t j) {
   const Event& old = log.live()[i];
   const Event& newer = log.live()[j];

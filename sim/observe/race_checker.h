@@ -28,6 +28,7 @@
 #include "sim/observe/race_access_plan.h"
 #include "sim/observe/race_write_log.h"
 #include "sim/units/instance_record.h"
+#include "sim/units/unit_state.h"
 
 namespace tandem {
 
@@ -47,6 +48,11 @@ class RaceChecker {
   // recorded comes at or after `min_seq` in program order.
   void advance(Picos watermark, int64_t min_seq);
   const std::vector<Hazard>& hazards() const { return hazards_; }
+  // Fast-forward (sim/units/fast_forward.h): the live writes of every log with their boxes and
+  // the state of their index and settle, the reads waiting to be checked with theirs, and how
+  // many races were found (a period that finds a new one does not repeat). The memos keyed by
+  // box hash are not listed: a visit empties them, and they are built again as they were.
+  void visit_state(StateVisitor& v);
 
   using Interval = race::Interval;
   using BoxRef = race::BoxRef;
@@ -65,6 +71,8 @@ class RaceChecker {
   void queue_box(const AccessPlan& ap, const int64_t* ivs);
   static void write_box(WriteLog& w, const AccessPlan& ap, const int64_t* ivs);
   void list(size_t log);
+  void visit_log(StateVisitor& v, WriteLog& log);
+  void visit_box(StateVisitor& v, Interval* dims, uint32_t rank);
   // The box of live write i of `log`.
   BoxRef box(const WriteLog& log, size_t i) const { return index_.box(log, i); }
   struct PendingInstance;
@@ -142,6 +150,8 @@ class RaceChecker {
   std::vector<Interval>
       read_dims_;  // reads_[s]'s box (without a key): [s * stride, s * stride + rank) (the plan's stride)
   std::vector<size_t> free_reads_;
+  // A pending instance and its reads; `queued`: in queue_ (else in heap_).
+  void visit_pending(StateVisitor& v, PendingInstance& in, bool queued);
   // The next instance to check (the smaller front), or nullptr.
   const PendingInstance* next_pending() const;
   void pop_pending(const PendingInstance* which);

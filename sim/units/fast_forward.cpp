@@ -19,12 +19,19 @@ constexpr int64_t kNeverTime = std::numeric_limits<Picos>::max();
 
 // Listings searched for a repeat: the longest period found is this many listings.
 constexpr size_t kRecent = 256;
-// Words listed per DMA step, at most, on average over the run: a state too large to list at
-// every mark is listed at the marks the budget allows (any two marks a whole number of periods
-// apart match).
-constexpr int64_t kWordsPerStep = 256;
-// Periods given to the observer on one stand-in: its memory holds about this many periods.
-constexpr int64_t kChunk = 64;
+// Words listed per DMA step, at most, on average over the run, beyond a first allowance (a short
+// run is listed at every mark): a state too large to list at every mark is listed at the marks
+// the budget allows (any two marks a whole number of periods apart match).
+constexpr int64_t kWordsPerStep = 16;
+constexpr int64_t kWordsAllowed = int64_t{1} << 18;
+// A record kept for a candidate period costs about this many listed words.
+constexpr int64_t kWordsPerKept = 4;
+// Records given to the observer on one stand-in, at least one period's: its memory holds about
+// this many records.
+constexpr int64_t kChunkRecords = 4096;
+// The hash a listing is looked up by covers its first exact and real words, at most this many
+// (a filter: a match is compared word by word).
+constexpr size_t kHashedWords = 64;
 // Candidates whose units repeat and whose observer does not, looked past before replaying.
 constexpr int kObserverMisses = 8;
 // Words of a listing, at most: a larger state (a program of some 10^5 channels or loops) is
@@ -153,11 +160,14 @@ void FastForward::visit_units(StateVisitor& v) {
 bool FastForward::list(Listing& out, int64_t mark, Picos now) {
   out.mark = mark;
   out.now = now;
+  out.words.reserve(last_words_);
+  out.kinds.reserve(last_words_);
   Lister units(out.words, out.kinds, identities_);
   visit_units(units);
   too_large_ = units.too_large;
   if (units.refused) return false;
-  // The observer's state after it, when it lists it: else its records are replayed.
+  // The observer's state after it, when it lists it (else its records are replayed), then its
+  // checks' (else the checks get the records).
   out.unit_words = out.words.size();
   observer_.settle();
   Lister observer(out.words, out.kinds, identities_);
@@ -167,11 +177,22 @@ bool FastForward::list(Listing& out, int64_t mark, Picos now) {
     out.words.resize(out.unit_words);
     out.kinds.resize(out.unit_words);
   }
-  uint64_t h = 0;
-  for (size_t i = 0; i < out.unit_words; ++i) {
-    h = mix(h, static_cast<uint64_t>(out.kinds[i]));
-    if (out.kinds[i] == Kind::Exact || out.kinds[i] == Kind::Real) h = mix(h, static_cast<uint64_t>(out.words[i]));
+  out.observer_words = out.words.size();
+  if (out.observer_listed) {
+    Lister checks(out.words, out.kinds, identities_);
+    observer_.visit_checks(checks);
+    out.checks_listed = !checks.refused;
+    if (checks.refused) {
+      out.words.resize(out.observer_words);
+      out.kinds.resize(out.observer_words);
+    }
   }
+  uint64_t h = mix(0, out.unit_words);
+  for (size_t i = 0, hashed = 0; i < out.unit_words && hashed < kHashedWords; ++i)
+    if (out.kinds[i] == Kind::Exact || out.kinds[i] == Kind::Real) {
+      h = mix(h, static_cast<uint64_t>(out.words[i]) + i);
+      ++hashed;
+    }
   out.hash = h;
   return true;
 }
@@ -185,12 +206,13 @@ Picos FastForward::at_step(Picos now) {
   ++marks_;
   if (keeping_) {
     if (marks_ != confirm_mark_) return now;
-  } else if (listed_words_ > kWordsPerStep * steps_) {
+  } else if (listed_words_ > kWordsAllowed + kWordsPerStep * steps_) {
     return now;
   }
   Listing listing;
   const bool listed = list(listing, marks_, now);
   listed_words_ += static_cast<int64_t>(listing.words.size());
+  last_words_ = listing.words.size();
   if (!listed) {
     keeping_ = false;
     return now;
@@ -226,21 +248,47 @@ bool FastForward::shift_between(const Listing& a, const Listing& b, size_t from,
   return true;
 }
 
-bool FastForward::observer_follows(const Listing& a, const Listing& b, std::vector<int64_t>& shift) const {
-  return a.observer_listed && b.observer_listed && a.words.size() == b.words.size() &&
-         shift_between(a, b, a.unit_words, a.words.size(), shift);
+FastForward::Follows FastForward::follows(const Listing& a, const Listing& b, std::vector<int64_t>& shift) const {
+  if (!a.observer_listed || !b.observer_listed || a.observer_words != b.observer_words ||
+      !shift_between(a, b, a.unit_words, a.observer_words, shift))
+    return Follows::Units;
+  if (!a.checks_listed || !b.checks_listed || a.words.size() != b.words.size() ||
+      !shift_between(a, b, a.observer_words, a.words.size(), shift))
+    return Follows::Observer;
+  return Follows::Checks;
 }
 
 void FastForward::search(Listing&& b) {
+  // The latest earlier listing the units repeat, unless an older one (a longer period) is
+  // repeated whole: the race checker's state repeats only after every rotation buffer has
+  // been written alike.
+  const Listing* found = nullptr;
   for (auto it = recent_.rbegin(); it != recent_.rend(); ++it) {  // the latest first: the shortest period
     const Listing& a = *it;
     if (a.hash != b.hash || a.unit_words != b.unit_words || !shift_between(a, b, 0, a.unit_words, shift_)) continue;
-    observer_follows_ = observer_follows(a, b, shift_);
-    if (!observer_follows_) shift_.resize(a.unit_words);
+    if (!found) found = &a;
+    if (follows(a, b, shift_) == Follows::Checks) {
+      found = &a;
+      break;
+    }
+  }
+  if (found) {
+    const Listing& a = *found;
+    shift_between(a, b, 0, a.unit_words, shift_);
+    follows_ = follows(a, b, shift_);
+    shift_.resize(follows_ == Follows::Units      ? a.unit_words
+                  : follows_ == Follows::Observer ? a.observer_words
+                                                  : a.words.size());
     period_ = b.now - a.now;
     confirm_mark_ = b.mark + (b.mark - a.mark);
-    logger("sim")->debug("fast-forward: at {} ps the state of {} ps before repeats ({} words); keeping a period", b.now,
-                         period_, b.words.size());
+    logger("sim")->debug(
+        "fast-forward: at {} ps the state of {} ps before repeats ({} words: {} the units', {} their observer's, "
+        "{} its checks'; the {} repeat); keeping a period",
+        b.now, period_, b.words.size(), b.unit_words, b.observer_words - b.unit_words,
+        b.words.size() - b.observer_words,
+        follows_ == Follows::Units      ? "units'"
+        : follows_ == Follows::Observer ? "units' and observer's"
+                                        : "whole state's");
     started_b_.clear();
     iv_b_.clear();
     for (const StreamUnit* u : ctx_.units)
@@ -264,6 +312,7 @@ void FastForward::search(Listing&& b) {
 
 Picos FastForward::confirm(const Listing& c, Picos now) {
   keeping_ = false;
+  listed_words_ += kWordsPerKept * static_cast<int64_t>(kept_.size());
   recent_.clear();
   recent_words_ = 0;
   std::vector<int64_t> again;
@@ -273,8 +322,18 @@ Picos FastForward::confirm(const Listing& c, Picos now) {
     logger("sim")->debug("fast-forward: at {} ps the next period differs", c.now);
     return now;
   }
-  // The observer moves on with the units when its state repeated with theirs, twice.
-  const bool observer_steady = observer_follows_ && observer_follows(b_, c, again) && again == shift_;
+  // The observer (and its checks) move on with the units when their state repeated with
+  // theirs, twice, by the same shift.
+  const Follows again_follows = std::min(follows_, follows(b_, c, again));
+  auto same_shift = [&](size_t from, size_t to) {
+    return again.size() >= to && shift_.size() >= to &&
+           std::equal(again.begin() + static_cast<std::ptrdiff_t>(from),
+                      again.begin() + static_cast<std::ptrdiff_t>(to),
+                      shift_.begin() + static_cast<std::ptrdiff_t>(from));
+  };
+  const bool observer_steady = again_follows >= Follows::Observer && same_shift(units, b_.observer_words);
+  const bool checks_steady =
+      observer_steady && again_follows == Follows::Checks && same_shift(b_.observer_words, b_.words.size());
   if (!find_loop_shifts()) return now;
   int64_t periods = periods_allowed();
   // The observer moves on with the units where it can (its state repeated with theirs); where
@@ -286,11 +345,20 @@ Picos FastForward::confirm(const Listing& c, Picos now) {
   // changes as its first iterations are listed): look again a few times before replaying.
   if (observer > 0 && !observer_steady && ++observer_misses_ <= kObserverMisses) return now;
   observer_misses_ = 0;
+  // Likewise its checks, until they have missed that many times in a row (a checked tensor
+  // that keeps every write of the loop never repeats).
+  if (observer > 0 && observer_steady && observer_.checks_records() && !checks_steady &&
+      ++checks_misses_ <= kObserverMisses)
+    return now;
+  if (checks_steady) checks_misses_ = 0;
   observer_listed_ = observer > 0 && observer_steady;
+  checks_listed_ = observer_listed_ && checks_steady;
   if (observer_listed_) periods = std::min(periods, observer);
   logger("sim")->debug("fast-forward: at {} ps a steady period of {} ps and {} records; {} periods skipped{}", c.now,
                        period_, kept_.size(), std::max<int64_t>(periods, 0),
-                       observer_listed_ ? "" : ", their records replayed");
+                       !observer_listed_                               ? ", their records replayed"
+                       : observer_.checks_records() && !checks_listed_ ? ", their records checked"
+                                                                       : "");
   if (periods < 1) return now;
   skip(periods);
   return now + periods * period_;
@@ -342,8 +410,8 @@ void FastForward::skip(int64_t periods) {
   // The observer moves on with the units unless it needs the records: then it gets them
   // period by period, the units' bounds at each chunk's start standing in for the units
   // (every record of the next chunk starts at or after them: bounds only grow).
-  const bool give_records = !observer_listed_ || observer_.checks_records();
-  const int64_t chunk = give_records ? kChunk : periods;
+  const bool give_records = !observer_listed_ || (observer_.checks_records() && !checks_listed_);
+  const int64_t chunk = give_records ? std::max<int64_t>(1, kChunkRecords / std::max<int64_t>(1, records)) : periods;
   replaying_ = true;
   UnitBounds bounds;
   for (int64_t done = 0; done < periods;) {
@@ -399,6 +467,7 @@ void FastForward::shift_state(int64_t periods) {
   Shifter shifter(shift_, periods);
   visit_units(shifter);
   if (observer_listed_) observer_.visit_state(shifter);
+  if (checks_listed_) observer_.visit_checks(shifter);
 }
 
 }  // namespace tandem

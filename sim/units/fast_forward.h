@@ -59,8 +59,10 @@ class FastForward final : public InstanceObserver {
     int64_t mark = 0;
     Picos now = 0;
     size_t unit_words = 0;         // the units' words, first
-    bool observer_listed = false;  // the observer's words follow them
-    uint64_t hash = 0;             // of the kinds and the exact and real words
+    bool observer_listed = false;  // the observer's words follow them, up to observer_words
+    size_t observer_words = 0;
+    bool checks_listed = false;  // its checks' words follow those
+    uint64_t hash = 0;           // of the units' words' count and first exact and real words
     std::vector<int64_t> words;
     std::vector<Kind> kinds;
   };
@@ -82,8 +84,10 @@ class FastForward final : public InstanceObserver {
   // exact and real word there is equal and each time word moved by b.now - a.now or is a past
   // time (or never) that stayed put.
   bool shift_between(const Listing& a, const Listing& b, size_t from, size_t to, std::vector<int64_t>& shift) const;
-  // The observer's words of `b` repeat those of `a` shifted (into `shift` after the units').
-  bool observer_follows(const Listing& a, const Listing& b, std::vector<int64_t>& shift) const;
+  // How far `b`, whose units repeat `a`'s, repeats it: the observer's words too, and its
+  // checks' (their shifts into `shift` after the units').
+  enum class Follows { Units, Observer, Checks };
+  Follows follows(const Listing& a, const Listing& b, std::vector<int64_t>& shift) const;
   // Looks for an earlier listing `b` repeats; on one, starts keeping records.
   void search(Listing&& b);
   // The kept period has ended at `c`: skips what the loops allow, if `c` confirms the shift.
@@ -111,15 +115,17 @@ class FastForward final : public InstanceObserver {
   LoopId marker_loop_ = kNoId;
   int64_t marker_seen_ = 0;
   int64_t steps_ = 0, marks_ = 0, listed_words_ = 0;
+  size_t last_words_ = 0;       // the last listing's words
   std::deque<Listing> recent_;  // the last listings, searched for a repeat
   size_t recent_words_ = 0;     // their words
   bool too_large_ = false;      // the state has more words than a listing takes: never listed
   // The candidate: listing b, the shift from a to it, the mark its period ends at.
   bool keeping_ = false;
   Listing b_;
-  std::vector<int64_t> shift_;     // the units' words, and the observer's when it follows
-  bool observer_follows_ = false;  // between a and b
-  int observer_misses_ = 0;        // candidates in a row whose observer did not repeat
+  std::vector<int64_t> shift_;        // the units' words, and the observer's when it follows
+  Follows follows_ = Follows::Units;  // between a and b
+  int observer_misses_ = 0;           // candidates in a row whose observer did not repeat
+  int checks_misses_ = 0;             // candidates in a row whose observer's checks did not
   int64_t confirm_mark_ = 0;
   std::vector<int64_t> started_b_, iv_b_;        // per unit and loop of its walk, at b
   std::vector<int64_t> count_shift_, iv_shift_;  // per LoopId, per period
@@ -128,6 +134,7 @@ class FastForward final : public InstanceObserver {
   Picos period_ = 0;
   bool replaying_ = false;
   bool observer_listed_ = false;                     // the skip moves the observer's state too
+  bool checks_listed_ = false;                       // and its checks'
   std::vector<int64_t> replay_counts_, replay_ivs_;  // per LoopId: a replayed record's
   std::atomic<int64_t> skipped_{0};                  // read by the progress line's thread
 };

@@ -39,9 +39,11 @@ class InstanceObserver {
                                   const std::vector<int64_t>& /*started*/) {
     return 0;
   }
-  // What still needs each record of a skipped period (the race checker): its record, and at
-  // each stand-in how far the units have come.
+  // What still needs each record of a skipped period (the race checker): its state, listed
+  // after the observer's (when it repeats with it, the checks move on too and need no record);
+  // else its record, and at each stand-in how far the units have come.
   virtual bool checks_records() const { return false; }
+  virtual void visit_checks(StateVisitor& /*v*/) {}
   virtual void check_record(const InstanceRecord& /*r*/) {}
   virtual void check_progress() {}
 };
