@@ -775,6 +775,16 @@ void Ledger::visit_checks(StateVisitor& v) {
   if (checker_) checker_->visit_state(v);
 }
 
+void Ledger::steady_loop(LoopId loop) {
+  if (checker_) checker_->steady_loop(loop);
+}
+
+bool Ledger::checks_writes() const { return checker_ && checker_->has_unlisted(); }
+
+void Ledger::check_write(const InstanceRecord& r) { checker_->record_unlisted_writes(r); }
+
+void Ledger::check_writes_progress() { checker_->settle_unlisted(watermark(), min_future_seq()); }
+
 void Ledger::check_record(const InstanceRecord& r) { checker_->record(r); }
 
 void Ledger::check_progress() { checker_->advance(watermark(), min_future_seq()); }

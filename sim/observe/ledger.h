@@ -58,6 +58,10 @@ class Ledger final : public InstanceObserver {
   int64_t periods_allowed(const std::vector<int64_t>& count_shift, const std::vector<int64_t>& started) override;
   bool checks_records() const override { return checker_ != nullptr; }
   void visit_checks(StateVisitor& v) override;
+  void steady_loop(LoopId loop) override;
+  bool checks_writes() const override;
+  void check_write(const InstanceRecord& r) override;
+  void check_writes_progress() override;
   void check_record(const InstanceRecord& r) override;
   void check_progress() override;
   // Finalises everything (all units are done) and fills in the bounds.

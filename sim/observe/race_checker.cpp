@@ -30,7 +30,9 @@ std::string ns(Picos ps) {
 RaceChecker::RaceChecker(const SimProgram& p)
     : p_(p),
       plan_(race::plan_accesses(p, logs_)),
-      index_(plan_.keyed.data(), [this](const WriteLog& log, size_t i, size_t j) { report_hidden(log, i, j); }) {}
+      index_(plan_.keyed.data(), [this](const WriteLog& log, size_t i, size_t j) { report_hidden(log, i, j); }) {
+  unlisted_.assign(logs_.size(), 0);
+}
 
 [[gnu::noinline]] void RaceChecker::record_unqueued_reads(const InstPlan& plan, const InstanceRecord& r, int64_t seq) {
   const int64_t* ivs = r.loop_ivs;
@@ -155,10 +157,48 @@ void RaceChecker::advance(Picos watermark, int64_t min_seq) {
   listed_.resize(kept);
 }
 
+void RaceChecker::steady_loop(LoopId loop) {
+  // The loop and the loops around it: what runs in a period lies in them.
+  std::vector<char> around(p_.kernel->loops.size(), 0);
+  for (LoopId l = loop; l != kNoId; l = p_.kernel->loops[static_cast<size_t>(l)].parent)
+    around[static_cast<size_t>(l)] = 1;
+  std::vector<char> read(logs_.size(), 0);
+  for (size_t i = 0; i < plan_.insts.size(); ++i) {
+    const std::vector<LoopId>& nest = p_.insts[i].nest;
+    if (std::none_of(nest.begin(), nest.end(), [&](LoopId l) { return around[static_cast<size_t>(l)]; })) continue;
+    for (const AccessPlan& ap : plan_.insts[i].reads) {
+      const size_t buffers = ap.rotate == kNoId ? 1 : static_cast<size_t>(ap.buffers);
+      std::fill(read.begin() + static_cast<std::ptrdiff_t>(ap.log),
+                read.begin() + static_cast<std::ptrdiff_t>(ap.log + buffers), 1);
+    }
+  }
+  for (size_t l = 0; l < logs_.size(); ++l) unlisted_[l] = !read[l];
+}
+
+void RaceChecker::record_unlisted_writes(const InstanceRecord& r) {
+  if (r.unit < 0) return;
+  const InstPlan& plan = plan_.insts[static_cast<size_t>(r.inst)];
+  const int64_t seq = seq_of(plan, r.loop_ivs);
+  for (const AccessPlan& ap : plan.writes)
+    if (unlisted_[ap.log + static_cast<size_t>(race::buffer_of(ap, r.loop_ivs))]) record_write(ap, r, seq);
+}
+
+void RaceChecker::settle_unlisted(Picos watermark, int64_t min_seq) {
+  const PendingInstance* next = next_pending();
+  const int64_t settled = next ? std::min(min_seq, next->seq) : min_seq;
+  for (size_t l : listed_)
+    if (unlisted_[l]) {
+      index_.index(logs_[l]);
+      index_.settle(logs_[l], watermark, settled);
+    }
+}
+
 void RaceChecker::visit_state(StateVisitor& v) {
-  v.exact(static_cast<int64_t>(listed_.size()));
-  for (size_t l : listed_) v.exact(static_cast<int64_t>(l));
-  for (WriteLog& log : logs_) visit_log(v, log);
+  v.exact(static_cast<int64_t>(std::count_if(listed_.begin(), listed_.end(), [&](size_t l) { return !unlisted_[l]; })));
+  for (size_t l : listed_)
+    if (!unlisted_[l]) v.exact(static_cast<int64_t>(l));
+  for (size_t l = 0; l < logs_.size(); ++l)
+    if (!unlisted_[l]) visit_log(v, logs_[l]);
   v.exact(static_cast<int64_t>(queue_.size() - queue_head_));
   for (size_t i = queue_head_; i < queue_.size(); ++i) visit_pending(v, queue_[i], true);
   v.exact(static_cast<int64_t>(heap_.size()));  // in heap order: equal heaps leave alike

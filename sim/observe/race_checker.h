@@ -53,6 +53,14 @@ class RaceChecker {
   // many races were found (a period that finds a new one does not repeat). The memos keyed by
   // box hash are not listed: a visit empties them, and they are built again as they were.
   void visit_state(StateVisitor& v);
+  // Fast-forward marks its periods by the iterations of `loop`: the write logs that nothing in
+  // that loop or around it reads (an output stored at each iteration, kept for what reads it
+  // later) are not listed, since they only grow. While a skip moves the rest on, they get each
+  // skipped period's writes and settle as they would have.
+  void steady_loop(LoopId loop);
+  bool has_unlisted() const { return std::find(unlisted_.begin(), unlisted_.end(), 1) != unlisted_.end(); }
+  void record_unlisted_writes(const InstanceRecord& r);
+  void settle_unlisted(Picos watermark, int64_t min_seq);
 
   using Interval = race::Interval;
   using BoxRef = race::BoxRef;
@@ -71,6 +79,8 @@ class RaceChecker {
   void queue_box(const AccessPlan& ap, const int64_t* ivs);
   static void write_box(WriteLog& w, const AccessPlan& ap, const int64_t* ivs);
   void list(size_t log);
+  int64_t seq_of(const InstPlan& plan, const int64_t* ivs) const;
+  void record_write(const AccessPlan& ap, const InstanceRecord& r, int64_t seq);
   void visit_log(StateVisitor& v, WriteLog& log);
   void visit_box(StateVisitor& v, Interval* dims, uint32_t rank);
   // The box of live write i of `log`.
@@ -102,6 +112,7 @@ class RaceChecker {
   // (tensor, buffer) order, the order races are found in. Built with the plan, before it.
   std::vector<WriteLog> logs_;
   std::vector<size_t> listed_;
+  std::vector<char> unlisted_;  // per log: left out of visit_state (steady_loop)
   const race::ProgramPlan plan_;
   race::WriteIndex index_;
   // Reads waiting to be checked, by instance: one seq is one dynamic instance, whose reads
@@ -160,14 +171,42 @@ class RaceChecker {
   std::vector<Hazard> hazards_;
 };
 
+[[gnu::always_inline]] inline int64_t RaceChecker::seq_of(const InstPlan& plan, const int64_t* ivs) const {
+  int64_t seq = plan.seq_base;
+  for (const auto& [loop, stride] : plan.seq_terms) seq += ivs[loop] * stride;
+  return seq;
+}
+
+[[gnu::always_inline]] inline void RaceChecker::record_write(const AccessPlan& ap, const InstanceRecord& r,
+                                                             int64_t seq) {
+  const int64_t* ivs = r.loop_ivs;
+  WriteLog& w = ap.log0[race::buffer_of(ap, ivs)];
+  if (!w.listed) list(static_cast<size_t>(&w - logs_.data()));
+  // A write changes its range from the moment the unit starts producing it (a transfer:
+  // its first byte; a compute engine: its start) until it completes: a read that overlaps
+  // that window can see new bytes.
+  const Picos start = std::min(r.busy_start, r.complete);
+  if (w.head != w.events.size()) {
+    const Event& last = w.events.back();
+    if (last.seq > seq) {  // the live writes will be sorted: settle anew
+      w.sorted = false;
+      w.settle_known = false;
+    }
+    if (last.start > start) w.starts_ordered = false;
+    if (last.end > r.complete) w.ends_ordered = false;
+  }
+  w.indexed = false;
+  w.events.emplace_back(seq, start, r.complete, r.inst, ap.key);
+  if (ap.key == 0) write_box(w, ap, ivs);
+}
+
 // record() is inline: the ledger (and the bench's event loop) runs it per dynamic instance, and
 // a call of its own cost a frame (six saved registers) on top of the ledger's.
 [[gnu::always_inline]] inline void RaceChecker::record(const InstanceRecord& r) {
   if (r.unit < 0) return;  // a barrier touches no memory
   const InstPlan& plan = plan_.insts[static_cast<size_t>(r.inst)];
   const int64_t* ivs = r.loop_ivs;
-  int64_t seq = plan.seq_base;
-  for (const auto& [loop, stride] : plan.seq_terms) seq += ivs[loop] * stride;
+  const int64_t seq = seq_of(plan, ivs);
   if (!plan.reads.empty()) {
     if (!queue_.empty() && queue_.back().seq > seq) {
       record_unqueued_reads(plan, r, seq);
@@ -190,26 +229,7 @@ class RaceChecker {
         queue_.emplace_back(seq, arrivals_++, r.start, std::max(r.busy_end, r.start), r.inst, count, first);
     }
   }
-  for (const AccessPlan& ap : plan.writes) {
-    WriteLog& w = ap.log0[race::buffer_of(ap, ivs)];
-    if (!w.listed) list(static_cast<size_t>(&w - logs_.data()));
-    // A write changes its range from the moment the unit starts producing it (a transfer:
-    // its first byte; a compute engine: its start) until it completes: a read that overlaps
-    // that window can see new bytes.
-    const Picos start = std::min(r.busy_start, r.complete);
-    if (w.head != w.events.size()) {
-      const Event& last = w.events.back();
-      if (last.seq > seq) {  // the live writes will be sorted: settle anew
-        w.sorted = false;
-        w.settle_known = false;
-      }
-      if (last.start > start) w.starts_ordered = false;
-      if (last.end > r.complete) w.ends_ordered = false;
-    }
-    w.indexed = false;
-    w.events.emplace_back(seq, start, r.complete, r.inst, ap.key);
-    if (ap.key == 0) write_box(w, ap, ivs);
-  }
+  for (const AccessPlan& ap : plan.writes) record_write(ap, r, seq);
 }
 
 }  // namespace tandem

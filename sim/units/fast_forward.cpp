@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <limits>
 
 #include "sched/support/log.h"
@@ -127,6 +128,7 @@ FastForward::FastForward(SimContext& ctx, InstanceObserver& observer)
         marker_ = u;
         marker_loop_ = l;
       }
+  if (marker_) observer_.steady_loop(marker_loop_);
 }
 
 void FastForward::record(const InstanceRecord& r) {
@@ -170,23 +172,9 @@ bool FastForward::list(Listing& out, int64_t mark, Picos now) {
   // checks' (else the checks get the records).
   out.unit_words = out.words.size();
   observer_.settle();
-  Lister observer(out.words, out.kinds, identities_);
-  observer_.visit_state(observer);
-  out.observer_listed = !observer.refused;
-  if (observer.refused) {
-    out.words.resize(out.unit_words);
-    out.kinds.resize(out.unit_words);
-  }
+  out.observer_listed = list_part(out, [&](StateVisitor& v) { observer_.visit_state(v); });
   out.observer_words = out.words.size();
-  if (out.observer_listed) {
-    Lister checks(out.words, out.kinds, identities_);
-    observer_.visit_checks(checks);
-    out.checks_listed = !checks.refused;
-    if (checks.refused) {
-      out.words.resize(out.observer_words);
-      out.kinds.resize(out.observer_words);
-    }
-  }
+  out.checks_listed = out.observer_listed && list_part(out, [&](StateVisitor& v) { observer_.visit_checks(v); });
   uint64_t h = mix(0, out.unit_words);
   for (size_t i = 0, hashed = 0; i < out.unit_words && hashed < kHashedWords; ++i)
     if (out.kinds[i] == Kind::Exact || out.kinds[i] == Kind::Real) {
@@ -195,6 +183,16 @@ bool FastForward::list(Listing& out, int64_t mark, Picos now) {
     }
   out.hash = h;
   return true;
+}
+
+bool FastForward::list_part(Listing& out, const std::function<void(StateVisitor&)>& visit) {
+  const size_t before = out.words.size();
+  Lister lister(out.words, out.kinds, identities_);
+  visit(lister);
+  if (!lister.refused) return true;
+  out.words.resize(before);
+  out.kinds.resize(before);
+  return false;
 }
 
 Picos FastForward::at_step(Picos now) {
@@ -352,7 +350,7 @@ Picos FastForward::confirm(const Listing& c, Picos now) {
     return now;
   if (checks_steady) checks_misses_ = 0;
   observer_listed_ = observer > 0 && observer_steady;
-  checks_listed_ = observer_listed_ && checks_steady;
+  checks_listed_ = observer_listed_ && checks_steady && shifts_inside_marker_loops();
   if (observer_listed_) periods = std::min(periods, observer);
   logger("sim")->debug("fast-forward: at {} ps a steady period of {} ps and {} records; {} periods skipped{}", c.now,
                        period_, kept_.size(), std::max<int64_t>(periods, 0),
@@ -381,6 +379,18 @@ bool FastForward::find_loop_shifts() {
   return true;
 }
 
+bool FastForward::shifts_inside_marker_loops() const {
+  const std::vector<Loop>& loops = ctx_.program.kernel->loops;
+  std::vector<char> inside(loops.size(), 0);  // the marker loop, its ancestors and what they hold
+  for (LoopId l = marker_loop_; l != kNoId; l = loops[static_cast<size_t>(l)].parent)
+    inside[static_cast<size_t>(l)] = 1;
+  for (size_t l = 0; l < loops.size(); ++l)  // (a loop's parent comes first)
+    if (loops[l].parent != kNoId && inside[static_cast<size_t>(loops[l].parent)]) inside[l] = 1;
+  for (size_t l = 0; l < loops.size(); ++l)
+    if ((count_shift_[l] != 0 || iv_shift_[l] != 0) && !inside[l]) return false;
+  return true;
+}
+
 std::vector<int64_t> FastForward::started_now() const {
   std::vector<int64_t> started(count_shift_.size(), 0);
   for (const StreamUnit* u : ctx_.units)
@@ -405,18 +415,25 @@ int64_t FastForward::periods_allowed() const {
 }
 
 void FastForward::skip(int64_t periods) {
-  int64_t records = 0;
-  for (const Kept& k : kept_) records += !k.barrier_wait;
   // The observer moves on with the units unless it needs the records: then it gets them
   // period by period, the units' bounds at each chunk's start standing in for the units
   // (every record of the next chunk starts at or after them: bounds only grow).
-  const bool give_records = !observer_listed_ || (observer_.checks_records() && !checks_listed_);
-  const int64_t chunk = give_records ? std::max<int64_t>(1, kChunkRecords / std::max<int64_t>(1, records)) : periods;
+  Give give = Give::Nothing;
+  if (!observer_listed_)
+    give = Give::Records;
+  else if (observer_.checks_records() && !checks_listed_)
+    give = Give::Checks;
+  else if (checks_listed_ && observer_.checks_writes())
+    give = Give::Writes;
+  int64_t records = 0;
+  for (const Kept& k : kept_) records += !k.barrier_wait;
+  const int64_t chunk =
+      give != Give::Nothing ? std::max<int64_t>(1, kChunkRecords / std::max<int64_t>(1, records)) : periods;
   replaying_ = true;
   UnitBounds bounds;
   for (int64_t done = 0; done < periods;) {
     const int64_t n = std::min(chunk, periods - done);
-    if (give_records) {
+    if (give != Give::Nothing) {
       bounds.horizons.clear();
       bounds.min_future_seq = std::numeric_limits<int64_t>::max();
       for (const StreamUnit* u : ctx_.units) {
@@ -424,21 +441,22 @@ void FastForward::skip(int64_t periods) {
         bounds.min_future_seq = std::min(bounds.min_future_seq, u->min_future_seq());
       }
       observer_.stand_in(&bounds);
-      for (int64_t j = done + 1; j <= done + n; ++j) give_period(j);
-      if (observer_listed_) observer_.check_progress();
+      for (int64_t j = done + 1; j <= done + n; ++j) give_period(j, give);
+      if (give == Give::Checks) observer_.check_progress();
+      if (give == Give::Writes) observer_.check_writes_progress();
     }
     shift_state(n);
     done += n;
     skipped_.fetch_add(n * records, std::memory_order_relaxed);
   }
-  if (give_records) observer_.stand_in(nullptr);
+  if (give != Give::Nothing) observer_.stand_in(nullptr);
   replaying_ = false;
 }
 
-void FastForward::give_period(int64_t j) {
+void FastForward::give_period(int64_t j, Give give) {
   const Picos dt = j * period_;
   for (const Kept& k : kept_) {
-    if (observer_listed_ && k.barrier_wait) continue;  // the ledger's own, moved with it
+    if (give != Give::Records && k.barrier_wait) continue;  // the ledger's own, moved with it
     InstanceRecord r = k.r;
     r.free += dt;
     r.start += dt;
@@ -454,8 +472,10 @@ void FastForward::give_period(int64_t j) {
     }
     r.loop_counts = replay_counts_.data();
     r.loop_ivs = replay_ivs_.data();
-    if (observer_listed_)
+    if (give == Give::Checks)
       observer_.check_record(r);
+    else if (give == Give::Writes)
+      observer_.check_write(r);
     else if (k.barrier_wait)
       observer_.barrier_wait(r, k.barrier_wait_ps, k.released_by_dma);
     else

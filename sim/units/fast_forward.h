@@ -28,6 +28,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <unordered_map>
 #include <vector>
 
@@ -80,6 +81,8 @@ class FastForward final : public InstanceObserver {
   // each time); the observer's follows it in a listing that has it.
   void visit_units(StateVisitor& v);
   bool list(Listing& out, int64_t mark, Picos now);
+  // Appends what `visit` lists to `out`; false (and nothing appended) when it refuses.
+  bool list_part(Listing& out, const std::function<void(StateVisitor&)>& visit);
   // The shift from `a` to `b` of words [from, to), into `shift` (resized to `to`), when every
   // exact and real word there is equal and each time word moved by b.now - a.now or is a past
   // time (or never) that stayed put.
@@ -95,6 +98,8 @@ class FastForward final : public InstanceObserver {
   // Each loop's counters per period (count_shift_, iv_shift_), from the units' at b and now:
   // false unless every unit that runs a loop moved it by the same amount.
   bool find_loop_shifts();
+  // Every loop the period moves on is the marker loop, one around it or one inside those.
+  bool shifts_inside_marker_loops() const;
   // Per loop, the most iterations any unit has started.
   std::vector<int64_t> started_now() const;
   // Whole periods that keep every unit two periods clear of its loops' last iterations.
@@ -102,7 +107,10 @@ class FastForward final : public InstanceObserver {
   // Moves the state on by `periods` periods, giving the observer the kept period's records
   // for each when it needs them.
   void skip(int64_t periods);
-  void give_period(int64_t j);  // the kept records, moved on by j periods
+  // What a skip gives the observer of each skipped period: every record, the records for its
+  // checks, the writes its checks do not list, or nothing.
+  enum class Give { Records, Checks, Writes, Nothing };
+  void give_period(int64_t j, Give give);  // the kept records, moved on by j periods
   void shift_state(int64_t periods);
 
   SimContext& ctx_;

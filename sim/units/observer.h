@@ -44,6 +44,13 @@ class InstanceObserver {
   // else its record, and at each stand-in how far the units have come.
   virtual bool checks_records() const { return false; }
   virtual void visit_checks(StateVisitor& /*v*/) {}
+  // Fast-forward marks its periods by the iterations of `loop` (once, before any listing).
+  // What the checks then leave out of their state (what nothing in the loop reads) still gets
+  // each write of a skipped period, and at each stand-in how far the units have come.
+  virtual void steady_loop(LoopId /*loop*/) {}
+  virtual bool checks_writes() const { return false; }
+  virtual void check_write(const InstanceRecord& /*r*/) {}
+  virtual void check_writes_progress() {}
   virtual void check_record(const InstanceRecord& /*r*/) {}
   virtual void check_progress() {}
 };
