@@ -158,6 +158,8 @@ void RaceChecker::advance(Picos watermark, int64_t min_seq) {
 }
 
 void RaceChecker::steady_loop(LoopId loop) {
+  std::fill(unlisted_.begin(), unlisted_.end(), 0);
+  if (loop == kNoId) return;
   // The loop and the loops around it: what runs in a period lies in them.
   std::vector<char> around(p_.kernel->loops.size(), 0);
   for (LoopId l = loop; l != kNoId; l = p_.kernel->loops[static_cast<size_t>(l)].parent)
@@ -217,8 +219,10 @@ void RaceChecker::visit_box(StateVisitor& v, Interval* dims, uint32_t rank) {
 }
 
 void RaceChecker::visit_log(StateVisitor& v, WriteLog& log) {
-  log.producers.clear();
-  log.same_known = false;
+  if (v.moves()) {  // the memos keyed by box hash are built again as they were
+    log.producers.clear();
+    log.same_known = false;
+  }
   v.exact(static_cast<int64_t>(log.size()));
   for (size_t i = log.head; i < log.events.size(); ++i) {
     Event& e = log.events[i];

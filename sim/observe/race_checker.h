@@ -51,12 +51,12 @@ class RaceChecker {
   // Fast-forward (sim/units/fast_forward.h): the live writes of every log with their boxes and
   // the state of their index and settle, the reads waiting to be checked with theirs, and how
   // many races were found (a period that finds a new one does not repeat). The memos keyed by
-  // box hash are not listed: a visit empties them, and they are built again as they were.
+  // box hash are not listed: a shift empties them, and they are built again as they were.
   void visit_state(StateVisitor& v);
   // Fast-forward marks its periods by the iterations of `loop`: the write logs that nothing in
   // that loop or around it reads (an output stored at each iteration, kept for what reads it
   // later) are not listed, since they only grow. While a skip moves the rest on, they get each
-  // skipped period's writes and settle as they would have.
+  // skipped period's writes and settle as they would have. (kNoId: every log is listed.)
   void steady_loop(LoopId loop);
   bool has_unlisted() const { return std::find(unlisted_.begin(), unlisted_.end(), 1) != unlisted_.end(); }
   void record_unlisted_writes(const InstanceRecord& r);

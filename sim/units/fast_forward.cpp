@@ -30,9 +30,6 @@ constexpr int64_t kWordsPerKept = 4;
 // Records given to the observer on one stand-in, at least one period's: its memory holds about
 // this many records.
 constexpr int64_t kChunkRecords = 4096;
-// The hash a listing is looked up by covers its first exact and real words, at most this many
-// (a filter: a match is compared word by word).
-constexpr size_t kHashedWords = 64;
 // Candidates whose units repeat and whose observer does not, looked past before replaying.
 constexpr int kObserverMisses = 8;
 // Words of a listing, at most: a larger state (a program of some 10^5 channels or loops) is
@@ -45,26 +42,39 @@ constexpr size_t kMaxKept = size_t{1} << 20;
 class Lister final : public StateVisitor {
  public:
   Lister(std::vector<int64_t>& words, std::vector<Kind>& kinds,
-         const std::unordered_map<const void*, int64_t>& identities)
-      : words_(words), kinds_(kinds), identities_(identities) {}
-  void exact(int64_t v) override { put(v, Kind::Exact); }
-  void linear(int64_t& v, Kind kind) override { put(v, kind); }
+         const std::unordered_map<const void*, int64_t>& identities, Picos now)
+      : words_(words), kinds_(kinds), identities_(identities), now_(now) {}
+  void exact(int64_t v) override { put_hashed(v, Kind::Exact); }
+  void linear(int64_t& v, Kind kind) override {
+    // A time still to come moves by the period, so its distance from now repeats; a past
+    // time may stay put; a count may move by any amount.
+    if (kind == Kind::Time && v >= now_) mix_in(v == kNeverTime ? v : v - now_);
+    put(v, kind);
+  }
   void real(double v) override {
     int64_t bits;
     std::memcpy(&bits, &v, sizeof bits);
-    put(bits, Kind::Real);
+    put_hashed(bits, Kind::Real);
   }
   void identity(const void* p) override {
-    if (!p) return put(-1, Kind::Exact);
+    if (!p) return put_hashed(-1, Kind::Exact);
     const auto it = identities_.find(p);
     if (it == identities_.end()) return refuse();
-    put(it->second, Kind::Exact);
+    put_hashed(it->second, Kind::Exact);
   }
   void refuse() override { refused = true; }
   bool refused = false;
   bool too_large = false;  // refused: more than kMaxWords
+  // Of what repeats from one period to the next: the exact and real words and how far each
+  // time still to come lies from now.
+  uint64_t hash = 0xCBF29CE484222325ULL;
 
  private:
+  void mix_in(int64_t v) { hash = (hash ^ static_cast<uint64_t>(v)) * 0x100000001B3ULL; }
+  void put_hashed(int64_t v, Kind kind) {
+    mix_in(v);
+    put(v, kind);
+  }
   void put(int64_t v, Kind kind) {
     if (words_.size() >= kMaxWords) refused = too_large = true;
     if (refused) return;
@@ -74,6 +84,7 @@ class Lister final : public StateVisitor {
   std::vector<int64_t>& words_;
   std::vector<Kind>& kinds_;
   const std::unordered_map<const void*, int64_t>& identities_;
+  const Picos now_;
 };
 
 // Moves every time and count word by `periods` times its shift.
@@ -85,6 +96,7 @@ class Shifter final : public StateVisitor {
   void real(double) override { ++next_; }
   void identity(const void*) override { ++next_; }
   void refuse() override { ++next_; }
+  bool moves() const override { return true; }
 
  private:
   const std::vector<int64_t>& shift_;
@@ -164,7 +176,7 @@ bool FastForward::list(Listing& out, int64_t mark, Picos now) {
   out.now = now;
   out.words.reserve(last_words_);
   out.kinds.reserve(last_words_);
-  Lister units(out.words, out.kinds, identities_);
+  Lister units(out.words, out.kinds, identities_, now);
   visit_units(units);
   too_large_ = units.too_large;
   if (units.refused) return false;
@@ -175,19 +187,13 @@ bool FastForward::list(Listing& out, int64_t mark, Picos now) {
   out.observer_listed = list_part(out, [&](StateVisitor& v) { observer_.visit_state(v); });
   out.observer_words = out.words.size();
   out.checks_listed = out.observer_listed && list_part(out, [&](StateVisitor& v) { observer_.visit_checks(v); });
-  uint64_t h = mix(0, out.unit_words);
-  for (size_t i = 0, hashed = 0; i < out.unit_words && hashed < kHashedWords; ++i)
-    if (out.kinds[i] == Kind::Exact || out.kinds[i] == Kind::Real) {
-      h = mix(h, static_cast<uint64_t>(out.words[i]) + i);
-      ++hashed;
-    }
-  out.hash = h;
+  out.hash = mix(units.hash, out.unit_words);
   return true;
 }
 
 bool FastForward::list_part(Listing& out, const std::function<void(StateVisitor&)>& visit) {
   const size_t before = out.words.size();
-  Lister lister(out.words, out.kinds, identities_);
+  Lister lister(out.words, out.kinds, identities_, out.now);
   visit(lister);
   if (!lister.refused) return true;
   out.words.resize(before);

@@ -63,7 +63,7 @@ class FastForward final : public InstanceObserver {
     bool observer_listed = false;  // the observer's words follow them, up to observer_words
     size_t observer_words = 0;
     bool checks_listed = false;  // its checks' words follow those
-    uint64_t hash = 0;           // of the units' words' count and first exact and real words
+    uint64_t hash = 0;           // of the units' exact and real words and their count
     std::vector<int64_t> words;
     std::vector<Kind> kinds;
   };

@@ -28,6 +28,8 @@ class StateVisitor {
   virtual void identity(const void* p) = 0;
   // The state holds something fast-forward cannot shift: the visit is void.
   virtual void refuse() = 0;
+  // The visit moves the state on (fast-forward's shift), rather than listing it.
+  virtual bool moves() const { return false; }
 
   void time(Picos& t) { linear(t, Kind::Time); }
   void count(int64_t& c) { linear(c, Kind::Count); }

@@ -323,3 +323,122 @@ TEST_CASE("race checker: an accumulation group's first instance reads nothing", 
         "RAW race on %acc[0:128, 0:512]: %mm (k=1) at test.kir:7:5 read it at 1.500 ns, before %mm (k=0) at "
         "test.kir:7:5 had written it at 2.000 ns; the order that prevents it: dep %mm -> %mm flow distance=1");
 }
+
+namespace {
+
+// Fast-forward's view of the checker's state: the words a visit lists, and a visit that moves
+// each linear word on by `periods` times its shift.
+class Words final : public StateVisitor {
+ public:
+  void exact(int64_t v) override { words.push_back(v); }
+  void linear(int64_t& v, Kind) override { words.push_back(v); }
+  void real(double v) override { words.push_back(static_cast<int64_t>(v)); }
+  void identity(const void*) override { words.push_back(0); }
+  void refuse() override { refused = true; }
+  std::vector<int64_t> words;
+  bool refused = false;
+};
+
+class MoveOn final : public StateVisitor {
+ public:
+  MoveOn(const std::vector<int64_t>& shift, int64_t periods) : shift_(shift), periods_(periods) {}
+  void exact(int64_t) override { ++next_; }
+  void linear(int64_t& v, Kind) override { v += periods_ * shift_.at(next_++); }
+  void real(double) override { ++next_; }
+  void identity(const void*) override { ++next_; }
+  void refuse() override {}
+  bool moves() const override { return true; }
+
+ private:
+  const std::vector<int64_t>& shift_;
+  int64_t periods_;
+  size_t next_ = 0;
+};
+
+std::vector<int64_t> words_of(RaceChecker& c) {
+  Words w;
+  c.visit_state(w);
+  REQUIRE_FALSE(w.refused);
+  return w.words;
+}
+
+}  // namespace
+
+// The property fast-forward relies on: in a steady loop the checker's state repeats up to a
+// shift (its times, program positions and boxes move by a fixed amount per period), and the
+// state moved on by k periods is the state simulating those k periods gives; what follows
+// finds the same races. Here every iteration's add reads its tile before the load lands (a
+// RAW), and a result column is kept per iteration (%o, which nothing in the loop reads: left
+// out of the listing, given its writes instead).
+TEST_CASE("race checker: a steady loop's state moved on by whole periods", "[race_checker]") {
+  const std::string body =
+      "  tensor %X : dram[128, 1600] f32\n"
+      "  tensor %t : sbuf[128, 16] f32\n"
+      "  tensor %s : sbuf[128, 16] f32\n"
+      "  tensor %o : sbuf[128, 100] f32\n"
+      "  tensor %Y : dram[128, 100] f32\n"
+      "  loop %i = 0 to 100 {\n"
+      "    %ld = load %t <- %X[0:128, %i*16 : %i*16 + 16]\n"
+      "    %ad = tensor_tensor %s <- %s, %t\n"
+      "    %rd = tensor_reduce %o[0:128, %i] <- %s {op = \"add\"}\n"
+      "  }\n"
+      "  %sv = save %Y <- %o\n";
+  Rig rig(body);
+  const size_t i = rig.loop_of("ld");
+  const SimInst& ld = rig.p.insts[static_cast<size_t>(rig.k.find_inst("ld"))];
+  constexpr Picos kPeriod = 10000;
+  // Iteration n: the load 0-6 us into the period, the add from 5 us (before the load lands),
+  // the reduce after it; then an advance that settles the iteration before.
+  auto run = [&](RaceChecker& c, int64_t from, int64_t to, bool writes_only = false) {
+    for (int64_t n = from; n < to; ++n) {
+      rig.iteration(i, n);
+      const Picos t = n * kPeriod;
+      for (const InstanceRecord& r :
+           {rig.at("ld", t, t + 6000), rig.at("ad", t + 5000, t + 8000), rig.at("rd", t + 8000, t + 9000)}) {
+        if (writes_only)
+          c.record_unlisted_writes(r);
+        else
+          c.record(r);
+      }
+      if (!writes_only) c.advance(t, ld.seq_base + (n + 1) * ld.seq_strides.at(0));
+    }
+  };
+  RaceChecker moved(rig.p), every(rig.p);
+  moved.steady_loop(static_cast<LoopId>(i));
+  every.steady_loop(static_cast<LoopId>(i));
+  run(moved, 0, 10);
+  const std::vector<int64_t> a = words_of(moved);
+  run(moved, 10, 11);
+  const std::vector<int64_t> b = words_of(moved);
+  REQUIRE(a.size() == b.size());
+  std::vector<int64_t> shift(a.size());
+  for (size_t w = 0; w < a.size(); ++w) shift[w] = b[w] - a[w];
+  CHECK(std::count(shift.begin(), shift.end(), kPeriod) > 0);  // times moved by the period
+  // 30 periods skipped: the listed state moved on, the write log of %o given their writes.
+  run(moved, 11, 41, true);
+  moved.settle_unlisted(40 * kPeriod, ld.seq_base + 41 * ld.seq_strides.at(0));
+  MoveOn move_on(shift, 30);
+  moved.visit_state(move_on);
+  run(every, 0, 41);
+  CHECK(words_of(moved) == words_of(every));
+  // %o's log too, given the skipped periods' writes, once the next advance has settled it
+  // (it was settled per chunk, where the loop settles it per advance): listed whole, the same.
+  for (RaceChecker* c : {&moved, &every}) {
+    c->advance(40 * kPeriod, ld.seq_base + 41 * ld.seq_strides.at(0));
+    c->steady_loop(kNoId);
+  }
+  CHECK(words_of(moved) == words_of(every));
+  moved.steady_loop(static_cast<LoopId>(i));
+  every.steady_loop(static_cast<LoopId>(i));
+  run(moved, 41, 100);
+  run(every, 41, 100);
+  rig.ivs[i] = 0;
+  moved.record(rig.at("sv", 100 * kPeriod, 100 * kPeriod + 5000));
+  every.record(rig.at("sv", 100 * kPeriod, 100 * kPeriod + 5000));
+  moved.advance(std::numeric_limits<Picos>::max(), std::numeric_limits<int64_t>::max());
+  every.advance(std::numeric_limits<Picos>::max(), std::numeric_limits<int64_t>::max());
+  REQUIRE(kinds(every.hazards()) == "RAW ");
+  REQUIRE(moved.hazards().size() == every.hazards().size());
+  CHECK(moved.hazards()[0].message == every.hazards()[0].message);
+  CHECK(words_of(moved) == words_of(every));
+}
