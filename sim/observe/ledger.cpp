@@ -562,11 +562,6 @@ void Ledger::barrier_wait(const InstanceRecord& r, Picos waited, bool released_b
   r.compute_dma_wait_ps = d.exposed;
   r.stall_ps = d.stall;
   r.wmma_bubble_ps = it.wmma_bubble;
-  add_row(s, r);
-}
-
-void Ledger::add_row(LoopState& s, const IterationResult& r) {
-  ++s.rows;
   const size_t tail_size = kept_ - kept_ / 2;
   if (static_cast<size_t>(s.result.dynamic_iterations) <= kept_ || s.head.size() < kept_ / 2) {
     s.head.push_back(r);
@@ -742,7 +737,9 @@ void Ledger::visit_state(StateVisitor& v) {
     v.count(s.steady_intervals);
     v.time(s.entry_start);
     v.time(s.entry_end);
-    // (Its listed rows are results, not state: a skip repeats the kept period's, repeat_rows.)
+    v.exact(static_cast<int64_t>(s.head.size()));
+    v.exact(static_cast<int64_t>(s.tail.size()));
+    v.exact(static_cast<int64_t>(s.tail_next));
     s.dma_wall.visit_state(v);
     v.time(s.counted);
     v.exact(s.active);
@@ -759,63 +756,19 @@ void Ledger::visit_state(StateVisitor& v) {
 
 int64_t Ledger::periods_allowed(const std::vector<int64_t>& count_shift, const std::vector<int64_t>& started) {
   int64_t allowed = std::numeric_limits<int64_t>::max();
+  bool later = false;
   for (size_t l = 0; l < loops_.size(); ++l) {
     const int64_t shift = count_shift[l];
     if (shift == 0) continue;
     const LoopState& s = loops_[l];
-    // The rows the kept period listed are repeated: they must still be held (the tail's ring
-    // keeps its last ones).
-    const int64_t rows = s.rows - s.rows_at_mark;
-    if (rows > 0 && s.head.size() < static_cast<size_t>(s.rows) && static_cast<size_t>(rows) > s.tail.size()) return 0;
-    if (s.listed_from == std::numeric_limits<int64_t>::max()) continue;  // every iteration listed
-    // The iterations finalized since the kept period began, those open and those the skipped
-    // periods open must lie on one side of each bound of the ones listed first and last (an
-    // open iteration knows whether it is listed; a repeated row is one of the kept period's).
-    if (started[l] <= s.listed_below)
-      allowed = std::min(allowed, (s.listed_below - started[l]) / shift - 1);
-    else if (s.base_at_mark >= s.listed_below && started[l] <= s.listed_from)
-      allowed = std::min(allowed, (s.listed_from - started[l]) / shift - 1);
-    else if (s.base_at_mark < s.listed_from)
-      return -1;  // across a bound: once past it
+    // Its iterations open now and to come in the skipped periods must lie between the ones
+    // listed first and last.
+    if (s.listed_from == std::numeric_limits<int64_t>::max()) return 0;  // every iteration listed
+    if (s.base < s.listed_below) later = true;
+    allowed = std::min(allowed, (s.listed_from - started[l]) / shift - 1);
   }
-  return allowed < 1 ? -1 : allowed;
-}
-
-void Ledger::period_start() {
-  for (LoopState& s : loops_) {
-    s.rows_at_mark = s.rows;
-    s.base_at_mark = s.base;
-  }
-}
-
-void Ledger::repeat_rows(int64_t periods, Picos period, const std::vector<int64_t>& count_shift,
-                         const std::vector<int64_t>& iv_shift) {
-  std::vector<IterationResult> kept;
-  for (size_t l = 0; l < loops_.size(); ++l) {
-    LoopState& s = loops_[l];
-    const auto rows = static_cast<size_t>(s.rows - s.rows_at_mark);
-    if (count_shift[l] == 0 || rows == 0) continue;
-    // The kept period's rows, oldest first: the head's last ones, or the tail ring's newest.
-    kept.clear();
-    for (size_t i = rows; i > 0; --i) {
-      const size_t back = i - 1;  // rows after it
-      if (s.tail.empty()) {
-        kept.push_back(s.head[s.head.size() - 1 - back]);
-      } else {
-        const size_t newest = (s.tail_next + s.tail.size() - 1) % s.tail.size();
-        kept.push_back(s.tail[(newest + s.tail.size() - back) % s.tail.size()]);
-      }
-    }
-    for (int64_t j = 1; j <= periods; ++j)
-      for (IterationResult r : kept) {
-        r.index += j * count_shift[l];
-        if (r.index >= s.listed_below && r.index < s.listed_from) continue;  // not listed
-        r.iv += j * iv_shift[l];
-        r.start_ps += j * period;
-        r.end_ps += j * period;
-        add_row(s, r);
-      }
-  }
+  if (allowed < 1) return 0;
+  return later ? -1 : allowed;
 }
 
 void Ledger::visit_checks(StateVisitor& v) {

@@ -51,14 +51,11 @@ class Ledger final : public InstanceObserver {
   void stand_in(const UnitBounds* bounds) override { stand_in_ = bounds; }
   // Fast-forward (sim/units/fast_forward.h): the ledger finalizes what it can (settle), then
   // lists its sums, its open iterations and its busy intervals; it refuses while it keeps a
-  // timeline or writes a trace. The skipped periods' iterations stay on one side of each
-  // bound of those the result lists; the rows of the listed ones are repeated (repeat_rows).
+  // timeline or writes a trace. A skipped period may not open or finalize an iteration the
+  // result lists.
   void settle() override { try_finalize(); }
   void visit_state(StateVisitor& v) override;
   int64_t periods_allowed(const std::vector<int64_t>& count_shift, const std::vector<int64_t>& started) override;
-  void period_start() override;
-  void repeat_rows(int64_t periods, Picos period, const std::vector<int64_t>& count_shift,
-                   const std::vector<int64_t>& iv_shift) override;
   bool checks_records() const override { return checker_ != nullptr; }
   void visit_checks(StateVisitor& v) override;
   void steady_loop(LoopId loop) override;
@@ -229,9 +226,6 @@ class Ledger final : public InstanceObserver {
     // The last iterations finalized, a ring: tail[tail_next] is the oldest once it is full.
     std::vector<IterationResult> tail;
     size_t tail_next = 0;
-    int64_t rows = 0;          // listed iterations finalized so far (into head or tail)
-    int64_t rows_at_mark = 0;  // rows and base when fast-forward began keeping a period (period_start)
-    int64_t base_at_mark = 0;
     // Wall-time exposed DMA: the loop's transfers and the busy time of the compute engines
     // with work in the loop (shared by the loops with the same engines: engine_sets_busy_),
     // merged, not yet counted; counted up to `counted`.
@@ -288,8 +282,6 @@ class Ledger final : public InstanceObserver {
   int64_t min_future_seq() const;
   void try_finalize(bool all_done = false);
   void finalize(LoopState& s, Iter& it);
-  // A listed iteration's row, into the head or over the oldest of the tail's ring.
-  void add_row(LoopState& s, const IterationResult& r);
   // Adds up and drops the spans of the loop's open iterations before `until`; returns the
   // earliest start of a DMA span still held and counts the spans held into `held`.
   Picos settle(LoopState& s, Picos until, int64_t& held);

@@ -30,8 +30,7 @@ constexpr int64_t kWordsPerKept = 4;
 // Records given to the observer on one stand-in, at least one period's: its memory holds about
 // this many records.
 constexpr int64_t kChunkRecords = 4096;
-// Candidates whose units repeat and whose observer (or its checks) does not, looked past
-// before giving it the records.
+// Candidates whose units repeat and whose observer does not, looked past before replaying.
 constexpr int kObserverMisses = 8;
 // Words of a listing, at most: a larger state (a program of some 10^5 channels or loops) is
 // not listed, and the listings kept to search for a repeat hold at most kRecentWords.
@@ -305,7 +304,6 @@ void FastForward::search(Listing&& b) {
     nest_values_.clear();
     b_ = std::move(b);
     keeping_ = true;
-    observer_.period_start();
     return;
   }
   recent_words_ += b.words.size();
@@ -347,13 +345,12 @@ Picos FastForward::confirm(const Listing& c, Picos now) {
   // in the result), nothing is skipped yet.
   const int64_t observer = observer_.periods_allowed(count_shift_, started_now());
   if (observer < 0) return now;
-  // A state that repeats only in part may repeat whole a period later (the observer's state
-  // settles some periods after the units', as their first iterations finalize): look again a
-  // few times before replaying.
+  // A state that repeats only in part may repeat whole a period later (the observer's listing
+  // changes as its first iterations are listed): look again a few times before replaying.
   if (observer > 0 && !observer_steady && ++observer_misses_ <= kObserverMisses) return now;
   observer_misses_ = 0;
   // Likewise its checks, until they have missed that many times in a row (a checked tensor
-  // that the loop reads and keeps a result in at every iteration never repeats).
+  // that keeps every write of the loop never repeats).
   if (observer > 0 && observer_steady && observer_.checks_records() && !checks_steady &&
       ++checks_misses_ <= kObserverMisses)
     return now;
@@ -459,7 +456,6 @@ void FastForward::skip(int64_t periods) {
     skipped_.fetch_add(n * records, std::memory_order_relaxed);
   }
   if (give != Give::Nothing) observer_.stand_in(nullptr);
-  if (observer_listed_) observer_.repeat_rows(periods, period_, count_shift_, iv_shift_);
   replaying_ = false;
 }
 

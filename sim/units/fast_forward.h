@@ -3,23 +3,20 @@
 // While the DMA system runs ahead of SystemC (no unit waits in the SystemC kernel), the state
 // of the simulation is the units', the semaphores', the barriers', the ports' and the DMA
 // system's, listed as words (sim/units/unit_state.h), followed by the observer's (the ledger's)
-// and its checks' (the race checker's) when they list theirs. It is listed at marks: the first
-// DMA step after an iteration of the loop with the most iterations starts. When a listing
-// equals an earlier one except for time and count words that moved (a candidate period: P
-// picoseconds and a shift per word), the next period's records are kept; if that period ends
-// in the same state moved by the same shift again, the loop is steady and the simulation moves
-// on by as many whole periods as the ends of the loops allow (each unit stays two periods clear
-// of the last iteration of every loop it is in): every time and count word by that many shifts.
+// when it lists it. It is listed at marks: the first DMA step after an iteration of the loop
+// with the most iterations starts. When a listing equals an earlier one except for time and
+// count words that moved (a candidate period: P picoseconds and a shift per word), the next
+// period's records are kept; if that period ends in the same state moved by the same shift
+// again, the loop is steady and the simulation moves on by as many whole periods as the ends
+// of the loops allow (each unit stays two periods clear of the last iteration of every loop
+// it is in): every time and count word by that many shifts.
 //
-// The observer moves on with the units when its words repeated with theirs, as far as it
-// allows (Ledger::periods_allowed); the results it keeps of each skipped period (the rows of
-// the iterations it lists) are the kept period's, moved on. Its checks (the race checker) move
-// on too when their words repeated as well; what they leave out of their listing (a write log
-// nothing in the loop reads) gets the kept period's writes once per period skipped, and a
-// checker whose state did not repeat gets every record. Otherwise the observer gets every
-// record, in the order instance-by-instance simulation gives them. Whenever records are
-// given, the units' bounds at the start of the periods given stand in for the units
-// (InstanceObserver::stand_in).
+// The observer moves on with the units when its words repeated with theirs and no skipped
+// iteration is one the result lists (Ledger::periods_allowed); the race checker still gets
+// the kept period's records once per period skipped, each moved by its periods. Otherwise the
+// observer gets every such record, in the order instance-by-instance simulation gives them.
+// Either way, while records are given, the units' bounds at the start of the periods given
+// stand in for the units (InstanceObserver::stand_in).
 //
 // Exact by construction: a state equal up to the shift runs on as the earlier one did, moved
 // by the shift. The times it moves are whole picoseconds and the DMA model rounds durations,

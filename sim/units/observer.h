@@ -39,12 +39,6 @@ class InstanceObserver {
                                   const std::vector<int64_t>& /*started*/) {
     return 0;
   }
-  // Fast-forward starts keeping a period at the listing just taken; when it skips `periods`
-  // such periods with the observer moved on, what the observer keeps as results of each (the
-  // rows of the iterations it lists) are the kept period's, moved on.
-  virtual void period_start() {}
-  virtual void repeat_rows(int64_t /*periods*/, Picos /*period*/, const std::vector<int64_t>& /*count_shift*/,
-                           const std::vector<int64_t>& /*iv_shift*/) {}
   // What still needs each record of a skipped period (the race checker): its state, listed
   // after the observer's (when it repeats with it, the checks move on too and need no record);
   // else its record, and at each stand-in how far the units have come.
