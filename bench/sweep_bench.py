@@ -12,7 +12,7 @@ the DMA bandwidth and the PE clock over a grid of --points points under the defa
 race checker on (every point of a sweep is race-checked), and `tandem sweep -j J` runs it; the
 bench prints the wall time against the target. --check N then simulates N of the points again
 with --no-fast-forward and compares their total_ns with the sweep's row (the figures are a
-contract: fast-forward changes none).
+contract: fast-forward changes none); a difference exits 1.
 """
 import argparse
 import csv
@@ -60,13 +60,19 @@ def main():
     ap.add_argument("--check", type=int, default=2, help="points simulated again without fast-forward")
     ap.add_argument("--keep", help="write the kernel, sweep file and CSV here instead of a temporary directory")
     args = ap.parse_args()
+    if args.keep:
+        os.makedirs(args.keep, exist_ok=True)
+        run(args, args.keep)
+    else:
+        with tempfile.TemporaryDirectory(prefix="tandem-sweep-bench-") as work:
+            run(args, work)
 
+
+def run(args, work):
     trips = max(1, (args.instructions - 1) // 3)
     bw_n, clock_n = grid(args.points)
     bandwidths = [round(8.0 + 40.0 * i / max(1, bw_n - 1), 3) for i in range(bw_n)]
     clocks = [round(0.8 + 1.6 * i / max(1, clock_n - 1), 4) for i in range(clock_n)]
-    work = args.keep or tempfile.mkdtemp(prefix="tandem-sweep-bench-")
-    os.makedirs(work, exist_ok=True)
     kernel = os.path.join(work, "gemm_k.kir")
     with open(kernel, "w") as f:
         f.write(gemm_k(trips))
@@ -104,7 +110,10 @@ def main():
             same += match
             print(f"  point {row['point']} ({', '.join(fields)}): the sweep's total_ns {row['total_ns']}, every "
                   f"instance simulated {total}: {'the same' if match else 'DIFFERENT'}", flush=True)
-        print(f"  {same} of {min(args.check, len(rows))} points checked without fast-forward give the same total_ns")
+        checked = min(args.check, len(rows))
+        print(f"  {same} of {checked} points checked without fast-forward give the same total_ns")
+        if same != checked:
+            sys.exit(1)
 
 
 if __name__ == "__main__":
