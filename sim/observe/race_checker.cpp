@@ -88,6 +88,11 @@ inline const RaceChecker::PendingInstance* RaceChecker::next_pending() const {
   return q;
 }
 
+int64_t RaceChecker::settled_seq(int64_t min_seq) const {
+  const PendingInstance* next = next_pending();
+  return next ? std::min(min_seq, next->seq) : min_seq;
+}
+
 inline void RaceChecker::pop_pending(const PendingInstance* which) {
   if (heap_.empty() || which != heap_.data()) {
     if (queue_.begin() + static_cast<std::ptrdiff_t>(++queue_head_) == queue_.end()) {
@@ -137,8 +142,7 @@ void RaceChecker::advance(Picos watermark, int64_t min_seq) {
     pop_pending(next);
   }
   // Writes hidden by a newer write that every future read comes after, both landed.
-  const PendingInstance* next = next_pending();
-  const int64_t settled = next ? std::min(min_seq, next->seq) : min_seq;
+  const int64_t settled = settled_seq(min_seq);
   for (size_t l : listed_) index_.settle(logs_[l], watermark, settled);
   // A log whose every live write is settled, and was when nothing was dropped, stays as it is
   // until its next write: it leaves the list (the writes it keeps were each tested against
@@ -186,8 +190,7 @@ void RaceChecker::record_unlisted_writes(const InstanceRecord& r) {
 }
 
 void RaceChecker::settle_unlisted(Picos watermark, int64_t min_seq) {
-  const PendingInstance* next = next_pending();
-  const int64_t settled = next ? std::min(min_seq, next->seq) : min_seq;
+  const int64_t settled = settled_seq(min_seq);
   for (size_t l : listed_)
     if (unlisted_[l]) {
       index_.index(logs_[l]);

@@ -166,6 +166,9 @@ class RaceChecker {
   // The next instance to check (the smaller front), or nullptr.
   const PendingInstance* next_pending() const;
   void pop_pending(const PendingInstance* which);
+  // Every read still to be checked comes at or after this in program order, given that every
+  // instance not yet recorded comes at or after `min_seq`.
+  int64_t settled_seq(int64_t min_seq) const;
   uint64_t arrivals_ = 0;
   std::set<std::tuple<std::string, InstId, InstId>> reported_;
   std::vector<Hazard> hazards_;
