@@ -20,6 +20,7 @@
 #include "sched/passes/address_rotation.h"
 #include "sched/passes/assign_engines.h"
 #include "sched/passes/balance_engines.h"
+#include "sched/passes/hoist_invariants.h"
 #include "sched/passes/list_schedule.h"
 #include "sched/passes/prefetch_schedule.h"
 #include "sched/passes/separate_load_compute.h"

@@ -36,6 +36,14 @@ const std::vector<NamedPipeline>& named_pipelines() {
        "II the loop's resource bound per iteration from the model, as many as fit; a loop whose every tile's "
        "writer-to-last-reader chain and whose longest turn of a compute instruction and its transfers fit in its II "
        "stays on one buffer: it is at its bound already"},
+      // What the Neuron compiler does to a kernel before it runs, where published timings
+      // depend on it (docs/passes.md, compiler): loop-invariant work hoisted, then auto's
+      // engine balancing and buffer allocation.
+      {"compiler",
+       "hoist-invariants,balance-engines,address-rotation{buffers=model,nested},"
+       "address-rotation{space=psum,buffers=model}",
+       "stands for the Neuron compiler's own transformations: loop-invariant work moved in front of its loop "
+       "(hoist-invariants), then auto"},
   };
   return pipelines;
 }

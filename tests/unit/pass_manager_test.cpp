@@ -70,10 +70,11 @@ TEST_CASE("pipeline errors point at the column of the problem", "[passes]") {
     return std::make_pair(0, std::string("no error"));
   };
   CHECK(error_at("assign-engines,nope") ==
-        std::make_pair(16, std::string("unknown pass 'nope' (did you mean 'none'?) (known: none, default, auto, "
-                                       "assign-engines, prefetch-schedule, "
-                                       "separate-load-compute, list-schedule, address-rotation, wmma-reorder, "
-                                       "balance-engines)")));
+        std::make_pair(16,
+                       std::string("unknown pass 'nope' (did you mean 'none'?) (known: none, default, auto, compiler, "
+                                   "assign-engines, prefetch-schedule, "
+                                   "separate-load-compute, list-schedule, address-rotation, wmma-reorder, "
+                                   "balance-engines, hoist-invariants)")));
   CHECK(error_at("assign-engines{x=1}").first == 16);
   CHECK(error_at("assign-engines{queues=}").second ==
         "option 'queues' of pass 'assign-engines' needs an integer value, not ''");
