@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cctype>
 #include <optional>
+#include <sstream>
 
 #include <fmt/printf.h>
 
+#include "sched/driver/schedule_file.h"
 #include "sched/ir/parser.h"
 #include "sched/support/yaml_file.h"
 #include "sched/target/target.h"
@@ -112,6 +114,21 @@ const UnitResult* unit_named(const SimResult& r, const std::string& name) {
   return nullptr;
 }
 
+// Does hoist-invariants move work out of a loop of the run's kernel? Only then is it a change.
+bool hoists_work(const AdvisedRun& run) {
+  try {
+    KernelInput in = read_and_schedule(run.file, run.hw, "none", RunOptions{});
+    std::vector<LoopId> loop_of;
+    for (const Instruction& inst : in.kernel.insts) loop_of.push_back(inst.loop);
+    std::ostringstream quiet;
+    run_pipeline(in.kernel, in.deps, parse_pipeline("hoist-invariants"), RunOptions{}, quiet);
+    for (size_t i = 0; i < loop_of.size(); ++i)
+      if (in.kernel.insts[i].loop != loop_of[i]) return true;
+  } catch (const std::exception&) {  // the candidates' own runs report what fails
+  }
+  return false;
+}
+
 std::vector<Candidate> candidates(const AdvisedRun& run, const SimResult& baseline, const RunModel& model) {
   std::vector<Candidate> out;
   const std::string& p = run.passes;
@@ -122,6 +139,10 @@ std::vector<Candidate> candidates(const AdvisedRun& run, const SimResult& baseli
       out.push_back({std::to_string(n) + " buffers per tile a loop rewrites",
                      "address-rotation{buffers=" + std::to_string(n) + "}",
                      {}});
+  if (p != "compiler" && p.find("hoist-invariants") == std::string::npos && hoists_work(run))
+    out.push_back({"loop-invariant work moved in front of its loops, as a compiler does (hoist-invariants)",
+                   p == "none" ? "hoist-invariants" : "hoist-invariants," + p,
+                   {}});
   if (p.find("assign-engines") == std::string::npos && p != "auto" && p != "default")
     out.push_back({"element-wise work spread over the engines that can run it",
                    p == "none" ? "assign-engines{policy=balance}" : "assign-engines{policy=balance}," + p,
