@@ -72,15 +72,15 @@ class Hoister {
   }
 
   void run() {
-    const bool fitted = !find_capacity_problem(k_);
     hoist_innermost_first();
-    if (fitted) undo_until_it_fits();
+    if (fitted_.value_or(false)) undo_until_it_fits();
     std::vector<InstId> moved;  // an instruction may leave several loops, one batch each
     for (const Batch& b : batches_) moved.insert(moved.end(), b.moved.begin(), b.moved.end());
     std::sort(moved.begin(), moved.end());
     ctx_.stats.add("hoisted", std::unique(moved.begin(), moved.end()) - moved.begin());
     ctx_.stats.add("loops_left", static_cast<int64_t>(moved.size()));
     if (!moved.empty()) ctx_.deps = build_dep_graph(k_);
+    ctx_.unchanged = !fitted_;  // nothing ever moved: the pass manager need not check the kernel again
   }
 
  private:
@@ -168,6 +168,7 @@ class Hoister {
       for (LoopId l : loops) {
         std::vector<InstId> moved = plan(l);
         if (moved.empty()) continue;
+        if (!fitted_) fitted_ = !find_capacity_problem(k_);  // the kernel as it was, before the first move
         Batch b{l, std::move(moved), {}};
         take_out(b);
         into[k_.loops[static_cast<size_t>(l)].parent].push_back(batches_.size());
@@ -251,6 +252,7 @@ class Hoister {
   std::vector<InstId> named_by_dep_;  // sorted
   std::vector<InstId> gone_;          // sorted: moved out of the loop being planned
   std::vector<Batch> batches_;        // in the order made
+  std::optional<bool> fitted_;        // did the on-chip tensors fit before the first move (none: no move)
 };
 
 }  // namespace

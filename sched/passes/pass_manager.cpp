@@ -155,7 +155,8 @@ void run_pipeline(Kernel& k, DepGraph& g, const std::vector<PipelineStep>& steps
   StructureChecks checks;
   if (!steps.empty()) {
     checks.capacity = !find_capacity_problem(k);
-    const std::vector<std::string> problems = find_structural_problems(k, g, checks);
+    const std::vector<std::string> problems =
+        find_structural_problems(k, g, StructureChecks{/*capacity=*/false});  // capacity: just answered
     if (!problems.empty())
       throw std::logic_error("the kernel given to the pipeline is ill-formed: " +
                              describe_structural_problems(problems));
