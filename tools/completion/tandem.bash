@@ -20,7 +20,7 @@ _tandem() {
       _filedir yaml
       return ;;
     --passes|--a|--b)
-      COMPREPLY=($(compgen -W "none default auto" -- "$cur"))
+      COMPREPLY=($(compgen -W "none default auto compiler" -- "$cur"))
       return ;;
     -o|--output|--trace|--report|--csv|--log|--space|--asm)
       _filedir
