@@ -1,9 +1,11 @@
 #include "sched/passes/hoist_invariants.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -88,7 +90,15 @@ class Hoister {
     InstId inst;
     size_t pos;  // in the loop's program order
     const Access* access;
-    bool write;
+  };
+  // A loop's accesses by tensor, in program order: what writes it, what reads it.
+  struct Uses {
+    std::unordered_map<int, std::vector<Use>> writes, reads;
+    const std::vector<Use>& of(const std::unordered_map<int, std::vector<Use>>& m, int tensor) const {
+      static const std::vector<Use> kNone;
+      const auto it = m.find(tensor);
+      return it == m.end() ? kNone : it->second;
+    }
   };
 
   // Is `x` a candidate in `loop` at all: work that could repeat unchanged (its indices do not
@@ -106,7 +116,7 @@ class Hoister {
 
   // Why `x`, a candidate of `loop`, must stay in it; "" when every iteration computes the same
   // thing into the same place and nothing else in the loop sees the difference.
-  std::string why_stays(InstId x, size_t x_pos, const std::map<int, std::vector<Use>>& uses) const {
+  std::string why_stays(InstId x, size_t x_pos, const Uses& uses) const {
     const Instruction& in = k_.insts[static_cast<size_t>(x)];
     if (std::binary_search(named_by_dep_.begin(), named_by_dep_.end(), x)) return "a dep line names it";
     for (const auto* list : {&in.reads, &in.writes})
@@ -117,31 +127,35 @@ class Hoister {
       for (const Access& r : in.reads)
         if (may_meet(k_, w, r)) return "it reads %" + r.tensor + ", which it writes";
     for (const Access& mine : in.reads)
-      for (const Use& u : uses.at(mine.tensor_id))
-        if (u.write && !gone(u.inst) && may_meet(k_, *u.access, mine))
+      for (const Use& u : uses.of(uses.writes, mine.tensor_id))
+        if (!gone(u.inst) && may_meet(k_, *u.access, mine))
           return fmt::format("{} writes %{}, which it reads", shown(k_, u.inst), mine.tensor);
-    for (const Access& mine : in.writes)
-      for (const Use& u : uses.at(mine.tensor_id)) {
-        if (u.inst == x || gone(u.inst) || !may_meet(k_, *u.access, mine)) continue;
-        if (u.write) return fmt::format("{} writes %{} too", shown(k_, u.inst), mine.tensor);
-        if (u.pos < x_pos) return fmt::format("{} reads %{} before it", shown(k_, u.inst), mine.tensor);
+    for (const Access& mine : in.writes) {
+      for (const Use& u : uses.of(uses.writes, mine.tensor_id))
+        if (u.inst != x && !gone(u.inst) && may_meet(k_, *u.access, mine))
+          return fmt::format("{} writes %{} too", shown(k_, u.inst), mine.tensor);
+      for (const Use& u : uses.of(uses.reads, mine.tensor_id)) {
+        if (u.pos >= x_pos) break;
+        if (!gone(u.inst) && may_meet(k_, *u.access, mine))
+          return fmt::format("{} reads %{} before it", shown(k_, u.inst), mine.tensor);
       }
+    }
     return "";
   }
 
-  bool gone(InstId id) const { return std::binary_search(gone_.begin(), gone_.end(), id); }
+  bool gone(InstId id) const { return gone_[static_cast<size_t>(id)] != 0; }
 
   // Which of `loop`'s own instructions go in front of it, in program order.
   std::vector<InstId> plan(LoopId loop) {
     const std::vector<InstId> order = k_.program_order(loop);
-    std::map<int, std::vector<Use>> uses;
+    Uses uses;
     for (size_t p = 0; p < order.size(); ++p) {
       const Instruction& in = k_.insts[static_cast<size_t>(order[p])];
-      for (const Access& a : in.writes) uses[a.tensor_id].push_back({order[p], p, &a, true});
-      for (const Access& a : in.reads) uses[a.tensor_id].push_back({order[p], p, &a, false});
+      for (const Access& a : in.writes) uses.writes[a.tensor_id].push_back({order[p], p, &a});
+      for (const Access& a : in.reads) uses.reads[a.tensor_id].push_back({order[p], p, &a});
     }
     std::vector<InstId> moved;
-    gone_.clear();
+    gone_.resize(k_.insts.size());
     for (size_t p = 0; p < order.size(); ++p) {
       const InstId x = order[p];
       if (k_.insts[static_cast<size_t>(x)].loop != loop || !candidate(x, loop)) continue;
@@ -152,8 +166,9 @@ class Hoister {
         continue;
       }
       moved.push_back(x);
-      gone_.insert(std::upper_bound(gone_.begin(), gone_.end(), x), x);
+      gone_[static_cast<size_t>(x)] = 1;
     }
+    for (InstId x : moved) gone_[static_cast<size_t>(x)] = 0;
     return moved;
   }
 
@@ -250,7 +265,7 @@ class Hoister {
   PassContext& ctx_;
   Kernel& k_;
   std::vector<InstId> named_by_dep_;  // sorted
-  std::vector<InstId> gone_;          // sorted: moved out of the loop being planned
+  std::vector<uint8_t> gone_;         // by instruction: moved out of the loop being planned
   std::vector<Batch> batches_;        // in the order made
   std::optional<bool> fitted_;        // did the on-chip tensors fit before the first move (none: no move)
 };
