@@ -74,6 +74,24 @@ struct Ring {
   double chain_ns = 0;
 };
 
+// The tensor `name` ("%a") of {tiles=}; an Error when the kernel has none of that name.
+int named_tile(const Kernel& k, const std::string& name) {
+  const int ti = k.find_tensor(name.substr(1));
+  if (ti < 0) throw Error("address-rotation: tiles names " + name + ", which the kernel does not have");
+  return ti;
+}
+
+// Each tile {tiles=} names that this step left on one buffer, and why.
+void note_named_tiles(PassContext& ctx, const AddressRotationPass::Options& o) {
+  for (const std::string& name : o.tiles) {
+    const Tensor& t = ctx.kernel.tensors[static_cast<size_t>(ctx.kernel.find_tensor(name.substr(1)))];
+    if (t.space != o.space)
+      ctx.note(name + " stays on one buffer: it is in " + t.space + ", and this step rings " + o.space);
+    else if (!t.attrs.has(attr::kBuffers))
+      ctx.note(name + " stays on one buffer: no loop rewrites it every iteration with a value that dies there");
+  }
+}
+
 }  // namespace
 
 // One run of the pass over a kernel, as its phases: per loop, the tiles it can ring, how many
@@ -93,11 +111,7 @@ class AddressRotationPass::KernelRotation {
         users_(users_by_tensor(k_)),
         pos_(program_positions(k_)),
         role_(k_.insts.size(), 0) {
-    for (const std::string& name : o_.tiles) {
-      const int ti = k_.find_tensor(name.substr(1));
-      if (ti < 0) throw Error("address-rotation: tiles names " + name + ", which the kernel does not have");
-      wanted_[static_cast<size_t>(ti)] = true;
-    }
+    for (const std::string& name : o_.tiles) wanted_[static_cast<size_t>(named_tile(k_, name))] = true;
     // The costs and units the bounds analysis sees (loop_bounds.h), before the ring changes edges.
     if (o_.buffers.from_model) bounds_ = bounds_input(k_, g_);
   }
@@ -118,7 +132,7 @@ class AddressRotationPass::KernelRotation {
       if (plan_exact_) ctx_.stats.add("ring_plans_exact");
     }
     if (o_.buffers.from_model) note_unringed_tiles();
-    note_named_tiles();
+    note_named_tiles(ctx_, o_);
     if (ctx_.stats.get("tensors_rotated") == 0) {
       ctx_.skip(at_bound_tiles_ > 0 ? "every loop rewriting " + o_.space + " tensors runs at its bound without a ring"
                 : ctx_.stats.get("tensors_left_for_capacity") > 0
@@ -708,17 +722,6 @@ class AddressRotationPass::KernelRotation {
     }
   }
 
-  // Each tile {tiles=} names that this step left on one buffer, and why.
-  void note_named_tiles() {
-    for (const std::string& name : o_.tiles) {
-      const Tensor& t = k_.tensors[static_cast<size_t>(k_.find_tensor(name.substr(1)))];
-      if (t.space != o_.space)
-        ctx_.note(name + " stays on one buffer: it is in " + t.space + ", and this step rings " + o_.space);
-      else if (!t.attrs.has(attr::kBuffers))
-        ctx_.note(name + " stays on one buffer: no loop rewrites it every iteration with a value that dies there");
-    }
-  }
-
   PassContext& ctx_;
   Kernel& k_;
   DepGraph& g_;
@@ -745,6 +748,13 @@ void AddressRotationPass::run(PassContext& ctx) {
   const SpaceInfo* space = ctx.kernel.target->space(o_.space);
   if (!space) {
     ctx.skip_unchanged("target '" + ctx.kernel.target->name + "' has no " + o_.space);
+    return;
+  }
+  const std::vector<Tensor>& tensors = ctx.kernel.tensors;
+  if (std::none_of(tensors.begin(), tensors.end(), [&](const Tensor& t) { return t.space == o_.space; })) {
+    for (const std::string& name : o_.tiles) named_tile(ctx.kernel, name);
+    note_named_tiles(ctx, o_);
+    ctx.skip_unchanged("no " + o_.space + " tensor is rewritten every iteration of a loop");
     return;
   }
   KernelRotation(ctx, o_, *space).run();
