@@ -54,6 +54,7 @@ void collect_runs(const Kernel& k, const std::vector<Stmt>& block, std::vector<s
 void ListSchedulePass::run(PassContext& ctx) {
   Kernel& k = ctx.kernel;
   const DepGraph& g = ctx.deps;
+  ctx.unchanged = true;  // it writes `order` attributes only, which no structural check reads
   std::vector<std::vector<InstId>> runs;
   collect_runs(k, k.body, runs);
 

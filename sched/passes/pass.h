@@ -162,6 +162,8 @@ struct PassContext {
     skip(reason);
     unchanged = true;
   }
+  // Nothing the structural checks read has changed (the pass was skipped, moved nothing, or
+  // changed only what no check reads): the pass manager does not check the kernel after it.
   bool unchanged = false;
   void note(const std::string& what);
 };

@@ -176,7 +176,7 @@ void run_pipeline(Kernel& k, DepGraph& g, const std::vector<PipelineStep>& steps
     step.pass->create(step.options)->run(ctx);
     g.grow(k.insts.size());
     times.stop(step.text);
-    if (!ctx.unchanged) {  // a pass skipped whole before changing anything cannot have broken it
+    if (!ctx.unchanged) {  // a pass that changed nothing the checks read cannot have broken it
       const std::vector<std::string> problems = find_structural_problems(k, g, checks);
       if (!problems.empty())
         throw std::logic_error("pass '" + step.text + "' broke the kernel: " + describe_structural_problems(problems));
