@@ -74,6 +74,11 @@ struct Ring {
   double chain_ns = 0;
 };
 
+// Why the step rings nothing when no tensor of `space` is rewritten every iteration of a loop.
+std::string nothing_rewritten(const std::string& space) {
+  return "no " + space + " tensor is rewritten every iteration of a loop";
+}
+
 // The tensor `name` ("%a") of {tiles=}; an Error when the kernel has none of that name.
 int named_tile(const Kernel& k, const std::string& name) {
   const int ti = k.find_tensor(name.substr(1));
@@ -137,7 +142,7 @@ class AddressRotationPass::KernelRotation {
       ctx_.skip(at_bound_tiles_ > 0 ? "every loop rewriting " + o_.space + " tensors runs at its bound without a ring"
                 : ctx_.stats.get("tensors_left_for_capacity") > 0
                     ? "no " + o_.space + " tensor rewritten every iteration of a loop has room for a second buffer"
-                    : "no " + o_.space + " tensor is rewritten every iteration of a loop");
+                    : nothing_rewritten(o_.space));
       return;
     }
     ctx_.mark_deps_listed();
@@ -754,7 +759,7 @@ void AddressRotationPass::run(PassContext& ctx) {
   if (std::none_of(tensors.begin(), tensors.end(), [&](const Tensor& t) { return t.space == o_.space; })) {
     for (const std::string& name : o_.tiles) named_tile(ctx.kernel, name);
     note_named_tiles(ctx, o_);
-    ctx.skip_unchanged("no " + o_.space + " tensor is rewritten every iteration of a loop");
+    ctx.skip_unchanged(nothing_rewritten(o_.space));
     return;
   }
   KernelRotation(ctx, o_, *space).run();

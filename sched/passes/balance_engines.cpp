@@ -84,7 +84,7 @@ class Balancer {
   Balancer(PassContext& ctx) : ctx_(ctx), k_(ctx.kernel), t_(*ctx.kernel.target) {}
 
   void run() {
-    const std::vector<InstId> choosers = with_engine_choices();
+    const std::vector<Chooser> choosers = with_engine_choices();
     const BoundsInput in = choosers.empty() ? BoundsInput{} : bounds_input(k_, ctx_.deps);
     collect_candidates(choosers, in);
     if (candidates_.empty()) {
@@ -107,24 +107,28 @@ class Balancer {
   // moving between them gains nothing: such an engine is not offered.
   // The compute work in loops, in program order, that names no engine and that another engine
   // than its first may run: what the bounds are worked out for (none: nothing to weigh).
-  std::vector<InstId> with_engine_choices() const {
-    std::vector<InstId> out;
+  struct Chooser {
+    InstId id;
+    std::vector<std::string> choices;  // engine_choices: its default first
+  };
+  std::vector<Chooser> with_engine_choices() const {
+    std::vector<Chooser> out;
     for (InstId id : k_.program_order()) {
       const Instruction& inst = k_.insts[static_cast<size_t>(id)];
       if (!inst.engine.empty() || inst.loop == kNoId) continue;
       const OpcodeInfo* op = t_.opcode(inst.opcode);
       if (!op || (op->op_class != OpClass::Compute && op->op_class != OpClass::Memset)) continue;
       const std::vector<std::string> choices = engine_choices(k_, id);
-      if (choices.size() >= 2 && !t_.is_dma_queue(choices[0]) && may_access(inst, choices[0])) out.push_back(id);
+      if (choices.size() >= 2 && !t_.is_dma_queue(choices[0]) && may_access(inst, choices[0]))
+        out.push_back({id, choices});
     }
     return out;
   }
 
-  void collect_candidates(const std::vector<InstId>& choosers, const BoundsInput& in) {
+  void collect_candidates(const std::vector<Chooser>& choosers, const BoundsInput& in) {
     by_loop_.assign(k_.loops.size(), {});
-    for (InstId id : choosers) {
+    for (const auto& [id, choices] : choosers) {
       const Instruction& inst = k_.insts[static_cast<size_t>(id)];
-      const std::vector<std::string> choices = engine_choices(k_, id);
       const CostedInst& costed = *in.insts[static_cast<size_t>(id)];
       if (costed.units.empty() || costed.cycles_ps <= 0) continue;
       Candidate c{id, choices[0], costed.cycles_ps, {}};

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -76,12 +77,12 @@ class Hoister {
   void run() {
     hoist_innermost_first();
     if (fitted_.value_or(false)) undo_until_it_fits();
-    std::vector<InstId> moved;  // an instruction may leave several loops, one batch each
-    for (const Batch& b : batches_) moved.insert(moved.end(), b.moved.begin(), b.moved.end());
-    std::sort(moved.begin(), moved.end());
-    ctx_.stats.add("hoisted", std::unique(moved.begin(), moved.end()) - moved.begin());
-    ctx_.stats.add("loops_left", static_cast<int64_t>(moved.size()));
-    if (!moved.empty()) ctx_.deps = build_dep_graph(k_);
+    std::vector<InstId> moves;  // one per loop left: an instruction may leave several
+    for (const Batch& b : batches_) moves.insert(moves.end(), b.moved.begin(), b.moved.end());
+    const std::set<InstId> hoisted(moves.begin(), moves.end());
+    ctx_.stats.add("hoisted", static_cast<int64_t>(hoisted.size()));
+    ctx_.stats.add("loops_left", static_cast<int64_t>(moves.size()));
+    if (!moves.empty()) ctx_.deps = build_dep_graph(k_);
     ctx_.unchanged = !fitted_;  // nothing ever moved: the pass manager need not check the kernel again
   }
 
